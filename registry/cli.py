@@ -1,0 +1,294 @@
+"""The ``evreg`` command line.
+
+Exit codes: 0 success (warnings allowed unless ``--strict``), 1 findings
+with errors (or a check that failed), 2 usage or internal failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+import git
+
+from registry import jsonio, rules, schemas
+from registry.findings import Finding, Severity
+from registry.formats import ImportRefused, neural_download, write_plan
+from registry.layout import PACKETS
+from registry.store import Registry, load
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+
+
+def find_root(start: Path) -> Path:
+    """The registry root: ``start`` when it holds packets/, else its git work tree."""
+    if (start / PACKETS).is_dir():
+        return start
+    try:
+        with git.Repo(start, search_parent_directories=True) as repo:
+            if repo.working_tree_dir:
+                return Path(repo.working_tree_dir)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        pass
+    return start
+
+
+class Context:
+    def __init__(self, root: Path | None) -> None:
+        self.root = (root or find_root(Path.cwd())).resolve()
+
+
+pass_ctx = click.make_pass_decorator(Context)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--root",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Registry to act on (default: the git work tree containing the current directory).",
+)
+@click.version_option(package_name="evidence-registry")
+@click.pass_context
+def cli(ctx: click.Context, root: Path | None) -> None:
+    """Evidence registry for LLM inference results."""
+    ctx.obj = Context(root)
+
+
+# -- reporting -------------------------------------------------------------
+
+
+def _human(f: Finding) -> str:
+    where = f.file + (f":{f.line}:{f.column}" if f.line else "")
+    ptr = f" at {f.pointer}" if f.pointer else ""
+    tag = " (baselined)" if f.baselined else ""
+    intro = " (not introduced by this change)" if f.introduced is False else ""
+    text = f"{where}: {f.severity.value} [{f.code}]{tag}{intro} {f.message}{ptr}"
+    if f.hint:
+        text += f"\n    hint: {f.hint}"
+    if f.baseline_reason:
+        text += f"\n    baselined because: {f.baseline_reason}"
+    return text
+
+
+def _github(f: Finding) -> str:
+    def esc(s: str) -> str:
+        return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+    level = "warning" if f.severity is Severity.WARNING or f.baselined else "error"
+    props = [f"file={esc(f.file)}"] if f.file else []
+    if f.line:
+        props += [f"line={f.line}", f"col={f.column}"]
+    props.append(f"title={esc(f.code)}")
+    message = f.message + (f" ({f.pointer})" if f.pointer else "") + (f" Hint: {f.hint}" if f.hint else "")
+    return f"::{level} {','.join(props).replace('::', '%3A%3A')}::{esc(message)}"
+
+
+def emit(findings: list[Finding], summary: dict[str, Any], fmt: str) -> None:
+    if fmt == "json":
+        payload = {"findings": [f.model_dump(mode="json") for f in findings], "summary": summary}
+        click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+        return
+    for f in findings:
+        click.echo(_github(f) if fmt == "github" else _human(f))
+    if fmt == "human":
+        extra = f", {summary['baselined']} baselined" if summary.get("baselined") else ""
+        ext = summary.get("external_evidence_refs", 0)
+        click.echo(
+            f"{summary.get('records', 0)} records in {summary.get('files', 0)} files: "
+            f"{summary['errors']} errors, {summary['warnings']} warnings{extra}"
+            + (f"; {ext} evidence references point into external sources (not checked here)" if ext else "")
+        )
+
+
+FORMAT_OPTION = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["human", "json", "github"]),
+    default="human",
+    show_default=True,
+    help="Output format.",
+)
+
+
+def _in_paths(f: Finding, paths: list[str]) -> bool:
+    return not paths or any(f.file == p or f.file.startswith(p.rstrip("/") + "/") for p in paths)
+
+
+def run_validation(root: Path, rev: str | None = None) -> tuple[Registry, rules.Report]:
+    registry = load(root, rev)
+    return registry, rules.run(registry, rules.discover())
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@FORMAT_OPTION
+@click.option("--strict", is_flag=True, help="Treat warnings as errors.")
+@pass_ctx
+def validate(ctx: Context, paths: tuple[Path, ...], fmt: str, strict: bool) -> None:
+    """Check the registry; report findings with file, line and JSON pointer.
+
+    With PATHS, only findings in those files or folders are reported (the
+    whole registry is still loaded, since references cross files).
+    """
+    rel = [_relative(ctx.root, p) for p in paths]
+    _registry, report = run_validation(ctx.root)
+    findings = [f for f in report.findings if _in_paths(f, rel)]
+    shown = rules.Report(findings, report.records, report.files, report.external_refs)
+    emit(findings, shown.summary(), fmt)
+    sys.exit(EXIT_FINDINGS if shown.errors(strict) else EXIT_OK)
+
+
+def _relative(root: Path, path: Path) -> str:
+    full = (Path.cwd() / path).resolve()
+    try:
+        return full.relative_to(root).as_posix()
+    except ValueError as exc:
+        raise click.UsageError(f"{path} is not inside the registry at {root}") from exc
+
+
+@cli.command("schema")
+@click.option("--check", is_flag=True, help="Fail with schema-drift instead of writing.")
+@pass_ctx
+def schema_cmd(ctx: Context, check: bool) -> None:
+    """Write schema/*.schema.json from the record models (or check them)."""
+    if check:
+        findings = schemas.check(ctx.root)
+        for f in findings:
+            click.echo(_human(f))
+        click.echo("schema/ is up to date" if not findings else f"{len(findings)} schema files drifted")
+        sys.exit(EXIT_FINDINGS if findings else EXIT_OK)
+    for name, text in schemas.generate().items():
+        jsonio.write_atomic(ctx.root / schemas.SCHEMA_DIR / name, text)
+    click.echo(f"wrote {len(schemas.generate())} schemas to {schemas.SCHEMA_DIR}/")
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--check", is_flag=True, help="List files that are not canonical; change nothing.")
+@pass_ctx
+def fmt(ctx: Context, paths: tuple[Path, ...], check: bool) -> None:
+    """Rewrite record files in canonical JSON (every field kept)."""
+    rel = [_relative(ctx.root, p) for p in paths]
+    registry = load(ctx.root)
+    changed, broken = [], []
+    for doc in registry.documents:
+        if doc.raw is None or not _in_paths(Finding(code="", file=doc.path, message=""), rel):
+            continue
+        if doc.data is None:
+            broken.extend(doc.findings)
+            continue
+        text = jsonio.canonical(doc.data)
+        if text.encode("utf-8") != doc.raw:
+            changed.append(doc.path)
+            if not check:
+                jsonio.write_atomic(ctx.root / doc.path, text)
+    for f in broken:
+        click.echo(_human(f))
+    verb = "would reformat" if check else "reformatted"
+    for path in changed:
+        click.echo(f"{verb} {path}")
+    click.echo(
+        f"{len(changed)} files {verb}, {len(broken)} unreadable"
+        if changed or broken
+        else "all record files are canonical"
+    )
+    sys.exit(EXIT_FINDINGS if broken or (check and changed) else EXIT_OK)
+
+
+@cli.group("import")
+def import_group() -> None:
+    """Bring outside data into the store."""
+
+
+@import_group.command("neural-download")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--source",
+    default=neural_download.DEFAULT_SOURCE,
+    show_default=True,
+    help="Name under which the lab's evidence paths are cited (SOURCE:path).",
+)
+@click.option(
+    "--repository",
+    default=neural_download.DEFAULT_REPOSITORY,
+    show_default=True,
+    help="Where the lab's evidence files live.",
+)
+@click.option("--overwrite", is_flag=True, help="Replace record files that exist with other content.")
+@FORMAT_OPTION
+@pass_ctx
+def import_neural_download(ctx: Context, file: Path, source: str, repository: str, overwrite: bool, fmt: str) -> None:
+    """Split a neural.download family manifest into packets/<family>/."""
+    try:
+        plan = neural_download.plan_import(file.read_bytes(), str(file), source, repository)
+    except ImportRefused as exc:
+        emit(exc.findings, {"errors": len(exc.findings), "warnings": 0}, fmt)
+        click.echo("import refused: nothing was written", err=True)
+        sys.exit(EXIT_FINDINGS)
+    result = write_plan(ctx.root, plan, overwrite)
+    if result.conflicts and not overwrite:
+        for path in result.conflicts:
+            click.echo(f"exists with other content: {path}", err=True)
+        click.echo(
+            f"import refused: {len(result.conflicts)} files would be overwritten; "
+            "nothing was written (use --overwrite to replace them)",
+            err=True,
+        )
+        sys.exit(EXIT_FINDINGS)
+    for note in plan.notes:
+        click.echo(note, err=True)
+    click.echo(f"wrote {len(result.written)} files, {len(result.unchanged)} unchanged", err=True)
+    _registry, report = run_validation(ctx.root)
+    emit(report.findings, report.summary(), fmt)
+    sys.exit(EXIT_FINDINGS if report.errors() else EXIT_OK)
+
+
+@cli.group("export")
+def export_group() -> None:
+    """Write store data out in other formats."""
+
+
+@export_group.command("neural-download")
+@click.argument("family")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write here (atomically) instead of standard output.",
+)
+@pass_ctx
+def export_neural_download(ctx: Context, family: str, output: Path | None) -> None:
+    """Join packets/FAMILY back into one neural.download family manifest."""
+    registry = load(ctx.root)
+    try:
+        manifest = neural_download.export(registry, family)
+    except KeyError:
+        raise click.ClickException(
+            f"no valid family {family!r} in {ctx.root / PACKETS}; run `evreg validate` to see why"
+        ) from None
+    text = neural_download.dumps(manifest)
+    if output:
+        jsonio.write_atomic(output, text)
+    else:
+        click.echo(text, nl=False)
+
+
+def main() -> None:
+    try:
+        cli.main(standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(EXIT_USAGE if isinstance(exc, click.UsageError) else exc.exit_code)
+    except click.Abort:
+        sys.exit(EXIT_USAGE)
+    except Exception as exc:  # never a traceback for the user; EVREG_DEBUG=1 shows it
+        if os.environ.get("EVREG_DEBUG"):
+            raise
+        click.echo(f"evreg: internal error: {type(exc).__name__}: {exc}", err=True)
+        sys.exit(EXIT_USAGE)

@@ -1,0 +1,331 @@
+"""Reading, locating and writing JSON records.
+
+``parse`` turns file bytes into a value or into findings (``json-syntax``,
+``json-duplicate-key``, ``json-non-finite``, ``file-too-large``) and never
+raises on bad input. ``Locator`` maps a JSON pointer back to a line and
+column of the source text. ``canonical`` and ``write_atomic`` produce the
+one on-disk form every record has.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import math
+import os
+import re
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from registry.findings import Finding, join_pointer
+
+MAX_RECORD_BYTES = 8 * 1024 * 1024
+"""Record files larger than this are refused unread (``file-too-large``)."""
+
+MAX_DEPTH = 64
+"""Records nested deeper than this are refused (``json-syntax``)."""
+
+_BOM = b"\xef\xbb\xbf"
+
+
+class _NonFinite(str):
+    """Stands in for NaN/Infinity while parsing, so their pointers can be found."""
+
+
+class _Duplicates(dict):  # type: ignore[type-arg]
+    """A JSON object in which at least one key was repeated."""
+
+    repeated: list[str]
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        dup = _Duplicates(obj)
+        dup.repeated = [k for k, _ in pairs if k in seen or seen.add(k)]  # type: ignore[func-returns-value]
+        return dup
+    return obj
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_NonFinite)
+
+
+def _walk(value: Any, pointer: str = "") -> Iterator[tuple[str, Any]]:
+    """Yield (pointer, value) for every node, iteratively (no recursion limit)."""
+    stack: list[tuple[str, Any]] = [(pointer, value)]
+    while stack:
+        ptr, node = stack.pop()
+        yield ptr, node
+        if isinstance(node, dict):
+            stack.extend((join_pointer_suffix(ptr, k), v) for k, v in reversed(node.items()))
+        elif isinstance(node, list):
+            stack.extend((join_pointer_suffix(ptr, i), v) for i, v in reversed(list(enumerate(node))))
+
+
+def join_pointer_suffix(pointer: str, token: str | int) -> str:
+    return pointer + join_pointer(token)
+
+
+def depth(value: Any) -> int:
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, d = stack.pop()
+        if isinstance(node, dict | list):
+            deepest = max(deepest, d)
+            children = node.values() if isinstance(node, dict) else node
+            stack.extend((c, d + 1) for c in children if isinstance(c, dict | list))
+    return deepest
+
+
+def _line_col(text: str, offset: int) -> tuple[int, int]:
+    line = text.count("\n", 0, offset) + 1
+    start = text.rfind("\n", 0, offset) + 1
+    return line, offset - start + 1
+
+
+def parse(raw: bytes, file: str) -> tuple[Any, list[Finding]]:
+    """Parse one JSON file. Returns (value, []) or (None, findings)."""
+
+    def bad(
+        code: str, message: str, hint: str, line: int | None = None, column: int | None = None, pointer: str = ""
+    ) -> tuple[None, list[Finding]]:
+        return None, [
+            Finding(code=code, file=file, pointer=pointer, line=line, column=column, message=message, hint=hint)
+        ]
+
+    if len(raw) > MAX_RECORD_BYTES:
+        return bad(
+            "file-too-large",
+            f"file is {len(raw):,} bytes; records are limited to {MAX_RECORD_BYTES:,} bytes",
+            "split the record, or keep large raw output as an evidence file",
+        )
+    if raw.startswith(_BOM):
+        return bad(
+            "json-syntax",
+            "file starts with a UTF-8 byte-order mark",
+            "save the file as UTF-8 without a BOM (`evreg fmt` does this)",
+            1,
+            1,
+        )
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        prefix = raw[: exc.start].decode("utf-8", errors="replace")
+        line, col = _line_col(prefix, len(prefix))
+        return bad(
+            "json-syntax",
+            f"byte 0x{raw[exc.start]:02x} at offset {exc.start} is not UTF-8",
+            "records must be UTF-8 text",
+            line,
+            col,
+        )
+    if not text.strip():
+        return bad("json-syntax", "file is empty", "a record file holds one JSON object", 1, 1)
+    try:
+        value = _DECODER.decode(text)
+    except json.JSONDecodeError as exc:
+        return bad(
+            "json-syntax",
+            f"invalid JSON: {exc.msg}",
+            "fix the syntax at the position shown (an editor with JSON support helps)",
+            exc.lineno,
+            exc.colno,
+        )
+    except RecursionError:
+        return bad(
+            "json-syntax", "JSON is nested too deeply to read", f"records may nest at most {MAX_DEPTH} levels", 1, 1
+        )
+    if depth(value) > MAX_DEPTH:
+        return bad(
+            "json-syntax",
+            f"JSON nests deeper than {MAX_DEPTH} levels",
+            f"records may nest at most {MAX_DEPTH} levels",
+            1,
+            1,
+        )
+    findings: list[Finding] = []
+    locator: Locator | None = None
+    for ptr, node in _walk(value):
+        if isinstance(node, _NonFinite) or (isinstance(node, float) and not math.isfinite(node)):
+            locator = locator or Locator(text)
+            line, col = locator.position(ptr)
+            findings.append(
+                Finding(
+                    code="json-non-finite",
+                    file=file,
+                    pointer=ptr,
+                    line=line,
+                    column=col,
+                    message=f"{locator.token(ptr)} is not a finite JSON number",
+                    hint="record a finite number, or leave the sample out and say why in a caveat",
+                )
+            )
+        elif isinstance(node, _Duplicates):
+            locator = locator or Locator(text)
+            for key in node.repeated:
+                kptr = join_pointer_suffix(ptr, key)
+                line, col = locator.position(kptr)
+                findings.append(
+                    Finding(
+                        code="json-duplicate-key",
+                        file=file,
+                        pointer=kptr,
+                        line=line,
+                        column=col,
+                        message=f"key {key!r} appears more than once in this object",
+                        hint="keep one value per key; JSON readers disagree on which duplicate wins",
+                    )
+                )
+    if findings:
+        return None, findings
+    return value, []
+
+
+_WS = re.compile(r"[ \t\n\r]*")
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_SCALAR = re.compile(r"[^\s,\]\}]+")
+
+
+class Locator:
+    """Maps JSON pointers to 1-based (line, column) of the value in the text.
+
+    A tolerant, iterative scanner: it accepts NaN and repeated keys (a
+    repeated key maps to its last occurrence) and stops quietly at a syntax
+    error, so it can locate findings in any file ``parse`` read.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._offsets: dict[str, int] | None = None
+        self._lines = [0] + [m.end() for m in re.finditer("\n", text)]
+
+    def _scan(self) -> dict[str, int]:
+        text, out = self.text, {}
+        n = len(text)
+        # stack of [pointer, is_object, next_index]
+        stack: list[list[Any]] = []
+        i = _WS.match(text, 0).end()  # type: ignore[union-attr]
+        ptr = ""
+        state = "value"
+        while i < n:
+            if state == "value":
+                out[ptr] = i
+                c = text[i]
+                if c in "{[":
+                    stack.append([ptr, c == "{", 0])
+                    i = _WS.match(text, i + 1).end()  # type: ignore[union-attr]
+                    if i < n and text[i] in "}]":
+                        stack.pop()
+                        i += 1
+                        state = "after"
+                    elif c == "{":
+                        state = "key"
+                    else:
+                        ptr = join_pointer_suffix(stack[-1][0], 0)
+                    continue
+                m = (_STRING if c == '"' else _SCALAR).match(text, i)
+                if not m:
+                    break
+                i = m.end()
+                state = "after"
+            elif state == "key":
+                m = _STRING.match(text, i)
+                if not m:
+                    break
+                try:
+                    key = json.loads(m.group())
+                except ValueError:
+                    break
+                i = _WS.match(text, m.end()).end()  # type: ignore[union-attr]
+                if i >= n or text[i] != ":":
+                    break
+                i = _WS.match(text, i + 1).end()  # type: ignore[union-attr]
+                ptr = join_pointer_suffix(stack[-1][0], key)
+                state = "value"
+            else:  # after a value
+                i = _WS.match(text, i).end()  # type: ignore[union-attr]
+                if not stack or i >= n:
+                    break
+                top = stack[-1]
+                c = text[i]
+                if c == ",":
+                    i = _WS.match(text, i + 1).end()  # type: ignore[union-attr]
+                    if top[1]:
+                        state = "key"
+                    else:
+                        top[2] += 1
+                        ptr = join_pointer_suffix(top[0], top[2])
+                        state = "value"
+                elif c in "}]":
+                    stack.pop()
+                    i += 1
+                else:
+                    break
+        return out
+
+    def token(self, pointer: str) -> str:
+        """The source text of the scalar at ``pointer`` (as written)."""
+        if self._offsets is None:
+            self._offsets = self._scan()
+        offset = self._offsets.get(pointer)
+        if offset is None:
+            return "?"
+        m = (_STRING if self.text[offset] == '"' else _SCALAR).match(self.text, offset)
+        return m.group() if m else "?"
+
+    def position(self, pointer: str) -> tuple[int | None, int | None]:
+        """Line and column of the value at ``pointer``, or of its nearest located parent."""
+        if self._offsets is None:
+            self._offsets = self._scan()
+        ptr = pointer
+        while True:
+            if ptr in self._offsets:
+                offset = self._offsets[ptr]
+                line = bisect.bisect_right(self._lines, offset)
+                return line, offset - self._lines[line - 1] + 1
+            if not ptr:
+                return None, None
+            ptr = ptr[: ptr.rfind("/")]
+
+
+_HEAD_KEYS = ("kind", "id")
+
+
+def _sorted(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _sorted(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted(v) for v in value]
+    return value
+
+
+def canonical(value: Any) -> str:
+    """The one on-disk form of a record: `kind` and `id` first, other keys
+    sorted, 2-space indent, UTF-8 (no ASCII escaping), trailing newline."""
+    if isinstance(value, dict):
+        ordered = {k: _sorted(value[k]) for k in _HEAD_KEYS if k in value}
+        ordered.update((k, _sorted(value[k])) for k in sorted(value) if k not in _HEAD_KEYS)
+        value = ordered
+    else:
+        value = _sorted(value)
+    return json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def write_atomic(path: Path, data: str | bytes) -> None:
+    """Write a file so that readers see the old or the new content, never a part."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,166 @@
+"""The rule interface and the validation engine.
+
+Rule packs are discovered through the ``evreg.rules`` entry point group (the
+project's own pack is ``validators``), so this package never imports a rule
+by name and a lab can ship its own pack.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from typing import Any
+
+from registry.evidence import iter_refs, parse_ref
+from registry.findings import Finding, Severity
+from registry.layout import BASELINE
+from registry.store import Registry
+
+ENTRY_POINT_GROUP = "evreg.rules"
+
+
+@dataclass(frozen=True)
+class CodeDoc:
+    """What one finding code rejects, why, and how to fix it."""
+
+    code: str
+    title: str
+    why: str
+    hint: str
+    example: str = ""
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A check over a loaded registry, and the codes it may report."""
+
+    name: str
+    codes: tuple[CodeDoc, ...]
+    check: Callable[[Registry], Iterable[Finding]]
+
+
+def discover() -> list[Rule]:
+    """Every rule of every installed rule pack, in a stable order."""
+    rules: list[Rule] = []
+    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        rules.extend(ep.load())
+    return rules
+
+
+def code_docs(rules: list[Rule]) -> dict[str, CodeDoc]:
+    return {doc.code: doc for rule in rules for doc in rule.codes}
+
+
+@dataclass
+class Report:
+    findings: list[Finding]
+    records: int
+    files: int
+    external_refs: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def blocking(self) -> list[Finding]:
+        return [f for f in self.findings if not f.baselined]
+
+    def errors(self, strict: bool = False) -> list[Finding]:
+        return [f for f in self.blocking if f.severity is Severity.ERROR or strict]
+
+    def summary(self) -> dict[str, Any]:
+        by_code = Counter(f.code for f in self.blocking)
+        return {
+            "files": self.files,
+            "records": self.records,
+            "errors": sum(1 for f in self.blocking if f.severity is Severity.ERROR),
+            "warnings": sum(1 for f in self.blocking if f.severity is Severity.WARNING),
+            "baselined": sum(1 for f in self.findings if f.baselined),
+            "external_evidence_refs": self.external_refs,
+            "by_code": dict(sorted(by_code.items())),
+            **self.extra,
+        }
+
+
+def _internal(rule: Rule, exc: BaseException) -> Finding:
+    last = traceback.extract_tb(exc.__traceback__)[-1]
+    return Finding(
+        code="internal-error",
+        file="",
+        message=f"rule {rule.name!r} failed: {type(exc).__name__}: {exc} ({last.filename}:{last.lineno})",
+        hint="this is a bug in the rule, not in your data; please report it",
+    )
+
+
+def run(registry: Registry, rules: list[Rule]) -> Report:
+    """Run every rule, accumulate every finding, apply the baseline."""
+    findings: list[Finding] = []
+    for rule in rules:
+        try:
+            findings.extend(rule.check(registry))
+        except Exception as exc:  # a broken rule must not hide other findings
+            findings.append(_internal(rule, exc))
+    findings = apply_baseline(registry, findings)
+    findings.sort(key=Finding.sort_key)
+    external = sum(1 for d in registry.records() for _, ref in iter_refs(d.data) if parse_ref(ref).kind == "external")
+    records = len(registry.records())
+    return Report(findings, records, len(registry.documents), external)
+
+
+def apply_baseline(registry: Registry, findings: list[Finding]) -> list[Finding]:
+    doc = registry.by_path.get(BASELINE)
+    if doc is None or not isinstance(doc.data, dict):
+        return findings
+    entries = doc.data.get("entries")
+    reasons: dict[tuple[str, str, str], str] = {}
+    out: list[Finding] = []
+    if not isinstance(entries, list):
+        return [
+            *findings,
+            doc.finding(
+                "schema",
+                "/entries",
+                "baseline has no `entries` list",
+                'baseline.json is {"kind": "baseline", "entries": [...]}',
+            ),
+        ]
+    for i, entry in enumerate(entries):
+        keys = ("code", "file", "pointer", "reason")
+        if (
+            not isinstance(entry, dict)
+            or not all(isinstance(entry.get(k), str) for k in keys)
+            or not entry["reason"].strip()
+        ):
+            out.append(
+                doc.finding(
+                    "schema",
+                    f"/entries/{i}",
+                    "a baseline entry needs string code, file, pointer and a non-empty reason",
+                    "say why the finding is a genuine defect of the source data",
+                )
+            )
+            continue
+        reasons[(entry["code"], entry["file"], entry["pointer"])] = entry["reason"]
+    used: set[tuple[str, str, str]] = set()
+    for f in findings:
+        key = (f.code, f.file, f.pointer)
+        if key in reasons:
+            used.add(key)
+            out.append(f.model_copy(update={"baselined": True, "baseline_reason": reasons[key]}))
+        else:
+            out.append(f)
+    for i, entry in enumerate(entries):
+        if isinstance(entry, dict):
+            key = (entry.get("code"), entry.get("file"), entry.get("pointer"))
+            if key in reasons and key not in used:
+                out.append(
+                    doc.finding(
+                        "baseline-stale",
+                        f"/entries/{i}",
+                        f"baseline entry {key[0]} at {key[1]}{key[2]} matches no finding",
+                        "remove the entry: the defect it excused is gone",
+                        Severity.WARNING,
+                    )
+                )
+    return out

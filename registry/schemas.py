@@ -1,0 +1,76 @@
+"""JSON Schemas (draft 2020-12) generated from the record models.
+
+``schema/<kind>.schema.json`` is committed so editors and other tools can use
+it; ``evreg schema --check`` fails with ``schema-drift`` when the committed
+files differ from what the models generate.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic.json_schema import GenerateJsonSchema
+
+from registry.findings import Finding
+from registry.models import MODELS
+
+SCHEMA_DIR = "schema"
+BASE_ID = "https://evidence-registry.invalid/schema/v1/"
+"""Schema ids are names, not addresses: nothing is fetched from them."""
+
+
+class _Generator(GenerateJsonSchema):
+    def generate(self, schema: Any, mode: Any = "validation") -> dict[str, Any]:
+        out = super().generate(schema, mode=mode)
+        return {"$schema": self.schema_dialect, **out}
+
+
+def generate() -> dict[str, str]:
+    """File name -> schema text, for every record kind."""
+    files = {}
+    for kind, model in MODELS.items():
+        schema = model.model_json_schema(schema_generator=_Generator)
+        schema = {"$schema": schema.pop("$schema"), "$id": f"{BASE_ID}{kind}.schema.json", **schema}
+        files[f"{kind}.schema.json"] = json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+    return files
+
+
+def check(root: Path) -> list[Finding]:
+    """``schema-drift`` findings for every file that differs from the models."""
+    findings = []
+    expected = generate()
+    folder = root / SCHEMA_DIR
+    for name, text in expected.items():
+        path = folder / name
+        if not path.exists():
+            findings.append(
+                Finding(
+                    code="schema-drift",
+                    file=f"{SCHEMA_DIR}/{name}",
+                    message=f"{SCHEMA_DIR}/{name} is missing",
+                    hint="run `evreg schema` to regenerate schema/",
+                )
+            )
+        elif path.read_text("utf-8") != text:
+            findings.append(
+                Finding(
+                    code="schema-drift",
+                    file=f"{SCHEMA_DIR}/{name}",
+                    message=f"{SCHEMA_DIR}/{name} differs from what the models generate",
+                    hint="run `evreg schema` and commit the result with the model change",
+                )
+            )
+    if folder.is_dir():
+        for path in sorted(folder.glob("*.schema.json")):
+            if path.name not in expected:
+                findings.append(
+                    Finding(
+                        code="schema-drift",
+                        file=f"{SCHEMA_DIR}/{path.name}",
+                        message=f"{SCHEMA_DIR}/{path.name} belongs to no record kind",
+                        hint="delete it, or add the model it describes",
+                    )
+                )
+    return findings

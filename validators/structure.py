@@ -1,0 +1,155 @@
+"""Structure: what the loader found, where files live, unique ids."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+
+from registry import schemas
+from registry.findings import Finding
+from registry.rules import CodeDoc, Rule
+from registry.store import Registry
+
+PARSE_CODES = (
+    CodeDoc(
+        "json-syntax",
+        "Unreadable JSON",
+        "A record that cannot be parsed cannot be checked, cited or published. Also covers "
+        "empty files, non-UTF-8 bytes, a byte-order mark and nesting beyond 64 levels.",
+        "Fix the syntax at the line and column shown.",
+        '{"id": "run-1", "metrics": {"decode_tok_s": [30.2, }',
+    ),
+    CodeDoc(
+        "json-duplicate-key",
+        "An object repeats a key",
+        "JSON readers disagree on which duplicate wins, so the record means different things to different tools.",
+        "Keep one value per key.",
+        '{"id": "run-1", "id": "run-2"}',
+    ),
+    CodeDoc(
+        "json-non-finite",
+        "A number that is not a finite number",
+        "NaN, Infinity and booleans are not measurements; tools coerce them silently.",
+        "Record the finite number, or drop the sample and say why in a caveat.",
+        '{"metrics": {"decode_tok_s": [NaN, true]}}',
+    ),
+    CodeDoc(
+        "file-too-large",
+        "A record file over the size limit",
+        "Records are small, reviewable text. Huge files are refused unread so validation stays "
+        "bounded in memory and time.",
+        "Split the record; keep bulky raw output as an evidence file.",
+        "",
+    ),
+    CodeDoc(
+        "schema",
+        "A JSON Schema violation",
+        "Each record kind has a JSON Schema (schema/<kind>.schema.json) generated from the models.",
+        "Match the schema: required fields, types, id patterns, enums.",
+        '{"kind": "run-measurement", "id": "Run 1", "state": "measured"}',
+    ),
+)
+
+
+def check_parse(registry: Registry) -> Iterator[Finding]:
+    yield from registry.parse_findings()
+
+
+LAYOUT = CodeDoc(
+    "layout",
+    "A file whose id, kind or folder disagree",
+    "One record per file at one predictable path is what makes a pull request diff and `git log` of "
+    "a file the history of exactly one record.",
+    "Move the file to packets/<family>/<folder>/<id>.json, or make `id` and `kind` match the path.",
+    'packets/qwen-27b/measurements/run-1.json containing {"kind": "view", "id": "run-2"}',
+)
+
+
+def check_layout(registry: Registry) -> Iterator[Finding]:
+    for doc in registry.documents:
+        place = doc.place
+        if place.problem:
+            yield Finding(code="layout", file=doc.path, message=f"{doc.path}: {place.problem}", hint=LAYOUT.hint)
+            continue
+        if doc.model is None or place.evidence:
+            continue
+        if doc.id != place.id:
+            yield doc.finding(
+                "layout",
+                "/id",
+                f"id {doc.id!r} differs from the file's name {place.id!r}",
+                "the file name (or folder) is the id: rename one of them",
+            )
+
+
+DUPLICATE = CodeDoc(
+    "duplicate-id",
+    "Two records of one kind with one id",
+    "An id must name one thing: citations, coverage cells and links resolve by id.",
+    "Choose a new id for one of the records (a correction is a new record with `supersedes`).",
+    "packets/a/measurements/run-1.json and packets/b/measurements/run-1.json",
+)
+
+# Namespaces: measurement and estimate ids are registry-wide (citations name
+# them without a family), as are family and packet ids; the rest are per family.
+_GLOBAL = {
+    "family": "family",
+    "packet": "packet",
+    "run-measurement": "measurement",
+    "series-measurement": "measurement",
+    "estimate": "measurement",
+}
+_PER_FAMILY = {"view": "view", "coverage-view": "coverage", "coverage-contract": "coverage", "closure": "closure"}
+
+
+def check_duplicates(registry: Registry) -> Iterator[Finding]:
+    seen: dict[tuple[str, str | None, str], list] = defaultdict(list)
+    for doc in registry.records():
+        kind = doc.kind or ""
+        if kind in _GLOBAL:
+            seen[(_GLOBAL[kind], None, doc.id or "")].append(doc)
+        elif kind in _PER_FAMILY:
+            seen[(_PER_FAMILY[kind], doc.place.family, doc.id or "")].append(doc)
+    for (space, _family, rid), docs in seen.items():
+        if len(docs) > 1:
+            first = docs[0]
+            for doc in docs[1:]:
+                yield doc.finding(
+                    "duplicate-id", "/id", f"{space} id {rid!r} is also used by {first.path}", DUPLICATE.hint
+                )
+    # Ids within the family record itself: revisions and artifacts.
+    for fam in registry.records("family"):
+        ids: dict[str, str] = {}
+        for ri, rev in enumerate(fam.data.get("weight_revisions", [])):
+            for rid, ptr in [(rev["id"], f"/weight_revisions/{ri}/id")] + [
+                (a["id"], f"/weight_revisions/{ri}/quantized_artifacts/{ai}/id")
+                for ai, a in enumerate(rev.get("quantized_artifacts", []))
+            ]:
+                if rid in ids:
+                    yield fam.finding("duplicate-id", ptr, f"id {rid!r} is also used at {ids[rid]}", DUPLICATE.hint)
+                ids.setdefault(rid, ptr)
+
+
+RULES = [
+    Rule("parse", PARSE_CODES, check_parse),
+    Rule("layout", (LAYOUT,), check_layout),
+    Rule("duplicate-id", (DUPLICATE,), check_duplicates),
+]
+
+
+DRIFT = CodeDoc(
+    "schema-drift",
+    "schema/ differs from the models",
+    "The committed JSON Schemas are what editors and other tools validate against; they must say "
+    "exactly what the validator enforces.",
+    "Run `evreg schema` and commit schema/ with the model change.",
+    "",
+)
+
+
+def check_schema_drift(registry: Registry) -> Iterator[Finding]:
+    if registry.source.label == "working tree":
+        yield from schemas.check(registry.root)
+
+
+RULES.append(Rule("schema-drift", (DRIFT,), check_schema_drift))
