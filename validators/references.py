@@ -48,15 +48,22 @@ class _Checker:
                 yield self.dangling(doc, ptr, "revision", rev, f"weight revision of family {doc.place.family!r}")
 
     def binding(
-        self, doc: Document, fam: FamilyIndex, base: str, values: dict[str, Any], check_quantization: bool = True
+        self,
+        doc: Document,
+        fam: FamilyIndex,
+        base: str,
+        values: dict[str, Any],
+        check_quantization: bool = True,
+        artifact_pointer: str | None = None,
     ) -> Iterator[Finding]:
         """Revision / artifact / quantization of one record or selector set."""
         revision, artifact_id = values.get("revision"), values.get("artifact_id")
+        artifact_pointer = artifact_pointer or f"{base}/artifact_id"
         yield from self.revision(doc, fam, f"{base}/revision", revision)
         if artifact_id is not None and artifact_id not in fam.artifacts:
             yield self.dangling(
                 doc,
-                f"{base}/artifact_id",
+                artifact_pointer,
                 "artifact",
                 artifact_id,
                 f"quantized artifact of family {doc.place.family!r}",
@@ -77,7 +84,7 @@ class _Checker:
         if owner != revision:
             yield doc.finding(
                 "artifact-mismatch",
-                f"{base}/artifact_id",
+                artifact_pointer,
                 f"artifact {artifact_id!r} belongs to revision {owner!r}, not {revision!r}",
                 MISMATCH.hint,
             )
@@ -171,7 +178,14 @@ class _Checker:
             if "artifact_id" in data:
                 selectors["artifact_id"] = data["artifact_id"]
             if isinstance(selectors.get("revision"), str):
-                yield from self.binding(doc, fam, "/selectors", selectors, check_quantization=False)
+                yield from self.binding(
+                    doc,
+                    fam,
+                    "/selectors",
+                    selectors,
+                    check_quantization=False,
+                    artifact_pointer="/artifact_id" if "artifact_id" in data else None,
+                )
             elif "revision" in selectors:
                 yield from self.revision(doc, fam, "/selectors/revision", selectors["revision"])
         elif kind == "estimate":

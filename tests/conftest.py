@@ -1,0 +1,244 @@
+"""Shared fixtures: a small but complete registry in a real git repository."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import git
+import pytest
+
+from registry import rules
+from registry.findings import Finding
+from registry.jsonio import canonical
+from registry.store import load
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO / "tests" / "data"  # copies of ../shared/data, so tests are self-contained
+LAB_MANIFEST = SHARED / "qwen-27b.json"
+F = "packets/fam"
+EVIDENCE = f"{F}/pkt/evidence/run.json"
+EVIDENCE_BYTES = b'{"decode_tok_s": [30.21, 30.25]}\n'
+
+REV_A, REV_B = "rev-a.1", "rev-b.2"
+
+
+def family() -> dict[str, Any]:
+    return {
+        "kind": "family",
+        "id": "fam",
+        "name": "Fixture family",
+        "summary": "A tiny family for tests.",
+        "primary_packet_id": "pkt",
+        "weight_revisions": [
+            {
+                "id": REV_A,
+                "repository": "org/model-a",
+                "revision": "a" * 40,
+                "quantized_artifacts": [
+                    {
+                        "id": "art-a",
+                        "label": "INT4 A",
+                        "quantization": "INT4",
+                        "repository": "org/a-int4",
+                        "revision": "b" * 40,
+                        "evidence": EVIDENCE,
+                    }
+                ],
+            },
+            {
+                "id": REV_B,
+                "repository": "org/model-b",
+                "revision": "c" * 40,
+                "quantized_artifacts": [
+                    {
+                        "id": "art-b",
+                        "label": "INT4 B",
+                        "quantization": "INT4",
+                        "repository": "org/b-int4",
+                        "revision_status": "not captured",
+                        "evidence": EVIDENCE,
+                    }
+                ],
+            },
+        ],
+        "featured_results": [
+            {
+                "role": "hero",
+                "label": "A INT4 TP1",
+                "quality_label": "full gate",
+                "measurement_id": "run-1",
+                "metric": "decode_tok_s",
+                "sample_index": 0,
+            }
+        ],
+    }
+
+
+def packet() -> dict[str, Any]:
+    return {
+        "kind": "packet",
+        "id": "pkt",
+        "revision": REV_A,
+        "artifact_id": "art-a",
+        "quantization": "INT4",
+        "runtime": "vLLM 0.9",
+        "cards": 1,
+        "status": "candidate",
+        "manifest": EVIDENCE,
+    }
+
+
+def run() -> dict[str, Any]:
+    return {
+        "kind": "run-measurement",
+        "id": "run-1",
+        "state": "lab-measured",
+        "revision": REV_A,
+        "artifact_id": "art-a",
+        "quantization": "INT4",
+        "runtime": "vLLM 0.9",
+        "config": {"tp": 1, "mtp": 0},
+        "workload": "12 cold prompts, 512 output tokens",
+        "metrics": {"decode_tok_s": [30.21, 30.25]},
+        "evidence": EVIDENCE,
+        "evidence_sha256": {EVIDENCE: hashlib.sha256(EVIDENCE_BYTES).hexdigest()},
+        "lab_field": {"kept": True},
+    }
+
+
+def series() -> dict[str, Any]:
+    return {
+        "kind": "series-measurement",
+        "id": "sweep-1",
+        "state": "lab-measured",
+        "revision": REV_A,
+        "artifact_id": "art-a",
+        "quantization": "INT4",
+        "runtime": "vLLM 0.9",
+        "config": {"tp": 1},
+        "workload": "context sweep",
+        "axis": "active_context_tokens",
+        "points": [{"x": 0, "decode_tok_s": 30.1}, {"x": 8192, "decode_tok_s": 27.5}],
+        "evidence": EVIDENCE,
+    }
+
+
+def view() -> dict[str, Any]:
+    return {
+        "kind": "view",
+        "id": "tp-view",
+        "title": "Decode by TP",
+        "metrics": ["decode_tok_s"],
+        "series": [{"label": "A", "measurement_ids": ["run-1"], "x_from": "config.tp"}],
+    }
+
+
+def coverage() -> dict[str, Any]:
+    return {
+        "kind": "coverage-view",
+        "id": "matrix",
+        "label": "MTP x TP",
+        "rows": [0],
+        "columns": [1, 2],
+        "fixed_selectors": {"revision": REV_A, "natural_eos": True},
+        "cells": {
+            "0:1": {"state": "lab-measured", "evidence_id": "run-1", "packet_id": "pkt"},
+            "0:2": {"state": "missing", "label": "no measured route"},
+        },
+    }
+
+
+def closure() -> dict[str, Any]:
+    return {
+        "kind": "closure",
+        "id": "closure-1",
+        "state": "closed",
+        "selectors": {"revision": REV_B, "tp": [2, 4]},
+        "artifact_id": "art-b",
+        "reason": "Stopped: no kernel support.",
+        "evidence": EVIDENCE,
+    }
+
+
+RECORDS: dict[str, Callable[[], dict[str, Any]]] = {
+    f"{F}/family.json": family,
+    f"{F}/pkt/packet.json": packet,
+    f"{F}/pkt/measurements/run-1.json": run,
+    f"{F}/measurements/sweep-1.json": series,
+    f"{F}/views/tp-view.json": view,
+    f"{F}/coverage/matrix.json": coverage,
+    f"{F}/closures/closure-1.json": closure,
+}
+
+
+class Reg:
+    """A registry in a temporary git repository."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.repo = git.Repo.init(root)
+        with self.repo.config_writer() as cw:
+            cw.set_value("user", "name", "Test Author")
+            cw.set_value("user", "email", "author@example.org")
+        shutil.copytree(REPO / "schema", root / "schema")
+        (root / EVIDENCE).parent.mkdir(parents=True, exist_ok=True)
+        (root / EVIDENCE).write_bytes(EVIDENCE_BYTES)
+        for path, make in RECORDS.items():
+            self.put(path, make())
+
+    def put(self, path: str, data: Any) -> Path:
+        target = self.root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(canonical(data) if isinstance(data, dict | list) else data, "utf-8")
+        return target
+
+    def raw(self, path: str, data: bytes) -> Path:
+        target = self.root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+        return target
+
+    def read(self, path: str) -> dict[str, Any]:
+        return json.loads((self.root / path).read_text("utf-8"))  # type: ignore[no-any-return]
+
+    def edit(self, path: str, fn: Callable[[dict[str, Any]], Any]) -> None:
+        data = copy.deepcopy(self.read(path))
+        fn(data)
+        self.put(path, data)
+
+    def commit(self, message: str = "change") -> str:
+        self.repo.git.add("-A")
+        self.repo.index.commit(message)
+        return self.repo.head.commit.hexsha
+
+    def findings(self, rev: str | None = None) -> list[Finding]:
+        return rules.run(load(self.root, rev), rules.discover()).findings
+
+    def codes(self, rev: str | None = None) -> set[str]:
+        return {f.code for f in self.findings(rev)}
+
+
+@pytest.fixture
+def reg(tmp_path: Path) -> Reg:
+    r = Reg(tmp_path / "reg")
+    r.commit("initial registry")
+    return r
+
+
+def evreg(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the real CLI in a subprocess."""
+    return subprocess.run(
+        [sys.executable, "-m", "registry", *args], cwd=cwd, capture_output=True, text=True, timeout=600, check=False
+    )
+
+
+def only(findings: list[Finding], code: str) -> list[Finding]:
+    return [f for f in findings if f.code == code]
