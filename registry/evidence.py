@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from registry.jsonio import join_pointer_suffix
+from registry.jsonio import iter_keyed_strings, map_keyed_strings
 
 EVIDENCE_KEYS = frozenset({"evidence", "manifest", "model_manifest", "record", "guide"})
 _EXTERNAL = re.compile(r"^([a-z0-9]+(?:-[a-z0-9]+)*):(?!//)(.+)$", re.S)
@@ -46,44 +46,11 @@ def parse_ref(value: str) -> Ref:
     return Ref(value, "local", value)
 
 
-def iter_refs(data: Any, pointer: str = "") -> Iterator[tuple[str, str]]:
+def iter_refs(data: Any) -> Iterator[tuple[str, str]]:
     """Yield (pointer, reference) for every evidence reference in ``data``."""
-    stack: list[tuple[str, Any]] = [(pointer, data)]
-    while stack:
-        ptr, node = stack.pop()
-        if isinstance(node, dict):
-            for key, value in node.items():
-                child = join_pointer_suffix(ptr, key)
-                if is_evidence_key(key) and isinstance(value, str):
-                    yield child, value
-                elif is_evidence_key(key) and isinstance(value, list):
-                    for i, item in enumerate(value):
-                        if isinstance(item, str):
-                            yield join_pointer_suffix(child, i), item
-                        else:
-                            stack.append((join_pointer_suffix(child, i), item))
-                else:
-                    stack.append((child, value))
-        elif isinstance(node, list):
-            stack.extend((join_pointer_suffix(ptr, i), v) for i, v in enumerate(node))
+    return iter_keyed_strings(data, is_evidence_key)
 
 
 def map_refs(data: Any, fn: Callable[[str], str]) -> Any:
     """A copy of ``data`` with every evidence reference replaced by ``fn(ref)``."""
-
-    def walk(node: Any) -> Any:
-        if isinstance(node, dict):
-            out = {}
-            for key, value in node.items():
-                if is_evidence_key(key) and isinstance(value, str):
-                    out[key] = fn(value)
-                elif is_evidence_key(key) and isinstance(value, list):
-                    out[key] = [fn(v) if isinstance(v, str) else walk(v) for v in value]
-                else:
-                    out[key] = walk(value)
-            return out
-        if isinstance(node, list):
-            return [walk(v) for v in node]
-        return node
-
-    return walk(data)
+    return map_keyed_strings(data, is_evidence_key, fn)

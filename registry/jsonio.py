@@ -15,7 +15,7 @@ import math
 import os
 import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -329,3 +329,44 @@ def write_atomic(path: Path, data: str | bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def iter_keyed_strings(data: Any, is_key: Callable[[str], bool], pointer: str = "") -> Iterator[tuple[str, str]]:
+    """(pointer, string) for every string held by a selected key, directly or
+    in a list under it, at any depth. Objects under a selected key are walked
+    as ordinary objects."""
+    stack: list[tuple[str, Any]] = [(pointer, data)]
+    while stack:
+        ptr, node = stack.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                child = join_pointer_suffix(ptr, key)
+                if is_key(key) and isinstance(value, str):
+                    yield child, value
+                elif is_key(key) and isinstance(value, list):
+                    for i, item in enumerate(value):
+                        if isinstance(item, str):
+                            yield join_pointer_suffix(child, i), item
+                        else:
+                            stack.append((join_pointer_suffix(child, i), item))
+                else:
+                    stack.append((child, value))
+        elif isinstance(node, list):
+            stack.extend((join_pointer_suffix(ptr, i), v) for i, v in enumerate(node))
+
+
+def map_keyed_strings(data: Any, is_key: Callable[[str], bool], fn: Callable[[str], str]) -> Any:
+    """A copy of ``data`` with every string ``iter_keyed_strings`` selects replaced by ``fn(s)``."""
+    if isinstance(data, dict):
+        out = {}
+        for key, value in data.items():
+            if is_key(key) and isinstance(value, str):
+                out[key] = fn(value)
+            elif is_key(key) and isinstance(value, list):
+                out[key] = [fn(v) if isinstance(v, str) else map_keyed_strings(v, is_key, fn) for v in value]
+            else:
+                out[key] = map_keyed_strings(value, is_key, fn)
+        return out
+    if isinstance(data, list):
+        return [map_keyed_strings(v, is_key, fn) for v in data]
+    return data

@@ -41,9 +41,18 @@ class Open(BaseModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
 
+class Retired(Open):
+    reason: Text
+    date: Date
+
+
 class Record(Open):
     """Fields every record file may carry beside its kind's own fields."""
 
+    retired: Retired | None = Field(
+        default=None,
+        description="A published record is never deleted; it is retired with a reason and stays citable.",
+    )
     evidence_sha256: dict[EvidenceRef, Sha256] | None = Field(
         default=None,
         description="sha256 of local evidence files this record cites, by path.",
@@ -54,7 +63,7 @@ class Grade(Open):
     grade: Literal["A", "B", "C", "D"]
     scope: Text
     basis: Text
-    reviewed_at: Text
+    reviewed_at: Date
     evidence: Annotated[list[EvidenceRef], Field(min_length=1)]
 
 

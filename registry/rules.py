@@ -102,7 +102,11 @@ def run(registry: Registry, rules: list[Rule]) -> Report:
         except Exception as exc:  # a broken rule must not hide other findings
             findings.append(_internal(rule, exc))
     findings = apply_baseline(registry, findings)
-    findings.sort(key=Finding.sort_key)
+    if registry.base is not None:
+        findings = [f.model_copy(update={"introduced": f.file in registry.changed or not f.file}) for f in findings]
+        findings.sort(key=lambda f: (f.introduced is False, *f.sort_key()))
+    else:
+        findings.sort(key=Finding.sort_key)
     external = sum(1 for d in registry.records() for _, ref in iter_refs(d.data) if parse_ref(ref).kind == "external")
     records = len(registry.records())
     return Report(findings, records, len(registry.documents), external)

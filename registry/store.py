@@ -206,6 +206,10 @@ class Registry:
         self.source = source
         self.documents = documents
         self.by_path = {d.path: d for d in documents}
+        self.base: Registry | None = None
+        """The registry at the base of a change, when validating a change (``--base``)."""
+        self.changed: frozenset[str] = frozenset()
+        """Repository paths that differ between ``base`` and this registry."""
 
     def records(self, *kinds: str) -> list[Document]:
         """Valid records of the given kinds (all kinds when none is given)."""
@@ -362,3 +366,28 @@ def load(root: Path, rev: str | None = None) -> Registry:
     source = open_source(root, rev)
     documents = [read_document(e, source) for e in source.entries()]
     return Registry(root, source, documents)
+
+
+class BaseNotFound(ValueError):
+    """The base of a change names no commit of the repository."""
+
+
+def load_change(root: Path, base_rev: str) -> Registry:
+    """The working tree, with ``base`` loaded from the merge base of ``base_rev``
+    and HEAD, and ``changed`` the paths that differ from it (untracked included)."""
+    with git.Repo(root) as repo:
+        try:
+            base_commit = repo.commit(base_rev)
+        except (git.BadName, ValueError) as exc:
+            raise BaseNotFound(f"--base {base_rev!r} names no commit in {root}") from exc
+        try:
+            merge = repo.merge_base(base_commit, "HEAD")
+            base_sha = merge[0].hexsha if merge else base_commit.hexsha
+        except (git.GitCommandError, ValueError):
+            base_sha = base_commit.hexsha
+        changed = set(repo.git.diff("--name-only", "--no-renames", base_sha, "--").splitlines())
+        changed |= set(repo.untracked_files)
+    head = load(root)
+    head.base = load(root, base_sha)
+    head.changed = frozenset(changed)
+    return head

@@ -105,7 +105,7 @@ def run() -> dict[str, Any]:
         "artifact_id": "art-a",
         "quantization": "INT4",
         "runtime": "vLLM 0.9",
-        "config": {"tp": 1, "mtp": 0},
+        "config": {"tp": 1, "mtp": 0, "natural_eos": True},
         "workload": "12 cold prompts, 512 output tokens",
         "metrics": {"decode_tok_s": [30.21, 30.25]},
         "evidence": EVIDENCE,

@@ -7,6 +7,6 @@ finds these rules through the ``evreg.rules`` entry point (``RULES``).
 from __future__ import annotations
 
 from registry.rules import Rule
-from validators import evidence, references, structure
+from validators import claims, evidence, history, references, structure
 
-RULES: list[Rule] = [*structure.RULES, *references.RULES, *evidence.RULES]
+RULES: list[Rule] = [*structure.RULES, *references.RULES, *evidence.RULES, *claims.RULES, *history.RULES]

@@ -29,10 +29,12 @@ import re
 from collections import defaultdict
 from typing import Any
 
-from registry import jsonio
+from registry import citations, jsonio
+from registry.citations import map_prose
 from registry.evidence import map_refs, parse_ref
-from registry.findings import Finding, join_pointer
+from registry.findings import Finding, join_pointer, split_pointer
 from registry.formats import ImportRefused, Plan
+from registry.jsonio import iter_keyed_strings
 from registry.layout import record_path
 from registry.models import SLUG_PATTERN
 from registry.store import MEASUREMENT_KINDS, Registry
@@ -134,6 +136,7 @@ def plan_import(raw: bytes, file: str, source: str = DEFAULT_SOURCE, repository:
             order[key].append(rid)
             records.append((kind, map_refs(record, local_to_external)))
     family = map_refs(family, local_to_external)
+    bound, left = bind_figures([family, *(r for _, r in records)])
     family["record_order"] = order
     family["sources"] = {
         source: {
@@ -153,6 +156,7 @@ def plan_import(raw: bytes, file: str, source: str = DEFAULT_SOURCE, repository:
         plan.add(record_path(kind, family_id, record["id"], packet), record)
     counts = {key: len(ids) for key, ids in order.items()}
     plan.notes.append(f"family {family_id}: " + ", ".join(f"{n} {k}" for k, n in counts.items()))
+    plan.notes.append(f"{bound} figures in prose bound to citations; {left} left as written (orphan numbers)")
     plan.notes.append(
         f"{placed} measurements placed in packet folders, "
         f"{counts.get('run_measurements', 0) + counts.get('series_measurements', 0) - placed} "
@@ -231,7 +235,114 @@ def export(registry: Registry, family_id: str) -> dict[str, Any]:
                 item.pop("id", None)
             items.append(item)
         manifest[key] = items
+    measurements = {d.id: d.data for d in registry.records(*MEASUREMENT_KINDS)}
+    manifest = map_prose(manifest, lambda text: render_plain(text, measurements))
     return map_refs(manifest, external_to_local)  # type: ignore[no-any-return]
+
+
+def render_plain(text: str, measurements: dict[str, dict[str, Any]]) -> str:
+    """Prose with each citation replaced by its formatted figure (the lab's plain text)."""
+    out, last = [], 0
+    for c in citations.parse(text):
+        if isinstance(c, citations.CitationError):
+            continue
+        resolved = citations.resolve(c, measurements)
+        if isinstance(resolved, citations.Resolved):
+            out += [text[last : c.start], resolved.text]
+            last = c.end
+    return "".join(out) + text[last:]
+
+
+_UNIT_SUFFIX = {"tok/s": "_tok_s", "t/s": "_tok_s", "tokens/s": "_tok_s", "ms": "_ms", "%": "_pct"}
+_REFERENCE_KEYS = ("evidence_id", "measurement_id", "measurement_ids", "basis_measurement_ids")
+
+
+def bind_figures(records: list[dict[str, Any]]) -> tuple[int, int]:
+    """Turn figures in prose that state a measured value into citations, in place.
+
+    A figure is bound when, at the written precision, it equals exactly one
+    sample or point value of a metric its unit or notation names, searched in
+    order: the measurement the surrounding cell cites (``evidence_id``, at its
+    ``point_x``), the record itself, measurements the record references, then
+    the whole family. Ambiguous or unmatched figures stay as written, and the
+    citation renders back to exactly the written text (a lossless export).
+    Returns (bound, left).
+    """
+    values: dict[str, list[tuple[str, int | None, float | None, float]]] = defaultdict(list)
+    for r in records:
+        if r.get("kind") not in MEASUREMENT_KINDS:
+            continue
+        for metric, samples in (r.get("metrics") or {}).items():
+            for i, v in enumerate(samples if isinstance(samples, list) else []):
+                if isinstance(v, int | float) and not isinstance(v, bool):
+                    values[r["id"]].append((metric, i, None, float(v)))
+        for p in r.get("points") or []:
+            if not isinstance(p, dict) or not isinstance(p.get("x"), int | float):
+                continue
+            for metric, v in p.items():
+                if metric != "x" and isinstance(v, int | float) and not isinstance(v, bool):
+                    values[r["id"]].append((metric, None, float(p["x"]), float(v)))
+    bound = left = 0
+
+    def matches(mids: list[str], fig: citations.Figure, point_x: float | None = None) -> set[tuple[Any, ...]]:
+        found = set()
+        for mid in mids:
+            for metric, index, x, value in values.get(mid, ()):
+                if point_x is not None and x != point_x:
+                    continue
+                if fig.metric_hint and metric != fig.metric_hint:
+                    continue
+                if not fig.metric_hint and not metric.endswith(_UNIT_SUFFIX.get(fig.unit, "\0")):
+                    continue
+                if citations.format_value(value, metric, fig.decimals, unit=False) == fig.number:
+                    found.add((mid, metric, index, x))
+        return found
+
+    for record in records:
+        referenced = [v for _, v in iter_keyed_strings(record, lambda k: k in _REFERENCE_KEYS)]
+        own = [record["id"]] if record.get("kind") in MEASUREMENT_KINDS else []
+        family_wide = list(values)
+        for pointer, text in list(citations.iter_prose(record)):
+            parent = _parent(record, pointer)
+            cell = [parent["evidence_id"]] if isinstance(parent.get("evidence_id"), str) else []
+            point_x = parent.get("point_x") if isinstance(parent.get("point_x"), int | float) else None
+            new = text
+            for fig in reversed(citations.find_figures(text)):
+                hit = None
+                for mids, px in ((cell, point_x), (own, None), (referenced, None), (family_wide, None)):
+                    found = matches(mids, fig, px) if mids else set()
+                    if found:
+                        hit = next(iter(found)) if len(found) == 1 else None
+                        break
+                if hit is None:
+                    left += 1
+                    continue
+                mid, metric, index, x = hit
+                cite = citations.citation_text(mid, metric, index, x, fig.decimals, unit=False)
+                new = new[: fig.start] + cite + new[fig.start + len(fig.number) :]
+                bound += 1
+            if new != text:
+                _set(record, pointer, new)
+    return bound, left
+
+
+def _parent(record: dict[str, Any], pointer: str) -> dict[str, Any]:
+    node: Any = record
+    tokens = split_pointer(pointer)[:-1]
+    for t in tokens:
+        node = node[int(t)] if isinstance(node, list) else node[t]
+    while isinstance(node, list):  # prose in a list: the object holding the list
+        node = _parent(record, "/" + "/".join(tokens[:-1])) if tokens else record
+        break
+    return node if isinstance(node, dict) else {}
+
+
+def _set(record: dict[str, Any], pointer: str, value: str) -> None:
+    node: Any = record
+    tokens = split_pointer(pointer)
+    for t in tokens[:-1]:
+        node = node[int(t)] if isinstance(node, list) else node[t]
+    node[int(tokens[-1]) if isinstance(node, list) else tokens[-1]] = value
 
 
 def dumps(manifest: dict[str, Any]) -> str:
