@@ -113,22 +113,25 @@ def run(registry: Registry, rules: list[Rule]) -> Report:
 
 
 def apply_baseline(registry: Registry, findings: list[Finding]) -> list[Finding]:
+    """Mark findings the reviewed baseline accepts. An entry matches on code,
+    file, pointer and, when it gives one, the exact message, so a claim that
+    gets worse at the same place (say, a grade raised further) is not hidden."""
     doc = registry.by_path.get(BASELINE)
     if doc is None or not isinstance(doc.data, dict):
         return findings
     entries = doc.data.get("entries")
-    reasons: dict[tuple[str, str, str], str] = {}
-    out: list[Finding] = []
     if not isinstance(entries, list):
         return [
             *findings,
             doc.finding(
                 "schema",
-                "/entries",
+                "/entries" if "entries" in doc.data else "",
                 "baseline has no `entries` list",
                 'baseline.json is {"kind": "baseline", "entries": [...]}',
             ),
         ]
+    out: list[Finding] = []
+    accepted: dict[tuple[str, str, str], list[tuple[int, dict[str, Any]]]] = {}
     for i, entry in enumerate(entries):
         keys = ("code", "file", "pointer", "reason")
         if (
@@ -145,25 +148,31 @@ def apply_baseline(registry: Registry, findings: list[Finding]) -> list[Finding]
                 )
             )
             continue
-        reasons[(entry["code"], entry["file"], entry["pointer"])] = entry["reason"]
-    used: set[tuple[str, str, str]] = set()
+        accepted.setdefault((entry["code"], entry["file"], entry["pointer"]), []).append((i, entry))
+    used: set[int] = set()
     for f in findings:
-        key = (f.code, f.file, f.pointer)
-        if key in reasons:
-            used.add(key)
-            out.append(f.model_copy(update={"baselined": True, "baseline_reason": reasons[key]}))
+        match = next(
+            (
+                i_e
+                for i_e in accepted.get((f.code, f.file, f.pointer), [])
+                if i_e[1].get("message") in (None, f.message)
+            ),
+            None,
+        )
+        if match:
+            used.add(match[0])
+            out.append(f.model_copy(update={"baselined": True, "baseline_reason": match[1]["reason"]}))
         else:
             out.append(f)
-    for i, entry in enumerate(entries):
-        if isinstance(entry, dict):
-            key = (entry.get("code"), entry.get("file"), entry.get("pointer"))
-            if key in reasons and key not in used:
+    for group in accepted.values():
+        for i, entry in group:
+            if i not in used:
                 out.append(
                     doc.finding(
                         "baseline-stale",
                         f"/entries/{i}",
-                        f"baseline entry {key[0]} at {key[1]}{key[2]} matches no finding",
-                        "remove the entry: the defect it excused is gone",
+                        f"baseline entry {entry['code']} at {entry['file']}{entry['pointer']} matches no finding",
+                        "remove the entry: the defect it excused is gone or has changed",
                         Severity.WARNING,
                     )
                 )

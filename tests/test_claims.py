@@ -1,0 +1,388 @@
+"""Claim integrity: adversarial cases built by mutating a copy of the real
+family data, plus minimal failing and passing fixtures per rule."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import git
+import pytest
+from conftest import REPO, F, Reg, evreg, only
+
+from registry import citations, rules
+from registry.jsonio import canonical
+from registry.store import load, load_change
+
+Q = "packets/qwen-27b"
+
+
+class Lab(Reg):
+    """A copy of the committed registry (the real lab data) in a new git repository."""
+
+    def __init__(self, root: Path) -> None:
+        shutil.copytree(REPO / "packets", root / "packets")
+        shutil.copytree(REPO / "schema", root / "schema")
+        self.root = root
+        self.repo = git.Repo.init(root)
+        with self.repo.config_writer() as cw:
+            cw.set_value("user", "name", "Lab")
+            cw.set_value("user", "email", "lab@example.org")
+
+    def find(self, record_id: str) -> str:
+        [path] = [p.relative_to(self.root).as_posix() for p in (self.root / Q).rglob(f"{record_id}.json")]
+        return path
+
+    def blocking(self, base: str | None = None) -> list[Any]:
+        registry = load_change(self.root, base) if base else load(self.root)
+        return [f for f in rules.run(registry, rules.discover()).findings if not f.baselined]
+
+
+@pytest.fixture
+def lab(tmp_path: Path) -> Lab:
+    lab = Lab(tmp_path / "lab")
+    lab.commit("import lab data")
+    return lab
+
+
+def test_unmodified_lab_data_passes(lab: Lab) -> None:
+    assert lab.blocking() == []
+
+
+def expect(findings: list[Any], code: str, file: str, pointer: str) -> None:
+    hits = [(f.file, f.pointer) for f in only(findings, code)]
+    assert (file, pointer) in hits, [(f.code, f.file, f.pointer, f.message) for f in findings]
+
+
+def test_featured_result_citing_the_other_revision(lab: Lab) -> None:
+    other = lab.find("q36-q4-0-tp1-target-only")  # a qwen3.6 run; the headline speaks for qwen3.8
+    assert lab.read(other)["revision"] == "qwen3.6-27b"
+    lab.edit(
+        f"{Q}/family.json",
+        lambda d: d["featured_results"][0].update(measurement_id="q36-q4-0-tp1-target-only", sample_index=0),
+    )
+    expect(lab.blocking(), "sideways-promotion", f"{Q}/family.json", "/featured_results/0/measurement_id")
+
+
+def test_packet_graded_b_on_a_screened_run_only(lab: Lab) -> None:
+    packet = f"{Q}/qwen38-27b-autoround-int4-tp1-f01e-mtp4-eager-f16-screened-grade-d/packet.json"
+    lab.edit(packet, lambda d: d["grades"]["evidence"].update(grade="B"))
+    findings = lab.blocking()
+    expect(findings, "grade-unsupported", packet, "/grades/evidence/grade")
+    [f] = [f for f in only(findings, "grade-unsupported") if f.file == packet]
+    assert "promotable-observation" in f.message
+
+
+def test_view_series_mixing_two_runtimes(lab: Lab) -> None:
+    view = f"{Q}/views/mtp-nightly-tp1.json"
+    data = lab.read(view)
+    series = next(s for s in data["series"] if len(s["measurement_ids"]) >= 1)
+    first = series["measurement_ids"][0]
+    path = lab.find(first)
+    clone = lab.read(path)
+    clone["id"] = first + "-other-runtime"
+    clone["runtime"] = "llama.cpp SYCL b1234"
+    lab.put(f"{Q}/measurements/{clone['id']}.json", clone)
+    lab.edit(view, lambda d: (d.pop("discrete", None), d["series"][0]["measurement_ids"].append(clone["id"])))
+    expect(lab.blocking(), "curve-identity-mixed", view, f"/series/0/measurement_ids/{len(series['measurement_ids'])}")
+
+
+def test_coverage_cell_measured_citing_a_quarantined_run(lab: Lab) -> None:
+    quarantined = next(
+        p for p in (lab.root / Q).rglob("*.json") if json.loads(p.read_text()).get("state") == "quarantined"
+    )
+    qid = quarantined.stem
+    cov = f"{Q}/coverage/q36-q4-0-mtp-by-tp.json"
+    lab.edit(cov, lambda d: d["cells"]["0:1"].update(evidence_id=qid, state="lab-measured"))
+    expect(lab.blocking(), "state-mismatch", cov, "/cells/0:1/state")
+
+
+def test_estimate_in_a_view_series(lab: Lab) -> None:
+    estimate = {
+        "kind": "estimate",
+        "id": "q38-est-1",
+        "state": "estimated",
+        "selectors": {
+            "revision": "qwen3.8-27b",
+            "artifact_id": "qwen38-27b-autoround-w4a16-bce40ca",
+            "quantization": "AutoRound INT4",
+        },
+        "metric": "decode_tok_s",
+        "unit": "tok/s",
+        "value": 40.0,
+        "interval": {"low": 35.0, "high": 45.0},
+        "engine": {"name": "projector", "version": "1", "snapshot_sha256": "a" * 64},
+        "generated_at": "2026-09-01",
+        "record": "neural-download:data/est.json",
+        "basis_measurement_ids": ["q38-nightly-tp1-eager-diagnostic"],
+        "not_for_promotion": True,
+        "limitations": "A projection, not an observation.",
+    }
+    lab.put(f"{Q}/estimates/q38-est-1.json", estimate)
+    view = f"{Q}/views/tp-strict.json"
+    lab.edit(view, lambda d: d["series"][0]["measurement_ids"].append("q38-est-1"))
+    expect(lab.blocking(), "non-promotable-evidence", view, "/series/0/measurement_ids/3")
+
+
+def test_featured_value_rounded(lab: Lab) -> None:
+    packet = f"{Q}/qwen36-27b-autoround-int4-tp2/packet.json"
+    lab.edit(packet, lambda d: d["featured_metric"].update(value=round(d["featured_metric"]["value"], 2)))
+    expect(lab.blocking(), "featured-mismatch", packet, "/featured_metric/value")
+
+
+def test_orphan_figure_in_a_packet_summary(lab: Lab) -> None:
+    packet = f"{Q}/qwen36-27b-autoround-int4-tp2/packet.json"
+    lab.edit(packet, lambda d: d.update(summary="This route reaches 52.3 tok/s on two cards."))
+    findings = lab.blocking()
+    expect(findings, "orphan-number", packet, "/summary")
+    assert "'52.3 tok/s'" in only(findings, "orphan-number")[0].message
+
+
+def test_citation_of_a_sample_that_does_not_exist(lab: Lab) -> None:
+    path = lab.find("q38-nightly-tp1-eager-diagnostic")
+    lab.edit(path, lambda d: d.update(caveat="Peak {{ m:q38-nightly-tp1-eager-diagnostic.decode_tok_s[5] }}."))
+    findings = lab.blocking()
+    expect(findings, "citation-unresolved", path, "/caveat")
+    assert "has 2 samples; index 5 is out of range" in only(findings, "citation-unresolved")[0].message
+
+
+def test_change_that_edits_a_published_number(lab: Lab) -> None:
+    path = lab.find("q38-nightly-tp1-eager-diagnostic")
+    lab.edit(path, lambda d: d["metrics"]["decode_tok_s"].__setitem__(0, 25.0))
+    expect(lab.blocking("HEAD"), "history-rewrite", path, "/metrics")
+
+
+def test_correction_as_a_superseding_record_passes(lab: Lab) -> None:
+    path = lab.find("q38-nightly-tp1-eager-diagnostic")
+    fixed = lab.read(path)
+    fixed["id"] = "q38-nightly-tp1-eager-diagnostic-r2"
+    fixed["supersedes"] = "q38-nightly-tp1-eager-diagnostic"
+    lab.put(f"{Q}/measurements/{fixed['id']}.json", fixed)
+    assert lab.blocking("HEAD") == []
+
+
+def test_change_that_deletes_a_measurement(lab: Lab) -> None:
+    path = lab.find("q38-nightly-tp1-eager-diagnostic")
+    (lab.root / path).unlink()
+    findings = lab.blocking("HEAD")
+    expect(findings, "record-deleted", path, "")
+
+
+def test_retiring_instead_of_deleting_passes(lab: Lab) -> None:
+    path = lab.find("q38-nightly-tp1-eager-diagnostic")
+    lab.edit(path, lambda d: d.update(retired={"reason": "Superseded by a strict run.", "date": "2026-11-29"}))
+    assert only(lab.blocking("HEAD"), "record-deleted") == []
+
+
+RAISE_PACKET = f"{Q}/qwen38-27b-autoround-int4-tp2-overlay-a3561ef8/packet.json"
+
+
+def test_grade_raised_with_nothing_added(lab: Lab) -> None:
+    data = lab.read(RAISE_PACKET)
+    assert data["grades"]["evidence"]["grade"] == "C"
+    lab.edit(RAISE_PACKET, lambda d: d["grades"]["evidence"].update(grade="B"))
+    expect(lab.blocking("HEAD"), "promotion-without-evidence", RAISE_PACKET, "/grades/evidence/grade")
+
+
+def test_grade_raised_with_a_new_in_scope_measurement_passes(lab: Lab) -> None:
+    packet = lab.read(RAISE_PACKET)
+    lab.edit(RAISE_PACKET, lambda d: d["grades"]["evidence"].update(grade="B"))
+    src = next(p for p in (lab.root / RAISE_PACKET).parent.rglob("measurements/*.json"))
+    new = json.loads(src.read_text())
+    new["id"] = "q38-e9d1398d9-tp1-repeat-r2"
+    new["metrics"] = {"decode_tok_s": [30.1, 30.2, 30.3]}
+    new["quality"] = "objective battery pass on a fresh host"
+    lab.put(f"{Q}/{packet['id']}/measurements/{new['id']}.json", new)
+    assert only(lab.blocking("HEAD"), "promotion-without-evidence") == []
+
+
+def test_introduced_marks_only_changed_files(lab: Lab) -> None:
+    lab.edit(f"{Q}/views/tp-strict.json", lambda d: d["series"][0]["measurement_ids"].append("ghost"))
+    lab.commit("break a view")
+    packet = f"{Q}/qwen36-27b-autoround-int4-tp2/packet.json"
+    lab.edit(packet, lambda d: d.update(summary="reaches 52.3 tok/s"))
+    lab.commit("add an orphan number")
+    result = evreg("validate", "--base", "HEAD~1", "--format", "json", cwd=lab.root)
+    assert result.returncode == 1
+    findings = json.loads(result.stdout)["findings"]
+    mine = {(f["code"], f["file"], f["introduced"]) for f in findings if not f["baselined"]}
+    assert ("orphan-number", packet, True) in mine
+    assert ("dangling-reference", f"{Q}/views/tp-strict.json", False) in mine
+    assert findings[0]["introduced"] is True  # a contributor sees their own change first
+    assert evreg("validate", "--base", "no-such-rev", cwd=lab.root).returncode == 2
+
+
+# -- minimal fixtures ---------------------------------------------------------------
+
+RUN = f"{F}/pkt/measurements/run-1.json"
+
+
+def test_cited_prose_passes_and_renders(reg: Reg) -> None:
+    reg.edit(f"{F}/pkt/packet.json", lambda d: d.update(summary="Decode {{ m:run-1.decode_tok_s[1] }} on one card."))
+    assert reg.findings() == []
+    [c] = citations.parse("{{ m:run-1.decode_tok_s[1] }}")
+    resolved = citations.resolve(c, {"run-1": reg.read(RUN)})
+    assert isinstance(resolved, citations.Resolved) and resolved.text == "30.25 tok/s"
+
+
+def test_malformed_citation(reg: Reg) -> None:
+    reg.edit(RUN, lambda d: d.update(quality="gate {{ m:run-1.decode_tok_s }} passed"))
+    [f] = reg.findings()
+    assert (f.code, f.file, f.pointer) == ("citation-unresolved", RUN, "/quality")
+
+
+def test_featured_needs_exactly_one_selector(reg: Reg) -> None:
+    reg.edit(f"{F}/family.json", lambda d: d["featured_results"][0].update(point_x=0))
+    [f] = reg.findings()
+    assert (f.code, f.pointer) == ("featured-unbound", "/featured_results/0")
+
+
+def test_packet_featured_metric_binding(reg: Reg) -> None:
+    run = reg.read(RUN)
+    fm = {
+        "metric": "decode_tok_s",
+        "measurement_id": "run-1",
+        "sample_index": 0,
+        "value": 30.21,
+        "unit": "tok/s",
+        "workload": run["workload"],
+        "evidence": run["evidence"],
+    }
+    reg.edit(f"{F}/pkt/packet.json", lambda d: d.update(featured_metric=fm))
+    assert reg.findings() == []
+    reg.edit(f"{F}/pkt/packet.json", lambda d: d["featured_metric"].update(unit="t/s", workload="other"))
+    assert {(f.code, f.pointer) for f in reg.findings()} == {
+        ("featured-mismatch", "/featured_metric/unit"),
+        ("featured-mismatch", "/featured_metric/workload"),
+    }
+
+
+def test_featured_metric_of_another_topology(reg: Reg) -> None:
+    run = reg.read(RUN)
+    fm = {
+        "metric": "decode_tok_s",
+        "measurement_id": "run-1",
+        "sample_index": 0,
+        "value": 30.21,
+        "unit": "tok/s",
+        "workload": run["workload"],
+        "evidence": run["evidence"],
+    }
+    reg.edit(f"{F}/pkt/packet.json", lambda d: d.update(featured_metric=fm, cards=2))
+    [f] = reg.findings()
+    assert (f.code, f.pointer) == ("sideways-promotion", "/featured_metric/measurement_id")
+    assert "TP1" in f.message
+
+
+def test_grade_passing_and_failing_on_the_rubric(reg: Reg) -> None:
+    grade = {
+        "grade": "B",
+        "scope": "TP1",
+        "basis": "repeats with quality gate",
+        "reviewed_at": "2026-11-01",
+        "evidence": [reg.read(RUN)["evidence"]],
+    }
+    reg.edit(f"{F}/pkt/packet.json", lambda d: d.update(grades={"evidence": grade}))
+    [f] = reg.findings()  # no quality gate stated on the run
+    assert (f.code, f.pointer) == ("grade-unsupported", "/grades/evidence/grade")
+    assert "quality-gate" in f.message and "support EVID C" in f.message
+    reg.edit(RUN, lambda d: d.update(quality="objective battery pass"))
+    assert reg.findings() == []
+
+
+def test_grade_needs_a_date(reg: Reg) -> None:
+    grade = {"grade": "D", "scope": "TP1", "basis": "one run", "reviewed_at": "last week", "evidence": ["x"]}
+    reg.edit(f"{F}/pkt/packet.json", lambda d: d.update(grades={"evidence": grade}))
+    assert ("schema", f"{F}/pkt/packet.json", "/grades/evidence/reviewed_at") in {
+        (f.code, f.file, f.pointer) for f in reg.findings()
+    }
+
+
+def test_coverage_matrix_missing_a_cell(reg: Reg) -> None:
+    reg.edit(f"{F}/coverage/matrix.json", lambda d: d["cells"].pop("0:2"))
+    [f] = reg.findings()
+    assert (f.code, f.file, f.pointer) == ("coverage-incomplete", f"{F}/coverage/matrix.json", "/cells")
+    assert "'0:2'" in f.message
+
+
+def test_coverage_cell_of_another_scope(reg: Reg) -> None:
+    reg.edit(f"{F}/coverage/matrix.json", lambda d: d["cells"]["0:2"].update(state="lab-measured", evidence_id="run-1"))
+    [f] = reg.findings()  # run-1 is TP1, the cell is TP2
+    assert (f.code, f.pointer) == ("sideways-promotion", "/cells/0:2/evidence_id")
+
+
+CONTRACT = {
+    "kind": "coverage-contract",
+    "id": "tp-contract",
+    "label": "TP contract",
+    "axes": [{"key": "tp", "values": [1, 2]}, {"key": "mtp", "values": [0]}],
+    "rules": [
+        {"id": "gap", "match": {"tp": "*", "mtp": "*"}, "state": "missing", "label": "gap"},
+        {
+            "id": "tp1",
+            "match": {"tp": 1, "mtp": 0},
+            "state": "lab-measured",
+            "label": "measured",
+            "evidence_id": "run-1",
+        },
+    ],
+}
+
+
+def test_contract_passing_and_ambiguous(reg: Reg) -> None:
+    reg.put(f"{F}/coverage/tp-contract.json", CONTRACT)
+    assert reg.findings() == []
+    broken = json.loads(canonical(CONTRACT))
+    broken["rules"].append({"id": "also", "match": {"tp": 1, "mtp": "*"}, "state": "missing"})
+    reg.put(f"{F}/coverage/tp-contract.json", broken)
+    [f] = reg.findings()
+    assert (f.code, f.pointer) == ("coverage-incomplete", "/rules/2")
+
+
+def test_contract_with_an_uncovered_cell(reg: Reg) -> None:
+    broken = json.loads(canonical(CONTRACT))
+    broken["rules"] = broken["rules"][1:]
+    reg.put(f"{F}/coverage/tp-contract.json", broken)
+    [f] = reg.findings()
+    assert f.code == "coverage-incomplete" and "tp=2" in f.message
+
+
+def test_view_series_of_one_state_passes_and_mixed_states_fail(reg: Reg) -> None:
+    reg.edit(
+        f"{F}/views/tp-view.json",
+        lambda d: (d.update(discrete=True), d["series"][0]["measurement_ids"].append("sweep-1")),
+    )
+    assert reg.findings() == []
+    reg.edit(f"{F}/measurements/sweep-1.json", lambda d: d.update(state="lab-screened"))
+    [f] = reg.findings()
+    assert (f.code, f.pointer) == ("state-mismatch", "/series/0")
+
+
+def test_hand_written_site_page_orphan_and_citation(reg: Reg) -> None:
+    page = reg.root / "site/notes.md"
+    page.parent.mkdir()
+    page.write_text("# Notes\n\nWe reached 52.3 tok/s.\n\n```\n99.9 tok/s in a code block is an example\n```\n")
+    [f] = reg.findings()
+    assert (f.code, f.file, f.line) == ("orphan-number", "site/notes.md", 3)
+    page.write_text("# Notes\n\nWe reached {{ m:run-1.decode_tok_s[0] }}.\n")
+    assert reg.findings() == []
+
+
+@pytest.mark.parametrize(
+    ("text", "figures"),
+    [
+        ("reaches 52.3 tok/s at TP4 with MTP3 on Q4_K_M", ["52.3 tok/s"]),
+        ("D25.678 · AR.587 · MTP3", ["25.678", ".587"]),
+        (
+            "TTFT 274.6 ms, 24.8% slower, 911 MiB free, 1.5x faster, 350 W",
+            ["274.6 ms", "24.8%", "911 MiB", "1.5x", "350 W"],
+        ),
+        ("decode 52.3 with prefill: 826.36", ["52.3", "826.36"]),
+        ("5/25 outputs differed on 2026-08-23 with vLLM 0.9.1 at commit a3561ef8", []),
+        ("TP4, MTP3, Q4_K_M, D511 window, 32K context, 12 prompts, 4x4 grid, MTP0–5 × TP1/2", []),
+    ],
+)
+def test_which_figures_are_claims(text: str, figures: list[str]) -> None:
+    assert [f.text for f in citations.find_figures(text)] == figures
