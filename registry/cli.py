@@ -160,6 +160,26 @@ def _relative(root: Path, path: Path) -> str:
         raise click.UsageError(f"{path} is not inside the registry at {root}") from exc
 
 
+@cli.command()
+@click.argument("code", required=False)
+def explain(code: str | None) -> None:
+    """Say what rule CODE checks, why, how to fix it, and a failing example.
+
+    Without CODE, list every code.
+    """
+    docs = rules.code_docs(rules.discover())
+    if code is None:
+        for doc in sorted(docs.values(), key=lambda d: d.code):
+            click.echo(f"{doc.code:28} {doc.title}")
+        return
+    doc = docs.get(code)
+    if doc is None:
+        raise click.UsageError(f"unknown code {code!r}; `evreg explain` lists them")
+    click.echo(f"{doc.code}: {doc.title}\n\nWhy: {doc.why}\n\nFix: {doc.hint}")
+    if doc.example:
+        click.echo(f"\nFails, for example:\n  {doc.example}")
+
+
 @cli.command("schema")
 @click.option("--check", is_flag=True, help="Fail with schema-drift instead of writing.")
 @pass_ctx

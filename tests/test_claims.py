@@ -386,3 +386,17 @@ def test_hand_written_site_page_orphan_and_citation(reg: Reg) -> None:
 )
 def test_which_figures_are_claims(text: str, figures: list[str]) -> None:
     assert [f.text for f in citations.find_figures(text)] == figures
+
+
+def test_every_finding_code_in_the_source_is_documented() -> None:
+    import re
+
+    used = set()
+    for path in [*REPO.glob("registry/**/*.py"), *REPO.glob("validators/**/*.py")]:
+        used |= set(re.findall(r'(?:code=|finding\(\s*)"([a-z][a-z0-9-]+)"', path.read_text()))
+    documented = rules.code_docs(rules.discover())
+    assert used and used <= set(documented), used - set(documented)
+    for code in documented:
+        result = evreg("explain", code)
+        assert result.returncode == 0 and "Why:" in result.stdout
+    assert evreg("explain", "no-such-code").returncode == 2
