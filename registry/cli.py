@@ -6,6 +6,8 @@ with errors (or a check that failed), 2 usage or internal failure.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import sys
@@ -13,13 +15,14 @@ from pathlib import Path
 from typing import Any
 
 import click
+import duckdb
 import git
 
-from registry import jsonio, rules, schemas
+from registry import catalog, jsonio, provenance, rules, schemas
 from registry.findings import Finding, Severity
 from registry.formats import ImportRefused, neural_download, write_plan
 from registry.layout import PACKETS
-from registry.store import BaseNotFound, Registry, load, load_change
+from registry.store import BaseNotFound, Registry, load, load_change, open_source
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -229,6 +232,110 @@ def fmt(ctx: Context, paths: tuple[Path, ...], check: bool) -> None:
     sys.exit(EXIT_FINDINGS if broken or (check and changed) else EXIT_OK)
 
 
+# -- catalog -----------------------------------------------------------------
+
+DB_OPTION = click.option(
+    "--db",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help=f"Catalog file (default: {catalog.DEFAULT_DB} in the registry).",
+)
+AS_OF_OPTION = click.option(
+    "--as-of",
+    "as_of",
+    metavar="REV|DATE",
+    help="Use the store as committed at a revision, or at the end of a date (YYYY-MM-DD).",
+)
+
+
+def ensure_catalog(root: Path, db: Path | None, as_of: str | None, force: bool = False) -> tuple[Path, bool]:
+    """The catalog for the store (at ``as_of``), built when missing, stale or corrupt."""
+    db = db or root / catalog.DEFAULT_DB
+    rev = None
+    if as_of:
+        try:
+            rev = provenance.resolve(root, as_of)
+        except (ValueError, git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
+            raise click.UsageError(f"--as-of: {exc}") from None
+    head = rev or _head(root)
+    source = open_source(root, rev)
+    print_ = catalog.fingerprint(source, head)
+    meta = catalog.read_meta(db)
+    if not force and meta and meta.get("fingerprint") == print_:
+        return db, False
+    registry = load(root, rev)
+    report = rules.run(registry, rules.discover())
+    history = provenance.history(root, rev or "HEAD") if head else {}
+    catalog.build(
+        registry,
+        report.findings,
+        history,
+        db,
+        {
+            "schema_version": str(catalog.tables.SCHEMA_VERSION),
+            "fingerprint": print_,
+            "source": registry.source.label,
+            "commit": head or "",
+        },
+    )
+    return db, True
+
+
+def _head(root: Path) -> str | None:
+    try:
+        with git.Repo(root) as repo:
+            return repo.head.commit.hexsha
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError, ValueError):
+        return None
+
+
+@cli.command("catalog")
+@DB_OPTION
+@AS_OF_OPTION
+@pass_ctx
+def catalog_cmd(ctx: Context, db: Path | None, as_of: str | None) -> None:
+    """Build the DuckDB catalog of the store (atomically)."""
+    path, _ = ensure_catalog(ctx.root, db, as_of, force=True)
+    counts = ", ".join(
+        f"{n} {catalog.query(path, f'SELECT count(*) FROM {n}')[1][0][0]}" for n in catalog.table_names()
+    )
+    click.echo(f"catalog written to {path}: {counts}")
+
+
+def _table(columns: list[str], rows: list[tuple[Any, ...]]) -> str:
+    cells = [[("" if v is None else str(v)) for v in row] for row in rows]
+    widths = [min(60, max([len(c)] + [len(r[i]) for r in cells])) for i, c in enumerate(columns)]
+    line = lambda vals: "  ".join(v[:60].ljust(w) for v, w in zip(vals, widths, strict=True)).rstrip()  # noqa: E731
+    return "\n".join([line(columns), line(["-" * w for w in widths]), *(line(r) for r in cells)])
+
+
+@cli.command()
+@click.argument("sql")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
+@DB_OPTION
+@AS_OF_OPTION
+@pass_ctx
+def query(ctx: Context, sql: str, fmt: str, db: Path | None, as_of: str | None) -> None:
+    """Run read-only SQL against the catalog (built first when missing or stale)."""
+    path, _ = ensure_catalog(ctx.root, db, as_of)
+    try:
+        columns, rows = catalog.query(path, sql)
+    except duckdb.Error as exc:
+        click.echo(f"query failed: {exc}", err=True)
+        sys.exit(EXIT_FINDINGS)
+    if fmt == "json":
+        click.echo(
+            json.dumps([dict(zip(columns, r, strict=True)) for r in rows], indent=2, default=str, ensure_ascii=False)
+        )
+    elif fmt == "csv":
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(columns)
+        writer.writerows(rows)
+        click.echo(buf.getvalue(), nl=False)
+    else:
+        click.echo(_table(columns, rows))
+
+
 @cli.group("import")
 def import_group() -> None:
     """Bring outside data into the store."""
@@ -280,6 +387,18 @@ def import_neural_download(ctx: Context, file: Path, source: str, repository: st
 @cli.group("export")
 def export_group() -> None:
     """Write store data out in other formats."""
+
+
+@export_group.command("parquet")
+@click.argument("out_dir", type=click.Path(file_okay=False, path_type=Path))
+@DB_OPTION
+@AS_OF_OPTION
+@pass_ctx
+def export_parquet(ctx: Context, out_dir: Path, db: Path | None, as_of: str | None) -> None:
+    """Write every catalog table as Parquet and JSON Lines, with SHA256SUMS."""
+    path, _ = ensure_catalog(ctx.root, db, as_of)
+    names = catalog.export_tables(path, out_dir)
+    click.echo(f"wrote {len(names)} files and SHA256SUMS to {out_dir}")
 
 
 @export_group.command("neural-download")

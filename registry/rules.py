@@ -51,17 +51,28 @@ def discover() -> list[Rule]:
 
 
 CORE_CODES = (
-    CodeDoc("baseline-stale", "A baseline entry that matches no finding",
-            "The baseline lists accepted defects of imported data; an entry whose defect is gone (or changed) "
-            "would silently excuse a future finding at the same place.",
-            "Remove the entry, or update it after reviewing the new finding.", ""),
-    CodeDoc("import-unmappable", "Import input that cannot be mapped to records",
-            "An importer writes what it reads; input it cannot map is refused whole, never half-written.",
-            "Fix the named field in the source file, or import it with the format it is in.",
-            '{"format": "neural-download-model-family-v1", "id": "Not A Slug"}'),
-    CodeDoc("internal-error", "A rule failed",
-            "A bug in a rule must not hide the findings of other rules, nor pass silently.",
-            "Report it with the message; this is not a defect of your data.", ""),
+    CodeDoc(
+        "baseline-stale",
+        "A baseline entry that matches no finding",
+        "The baseline lists accepted defects of imported data; an entry whose defect is gone (or changed) "
+        "would silently excuse a future finding at the same place.",
+        "Remove the entry, or update it after reviewing the new finding.",
+        "",
+    ),
+    CodeDoc(
+        "import-unmappable",
+        "Import input that cannot be mapped to records",
+        "An importer writes what it reads; input it cannot map is refused whole, never half-written.",
+        "Fix the named field in the source file, or import it with the format it is in.",
+        '{"format": "neural-download-model-family-v1", "id": "Not A Slug"}',
+    ),
+    CodeDoc(
+        "internal-error",
+        "A rule failed",
+        "A bug in a rule must not hide the findings of other rules, nor pass silently.",
+        "Report it with the message; this is not a defect of your data.",
+        "",
+    ),
 )
 
 

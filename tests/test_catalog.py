@@ -1,0 +1,112 @@
+"""The DuckDB catalog, queries, Parquet export and provenance, on real files and real git history."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import F, LAB_MANIFEST, REPO, Reg, evreg
+
+from registry import catalog
+
+RUN = f"{F}/pkt/measurements/run-1.json"
+
+
+def q(root: Path, sql: str, *extra: str) -> list[dict]:
+    result = evreg("query", sql, "--format", "json", *extra, cwd=root)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_catalog_of_the_committed_registry_matches_the_source_file(tmp_path: Path) -> None:
+    db = tmp_path / "c.duckdb"
+    assert evreg("catalog", "--db", str(db), cwd=REPO).returncode == 0
+    source = json.loads(LAB_MANIFEST.read_text())
+    counts = q(REPO, "SELECT (SELECT count(*) FROM measurements) m, (SELECT count(*) FROM packets) p, "
+                     "(SELECT count(*) FROM artifacts) a, (SELECT count(*) FROM families) f", "--db", str(db))[0]
+    assert counts == {"m": len(source["run_measurements"]) + len(source["series_measurements"]),
+                      "p": len(source["packets"]), "a": sum(len(r["quantized_artifacts"])
+                                                            for r in source["weight_revisions"]), "f": 1}
+    first = source["run_measurements"][0]
+    rows = q(REPO, f"SELECT idx, value FROM samples WHERE measurement = '{first['id']}' "
+                   "AND metric = 'decode_tok_s' ORDER BY idx", "--db", str(db))
+    assert [r["value"] for r in rows] == first["metrics"]["decode_tok_s"]  # exact 64-bit values
+    series = source["series_measurements"][0]
+    point = q(REPO, f"SELECT value FROM points WHERE measurement = '{series['id']}' AND metric = 'decode_tok_s' "
+                    f"AND x = {series['points'][1]['x']}", "--db", str(db))
+    assert point == [{"value": series["points"][1]["decode_tok_s"]}]
+    baselined = q(REPO, "SELECT count(*) n FROM findings WHERE baselined", "--db", str(db))[0]["n"]
+    assert baselined == len(json.loads((REPO / "packets/baseline.json").read_text())["entries"])
+    headline = q(REPO, "SELECT * FROM headlines WHERE packet = 'qwen36-27b-autoround-int4-tp2'", "--db", str(db))
+    assert headline[0]["value"] == 95.384867741895 and headline[0]["unit"] == "tok/s"
+    assert q(REPO, "SELECT count(*) n FROM quarantine", "--db", str(db))[0]["n"] == 2
+
+
+def test_query_is_read_only_and_reports_bad_sql(reg: Reg) -> None:
+    for sql in ("DELETE FROM samples", "CREATE TABLE x (a INT)", "SELECT * FROM no_such_table", "SELEC 1"):
+        result = evreg("query", sql, cwd=reg.root)
+        assert result.returncode == 1 and result.stderr.startswith("query failed:")
+        assert "Traceback" not in result.stderr
+    assert q(reg.root, "SELECT count(*) n FROM samples")[0]["n"] == 2
+
+
+def test_query_rebuilds_a_stale_or_corrupt_catalog(reg: Reg) -> None:
+    assert q(reg.root, "SELECT value FROM samples WHERE idx = 0") == [{"value": 30.21}]
+    reg.edit(RUN, lambda d: d["metrics"].update(decode_tok_s=[31.5]))
+    assert q(reg.root, "SELECT value FROM samples WHERE idx = 0") == [{"value": 31.5}]
+    db = reg.root / catalog.DEFAULT_DB
+    db.write_bytes(b"this is not a duckdb file")
+    assert q(reg.root, "SELECT count(*) n FROM samples") == [{"n": 1}]
+
+
+def test_provenance_and_as_of_from_git_history(reg: Reg) -> None:
+    first = reg.repo.head.commit.hexsha
+    reg.edit(RUN, lambda d: d.update(quality="objective battery pass"))
+    with reg.repo.config_writer() as cw:
+        cw.set_value("user", "name", "Second Author")
+    reg.commit("add quality note")
+    new = reg.read(RUN)
+    new["id"] = "run-2"
+    reg.put(f"{F}/pkt/measurements/run-2.json", new)
+    reg.commit("add run-2")
+    rows = q(reg.root, f"SELECT seq, author, change FROM provenance WHERE path = '{RUN}' ORDER BY seq")
+    assert rows == [{"seq": 0, "author": "Test Author", "change": "A"},
+                    {"seq": 1, "author": "Second Author", "change": "M"}]
+    assert q(reg.root, "SELECT count(*) n FROM measurements")[0]["n"] == 3
+    old = q(reg.root, "SELECT count(*) n FROM measurements", "--as-of", first, "--db", str(reg.root / "old.duckdb"))
+    assert old == [{"n": 2}]
+    old_prov = q(reg.root, "SELECT count(*) n FROM provenance WHERE path LIKE '%run-2.json'",
+                 "--as-of", first, "--db", str(reg.root / "old.duckdb"))
+    assert old_prov == [{"n": 0}]
+    dated = q(reg.root, "SELECT count(*) n FROM measurements", "--as-of", "2099-12-31",
+              "--db", str(reg.root / "dated.duckdb"))
+    assert dated == [{"n": 3}]
+    bad = evreg("catalog", "--as-of", "no-such-rev", cwd=reg.root)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert evreg("catalog", "--as-of", "1990-01-01", cwd=reg.root).returncode == 2
+
+
+def test_parquet_export_is_byte_identical_on_rerun(reg: Reg, tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert evreg("export", "parquet", str(a), cwd=reg.root).returncode == 0
+    assert evreg("export", "parquet", str(b), cwd=reg.root).returncode == 0
+    files = sorted(p.name for p in a.iterdir())
+    assert "samples.parquet" in files and "samples.jsonl" in files and "SHA256SUMS" in files
+    for name in files:
+        assert (a / name).read_bytes() == (b / name).read_bytes(), name
+    sums = (a / "SHA256SUMS").read_text().splitlines()
+    assert len(sums) == len(files) - 1
+    duckdb = pytest.importorskip("duckdb")
+    assert duckdb.sql(f"SELECT sum(value) FROM '{a / 'samples.parquet'}'").fetchall()[0][0] == pytest.approx(60.46)
+
+
+def test_two_catalog_builds_at_once_leave_a_valid_file(reg: Reg) -> None:
+    cmd = [sys.executable, "-m", "registry", "catalog"]
+    procs = [subprocess.Popen(cmd, cwd=reg.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(3)]
+    assert [p.wait(timeout=300) for p in procs] == [0, 0, 0]
+    assert q(reg.root, "SELECT count(*) n FROM measurements") == [{"n": 2}]
+    leftovers = [p.name for p in (reg.root / "build").iterdir() if p.name != "catalog.duckdb"]
+    assert leftovers == []
