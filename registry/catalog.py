@@ -54,6 +54,19 @@ def rows(
     measurements = {d.id: d.data for d in registry.records(*MEASUREMENT_KINDS)}
     for doc in registry.records():
         data, fam = doc.data, doc.place.family
+        scoped = doc.kind in ("view", "coverage-view", "coverage-contract", "closure")
+        out["records"].append(
+            {
+                "key": f"{doc.kind}/{fam}/{doc.id}" if scoped else f"{doc.kind}/{doc.id}",
+                "kind": doc.kind,
+                "id": doc.id,
+                "family": fam,
+                "packet": doc.place.packet,
+                "file": doc.path,
+                "blob": doc.blob,
+                "content": json.dumps(data, sort_keys=True, ensure_ascii=False),
+            }
+        )
         if doc.kind == "family":
             out["families"].append(
                 {

@@ -336,6 +336,95 @@ def query(ctx: Context, sql: str, fmt: str, db: Path | None, as_of: str | None) 
         click.echo(_table(columns, rows))
 
 
+# -- site ------------------------------------------------------------------------
+
+
+@cli.command()
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="Output folder (default: build/site).")
+@AS_OF_OPTION
+@FORMAT_OPTION
+@pass_ctx
+def build(ctx: Context, out: Path | None, as_of: str | None, fmt: str) -> None:
+    """Validate, build the catalog and the data downloads, and build the site.
+
+    Refuses to publish when validation has errors, and fails on any rendered
+    figure that did not come through a citation (orphan-number).
+    """
+    sys.exit(_build(ctx.root, out, as_of, fmt))
+
+
+def _build(root: Path, out: Path | None, as_of: str | None, fmt: str) -> int:
+    import logging
+    import time
+
+    from registry import sitebuild
+
+    started = time.perf_counter()
+    rev = None
+    if as_of:
+        try:
+            rev = provenance.resolve(root, as_of)
+        except (ValueError, git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
+            raise click.UsageError(f"--as-of: {exc}") from None
+    registry = load(root, rev)
+    report = rules.run(registry, rules.discover())
+    if report.errors():
+        emit(report.blocking, report.summary(), fmt)
+        click.echo("build refused: validation has errors; nothing was published", err=True)
+        return EXIT_FINDINGS
+    head = rev or _head(root)
+    db = root / "build" / ("catalog.duckdb" if not rev else f"catalog-{rev[:12]}.duckdb")
+    catalog.build(
+        registry,
+        report.findings,
+        provenance.history(root, rev or "HEAD") if head else {},
+        db,
+        {
+            "schema_version": str(catalog.tables.SCHEMA_VERSION),
+            "fingerprint": catalog.fingerprint(registry.source, head),
+            "source": registry.source.label,
+            "commit": head or "",
+        },
+    )
+    downloads = root / "build" / "downloads"
+    catalog.export_tables(db, downloads)
+    out = out or root / "build" / "site"
+    logging.getLogger("mkdocs").setLevel(logging.WARNING)
+    orphans = sitebuild.build_site(root, db, downloads, out)
+    if orphans:
+        emit(orphans, {"errors": len(orphans), "warnings": 0}, fmt)
+        click.echo("build failed: rendered pages show figures that are not citations", err=True)
+        return EXIT_FINDINGS
+    pages = sum(1 for _ in out.rglob("index.html"))
+    size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
+    click.echo(
+        f"built {pages} pages ({size / 1e6:.1f} MB) into {out} in {time.perf_counter() - started:.1f} s", err=True
+    )
+    return EXIT_OK
+
+
+@cli.command()
+@click.option("--port", default=8000, show_default=True, help="Port on 127.0.0.1.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="Output folder (default: build/site).")
+@pass_ctx
+def serve(ctx: Context, port: int, out: Path | None) -> None:
+    """Build the site, then serve it on http://127.0.0.1:PORT/ until interrupted."""
+    import functools
+    import http.server
+
+    out = out or ctx.root / "build" / "site"
+    code = _build(ctx.root, out, None, "human")
+    if code:
+        sys.exit(code)
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(out))
+    with http.server.ThreadingHTTPServer(("127.0.0.1", port), handler) as server:
+        click.echo(f"serving the registry at http://127.0.0.1:{port}/ (Ctrl-C to stop)", err=True)
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass
+
+
 @cli.group("import")
 def import_group() -> None:
     """Bring outside data into the store."""

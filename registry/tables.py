@@ -22,6 +22,20 @@ class Meta(SQLModel, table=True):
     value: str
 
 
+class RecordRow(SQLModel, table=True):
+    """Every record as stored (canonical JSON), for pages and ad-hoc questions."""
+
+    __tablename__ = "records"
+    key: str = Field(primary_key=True)  # kind/id (family-scoped kinds: kind/family/id)
+    kind: str
+    id: str
+    family: str | None = None
+    packet: str | None = None
+    file: str
+    blob: str | None = None
+    content: str  # the record as canonical JSON
+
+
 class FamilyRow(SQLModel, table=True):
     __tablename__ = "families"
     id: str = Field(primary_key=True)
@@ -198,6 +212,7 @@ class ProvenanceRow(SQLModel, table=True):
 
 
 TABLES: list[type[SQLModel]] = [
+    RecordRow,
     FamilyRow,
     RevisionRow,
     ArtifactRow,

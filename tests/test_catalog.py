@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import F, LAB_MANIFEST, REPO, Reg, evreg
+from conftest import LAB_MANIFEST, REPO, F, Reg, evreg
 
 from registry import catalog
 
@@ -25,18 +25,35 @@ def test_catalog_of_the_committed_registry_matches_the_source_file(tmp_path: Pat
     db = tmp_path / "c.duckdb"
     assert evreg("catalog", "--db", str(db), cwd=REPO).returncode == 0
     source = json.loads(LAB_MANIFEST.read_text())
-    counts = q(REPO, "SELECT (SELECT count(*) FROM measurements) m, (SELECT count(*) FROM packets) p, "
-                     "(SELECT count(*) FROM artifacts) a, (SELECT count(*) FROM families) f", "--db", str(db))[0]
-    assert counts == {"m": len(source["run_measurements"]) + len(source["series_measurements"]),
-                      "p": len(source["packets"]), "a": sum(len(r["quantized_artifacts"])
-                                                            for r in source["weight_revisions"]), "f": 1}
+    counts = q(
+        REPO,
+        "SELECT (SELECT count(*) FROM measurements) m, (SELECT count(*) FROM packets) p, "
+        "(SELECT count(*) FROM artifacts) a, (SELECT count(*) FROM families) f",
+        "--db",
+        str(db),
+    )[0]
+    assert counts == {
+        "m": len(source["run_measurements"]) + len(source["series_measurements"]),
+        "p": len(source["packets"]),
+        "a": sum(len(r["quantized_artifacts"]) for r in source["weight_revisions"]),
+        "f": 1,
+    }
     first = source["run_measurements"][0]
-    rows = q(REPO, f"SELECT idx, value FROM samples WHERE measurement = '{first['id']}' "
-                   "AND metric = 'decode_tok_s' ORDER BY idx", "--db", str(db))
+    rows = q(
+        REPO,
+        f"SELECT idx, value FROM samples WHERE measurement = '{first['id']}' AND metric = 'decode_tok_s' ORDER BY idx",
+        "--db",
+        str(db),
+    )
     assert [r["value"] for r in rows] == first["metrics"]["decode_tok_s"]  # exact 64-bit values
     series = source["series_measurements"][0]
-    point = q(REPO, f"SELECT value FROM points WHERE measurement = '{series['id']}' AND metric = 'decode_tok_s' "
-                    f"AND x = {series['points'][1]['x']}", "--db", str(db))
+    point = q(
+        REPO,
+        f"SELECT value FROM points WHERE measurement = '{series['id']}' AND metric = 'decode_tok_s' "
+        f"AND x = {series['points'][1]['x']}",
+        "--db",
+        str(db),
+    )
     assert point == [{"value": series["points"][1]["decode_tok_s"]}]
     baselined = q(REPO, "SELECT count(*) n FROM findings WHERE baselined", "--db", str(db))[0]["n"]
     assert baselined == len(json.loads((REPO / "packets/baseline.json").read_text())["entries"])
@@ -73,16 +90,25 @@ def test_provenance_and_as_of_from_git_history(reg: Reg) -> None:
     reg.put(f"{F}/pkt/measurements/run-2.json", new)
     reg.commit("add run-2")
     rows = q(reg.root, f"SELECT seq, author, change FROM provenance WHERE path = '{RUN}' ORDER BY seq")
-    assert rows == [{"seq": 0, "author": "Test Author", "change": "A"},
-                    {"seq": 1, "author": "Second Author", "change": "M"}]
+    assert rows == [
+        {"seq": 0, "author": "Test Author", "change": "A"},
+        {"seq": 1, "author": "Second Author", "change": "M"},
+    ]
     assert q(reg.root, "SELECT count(*) n FROM measurements")[0]["n"] == 3
     old = q(reg.root, "SELECT count(*) n FROM measurements", "--as-of", first, "--db", str(reg.root / "old.duckdb"))
     assert old == [{"n": 2}]
-    old_prov = q(reg.root, "SELECT count(*) n FROM provenance WHERE path LIKE '%run-2.json'",
-                 "--as-of", first, "--db", str(reg.root / "old.duckdb"))
+    old_prov = q(
+        reg.root,
+        "SELECT count(*) n FROM provenance WHERE path LIKE '%run-2.json'",
+        "--as-of",
+        first,
+        "--db",
+        str(reg.root / "old.duckdb"),
+    )
     assert old_prov == [{"n": 0}]
-    dated = q(reg.root, "SELECT count(*) n FROM measurements", "--as-of", "2099-12-31",
-              "--db", str(reg.root / "dated.duckdb"))
+    dated = q(
+        reg.root, "SELECT count(*) n FROM measurements", "--as-of", "2099-12-31", "--db", str(reg.root / "dated.duckdb")
+    )
     assert dated == [{"n": 3}]
     bad = evreg("catalog", "--as-of", "no-such-rev", cwd=reg.root)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr

@@ -1,0 +1,114 @@
+"""Charts drawn at build time as inline SVG: no JavaScript, no CDN.
+
+Every plotted point is a link to its measurement and carries its value in a
+tooltip that was formatted through the citation path (``point_html``).
+Axis ticks are bare numbers; units live in the axis titles.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from html import escape
+
+PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22")
+W, H, LEFT, RIGHT, TOP, BOTTOM = 640, 300, 56, 16, 16, 44
+
+
+@dataclass
+class Dot:
+    x: float
+    y: float
+    href: str
+    tooltip: str  # already formatted through the citation path
+    cite: str  # the citation this dot shows, e.g. m:run-1.decode_tok_s[0]
+
+
+@dataclass
+class Series:
+    label: str
+    state: str
+    dots: list[Dot] = field(default_factory=list)
+
+
+def _ticks(lo: float, hi: float, n: int = 5) -> list[float]:
+    if hi <= lo:
+        hi = lo + 1
+    raw = (hi - lo) / n
+    mag = 10 ** math.floor(math.log10(raw))
+    step = min((s * mag for s in (1, 2, 2.5, 5, 10) if s * mag >= raw), default=mag * 10)
+    start = math.floor(lo / step) * step
+    ticks, t = [], start
+    while t <= hi + step * 1e-9:
+        ticks.append(round(t, 10))
+        t += step
+    return ticks
+
+
+def _fmt_tick(v: float) -> str:
+    return str(int(v)) if float(v).is_integer() else f"{v:g}"
+
+
+def svg(
+    series: list[Series], x_label: str, y_label: str, log_x: bool = False, joined: bool = True, title: str = ""
+) -> str:
+    dots = [d for s in series for d in s.dots]
+    if not dots:
+        return '<p class="evreg-empty">No chartable measurements in this view.</p>'
+    xs = [d.x for d in dots]
+    ys = [d.y for d in dots]
+    use_log = log_x and min(xs) > 0
+    fx = (lambda v: math.log2(v)) if use_log else (lambda v: v)
+    x_lo, x_hi = fx(min(xs)), fx(max(xs))
+    if x_hi == x_lo:
+        x_lo, x_hi = x_lo - 1, x_hi + 1
+    y_ticks = _ticks(min(0.0, min(ys)), max(ys) * 1.08 if max(ys) > 0 else 1.0)
+    y_lo, y_hi = y_ticks[0], y_ticks[-1]
+    px = lambda v: LEFT + (fx(v) - x_lo) / (x_hi - x_lo) * (W - LEFT - RIGHT)  # noqa: E731
+    py = lambda v: TOP + (1 - (v - y_lo) / (y_hi - y_lo)) * (H - TOP - BOTTOM)  # noqa: E731
+    out = [
+        f'<svg class="evreg-chart" viewBox="0 0 {W} {H + 22 * len(series)}" role="img" '
+        f'aria-label="{escape(title or y_label)}" xmlns="http://www.w3.org/2000/svg">'
+    ]
+    for t in y_ticks:
+        y = py(t)
+        out.append(
+            f'<line x1="{LEFT}" x2="{W - RIGHT}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>'
+            f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end" class="tick">{_fmt_tick(t)}</text>'
+        )
+    for xv in sorted(set(xs)):
+        x = px(xv)
+        out.append(f'<text x="{x:.1f}" y="{H - BOTTOM + 16}" text-anchor="middle" class="tick">{_fmt_tick(xv)}</text>')
+    out.append(
+        f'<text x="{(LEFT + W - RIGHT) / 2}" y="{H - 6}" text-anchor="middle" class="axis">'
+        f"{escape(x_label)}{' (log scale)' if use_log else ''}</text>"
+    )
+    out.append(
+        f'<text x="14" y="{(TOP + H - BOTTOM) / 2}" text-anchor="middle" class="axis" '
+        f'transform="rotate(-90 14 {(TOP + H - BOTTOM) / 2})">{escape(y_label)}</text>'
+    )
+    for i, s in enumerate(series):
+        color = PALETTE[i % len(PALETTE)]
+        measured = s.state in ("lab-measured", "community-measured")
+        dash = "" if measured else ' stroke-dasharray="4 3"'
+        if joined and len(s.dots) > 1:
+            by_x: dict[float, list[float]] = {}
+            for d in s.dots:
+                by_x.setdefault(d.x, []).append(d.y)
+            path = " ".join(f"{px(x):.1f},{py(sorted(v)[len(v) // 2]):.1f}" for x, v in sorted(by_x.items()))
+            out.append(f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="2"{dash}/>')
+        fill = color if measured else "white"
+        for d in s.dots:
+            out.append(
+                f'<a class="evreg-cite" href="{escape(d.href)}" data-cite="{escape(d.cite)}">'
+                f'<circle cx="{px(d.x):.1f}" cy="{py(d.y):.1f}" r="4.5" fill="{fill}" stroke="{color}" '
+                f'stroke-width="2"/><title>{escape(d.tooltip)}</title></a>'
+            )
+        ly = H + 14 + 22 * i
+        out.append(
+            f'<line x1="{LEFT}" x2="{LEFT + 24}" y1="{ly}" y2="{ly}" stroke="{color}" stroke-width="2"{dash}/>'
+            f'<text x="{LEFT + 30}" y="{ly + 4}" class="legend">{escape(s.label)}'
+            f"{'' if measured else ' (' + escape(s.state) + ', not a measured curve)'}</text>"
+        )
+    out.append("</svg>")
+    return "".join(out)
