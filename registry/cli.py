@@ -6,6 +6,7 @@ with errors (or a check that failed), 2 usage or internal failure.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -419,10 +420,8 @@ def serve(ctx: Context, port: int, out: Path | None) -> None:
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(out))
     with http.server.ThreadingHTTPServer(("127.0.0.1", port), handler) as server:
         click.echo(f"serving the registry at http://127.0.0.1:{port}/ (Ctrl-C to stop)", err=True)
-        try:
+        with contextlib.suppress(KeyboardInterrupt):
             server.serve_forever()
-        except KeyboardInterrupt:
-            pass
 
 
 @cli.group("import")
