@@ -175,7 +175,9 @@ class Pages:
 
 
 def _front(title: str, search: bool = True) -> str:
-    fm = "---\ntitle: " + json.dumps(title) + "\n"
+    """Front matter. The title reaches templates unescaped, so it keeps only plain characters."""
+    plain = " ".join(re.sub(r"[^\w\s.·→/+-]", " ", str(title)).split()) or "Untitled"
+    fm = "---\ntitle: " + json.dumps(plain, ensure_ascii=False) + "\n"
     if not search:
         fm += "search:\n  exclude: true\n"
     return fm + "---\n\n"

@@ -152,7 +152,8 @@ def build_site(root: Path, db: Path, downloads: Path, out: Path) -> list[Finding
     os.environ[CATALOG_ENV] = str(db)
     os.environ[DOWNLOADS_ENV] = str(downloads)
     os.environ.setdefault("NO_MKDOCS_2_WARNING", "true")
-    config = load_config(str(root / "mkdocs.yml"), site_dir=str(out))
+    hooks = str(Path(__file__).with_name("mkdocs_hooks.py"))
+    config = load_config(str(root / "mkdocs.yml"), site_dir=str(out), hooks=[hooks])
     try:
         build(config)
     except (PluginError, BuildError, Abort):

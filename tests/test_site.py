@@ -1,0 +1,76 @@
+"""The site build: refuses invalid registries and orphan numbers, escapes record text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import REPO, F, Reg, evreg
+
+from registry.sitebuild import orphans_in_html
+
+
+def site_setup(reg: Reg) -> None:
+    import shutil
+
+    shutil.copy(REPO / "mkdocs.yml", reg.root / "mkdocs.yml")
+    shutil.copytree(REPO / "site", reg.root / "site")
+
+
+def test_build_succeeds_and_every_page_number_is_cited(reg: Reg) -> None:
+    site_setup(reg)
+    result = evreg("build", cwd=reg.root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = reg.root / "build/site"
+    measurement = (out / "measurements/run-1/index.html").read_text()
+    assert 'data-cite="m:run-1.decode_tok_s[0]"' in measurement and ">30.21 tok/s</a>" in measurement
+    assert (out / "downloads/samples.parquet").exists() and (out / "downloads/SHA256SUMS").exists()
+    assert "search_index.json" in {p.name for p in (out / "search").iterdir()}
+    for page in out.rglob("*.html"):
+        assert orphans_in_html(page.read_text()) == [] or "/search/" in str(page), page
+
+
+def test_build_refuses_a_registry_with_validation_errors(reg: Reg) -> None:
+    site_setup(reg)
+    reg.edit(f"{F}/pkt/measurements/run-1.json", lambda d: d.update(artifact_id="art-b"))
+    result = evreg("build", cwd=reg.root)
+    assert result.returncode == 1
+    assert "artifact-mismatch" in result.stdout and f"{F}/pkt/measurements/run-1.json" in result.stdout
+    assert "nothing was published" in result.stderr
+    assert not (reg.root / "build/site/index.html").exists()
+
+
+def test_build_fails_on_an_orphan_number_in_a_hand_written_page(reg: Reg) -> None:
+    site_setup(reg)
+    page = reg.root / "site/contributing.md"
+    page.write_text(page.read_text() + "\nOur best run reached 52.3 tok/s on one card.\n")
+    result = evreg("build", cwd=reg.root)
+    assert result.returncode == 1
+    assert "site/contributing.md" in result.stdout and "'52.3 tok/s'" in result.stdout
+    page.write_text(page.read_text().replace("52.3 tok/s", "{{ m:run-1.decode_tok_s[0] }}"))
+    assert evreg("build", cwd=reg.root).returncode == 0
+    html = (reg.root / "build/site/contributing/index.html").read_text()
+    assert 'class="evreg-cite" href="../measurements/run-1/#decode-tok-s-0"' in html
+
+
+def test_rendered_page_scan_catches_figures_outside_the_citation_path() -> None:
+    assert orphans_in_html("<p>reached <b>52.3</b> tok/s</p>") == []  # split by a tag: not one figure
+    assert orphans_in_html("<p>reached 52.3 tok/s</p>") == ["52.3 tok/s"]
+    assert orphans_in_html('<p><a class="evreg-cite" href="x">52.3 tok/s</a></p>') == []
+    assert orphans_in_html("<pre><code>52.3 tok/s</code></pre>") == []
+
+
+def test_record_text_is_inert_in_generated_markdown(reg: Reg, tmp_path: Path) -> None:
+    from registry import catalog, rules
+    from registry.site import render_pages
+    from registry.store import load
+
+    evil = "<script>alert(1)</script> [x](javascript:alert(1)) {{ config }} {% raw %} **bold** | pipe"
+    reg.edit(f"{F}/pkt/packet.json", lambda d: d.update(label=evil, summary=evil))
+    registry = load(reg.root)
+    report = rules.run(registry, rules.discover())
+    db = tmp_path / "c.duckdb"
+    catalog.build(registry, report.findings, {}, db, {"schema_version": "1"})
+    page = render_pages(db)["packets/pkt.md"]
+    for bad in ("<script", "](javascript", "{{ config", "{%", "**bold**", "| pipe"):
+        assert bad not in page
+    assert "&#60;script&#62;alert&#40;1&#41;&#60;/script&#62;" in page
