@@ -514,6 +514,20 @@ def export_neural_download(ctx: Context, family: str, output: Path | None) -> No
         click.echo(text, nl=False)
 
 
+@cli.command()
+@click.option("--sizes", default="1000,10000", show_default=True, help="Comma-separated measurement counts.")
+@click.option("--keep", type=click.Path(file_okay=False, path_type=Path), help="Keep the generated registries here.")
+def bench(sizes: str, keep: Path | None) -> None:
+    """Benchmark validation, catalog and queries on synthetic registries; print JSON with ratios to the floor."""
+    from registry import bench as bench_mod
+
+    try:
+        counts = [int(s) for s in sizes.split(",") if s.strip()]
+    except ValueError:
+        raise click.UsageError("--sizes takes whole numbers separated by commas") from None
+    click.echo(json.dumps(bench_mod.run(counts, keep), indent=2))
+
+
 def main() -> None:
     try:
         cli.main(standalone_mode=False)

@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from registry.findings import Finding, join_pointer
 
 MAX_RECORD_BYTES = 8 * 1024 * 1024
@@ -40,9 +42,14 @@ class _Duplicates(dict):  # type: ignore[type-arg]
     repeated: list[str]
 
 
+class _Seen:
+    suspicious = False
+
+
 def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     obj = dict(pairs)
     if len(obj) != len(pairs):
+        _Seen.suspicious = True
         seen: set[str] = set()
         dup = _Duplicates(obj)
         dup.repeated = [k for k, _ in pairs if k in seen or seen.add(k)]  # type: ignore[func-returns-value]
@@ -50,7 +57,13 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return obj
 
 
-_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_NonFinite)
+def _constant(name: str) -> _NonFinite:
+    _Seen.suspicious = True
+    return _NonFinite(name)
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant)
+_HUGE_EXPONENT = re.compile(r"[eE]\+?\d{3}")
 
 
 def _walk(value: Any, pointer: str = "") -> Iterator[tuple[str, Any]]:
@@ -79,6 +92,37 @@ def depth(value: Any) -> int:
             children = node.values() if isinstance(node, dict) else node
             stack.extend((c, d + 1) for c in children if isinstance(c, dict | list))
     return deepest
+
+
+_KEY_TOKEN = re.compile(r'"\s*:')
+
+
+def _fast_parse(raw: bytes, text: str) -> Any:
+    """orjson's parse when it is provably equal to the careful one, else None.
+
+    orjson rejects NaN/Infinity and huge exponents outright and keeps the last of
+    repeated keys silently; so the result is used only when it parsed, nests
+    within the limit, and holds exactly as many keys as the text has key tokens
+    (a string value containing a quote-colon makes the count differ and sends
+    the file down the careful path, which is then exact)."""
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    keys, deepest = 0, 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, d = stack.pop()
+        if isinstance(node, dict):
+            keys += len(node)
+            deepest = max(deepest, d)
+            stack.extend((v, d + 1) for v in node.values() if isinstance(v, dict | list))
+        elif isinstance(node, list):
+            deepest = max(deepest, d)
+            stack.extend((v, d + 1) for v in node if isinstance(v, dict | list))
+    if deepest > MAX_DEPTH or keys != len(_KEY_TOKEN.findall(text)):
+        return None
+    return value
 
 
 def _line_col(text: str, offset: int) -> tuple[int, int]:
@@ -125,6 +169,10 @@ def parse(raw: bytes, file: str) -> tuple[Any, list[Finding]]:
         )
     if not text.strip():
         return bad("json-syntax", "file is empty", "a record file holds one JSON object", 1, 1)
+    fast = _fast_parse(raw, text)
+    if fast is not None:
+        return fast, []
+    _Seen.suspicious = False
     try:
         value = _DECODER.decode(text)
     except json.JSONDecodeError as exc:
@@ -147,6 +195,8 @@ def parse(raw: bytes, file: str) -> tuple[Any, list[Finding]]:
             1,
             1,
         )
+    if not _Seen.suspicious and not _HUGE_EXPONENT.search(text):
+        return value, []
     findings: list[Finding] = []
     locator: Locator | None = None
     for ptr, node in _walk(value):
@@ -334,25 +384,38 @@ def write_atomic(path: Path, data: str | bytes) -> None:
 def iter_keyed_strings(data: Any, is_key: Callable[[str], bool], pointer: str = "") -> Iterator[tuple[str, str]]:
     """(pointer, string) for every string held by a selected key, directly or
     in a list under it, at any depth. Objects under a selected key are walked
-    as ordinary objects."""
-    stack: list[tuple[str, Any]] = [(pointer, data)]
-    while stack:
-        ptr, node = stack.pop()
+    as ordinary objects. Pointers are built only for what is yielded."""
+    tokens: list[str | int] = []
+
+    def here(*extra: str | int) -> str:
+        return pointer + join_pointer(*tokens, *extra)
+
+    def walk(node: Any) -> Iterator[tuple[str, str]]:
         if isinstance(node, dict):
             for key, value in node.items():
-                child = join_pointer_suffix(ptr, key)
-                if is_key(key) and isinstance(value, str):
-                    yield child, value
-                elif is_key(key) and isinstance(value, list):
+                if isinstance(value, str):
+                    if is_key(key):
+                        yield here(key), value
+                elif isinstance(value, list) and is_key(key):
                     for i, item in enumerate(value):
                         if isinstance(item, str):
-                            yield join_pointer_suffix(child, i), item
-                        else:
-                            stack.append((join_pointer_suffix(child, i), item))
-                else:
-                    stack.append((child, value))
+                            yield here(key, i), item
+                        elif isinstance(item, dict | list):
+                            tokens.extend((key, i))
+                            yield from walk(item)
+                            del tokens[-2:]
+                elif isinstance(value, dict | list):
+                    tokens.append(key)
+                    yield from walk(value)
+                    tokens.pop()
         elif isinstance(node, list):
-            stack.extend((join_pointer_suffix(ptr, i), v) for i, v in enumerate(node))
+            for i, item in enumerate(node):
+                if isinstance(item, dict | list):
+                    tokens.append(i)
+                    yield from walk(item)
+                    tokens.pop()
+
+    return walk(data)
 
 
 def map_keyed_strings(data: Any, is_key: Callable[[str], bool], fn: Callable[[str], str]) -> Any:

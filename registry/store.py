@@ -66,6 +66,7 @@ class WorkTree:
         self.root = root
         self.real_root = Path(os.path.realpath(root))
         self.label = "working tree"
+        self._evidence: dict[str, EvidenceState] = {}
 
     def entries(self) -> Iterator[Entry]:
         base = self.root / PACKETS
@@ -82,6 +83,11 @@ class WorkTree:
         return (self.root / path).read_bytes()
 
     def evidence(self, path: str) -> EvidenceState:
+        if path not in self._evidence:
+            self._evidence[path] = self._evidence_state(path)
+        return self._evidence[path]
+
+    def _evidence_state(self, path: str) -> EvidenceState:
         full = os.path.realpath(self.root / path)
         if os.path.commonpath([full, self.real_root]) != str(self.real_root):
             return EvidenceState.ESCAPE

@@ -39,19 +39,16 @@ class Index:
         self.existing: set[tuple[str, str | None, str]] = {
             (kind, d.place.family, d.place.id) for d in registry.documents if d.place.id for kind in d.place.kinds
         }
+        self.existing_anywhere: set[tuple[str, str]] = {(kind, rid) for kind, _, rid in self.existing}
 
     def family_of(self, doc: Document) -> FamilyIndex:
         return self.families.get(doc.place.family or "", FamilyIndex(None))
 
     def exists(self, kinds: tuple[str, ...], family: str | None, record_id: str) -> bool:
         """A file for this id exists at a place of one of ``kinds`` (``family`` None: any family)."""
-        return any(
-            (k, f, record_id) in self.existing for k in kinds for f in ([family] if family else self.family_names)
-        )
-
-    @property
-    def family_names(self) -> list[str | None]:
-        return sorted({f for _, f, _ in self.existing}, key=str)
+        if family is None:
+            return any((k, record_id) in self.existing_anywhere for k in kinds)
+        return any((k, family, record_id) in self.existing for k in kinds)
 
 
 def index(registry: Registry) -> Index:

@@ -1,0 +1,261 @@
+"""Synthetic registries that look like the real data, and the benchmark that
+measures validation, incremental validation, the catalog and queries against
+the floor of just reading and parsing the same files (DESIGN §9).
+
+Run: ``evreg bench --sizes 1000,10000,100000`` (prints JSON).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from registry.jsonio import canonical
+
+MEASUREMENTS_PER_FAMILY = 1000
+PACKETS_PER_FAMILY = 20
+
+
+def _write(root: Path, rel: str, data: Any) -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(canonical(data), "utf-8")
+
+
+def generate(root: Path, measurements: int, seed: int = 7) -> dict[str, int]:
+    """Write a registry of about ``measurements`` measurements under ``root`` and commit it."""
+    rnd = random.Random(seed)
+    families = max(1, measurements // MEASUREMENTS_PER_FAMILY)
+    per_family = measurements // families
+    (root / "packets").mkdir(parents=True, exist_ok=True)
+    written = 0
+    for f in range(families):
+        fam = f"fam-{f:04d}"
+        revs = [f"model-{f}.{r}" for r in range(2)]
+        arts = {f"{fam}-art-{r}-{a}": (revs[r], q) for r in range(2) for a, q in enumerate(("INT4", "FP8"))}
+        _write(
+            root,
+            f"packets/{fam}/family.json",
+            {
+                "kind": "family",
+                "id": fam,
+                "name": f"Synthetic family {f}",
+                "summary": "A generated family.",
+                "primary_packet_id": f"{fam}-p-0",
+                "weight_revisions": [
+                    {
+                        "id": r,
+                        "repository": f"org/{r}",
+                        "revision": f"{i:040x}",
+                        "quantized_artifacts": [
+                            {
+                                "id": aid,
+                                "label": q,
+                                "quantization": q,
+                                "repository": f"org/{aid}",
+                                "revision": f"{i + 7:040x}",
+                                "evidence": f"packets/{fam}/{fam}-p-0/evidence/run.json",
+                            }
+                            for aid, (rr, q) in arts.items()
+                            if rr == r
+                        ],
+                    }
+                    for i, r in enumerate(revs)
+                ],
+            },
+        )
+        ev = f"packets/{fam}/{fam}-p-0/evidence/run.json"
+        (root / ev).parent.mkdir(parents=True, exist_ok=True)
+        (root / ev).write_text('{"samples": [1, 2, 3]}\n')
+        family_art = list(arts.items())
+        for p in range(PACKETS_PER_FAMILY):
+            aid, (rev, quant) = family_art[p % len(family_art)]
+            _write(
+                root,
+                f"packets/{fam}/{fam}-p-{p}/packet.json",
+                {
+                    "kind": "packet",
+                    "id": f"{fam}-p-{p}",
+                    "revision": rev,
+                    "artifact_id": aid,
+                    "quantization": quant,
+                    "runtime": "vLLM 0.9",
+                    "cards": 1 + p % 4,
+                    "status": "candidate",
+                    "label": f"Packet {p}",
+                    "summary": f"Decode {{{{ m:{fam}-m-{p * 5 + 1}.decode_tok_s[0] }}}} at TP{1 + p % 4}.",
+                    "manifest": ev.replace("p-0", "p-0"),
+                },
+            )
+        for m in range(per_family):
+            p = m % PACKETS_PER_FAMILY
+            aid, (rev, quant) = family_art[p % len(family_art)]
+            base = {
+                "id": f"{fam}-m-{m}",
+                "state": "lab-measured" if m % 17 else "lab-screened",
+                "revision": rev,
+                "artifact_id": aid,
+                "quantization": quant,
+                "runtime": "vLLM 0.9",
+                "runtime_family": "vLLM",
+                "config": {"tp": 1 + p % 4, "mtp": m % 3, "kv": "f16"},
+                "workload": "12 cold prompts, 512 output tokens",
+                "evidence": ev,
+                "quality": "objective battery pass",
+                "caveat": f"See {{{{ m:{fam}-m-{m}.decode_tok_s[0] }}}}.",
+            }
+            if m % 5:
+                rec = {
+                    "kind": "run-measurement",
+                    **base,
+                    "metrics": {
+                        "decode_tok_s": [round(rnd.uniform(20, 90), 4) for _ in range(3)],
+                        "ttft_ms": [round(rnd.uniform(100, 400), 2) for _ in range(3)],
+                    },
+                }
+            else:
+                rec = {
+                    "kind": "series-measurement",
+                    **base,
+                    "axis": "active_context_tokens",
+                    "caveat": f"At 0: {{{{ m:{fam}-m-{m}.decode_tok_s@0 }}}}.",
+                    "points": [
+                        {"x": x, "decode_tok_s": round(rnd.uniform(20, 90), 4), "samples": 5}
+                        for x in (0, 2048, 4096, 8192, 16384, 32768)
+                    ],
+                }
+            _write(root, f"packets/{fam}/{fam}-p-{p}/measurements/{rec['id']}.json", rec)
+            written += 1
+        charted = [m for m in range(1, per_family) if m % 5 and m % 17][:10]
+        for v in range(5):
+            _write(
+                root,
+                f"packets/{fam}/views/view-{v}.json",
+                {
+                    "kind": "view",
+                    "id": f"view-{v}",
+                    "title": f"View {v}",
+                    "metrics": ["decode_tok_s"],
+                    "discrete": True,
+                    "series": [
+                        {
+                            "label": "s",
+                            "measurement_ids": [f"{fam}-m-{charted[2 * v]}", f"{fam}-m-{charted[2 * v + 1]}"],
+                        }
+                    ],
+                },
+            )
+    shutil.copytree(Path(__file__).resolve().parents[1] / "schema", root / "schema", dirs_exist_ok=True)
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+    subprocess.run(
+        ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.org", "commit", "-qm", "synthetic registry"],
+        cwd=root,
+        check=True,
+    )
+    return {"families": families, "measurements": written}
+
+
+def _floor(root: Path) -> float:
+    start = time.perf_counter()
+    for dirpath, _dirs, files in os.walk(root / "packets"):
+        for name in files:
+            if name.endswith(".json"):
+                orjson.loads(Path(dirpath, name).read_bytes())
+    return time.perf_counter() - start
+
+
+def _timed(fn: Any) -> tuple[float, Any]:
+    start = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - start, out
+
+
+def measure(root: Path) -> dict[str, Any]:
+    """Time every phase on the registry at ``root`` (run in a fresh process for a clean peak memory)."""
+    from registry import catalog, rules
+    from registry.store import load
+
+    floor = min(_floor(root) for _ in range(2))
+    pack = rules.discover()
+    full, report = _timed(lambda: rules.run(load(root), pack))
+    assert not report.errors(), report.summary()
+    incremental_first, _ = _timed(lambda: rules.run(load(root), pack))  # cache warm now
+    victim = next((root / "packets").rglob("*-m-3.json"))
+    data = json.loads(victim.read_text())
+    data["quality"] = "objective battery pass; rerun"
+    victim.write_text(canonical(data))
+    incremental, report2 = _timed(lambda: rules.run(load(root), pack))
+    assert not report2.errors(), report2.summary()
+    db = root / "build" / "bench.duckdb"
+    registry = load(root)
+    build_s, _ = _timed(lambda: catalog.build(registry, report2.findings, {}, db, {"schema_version": "1"}))
+    queries = {
+        "headline per packet": "SELECT * FROM headlines",
+        "decode samples of TP2 INT4": "SELECT m.id, s.value FROM measurements m JOIN samples s ON s.measurement = m.id "
+        "WHERE m.tp = 2 AND m.quantization = 'INT4' AND s.metric = 'decode_tok_s'",
+        "grade distribution": "SELECT * FROM grade_distribution",
+    }
+    q = {}
+    for name, sql in queries.items():
+        times = []
+        for _ in range(20):
+            t, _ = _timed(lambda sql=sql: catalog.query(db, sql))
+            times.append(t)
+        q[name] = round(statistics.median(times) * 1000, 2)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {
+        "floor_s": round(floor, 3),
+        "full_validation_s": round(full, 3),
+        "full_ratio": round(full / floor, 2),
+        "revalidation_unchanged_s": round(incremental_first, 3),
+        "incremental_validation_s": round(incremental, 3),
+        "incremental_pct_of_full": round(100 * incremental / full, 1),
+        "catalog_build_s": round(build_s, 3),
+        "catalog_ratio": round(build_s / floor, 2),
+        "query_p50_ms": q,
+        "peak_memory_mib": round(peak, 1),
+    }
+
+
+def run(sizes: list[int], keep: Path | None = None) -> list[dict[str, Any]]:
+    results = []
+    for n in sizes:
+        with tempfile.TemporaryDirectory(prefix=f"evreg-bench-{n}-") as tmp:
+            root = (keep / f"registry-{n}") if keep else Path(tmp)
+            gen_s, info = _timed(lambda root=root, n=n: generate(root, n))
+            out = subprocess.run(
+                [
+                    sys.executable,
+                    "-c",
+                    "import json, sys; from pathlib import Path; "
+                    "from registry.bench import measure; print(json.dumps(measure(Path(sys.argv[1]))))",
+                    str(root),
+                ],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            if out.returncode:
+                raise RuntimeError(out.stderr[-2000:])
+            results.append(
+                {
+                    "measurements": info["measurements"],
+                    "families": info["families"],
+                    "generate_s": round(gen_s, 1),
+                    **json.loads(out.stdout),
+                }
+            )
+    return results
