@@ -77,6 +77,7 @@ def rows(
             for rev in data.get("weight_revisions", []):
                 out["revisions"].append(
                     {
+                        "key": f"{fam}/{rev['id']}",
                         "id": rev["id"],
                         "family": fam,
                         **{k: rev.get(k) for k in ("label", "role", "repository", "revision", "revision_status")},
@@ -85,6 +86,7 @@ def rows(
                 for art in rev.get("quantized_artifacts", []):
                     out["artifacts"].append(
                         {
+                            "key": f"{fam}/{art['id']}",
                             "id": art["id"],
                             "family": fam,
                             "revision_id": rev["id"],

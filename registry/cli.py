@@ -21,7 +21,7 @@ import git
 
 from registry import catalog, jsonio, provenance, rules, schemas
 from registry.findings import Finding, Severity
-from registry.formats import ImportRefused, neural_download, write_plan
+from registry.formats import ImportRefused, neural_download, vllm_run_log, write_plan
 from registry.layout import PACKETS
 from registry.store import BaseNotFound, Registry, load, load_change, open_source
 
@@ -448,8 +448,15 @@ def import_group() -> None:
 @pass_ctx
 def import_neural_download(ctx: Context, file: Path, source: str, repository: str, overwrite: bool, fmt: str) -> None:
     """Split a neural.download family manifest into packets/<family>/."""
+    _run_import(
+        ctx, lambda: neural_download.plan_import(file.read_bytes(), str(file), source, repository), overwrite, fmt
+    )
+
+
+def _run_import(ctx: Context, make_plan: Any, overwrite: bool, fmt: str) -> None:
+    """Plan, write (never overwriting silently), then report what validation finds."""
     try:
-        plan = neural_download.plan_import(file.read_bytes(), str(file), source, repository)
+        plan = make_plan()
     except ImportRefused as exc:
         emit(exc.findings, {"errors": len(exc.findings), "warnings": 0}, fmt)
         click.echo("import refused: nothing was written", err=True)
@@ -470,6 +477,16 @@ def import_neural_download(ctx: Context, file: Path, source: str, repository: st
     _registry, report = run_validation(ctx.root)
     emit(report.findings, report.summary(), fmt)
     click.echo("import done; the findings above are what `evreg validate` reports now", err=True)
+
+
+@import_group.command("vllm-run-log")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--overwrite", is_flag=True, help="Replace record files that exist with other content.")
+@FORMAT_OPTION
+@pass_ctx
+def import_vllm_run_log(ctx: Context, file: Path, overwrite: bool, fmt: str) -> None:
+    """Import the RTX 5090 lab's vLLM run log (runs, failures, sweeps, jitter, divergence)."""
+    _run_import(ctx, lambda: vllm_run_log.plan_import(file.read_bytes(), str(file)), overwrite, fmt)
 
 
 @cli.group("export")

@@ -67,6 +67,8 @@ def place_of(path: str) -> Place:
             return Place(path, ("family",), family=family, id=family)
         return Place(path, (), family=family, problem="a family folder holds family.json and sub-folders only")
     sub = rest[1]
+    if sub == "evidence" and len(rest) > 2:
+        return Place(path, (), family=family, evidence=True)
     if sub in FAMILY_FOLDERS:
         return _record_file(path, rest[2:], FAMILY_FOLDERS[sub], family, None)
     packet = sub

@@ -57,6 +57,17 @@ class Record(Open):
         default=None,
         description="sha256 of local evidence files this record cites, by path.",
     )
+    evidence_locators: (
+        dict[
+            Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*(\[\d+\]|@-?\d+(\.\d+)?)$")],
+            Annotated[str, StringConstraints(pattern=r"^(/.*)?$")],
+        ]
+        | None
+    ) = Field(
+        default=None,
+        description="Where each stored number sits in the record's JSON evidence file: METRIC[INDEX] or "
+        "METRIC@X -> RFC 6901 pointer. The validator re-reads the evidence and compares (evidence-value-mismatch).",
+    )
 
 
 class Grade(Open):

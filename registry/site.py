@@ -682,6 +682,30 @@ def _measurement(p: Pages, mid: str) -> str:
                 out.append(f'| <span id="{anchor}"></span>{esc(metric)} | {i} | {p.cite(mid, metric, i)} |')
         out.append("")
     if m.get("points"):
+        charted = [k for k in load_vocab("metrics")["metrics"] if any(k in pt for pt in m["points"])]
+        for metric in charted:
+            series = charts.Series(
+                mid,
+                m["state"],
+                [
+                    _dot(p, mid, metric, None, pt["x"], float(pt["x"]), float(pt[metric]))
+                    for pt in m["points"]
+                    if isinstance(pt.get(metric), int | float) and not isinstance(pt.get(metric), bool)
+                ],
+            )
+            unit = citations.unit_of(metric)
+            label = load_vocab("metrics")["metrics"][metric]["label"]
+            out += [
+                charts.svg(
+                    [series],
+                    m.get("axis") or "x",
+                    f"{label} ({unit})" if unit else label,
+                    m.get("axis") == "concurrency",
+                    True,
+                    mid,
+                ),
+                "",
+            ]
         metric_keys = [
             k
             for k in dict.fromkeys(k for pt in m["points"] for k in pt)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from sqlalchemy import Double
 from sqlmodel import Field, SQLModel
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 def real() -> float | None:
@@ -48,7 +48,8 @@ class FamilyRow(SQLModel, table=True):
 
 class RevisionRow(SQLModel, table=True):
     __tablename__ = "revisions"
-    id: str = Field(primary_key=True)
+    key: str = Field(primary_key=True)  # family/id: revision ids are scoped to their family
+    id: str
     family: str
     label: str | None = None
     role: str | None = None
@@ -59,7 +60,8 @@ class RevisionRow(SQLModel, table=True):
 
 class ArtifactRow(SQLModel, table=True):
     __tablename__ = "artifacts"
-    id: str = Field(primary_key=True)
+    key: str = Field(primary_key=True)  # family/id
+    id: str
     family: str
     revision_id: str
     label: str | None = None

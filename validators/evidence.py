@@ -4,10 +4,13 @@ their recorded sha256. External references are counted, not checked."""
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterator
+from typing import Any
 
+from registry import citations, jsonio
 from registry.evidence import iter_refs, parse_ref
-from registry.findings import Finding, join_pointer
+from registry.findings import Finding, join_pointer, split_pointer
 from registry.rules import CodeDoc, Rule
 from registry.store import EvidenceState, Registry
 
@@ -96,4 +99,94 @@ def check_evidence(registry: Registry) -> Iterator[Finding]:
                 )
 
 
-RULES = [Rule("evidence", (MISSING, ESCAPE, HASH), check_evidence)]
+VALUE = CodeDoc(
+    "evidence-value-mismatch",
+    "A stored number its evidence does not reproduce",
+    "A measurement declares where each number sits in its evidence file (evidence_locators); re-reading the "
+    "evidence must give exactly the stored value, or the number was copied wrong or the evidence changed.",
+    "Fix the stored number or the locator so that the evidence reproduces it exactly.",
+    '{"metrics": {"decode_tok_s": [30.2]}, "evidence_locators": {"decode_tok_s[0]": "/runs/0/decode"}} '
+    "where the evidence says 30.25",
+)
+
+_SELECTOR = re.compile(r"^(?P<metric>[A-Za-z_][A-Za-z0-9_]*)(?:\[(?P<index>\d+)\]|@(?P<x>-?\d+(?:\.\d+)?))$")
+
+
+def _resolve_pointer(document: Any, pointer: str) -> Any:
+    node = document
+    for token in split_pointer(pointer):
+        if isinstance(node, dict) and token in node:
+            node = node[token]
+        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+            node = node[int(token)]
+        else:
+            raise KeyError(pointer)
+    return node
+
+
+def check_evidence_values(registry: Registry) -> Iterator[Finding]:
+    parsed: dict[str, Any] = {}
+    for doc in registry.records():
+        locators = doc.data.get("evidence_locators")
+        if not locators:
+            continue
+        ev = doc.data.get("evidence")
+        if (
+            not isinstance(ev, str)
+            or parse_ref(ev).kind != "local"
+            or _escapes(ev)
+            or registry.source.evidence(ev) is not EvidenceState.FILE
+        ):
+            yield doc.finding(
+                "evidence-value-mismatch",
+                "/evidence_locators",
+                "locators need a local evidence file that exists, and `evidence` is not one",
+                VALUE.hint,
+            )
+            continue
+        if ev not in parsed:
+            value, problems = jsonio.parse(registry.source.read(ev), ev)
+            parsed[ev] = None if problems else value
+        document = parsed[ev]
+        if document is None:
+            yield doc.finding(
+                "evidence-value-mismatch",
+                "/evidence",
+                f"evidence {ev!r} is not readable JSON, so its locators cannot be checked",
+                VALUE.hint,
+            )
+            continue
+        for selector, pointer in locators.items():
+            where = join_pointer("evidence_locators", selector)
+            m = _SELECTOR.match(selector)
+            index = int(m.group("index")) if m and m.group("index") else None
+            x = float(m.group("x")) if m and m.group("x") else None
+            stored = citations.lookup(doc.data, m.group("metric"), index, x) if m else "is not METRIC[i] or METRIC@X"
+            if isinstance(stored, str):
+                yield doc.finding(
+                    "evidence-value-mismatch", where, f"locator {selector!r}: the record {stored}", VALUE.hint
+                )
+                continue
+            try:
+                found = _resolve_pointer(document, pointer)
+            except KeyError:
+                yield doc.finding(
+                    "evidence-value-mismatch",
+                    where,
+                    f"locator {selector!r}: {ev} has nothing at {pointer!r}",
+                    VALUE.hint,
+                )
+                continue
+            if isinstance(found, bool) or not isinstance(found, int | float) or float(found) != stored:
+                yield doc.finding(
+                    "evidence-value-mismatch",
+                    where,
+                    f"{selector} is {stored!r} in the record but {found!r} at {ev}{pointer}",
+                    VALUE.hint,
+                )
+
+
+RULES = [
+    Rule("evidence", (MISSING, ESCAPE, HASH), check_evidence),
+    Rule("evidence-values", (VALUE,), check_evidence_values),
+]

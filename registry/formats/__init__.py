@@ -25,13 +25,18 @@ class ImportRefused(Exception):
 
 @dataclass
 class Plan:
-    """Files an import would write: repository-relative path -> file text."""
+    """Files an import would write: repository-relative path -> file bytes."""
 
-    files: dict[str, str] = field(default_factory=dict)
+    files: dict[str, bytes] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
     def add(self, path: str, record: object) -> None:
-        if path in self.files:
+        """A record, in canonical form."""
+        self.add_file(path, jsonio.canonical(record).encode("utf-8"))
+
+    def add_file(self, path: str, content: bytes) -> None:
+        """A file as it is (evidence)."""
+        if path in self.files and self.files[path] != content:
             raise ImportRefused(
                 [
                     Finding(
@@ -42,7 +47,7 @@ class Plan:
                     )
                 ]
             )
-        self.files[path] = jsonio.canonical(record)
+        self.files[path] = content
 
 
 @dataclass
@@ -56,17 +61,17 @@ def write_plan(root: Path, plan: Plan, overwrite: bool = False) -> WriteResult:
     """Write a plan atomically per file. Without ``overwrite`` nothing is
     written when any target exists with other content (no silent overwrite)."""
     result = WriteResult()
-    for path, text in plan.files.items():
+    for path, content in plan.files.items():
         target = root / path
-        if target.exists() and target.read_bytes() != text.encode("utf-8"):
+        if target.exists() and target.read_bytes() != content:
             result.conflicts.append(path)
     if result.conflicts and not overwrite:
         return result
-    for path, text in sorted(plan.files.items()):
+    for path, content in sorted(plan.files.items()):
         target = root / path
-        if target.exists() and target.read_bytes() == text.encode("utf-8"):
+        if target.exists() and target.read_bytes() == content:
             result.unchanged.append(path)
             continue
-        jsonio.write_atomic(target, text)
+        jsonio.write_atomic(target, content)
         result.written.append(path)
     return result
