@@ -21,9 +21,19 @@ import git
 
 from registry import catalog, jsonio, provenance, rules, schemas
 from registry.findings import Finding, Severity
-from registry.formats import ImportRefused, neural_download, vllm_run_log, write_plan
+from registry.formats import (
+    ImportRefused,
+    find_target,
+    llama_bench,
+    lm_eval,
+    neural_download,
+    vllm_bench,
+    vllm_run_log,
+    write_plan,
+)
 from registry.layout import PACKETS
 from registry.store import BaseNotFound, Registry, load, load_change, open_source
+from registry.vocab import OBSERVED_STATES
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -487,6 +497,120 @@ def _run_import(ctx: Context, make_plan: Any, overwrite: bool, fmt: str) -> None
 def import_vllm_run_log(ctx: Context, file: Path, overwrite: bool, fmt: str) -> None:
     """Import the RTX 5090 lab's vLLM run log (runs, failures, sweeps, jitter, divergence)."""
     _run_import(ctx, lambda: vllm_run_log.plan_import(file.read_bytes(), str(file)), overwrite, fmt)
+
+
+def _tool_importer(name: str, module: Any, help_text: str) -> None:
+    @import_group.command(name, help=help_text)
+    @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+    @click.option(
+        "--packet",
+        "packet",
+        required=True,
+        metavar="FAMILY/PACKET",
+        help="The existing packet the results belong to (its revision, artifact and runtime apply).",
+    )
+    @click.option(
+        "--state",
+        type=click.Choice(list(OBSERVED_STATES)),
+        default="community-measured",
+        show_default=True,
+        help="State of the imported measurements.",
+    )
+    @click.option("--overwrite", is_flag=True, help="Replace record files that exist with other content.")
+    @FORMAT_OPTION
+    @pass_ctx
+    def command(ctx: Context, file: Path, packet: str, state: str, overwrite: bool, fmt: str) -> None:
+        def make() -> Any:
+            target = find_target(ctx.root, packet, str(file))
+            return module.plan_import(file.read_bytes(), str(file), target, file.name, state)
+
+        _run_import(ctx, make, overwrite, fmt)
+
+
+_tool_importer("llama-bench", llama_bench, "Import `llama-bench -o json` output into a packet.")
+_tool_importer("vllm-bench", vllm_bench, "Import a `vllm bench serve --save-result` JSON file into a packet.")
+_tool_importer("lm-eval", lm_eval, "Import lm-evaluation-harness results JSON into a packet.")
+
+
+# -- scaffolding ------------------------------------------------------------------
+
+
+@cli.group()
+def new() -> None:
+    """Scaffold a family or a packet (never overwrites)."""
+
+
+def _scaffold(root: Path, path: str, record: dict[str, Any], next_steps: str) -> None:
+    target = root / path
+    if target.exists():
+        raise click.ClickException(f"{path} exists already; nothing was written")
+    jsonio.write_atomic(target, jsonio.canonical(record))
+    click.echo(f"wrote {path}\n\nNext:\n{next_steps}")
+
+
+@new.command("family")
+@click.argument("family")
+@click.option("--name", required=True, help="Display name of the model line.")
+@click.option("--revision", "revision_id", required=True, help="Id of its first weight revision (e.g. model-1.0).")
+@click.option("--repository", required=True, help="Repository of the base weights (org/name).")
+@click.option("--commit", help="40-hex commit of the weights; without it the revision is unpinned.")
+@pass_ctx
+def new_family(ctx: Context, family: str, name: str, revision_id: str, repository: str, commit: str | None) -> None:
+    """Scaffold packets/FAMILY/family.json with one weight revision."""
+    rev: dict[str, Any] = {"id": revision_id, "repository": repository, "quantized_artifacts": []}
+    rev.update({"revision": commit} if commit else {"revision_status": "Commit not recorded yet."})
+    _scaffold(
+        ctx.root,
+        f"packets/{family}/family.json",
+        {"kind": "family", "id": family, "name": name, "weight_revisions": [rev]},
+        "  - add quantized artifacts under weight_revisions[].quantized_artifacts\n"
+        f"  - evreg new packet {family} PACKET --revision {revision_id} ...\n  - evreg validate",
+    )
+
+
+@new.command("packet")
+@click.argument("family")
+@click.argument("packet")
+@click.option("--revision", required=True, help="Weight revision id of the family.")
+@click.option("--artifact", help="Quantized artifact id (required when the revision has artifacts).")
+@click.option("--quantization", help="The artifact's exact quantization.")
+@click.option("--runtime", required=True, help="Runtime and version, e.g. 'vLLM 0.9.1'.")
+@click.option("--cards", type=int, default=1, show_default=True, help="Number of accelerators (topology).")
+@click.option("--label", help="Human label.")
+@pass_ctx
+def new_packet(
+    ctx: Context,
+    family: str,
+    packet: str,
+    revision: str,
+    artifact: str | None,
+    quantization: str | None,
+    runtime: str,
+    cards: int,
+    label: str | None,
+) -> None:
+    """Scaffold packets/FAMILY/PACKET/packet.json."""
+    record: dict[str, Any] = {
+        "kind": "packet",
+        "id": packet,
+        "revision": revision,
+        "runtime": runtime,
+        "cards": cards,
+        "status": "candidate",
+        "label": label or packet,
+    }
+    if artifact:
+        record["artifact_id"] = artifact
+    if quantization:
+        record["quantization"] = quantization
+    _scaffold(
+        ctx.root,
+        f"packets/{family}/{packet}/packet.json",
+        record,
+        f"  - evreg import llama-bench|vllm-bench|lm-eval FILE --packet {family}/{packet}\n"
+        "  - write numbers in prose as {{ m:ID.METRIC[INDEX] }}\n"
+        "  - evreg fmt && evreg validate --base origin/main\n  - open the pull request",
+    )
 
 
 @cli.group("export")

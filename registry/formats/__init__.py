@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from registry import jsonio
 from registry.findings import Finding
@@ -75,3 +76,78 @@ def write_plan(root: Path, plan: Plan, overwrite: bool = False) -> WriteResult:
         jsonio.write_atomic(target, content)
         result.written.append(path)
     return result
+
+
+@dataclass(frozen=True)
+class Target:
+    """The existing packet an import attaches measurements to, and the identity
+    it declares (revision, artifact, quantization, runtime): the tools' own
+    output does not carry it, and an importer never invents it."""
+
+    family: str
+    packet: str
+    data: dict[str, Any]
+
+    @property
+    def folder(self) -> str:
+        return f"packets/{self.family}/{self.packet}"
+
+    def evidence_path(self, source_name: str) -> str:
+        return f"{self.folder}/evidence/{source_name}"
+
+    def identity(self) -> dict[str, Any]:
+        keys = ("revision", "artifact_id", "quantization", "runtime")
+        return {k: self.data[k] for k in keys if k in self.data}
+
+
+def find_target(root: Path, spec: str, file: str) -> Target:
+    """Resolve ``FAMILY/PACKET`` to an existing, readable packet record."""
+    parts = spec.split("/")
+    if len(parts) != 2:
+        raise ImportRefused(
+            [
+                Finding(
+                    code="import-unmappable",
+                    file=file,
+                    message=f"--packet {spec!r} is not FAMILY/PACKET",
+                    hint="scaffold one with `evreg new packet FAMILY PACKET ...`",
+                )
+            ]
+        )
+    path = root / "packets" / parts[0] / parts[1] / "packet.json"
+    data, findings = jsonio.parse(path.read_bytes(), str(path)) if path.is_file() else (None, [])
+    if not isinstance(data, dict) or findings:
+        raise ImportRefused(
+            [
+                Finding(
+                    code="import-unmappable",
+                    file=file,
+                    message=f"no readable packet at packets/{spec}/packet.json",
+                    hint="scaffold it first: `evreg new packet FAMILY PACKET --revision ...`",
+                )
+            ]
+        )
+    return Target(parts[0], parts[1], data)
+
+
+def need(value: Any, kind: type | tuple[type, ...], file: str, pointer: str, what: str) -> Any:
+    """``value`` if it has the expected type, else refuse naming the field."""
+    if isinstance(value, bool) or not isinstance(value, kind):
+        raise ImportRefused(
+            [
+                Finding(
+                    code="import-unmappable",
+                    file=file,
+                    pointer=pointer,
+                    message=f"{what} at {pointer or '/'} is missing or not a {getattr(kind, '__name__', kind)}",
+                    hint="pass the tool's unmodified JSON output",
+                )
+            ]
+        )
+    return value
+
+
+def sha256(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()

@@ -1,0 +1,225 @@
+"""Importers of the second lab's run log and of common benchmark tools, scaffolding, and the contributor flow."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import git
+import pytest
+from conftest import REPO, SHARED, F, Reg, evreg, only
+
+TOOLS = SHARED / "tools"
+RUN_LOG = SHARED / "rtx5090-vllm-runs.json"
+
+
+@pytest.fixture
+def empty(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / "packets").mkdir(parents=True)
+    shutil.copytree(REPO / "schema", root / "schema")
+    git.Repo.init(root)
+    return root
+
+
+def validate_json(root: Path) -> dict:
+    result = evreg("validate", "--format", "json", cwd=root)
+    return json.loads(result.stdout) | {"exit": result.returncode}
+
+
+def test_run_log_imports_every_section_with_identity_and_locators(empty: Path) -> None:
+    result = evreg("import", "vllm-run-log", str(RUN_LOG), cwd=empty)
+    assert result.returncode == 0, result.stderr
+    assert (
+        "3 families, 5 artifacts, 4 packets; 6 runs, 4 failures as closures, 13 sweeps (13 with a checkpoint), "
+        "5 jitter and 11 divergence measurements"
+    ) in result.stderr
+    source = json.loads(RUN_LOG.read_text())
+    fam = empty / "packets/qwen3-6-35b-a3b"
+    run = json.loads(next(fam.rglob("qwen36-moe-mtp.json")).read_text())
+    assert run["metrics"]["decode_tok_s"] == source["runs"][1]["decode_samples"]
+    assert run["metrics"]["draft_acceptance_rate"] == [source["runs"][1]["spec_acceptance"]]
+    assert run["state"] == "community-measured" and run["hardware"] == "NVIDIA GeForce RTX 5090"
+    assert run["runtime"] == "vLLM 0.28.0" and run["artifact_id"] == "nvidia-qwen3-6-35b-a3b-nvfp4"
+    assert run["evidence_locators"]["decode_tok_s[0]"] == "/runs/1/decode_samples/0"
+    family = json.loads((fam / "family.json").read_text())
+    assert "commit" in family["weight_revisions"][0]["revision_status"]  # not invented
+    closures = {p.stem: json.loads(p.read_text()) for p in (empty / "packets/qwen3-8-27b/closures").glob("*.json")}
+    assert closures["qwen38-bf16"]["state"] == "closed"
+    assert closures["qwen38-fp8-8k"]["state"] == "unsupported"
+    assert closures["qwen38-fp8-8k"]["reason"] == source["failures"][1]["reason"]
+    sweep = json.loads(next(fam.rglob("sweep-qwen3-6-35b-a3b-baseline.json")).read_text())
+    assert [p["x"] for p in sweep["points"]] == [1, 2, 4, 8, 16]
+    assert sweep["points"][0]["decode_tok_s"] == source["sweeps"][0]["levels"][0]["decode_tok_s_per_stream"]
+    divergence = json.loads(next(fam.rglob("divergence-q36-root-vs-q36-kvfp8.json")).read_text())
+    assert divergence["metrics"]["top1_agree"] == [source["divergence"][1]["teacher_forced"]["top1_agree"]]
+    # The findings the data genuinely has are in the committed baseline; nothing else.
+    shutil.copy(REPO / "packets/baseline.json", empty / "packets/baseline.json")
+    report = validate_json(empty)
+    blocking = [f for f in report["findings"] if not f["baselined"] and f["code"] != "baseline-stale"]
+    assert blocking == []
+
+
+def test_corrupted_run_log_evidence_value(empty: Path) -> None:
+    assert evreg("import", "vllm-run-log", str(RUN_LOG), cwd=empty).returncode == 0
+    evidence = empty / "packets/qwen3-6-35b-a3b/evidence/rtx5090-vllm-runs.json"
+    text = evidence.read_text().replace("361.9", "369.1", 1)
+    evidence.write_text(text)
+    report = validate_json(empty)
+    hits = [f for f in report["findings"] if f["code"] == "evidence-value-mismatch"]
+    assert [(f["pointer"], "369.1" in f["message"]) for f in hits] == [("/evidence_locators/decode_tok_s[0]", True)]
+    assert hits[0]["file"].endswith("qwen36-moe-mtp.json")
+
+
+def test_run_log_missing_a_field_is_refused_whole(empty: Path, tmp_path: Path) -> None:
+    log = json.loads(RUN_LOG.read_text())
+    del log["runs"][2]["decode_samples"]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(log))
+    result = evreg("import", "vllm-run-log", str(bad), "--format", "json", cwd=empty)
+    assert result.returncode == 1
+    [f] = json.loads(result.stdout)["findings"]
+    assert (f["code"], f["pointer"]) == ("import-unmappable", "/runs/2/decode_samples")
+    assert list((empty / "packets").iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("tool", "fixture", "metric", "locator"),
+    [
+        ("llama-bench", "llama-bench.json", "decode_tok_s", "/1/samples_ts/0"),
+        ("vllm-bench", "vllm-bench-serve.json", "aggregate_tok_s", "/output_throughput"),
+        ("lm-eval", "lm-eval-results.json", "exact_match_strict_match", "/results/gsm8k/exact_match,strict-match"),
+    ],
+)
+def test_tool_imports_attach_to_a_packet_and_detect_corrupted_evidence(
+    reg: Reg, tool: str, fixture: str, metric: str, locator: str
+) -> None:
+    result = evreg("import", tool, str(TOOLS / fixture), "--packet", "fam/pkt", cwd=reg.root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert reg.findings() == []
+    records = [json.loads(p.read_text()) for p in (reg.root / f"{F}/pkt/measurements").glob("*.json")]
+    mine = [r for r in records if metric in r.get("metrics", {}) and "evidence_locators" in r]
+    assert mine and all(r["artifact_id"] == "art-a" and r["quantization"] == "INT4" for r in mine)
+    assert locator in mine[0]["evidence_locators"].values()
+    source = json.loads((TOOLS / fixture).read_text())
+    node = source
+    for token in locator.strip("/").split("/"):
+        node = node[int(token)] if isinstance(node, list) else node[token]
+    selector = next(k for k, v in mine[0]["evidence_locators"].items() if v == locator)
+    assert mine[0]["metrics"][metric][int(selector.split("[")[1].rstrip("]"))] == node
+    evidence = reg.root / mine[0]["evidence"]
+    text = evidence.read_text().replace(json.dumps(node), json.dumps(node + 1), 1)
+    evidence.write_text(text)
+    codes = {(f.code, f.pointer) for f in reg.findings()}
+    assert ("evidence-value-mismatch", f"/evidence_locators/{selector.replace('~', '~0').replace('/', '~1')}") in codes
+
+
+def test_tool_import_never_invents_identity(reg: Reg) -> None:
+    reg.edit(f"{F}/pkt/packet.json", lambda d: (d.pop("artifact_id"), d.pop("quantization")))
+    assert (
+        evreg(
+            "import", "vllm-bench", str(TOOLS / "vllm-bench-serve.json"), "--packet", "fam/pkt", cwd=reg.root
+        ).returncode
+        == 0
+    )
+    hits = [f for f in only(reg.findings(), "artifact-mismatch") if "vllm-bench" in f.file]
+    assert hits and "no artifact_id" in hits[0].message  # missing stays missing, and is reported
+
+
+@pytest.mark.parametrize(
+    ("tool", "fixture", "break_it", "pointer"),
+    [
+        ("llama-bench", "llama-bench.json", lambda d: d[0].pop("samples_ts"), "/0/samples_ts"),
+        ("vllm-bench", "vllm-bench-serve.json", lambda d: d.update(output_throughput="fast"), "/output_throughput"),
+        ("lm-eval", "lm-eval-results.json", lambda d: d.pop("results"), "/results"),
+    ],
+)
+def test_tool_import_refuses_what_it_does_not_understand(
+    reg: Reg, tmp_path: Path, tool, fixture, break_it, pointer
+) -> None:
+    data = json.loads((TOOLS / fixture).read_text())
+    break_it(data)
+    bad = tmp_path / fixture
+    bad.write_text(json.dumps(data))
+    result = evreg("import", tool, str(bad), "--packet", "fam/pkt", "--format", "json", cwd=reg.root)
+    assert result.returncode == 1
+    [f] = json.loads(result.stdout)["findings"]
+    assert (f["code"], f["pointer"]) == ("import-unmappable", pointer)
+    assert evreg("import", tool, str(TOOLS / fixture), "--packet", "fam/nope", cwd=reg.root).returncode == 1
+
+
+def test_contributor_flow_from_raw_output_to_a_validated_change(tmp_path: Path) -> None:
+    """The steps of site/contributing.md, literally, in a fresh git repository."""
+    root = tmp_path / "contrib"
+    (root / "packets").mkdir(parents=True)
+    shutil.copytree(REPO / "schema", root / "schema")
+    repo = git.Repo.init(root)
+    with repo.config_writer() as cw:
+        cw.set_value("user", "name", "Contributor")
+        cw.set_value("user", "email", "c@example.org")
+    assert (
+        evreg(
+            "new",
+            "family",
+            "qwen2-5-7b",
+            "--name",
+            "Qwen2.5 7B",
+            "--revision",
+            "qwen2.5-7b-instruct",
+            "--repository",
+            "Qwen/Qwen2.5-7B-Instruct",
+            "--commit",
+            "a" * 40,
+            cwd=root,
+        ).returncode
+        == 0
+    )
+    family = root / "packets/qwen2-5-7b/family.json"
+    data = json.loads(family.read_text())
+    data["weight_revisions"][0]["quantized_artifacts"].append(
+        {
+            "id": "q4-k-m",
+            "label": "Q4_K_M GGUF",
+            "quantization": "Q4_K_M",
+            "repository": "Qwen/Qwen2.5-7B-Instruct-GGUF",
+            "file_sha256": "b" * 64,
+            "evidence": "packets/qwen2-5-7b/rtx4080-q4km/evidence/llama-bench.json",
+        }
+    )
+    family.write_text(json.dumps(data))
+    result = evreg(
+        "new",
+        "packet",
+        "qwen2-5-7b",
+        "rtx4080-q4km",
+        "--revision",
+        "qwen2.5-7b-instruct",
+        "--artifact",
+        "q4-k-m",
+        "--quantization",
+        "Q4_K_M",
+        "--runtime",
+        "llama.cpp 8cf427ff",
+        cwd=root,
+    )
+    assert result.returncode == 0 and "Next:" in result.stdout
+    again = evreg("new", "packet", "qwen2-5-7b", "rtx4080-q4km", "--revision", "x", "--runtime", "y", cwd=root)
+    assert again.returncode == 1 and "exists already" in again.stderr
+    assert (
+        evreg(
+            "import", "llama-bench", str(TOOLS / "llama-bench.json"), "--packet", "qwen2-5-7b/rtx4080-q4km", cwd=root
+        ).returncode
+        == 0
+    )
+    assert evreg("fmt", cwd=root).returncode == 0
+    assert evreg("validate", cwd=root).returncode == 0, evreg("validate", cwd=root).stdout
+    repo.git.add("-A")
+    repo.index.commit("Add Qwen2.5 7B Q4_K_M llama-bench results")
+    packet = root / "packets/qwen2-5-7b/rtx4080-q4km/packet.json"
+    data = json.loads(packet.read_text())
+    data["summary"] = "Decode {{ m:llama-bench-tg128-d0-1.decode_tok_s[0] }} on one RTX 4080."
+    packet.write_text(json.dumps(data))
+    assert evreg("fmt", cwd=root).returncode == 0
+    result = evreg("validate", "--base", "HEAD", "--format", "json", cwd=root)
+    assert result.returncode == 0, result.stdout
