@@ -20,6 +20,7 @@ import duckdb
 import git
 
 from registry import catalog, jsonio, provenance, rules, schemas
+from registry.cache import CACHE_FILE, ParseCache
 from registry.findings import Finding, Severity
 from registry.formats import (
     ImportRefused,
@@ -132,11 +133,18 @@ def _in_paths(f: Finding, paths: list[str]) -> bool:
     return not paths or any(f.file == p or f.file.startswith(p.rstrip("/") + "/") for p in paths)
 
 
-def run_validation(root: Path, base: str | None = None) -> tuple[Registry, rules.Report]:
+def open_cache(root: Path, enabled: bool = True) -> ParseCache | None:
+    return ParseCache(root / CACHE_FILE) if enabled else None
+
+
+def run_validation(root: Path, base: str | None = None, use_cache: bool = True) -> tuple[Registry, rules.Report]:
+    cache = open_cache(root, use_cache)
     try:
-        registry = load_change(root, base) if base else load(root)
+        registry = load_change(root, base, cache) if base else load(root, cache=cache)
     except BaseNotFound as exc:
         raise click.UsageError(str(exc)) from None
+    if cache is not None:
+        cache.save()
     return registry, rules.run(registry, rules.discover())
 
 
@@ -151,15 +159,16 @@ def run_validation(root: Path, base: str | None = None) -> tuple[Registry, rules
     help="Validate the change since REV (its merge base with HEAD): adds the history rules and "
     "marks findings in files the change did not touch as introduced: false.",
 )
+@click.option("--no-cache", is_flag=True, help=f"Read every file afresh (the cache is {CACHE_FILE}).")
 @pass_ctx
-def validate(ctx: Context, paths: tuple[Path, ...], fmt: str, strict: bool, base: str | None) -> None:
+def validate(ctx: Context, paths: tuple[Path, ...], fmt: str, strict: bool, base: str | None, no_cache: bool) -> None:
     """Check the registry; report findings with file, line and JSON pointer.
 
     With PATHS, only findings in those files or folders are reported (the
     whole registry is still loaded, since references cross files).
     """
     rel = [_relative(ctx.root, p) for p in paths]
-    _registry, report = run_validation(ctx.root, base)
+    _registry, report = run_validation(ctx.root, base, not no_cache)
     findings = [f for f in report.findings if _in_paths(f, rel)]
     shown = rules.Report(findings, report.records, report.files, report.external_refs)
     emit(findings, shown.summary(), fmt)
@@ -273,7 +282,10 @@ def ensure_catalog(root: Path, db: Path | None, as_of: str | None, force: bool =
     meta = catalog.read_meta(db)
     if not force and meta and meta.get("fingerprint") == print_:
         return db, False
-    registry = load(root, rev)
+    cache = open_cache(root)
+    registry = load(root, rev, cache)
+    if cache is not None:
+        cache.save()
     report = rules.run(registry, rules.discover())
     history = provenance.history(root, rev or "HEAD") if head else {}
     catalog.build(
@@ -377,7 +389,10 @@ def _build(root: Path, out: Path | None, as_of: str | None, fmt: str) -> int:
             rev = provenance.resolve(root, as_of)
         except (ValueError, git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
             raise click.UsageError(f"--as-of: {exc}") from None
-    registry = load(root, rev)
+    cache = open_cache(root)
+    registry = load(root, rev, cache)
+    if cache is not None:
+        cache.save()
     report = rules.run(registry, rules.discover())
     if report.errors():
         emit(report.blocking, report.summary(), fmt)

@@ -19,8 +19,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from registry.findings import Finding, join_pointer
 
 MAX_RECORD_BYTES = 8 * 1024 * 1024
@@ -82,47 +80,20 @@ def join_pointer_suffix(pointer: str, token: str | int) -> str:
     return pointer + join_pointer(token)
 
 
-def depth(value: Any) -> int:
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        node, d = stack.pop()
-        if isinstance(node, dict | list):
-            deepest = max(deepest, d)
-            children = node.values() if isinstance(node, dict) else node
-            stack.extend((c, d + 1) for c in children if isinstance(c, dict | list))
-    return deepest
+def depth(value: Any, limit: int = MAX_DEPTH) -> int:
+    """Nesting depth of containers, exact up to ``limit + 1`` (it stops descending there)."""
 
+    def walk(node: Any, d: int) -> int:
+        children = node.values() if isinstance(node, dict) else node
+        deepest = d
+        for child in children:
+            if isinstance(child, dict | list):
+                deepest = max(deepest, walk(child, d + 1) if d <= limit else d + 1)
+                if deepest > limit:
+                    return deepest
+        return deepest
 
-_KEY_TOKEN = re.compile(r'"\s*:')
-
-
-def _fast_parse(raw: bytes, text: str) -> Any:
-    """orjson's parse when it is provably equal to the careful one, else None.
-
-    orjson rejects NaN/Infinity and huge exponents outright and keeps the last of
-    repeated keys silently; so the result is used only when it parsed, nests
-    within the limit, and holds exactly as many keys as the text has key tokens
-    (a string value containing a quote-colon makes the count differ and sends
-    the file down the careful path, which is then exact)."""
-    try:
-        value = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return None
-    keys, deepest = 0, 0
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        node, d = stack.pop()
-        if isinstance(node, dict):
-            keys += len(node)
-            deepest = max(deepest, d)
-            stack.extend((v, d + 1) for v in node.values() if isinstance(v, dict | list))
-        elif isinstance(node, list):
-            deepest = max(deepest, d)
-            stack.extend((v, d + 1) for v in node if isinstance(v, dict | list))
-    if deepest > MAX_DEPTH or keys != len(_KEY_TOKEN.findall(text)):
-        return None
-    return value
+    return walk(value, 1) if isinstance(value, dict | list) else 0
 
 
 def _line_col(text: str, offset: int) -> tuple[int, int]:
@@ -169,9 +140,6 @@ def parse(raw: bytes, file: str) -> tuple[Any, list[Finding]]:
         )
     if not text.strip():
         return bad("json-syntax", "file is empty", "a record file holds one JSON object", 1, 1)
-    fast = _fast_parse(raw, text)
-    if fast is not None:
-        return fast, []
     _Seen.suspicious = False
     try:
         value = _DECODER.decode(text)
@@ -371,6 +339,13 @@ def write_atomic(path: Path, data: str | bytes) -> None:
     payload = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        try:
+            mode = os.stat(path).st_mode & 0o7777
+        except FileNotFoundError:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(tmp, mode)
         with os.fdopen(fd, "wb") as fh:
             fh.write(payload)
             fh.flush()

@@ -24,9 +24,10 @@ import git
 from pydantic import ValidationError
 
 from registry import jsonio
+from registry.cache import ParseCache
 from registry.findings import Finding, RecordRef, Severity, join_pointer
 from registry.layout import PACKETS, Place, place_of
-from registry.models import MODELS, Record
+from registry.models import MODELS
 
 
 class EvidenceState(Enum):
@@ -65,14 +66,16 @@ class WorkTree:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.real_root = Path(os.path.realpath(root))
+        self._root_str = str(root)
         self.label = "working tree"
         self._evidence: dict[str, EvidenceState] = {}
 
     def entries(self) -> Iterator[Entry]:
-        base = self.root / PACKETS
+        base = os.path.join(self._root_str, PACKETS)
+        cut = len(self._root_str) + 1
         for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
             dirnames.sort()
-            rel_dir = Path(dirpath).relative_to(self.root).as_posix()
+            rel_dir = dirpath[cut:].replace(os.sep, "/")
             names = sorted(filenames) + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]
             for name in names:
                 full = os.path.join(dirpath, name)
@@ -80,7 +83,8 @@ class WorkTree:
                 yield Entry(f"{rel_dir}/{name}", st.st_size, stat.S_ISREG(st.st_mode))
 
     def read(self, path: str) -> bytes:
-        return (self.root / path).read_bytes()
+        with open(os.path.join(self._root_str, path), "rb") as fh:
+            return fh.read()
 
     def evidence(self, path: str) -> EvidenceState:
         if path not in self._evidence:
@@ -161,13 +165,14 @@ class Document:
     blob: str | None
     raw: bytes | None = None
     data: Any = None
-    model: Record | None = None
+    valid: bool = False  # parsed and matched its kind's schema
     findings: list[Finding] = field(default_factory=list)
+    source: Source | None = None  # to read the bytes lazily (for locations) when they were not needed
 
     @property
     def kind(self) -> str | None:
         """The record kind, once the file has passed schema validation."""
-        return self.data.get("kind") if self.model is not None else None
+        return self.data.get("kind") if self.valid else None
 
     @property
     def id(self) -> str | None:
@@ -175,7 +180,10 @@ class Document:
 
     @cached_property
     def locator(self) -> jsonio.Locator:
-        return jsonio.Locator((self.raw or b"").decode("utf-8", "replace"))
+        raw = self.raw
+        if raw is None and self.source is not None:
+            raw = self.raw = self.source.read(self.path)
+        return jsonio.Locator((raw or b"").decode("utf-8", "replace"))
 
     def ref(self) -> RecordRef | None:
         if isinstance(self.data, dict) and isinstance(self.data.get("kind"), str):
@@ -190,7 +198,7 @@ class Document:
     def finding(
         self, code: str, pointer: str, message: str, hint: str = "", severity: Severity = Severity.ERROR
     ) -> Finding:
-        line, column = self.locator.position(pointer) if self.raw else (None, None)
+        line, column = self.locator.position(pointer) if self.raw is not None or self.source else (None, None)
         return Finding(
             code=code,
             severity=severity,
@@ -219,7 +227,7 @@ class Registry:
 
     def records(self, *kinds: str) -> list[Document]:
         """Valid records of the given kinds (all kinds when none is given)."""
-        return [d for d in self.documents if d.model is not None and (not kinds or d.kind in kinds)]
+        return [d for d in self.documents if d.valid and (not kinds or d.kind in kinds)]
 
     @cached_property
     def by_kind_id(self) -> dict[tuple[str, str], list[Document]]:
@@ -249,10 +257,14 @@ MEASUREMENT_KINDS = ("run-measurement", "series-measurement")
 COVERAGE_KINDS = ("coverage-view", "coverage-contract")
 
 
-def read_document(entry: Entry, source: Source) -> Document:
-    """Read, parse and schema-check one file. Never raises on bad content."""
+def read_document(entry: Entry, source: Source, cache: ParseCache | None = None) -> Document:
+    """Read, parse and schema-check one file. Never raises on bad content.
+
+    With a cache, a file whose content (git blob id) was checked before is not
+    parsed again: the cache is keyed by path and content, so an entry can only
+    ever stand for exactly these bytes."""
     place = place_of(entry.path)
-    doc = Document(entry.path, place, entry.blob)
+    doc = Document(entry.path, place, entry.blob, source=source)
     if place.evidence or place.problem:
         return doc
     if not entry.regular:
@@ -275,12 +287,18 @@ def read_document(entry: Entry, source: Source) -> Document:
             )
         )
         return doc
-    doc.raw = source.read(entry.path)
-    doc.blob = doc.blob or blob_id(doc.raw)
-    doc.data, doc.findings = jsonio.parse(doc.raw, entry.path)
-    if doc.data is None or place.kinds == ("baseline",):
+    if doc.blob is None:
+        doc.raw = source.read(entry.path)
+        doc.blob = blob_id(doc.raw)
+    if cache is not None and cache.fill(doc):
         return doc
-    doc.findings.extend(_check_schema(doc))
+    if doc.raw is None:
+        doc.raw = source.read(entry.path)
+    doc.data, doc.findings = jsonio.parse(doc.raw, entry.path)
+    if doc.data is not None and place.kinds != ("baseline",):
+        doc.findings.extend(_check_schema(doc))
+    if cache is not None:
+        cache.store(doc)
     return doc
 
 
@@ -307,7 +325,8 @@ def _check_schema(doc: Document) -> list[Finding]:
             )
         ]
     try:
-        doc.model = MODELS[kind].model_validate(data)
+        MODELS[kind].model_validate(data)
+        doc.valid = True
     except ValidationError as exc:
         # A union reports one error per member; keep the first per location.
         findings: dict[str, Finding] = {}
@@ -367,10 +386,10 @@ def open_source(root: Path, rev: str | None = None) -> Source:
     return GitTree(repo, rev)
 
 
-def load(root: Path, rev: str | None = None) -> Registry:
+def load(root: Path, rev: str | None = None, cache: ParseCache | None = None) -> Registry:
     """Load the registry at ``root`` from its working tree or from commit ``rev``."""
     source = open_source(root, rev)
-    documents = [read_document(e, source) for e in source.entries()]
+    documents = [read_document(e, source, cache) for e in source.entries()]
     return Registry(root, source, documents)
 
 
@@ -378,7 +397,7 @@ class BaseNotFound(ValueError):
     """The base of a change names no commit of the repository."""
 
 
-def load_change(root: Path, base_rev: str) -> Registry:
+def load_change(root: Path, base_rev: str, cache: ParseCache | None = None) -> Registry:
     """The working tree, with ``base`` loaded from the merge base of ``base_rev``
     and HEAD, and ``changed`` the paths that differ from it (untracked included)."""
     with git.Repo(root) as repo:
@@ -393,7 +412,7 @@ def load_change(root: Path, base_rev: str) -> Registry:
             base_sha = base_commit.hexsha
         changed = set(repo.git.diff("--name-only", "--no-renames", base_sha, "--").splitlines())
         changed |= set(repo.untracked_files)
-    head = load(root)
-    head.base = load(root, base_sha)
+    head = load(root, cache=cache)
+    head.base = load(root, base_sha, cache=cache)
     head.changed = frozenset(changed)
     return head

@@ -71,7 +71,7 @@ def check_layout(registry: Registry) -> Iterator[Finding]:
         if place.problem:
             yield Finding(code="layout", file=doc.path, message=f"{doc.path}: {place.problem}", hint=LAYOUT.hint)
             continue
-        if doc.model is None or place.evidence:
+        if not doc.valid or place.evidence:
             continue
         if doc.id != place.id:
             yield doc.finding(
