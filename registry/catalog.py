@@ -21,6 +21,7 @@ from sqlmodel import SQLModel
 from registry import citations, tables
 from registry.evidence import iter_refs, parse_ref
 from registry.findings import Finding
+from registry.jsonio import write_atomic
 from registry.provenance import Change
 from registry.store import MEASUREMENT_KINDS, Registry, Source, blob_id
 
@@ -397,14 +398,14 @@ def export_tables(db: Path, out_dir: Path) -> list[str]:
             order = "key" if "key" in table.__table__.columns else "id"  # type: ignore[attr-defined]
             for ext, opts in (("parquet", "FORMAT parquet, COMPRESSION zstd"), ("jsonl", "FORMAT json")):
                 target = out_dir / f"{name}.{ext}"
-                tmp = out_dir / f".{name}.{ext}.tmp"
+                tmp = out_dir / f".{name}.{ext}.{os.getpid()}.tmp"
                 con.execute(f"COPY (SELECT * FROM {name} ORDER BY {order}) TO '{tmp}' ({opts})")
                 os.replace(tmp, target)
                 names.append(target.name)
     finally:
         con.close()
     sums = "".join(f"{hashlib.sha256((out_dir / n).read_bytes()).hexdigest()}  {n}\n" for n in sorted(names))
-    (out_dir / "SHA256SUMS").write_text(sums)
+    write_atomic(out_dir / "SHA256SUMS", sums)
     return sorted(names)
 
 

@@ -659,6 +659,8 @@ def export_neural_download(ctx: Context, family: str, output: Path | None) -> No
     registry = load(ctx.root)
     try:
         manifest = neural_download.export(registry, family)
+    except neural_download.ExportRefused as exc:
+        raise click.ClickException(str(exc)) from None
     except KeyError:
         raise click.ClickException(
             f"no valid family {family!r} in {ctx.root / PACKETS}; run `evreg validate` to see why"

@@ -60,7 +60,7 @@ def place_of(path: str) -> Place:
     family = rest[0]
     if len(rest) == 1:
         return Place(path, (), problem="only family folders and baseline.json belong directly in packets/")
-    if not _SLUG.match(family):
+    if not _SLUG.fullmatch(family):
         return Place(path, (), family=family, problem=f"family folder {family!r} is not a lowercase slug")
     if len(rest) == 2:
         if rest[1] == "family.json":
@@ -72,7 +72,7 @@ def place_of(path: str) -> Place:
     if sub in FAMILY_FOLDERS:
         return _record_file(path, rest[2:], FAMILY_FOLDERS[sub], family, None)
     packet = sub
-    if not _SLUG.match(packet) or packet in RESERVED_NAMES:
+    if not _SLUG.fullmatch(packet) or packet in RESERVED_NAMES:
         return Place(path, (), family=family, problem=f"{packet!r} is not a valid packet folder name")
     if rest[2] == "evidence" and len(rest) > 3:
         return Place(path, (), family=family, packet=packet, evidence=True)

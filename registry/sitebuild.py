@@ -12,6 +12,9 @@ import hashlib
 import html
 import os
 import re
+import shutil
+import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +44,7 @@ def _downloads() -> list[tuple[str, str, int]]:
     return [
         (f.name, hashlib.sha256(f.read_bytes()).hexdigest(), f.stat().st_size)
         for f in sorted(Path(folder).iterdir())
-        if f.is_file()
+        if f.is_file() and not f.name.startswith(".")  # skip another build's files in flight
     ]
 
 
@@ -153,10 +156,40 @@ def build_site(root: Path, db: Path, downloads: Path, out: Path) -> list[Finding
     os.environ[DOWNLOADS_ENV] = str(downloads)
     os.environ.setdefault("NO_MKDOCS_2_WARNING", "true")
     hooks = str(Path(__file__).with_name("mkdocs_hooks.py"))
-    config = load_config(str(root / "mkdocs.yml"), site_dir=str(out), hooks=[hooks])
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    config = load_config(str(root / "mkdocs.yml"), site_dir=str(staging), hooks=[hooks])
     try:
         build(config)
     except (PluginError, BuildError, Abort):
+        shutil.rmtree(staging, ignore_errors=True)
         if not STATE.findings:
             raise
-    return list(STATE.findings)
+        return list(STATE.findings)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    _replace_dir(staging, out)
+    return []
+
+
+def _replace_dir(new: Path, target: Path) -> None:
+    """Put a finished folder in place of ``target``: readers and a concurrent
+    build see the old site or the new one, never a half-written one."""
+    for _ in range(20):
+        old = target.with_name(f".{target.name}-old-{os.getpid()}-{time.monotonic_ns()}")
+        try:
+            os.rename(target, old)
+        except FileNotFoundError:
+            old = None  # type: ignore[assignment]
+        try:
+            os.rename(new, target)
+        except OSError:  # another build put its site in place meanwhile: move it aside and retry
+            if old is not None:
+                shutil.rmtree(old, ignore_errors=True)
+            continue
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+        return
+    shutil.rmtree(new, ignore_errors=True)
+    raise OSError(f"could not put the built site in place at {target}")

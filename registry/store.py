@@ -403,8 +403,13 @@ def load_change(root: Path, base_rev: str, cache: ParseCache | None = None) -> R
     with git.Repo(root) as repo:
         try:
             base_commit = repo.commit(base_rev)
-        except (git.BadName, ValueError) as exc:
-            raise BaseNotFound(f"--base {base_rev!r} names no commit in {root}") from exc
+            repo.git.cat_file("-e", f"{base_commit.hexsha}^{{tree}}")  # present, not just named
+        except (git.BadName, ValueError, git.GitCommandError) as exc:
+            shallow = (Path(repo.git_dir) / "shallow").exists()
+            raise BaseNotFound(
+                f"--base {base_rev!r} names no commit in {root}"
+                + ("; this is a shallow clone: fetch the base (fetch-depth: 0)" if shallow else "")
+            ) from exc
         try:
             merge = repo.merge_base(base_commit, "HEAD")
             base_sha = merge[0].hexsha if merge else base_commit.hexsha

@@ -235,8 +235,15 @@ def reg(tmp_path: Path) -> Reg:
 
 def evreg(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """Run the real CLI in a subprocess."""
+    # The console script, as users run it: ``python -m`` would put the working
+    # directory first on sys.path, where a registry may keep folders of its own.
     return subprocess.run(
-        [sys.executable, "-m", "registry", *args], cwd=cwd, capture_output=True, text=True, timeout=600, check=False
+        [str(Path(sys.executable).parent / "evreg"), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
     )
 
 

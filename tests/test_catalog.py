@@ -27,8 +27,10 @@ def test_catalog_of_the_committed_registry_matches_the_source_file(tmp_path: Pat
     source = json.loads(LAB_MANIFEST.read_text())
     counts = q(
         REPO,
-        "SELECT (SELECT count(*) FROM measurements) m, (SELECT count(*) FROM packets) p, "
-        "(SELECT count(*) FROM artifacts) a, (SELECT count(*) FROM families) f",
+        "SELECT (SELECT count(*) FROM measurements WHERE family = 'qwen-27b') m, "
+        "(SELECT count(*) FROM packets WHERE family = 'qwen-27b') p, "
+        "(SELECT count(*) FROM artifacts WHERE family = 'qwen-27b') a, "
+        "(SELECT count(*) FROM families WHERE id = 'qwen-27b') f",
         "--db",
         str(db),
     )[0]
@@ -130,9 +132,9 @@ def test_parquet_export_is_byte_identical_on_rerun(reg: Reg, tmp_path: Path) -> 
 
 
 def test_two_catalog_builds_at_once_leave_a_valid_file(reg: Reg) -> None:
-    cmd = [sys.executable, "-m", "registry", "catalog"]
+    cmd = [str(Path(sys.executable).parent / "evreg"), "catalog"]
     procs = [subprocess.Popen(cmd, cwd=reg.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(3)]
     assert [p.wait(timeout=300) for p in procs] == [0, 0, 0]
     assert q(reg.root, "SELECT count(*) n FROM measurements") == [{"n": 2}]
-    leftovers = [p.name for p in (reg.root / "build").iterdir() if p.name != "catalog.duckdb"]
+    leftovers = [p.name for p in (reg.root / "build").iterdir() if p.name not in ("catalog.duckdb", "cache")]
     assert leftovers == []

@@ -4,6 +4,7 @@ their recorded sha256. External references are counted, not checked."""
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -38,12 +39,46 @@ HASH = CodeDoc(
     '{"evidence_sha256": {"packets/f/p/evidence/run.json": "00...00"}}',
 )
 
+UNSAFE = CodeDoc(
+    "path-unsafe",
+    "An evidence path with hard-to-see or look-alike characters",
+    "Paths are read by people in review: control and bidi characters, non-ASCII look-alikes, trailing dots or "
+    "spaces and names that differ only in case can make a path show one file and name another.",
+    "Rename the evidence file with plain ASCII letters, digits, '.', '_', '-' and '/' only.",
+    '{"evidence": "packets/f/p/evidence/run\u202ejson.txt"}',
+)
+
 _WINDOWS_DRIVE = (":\\", ":/")
+_SAFE_PATH = re.compile(r"[A-Za-z0-9._+/-]+")
+
+
+def _unsafe(path: str) -> str | None:
+    """Why a local evidence path is hard to read safely, or None."""
+    if not _SAFE_PATH.fullmatch(path):
+        bad = sorted({c for c in path if not _SAFE_PATH.fullmatch(c)})
+        return "it contains " + ", ".join(f"U+{ord(c):04X}" for c in bad[:5])
+    for part in path.split("/"):
+        if part == "" or part.endswith((".", " ")):
+            return f"its part {part!r} is empty or ends in a dot"
+    return None
 
 
 def _escapes(path: str) -> bool:
     parts = path.replace("\\", "/").split("/")
     return path.startswith(("/", "\\", "~")) or ".." in parts or path[1:3] in _WINDOWS_DRIVE
+
+
+def _case_twins(source: Any, path: str) -> list[str]:
+    """Other files in the same folder whose names equal this one's but for case (working tree only)."""
+    root = getattr(source, "root", None)
+    if root is None or "/" not in path:
+        return []
+    folder, name = path.rsplit("/", 1)
+    try:
+        names = os.listdir(os.path.join(str(root), folder))
+    except OSError:
+        return []
+    return [f"{folder}/{n}" for n in sorted(names) if n != name and n.lower() == name.lower()]
 
 
 def check_evidence(registry: Registry) -> Iterator[Finding]:
@@ -61,6 +96,16 @@ def check_evidence(registry: Registry) -> Iterator[Finding]:
                     "evidence-escape", pointer, f"evidence path {value!r} leaves the repository", ESCAPE.hint
                 )
                 continue
+            why = _unsafe(value)
+            if why:
+                yield doc.finding("path-unsafe", pointer, f"evidence path {value!r} is unsafe: {why}", UNSAFE.hint)
+                continue
+            twins = _case_twins(source, value)
+            if twins:
+                yield doc.finding(
+                    "path-unsafe", pointer, f"evidence path {value!r} differs only in case from {twins[0]!r}",
+                    UNSAFE.hint,
+                )
             state = source.evidence(value)
             if state is EvidenceState.ESCAPE:
                 yield doc.finding(
@@ -187,6 +232,6 @@ def check_evidence_values(registry: Registry) -> Iterator[Finding]:
 
 
 RULES = [
-    Rule("evidence", (MISSING, ESCAPE, HASH), check_evidence),
+    Rule("evidence", (MISSING, ESCAPE, HASH, UNSAFE), check_evidence),
     Rule("evidence-values", (VALUE,), check_evidence_values),
 ]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from registry.findings import Finding
+from registry.findings import Finding, Severity
 from registry.rules import CodeDoc, Rule
 from registry.store import MEASUREMENT_KINDS, Document, Registry
 from validators.scope import packet_scope_mismatches
@@ -35,6 +35,17 @@ RAISED = CodeDoc(
     "Add the new in-scope measurement or evidence file in the same change, or keep the grade.",
     "a change that raises EVID C to B and adds nothing else",
 )
+
+RULES_CHANGED = CodeDoc(
+    "rules-changed",
+    "A change that edits the rules it is judged by",
+    "A pull request that changes validators, vocabularies or the grade rubric together with records is judged "
+    "by the rules it brings; reviewers should see that before trusting a green run.",
+    "Split the rule change into its own pull request, or review both parts together knowingly.",
+    "a change to registry/vocab/rubric.json and packets/f/p/packet.json in one pull request",
+)
+
+RULE_PATHS = ("validators/", "registry/vocab/", "registry/models.py")
 
 IDENTITY_AND_NUMBERS = (
     "state",
@@ -89,6 +100,16 @@ def check_history(registry: Registry) -> Iterator[Finding]:
                 hint=DELETED.hint,
             )
     yield from _raised_grades(registry, base)
+    rule_files = sorted(p for p in registry.changed if p.startswith(RULE_PATHS))
+    if rule_files and any(p.startswith("packets/") for p in registry.changed):
+        yield Finding(
+            code="rules-changed",
+            severity=Severity.WARNING,
+            file=rule_files[0],
+            message=f"this change edits {len(rule_files)} rule or vocabulary files "
+            f"({', '.join(rule_files[:3])}) together with records",
+            hint=RULES_CHANGED.hint,
+        )
 
 
 def _grade(data: dict[str, Any], which: str) -> str | None:
@@ -125,4 +146,4 @@ def _raised_grades(head: Registry, base: Registry) -> Iterator[Finding]:
                 )
 
 
-RULES = [Rule("history", (REWRITE, DELETED, RAISED), check_history)]
+RULES = [Rule("history", (REWRITE, DELETED, RAISED, RULES_CHANGED), check_history)]

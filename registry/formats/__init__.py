@@ -151,3 +151,29 @@ def sha256(data: bytes) -> str:
     import hashlib
 
     return hashlib.sha256(data).hexdigest()
+
+
+def forbid_citation_markers(value: Any, file: str) -> None:
+    """Refuse input whose text already holds ``{{``: the registry reserves it for
+    citations, so imported free text must not be able to fake a binding."""
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack:
+        pointer, node = stack.pop()
+        if isinstance(node, str) and "{{" in node:
+            raise ImportRefused(
+                [
+                    Finding(
+                        code="import-unmappable",
+                        file=file,
+                        pointer=pointer,
+                        message="text contains '{{', which the registry reserves for citations; imported text cannot "
+                        "cite measurements",
+                        hint="remove the braces from the source text, then import again",
+                    )
+                ]
+            )
+        if isinstance(node, dict):
+            stack.extend((f"{pointer}/{str(k).replace('~', '~0').replace('/', '~1')}", v) for k, v in node.items())
+            stack.extend((f"{pointer}/{str(k).replace('~', '~0').replace('/', '~1')}", k) for k in node)
+        elif isinstance(node, list):
+            stack.extend((f"{pointer}/{i}", v) for i, v in enumerate(node))

@@ -13,7 +13,7 @@ from typing import Any
 
 from registry import jsonio
 from registry.findings import join_pointer
-from registry.formats import ImportRefused, Plan, Target, need, sha256
+from registry.formats import ImportRefused, Plan, Target, forbid_citation_markers, need, sha256
 from registry.formats.vllm_run_log import slug
 from registry.layout import record_path
 
@@ -40,6 +40,7 @@ def plan_import(raw: bytes, file: str, target: Target, name: str, state: str) ->
     results, findings = jsonio.parse(raw, file)
     if findings:
         raise ImportRefused(findings)
+    forbid_citation_markers(results, file)
     need(results, list, file, "", "the llama-bench JSON array")
     evidence = target.evidence_path(name)
     plan = Plan()

@@ -14,7 +14,7 @@ from typing import Any
 
 from registry import jsonio
 from registry.findings import Finding, join_pointer
-from registry.formats import ImportRefused, Plan, Target, need, sha256
+from registry.formats import ImportRefused, Plan, Target, forbid_citation_markers, need, sha256
 from registry.formats.vllm_run_log import slug
 from registry.layout import record_path
 
@@ -23,6 +23,7 @@ def plan_import(raw: bytes, file: str, target: Target, name: str, state: str) ->
     doc, findings = jsonio.parse(raw, file)
     if findings:
         raise ImportRefused(findings)
+    forbid_citation_markers(doc, file)
     need(doc, dict, file, "", "the lm-evaluation-harness results object")
     results = need(doc.get("results"), dict, file, "/results", "results")
     evidence = target.evidence_path(name)

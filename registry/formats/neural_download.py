@@ -33,7 +33,7 @@ from registry import citations, jsonio
 from registry.citations import map_prose
 from registry.evidence import map_refs, parse_ref
 from registry.findings import Finding, join_pointer, split_pointer
-from registry.formats import ImportRefused, Plan
+from registry.formats import ImportRefused, Plan, forbid_citation_markers
 from registry.jsonio import iter_keyed_strings
 from registry.layout import record_path
 from registry.models import SLUG_PATTERN
@@ -66,6 +66,7 @@ def plan_import(raw: bytes, file: str, source: str = DEFAULT_SOURCE, repository:
     manifest, findings = jsonio.parse(raw, file)
     if findings:
         raise ImportRefused(findings)
+    forbid_citation_markers(manifest, file)
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise _refuse(
             file,
@@ -74,7 +75,7 @@ def plan_import(raw: bytes, file: str, source: str = DEFAULT_SOURCE, repository:
             "pass a neural.download family manifest (families/<family>.json)",
         )
     family_id = manifest.get("id")
-    if not isinstance(family_id, str) or not _SLUG.match(family_id):
+    if not isinstance(family_id, str) or not _SLUG.fullmatch(family_id):
         raise _refuse(
             file,
             "/id",
@@ -126,7 +127,7 @@ def plan_import(raw: bytes, file: str, source: str = DEFAULT_SOURCE, repository:
                     )
                 record["id"] = f"closure-{index + 1}"
             rid = record.get("id")
-            if not isinstance(rid, str) or not _SLUG.match(rid):
+            if not isinstance(rid, str) or not _SLUG.fullmatch(rid):
                 raise _refuse(
                     file,
                     join_pointer(key, index, "id"),
@@ -205,9 +206,21 @@ def _packet_owners(manifest: dict[str, Any]) -> dict[str, str]:
     return {mid: next(iter(pids)) for mid, pids in claims.items() if len(pids) == 1}
 
 
+class ExportRefused(ValueError):
+    """Files of the family cannot be read, so a manifest would silently lose them."""
+
+
 def export(registry: Registry, family_id: str) -> dict[str, Any]:
-    """Join a family's records back into one manifest."""
-    family_doc = registry.family(family_id)
+    """Join a family's records back into one manifest.
+
+    Every record file of the family that parses is exported, whether or not it
+    passes validation (an export must not lose data); a file that does not
+    parse refuses the export, naming it."""
+    mine = [d for d in registry.documents if d.place.family == family_id and d.place.kinds and not d.place.evidence]
+    unreadable = [d.path for d in mine if not isinstance(d.data, dict)]
+    if unreadable:
+        raise ExportRefused(f"cannot export {family_id!r}: unreadable record files {', '.join(unreadable[:5])}")
+    family_doc = next((d for d in mine if d.place.kinds == ("family",)), None)
     if family_doc is None:
         raise KeyError(family_id)
     family = dict(family_doc.data)
@@ -219,8 +232,10 @@ def export(registry: Registry, family_id: str) -> dict[str, Any]:
         return ref.path if ref.kind == "external" and ref.source in sources else value
 
     by_list: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
-    for doc in registry.family_records(family_id, *LIST_OF_KIND):
-        by_list[LIST_OF_KIND[doc.kind]][doc.id] = doc.data  # type: ignore[index]
+    for doc in mine:
+        kind = doc.data.get("kind")
+        if kind in LIST_OF_KIND:
+            by_list[LIST_OF_KIND[kind]][str(doc.data.get("id", doc.place.id))] = doc.data
     manifest = {k: v for k, v in family.items() if k not in ADDED_FAMILY_FIELDS}
     for key, kind in LISTS:
         if key not in order and not by_list.get(key):

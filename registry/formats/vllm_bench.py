@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from registry import jsonio
-from registry.formats import ImportRefused, Plan, Target, need, sha256
+from registry.formats import ImportRefused, Plan, Target, forbid_citation_markers, need, sha256
 from registry.formats.vllm_run_log import slug
 from registry.layout import record_path
 
@@ -28,6 +28,7 @@ def plan_import(raw: bytes, file: str, target: Target, name: str, state: str) ->
     result, findings = jsonio.parse(raw, file)
     if findings:
         raise ImportRefused(findings)
+    forbid_citation_markers(result, file)
     need(result, dict, file, "", "the vllm bench serve result object")
     need(result.get("output_throughput"), int | float, file, "/output_throughput", "output_throughput")
     completed = need(result.get("completed"), int, file, "/completed", "completed")
@@ -39,7 +40,7 @@ def plan_import(raw: bytes, file: str, target: Target, name: str, state: str) ->
             metrics[key] = [result[key]]
             locators[f"{key}[0]"] = f"/{key}"
     for key, value in result.items():
-        if _LATENCY.match(key) and isinstance(value, int | float) and not isinstance(value, bool):
+        if _LATENCY.fullmatch(key) and isinstance(value, int | float) and not isinstance(value, bool):
             name_ = key.replace(".", "_")
             metrics[name_] = [value]
             locators[f"{name_}[0]"] = f"/{key}"

@@ -41,7 +41,7 @@ from typing import Any
 
 from registry import jsonio
 from registry.findings import Finding, join_pointer
-from registry.formats import ImportRefused, Plan
+from registry.formats import ImportRefused, Plan, forbid_citation_markers
 from registry.layout import record_path
 
 EVIDENCE_NAME = "rtx5090-vllm-runs.json"
@@ -80,6 +80,7 @@ def plan_import(raw: bytes, file: str) -> Plan:
     log, findings = jsonio.parse(raw, file)
     if findings:
         raise ImportRefused(findings)
+    forbid_citation_markers(log, file)
     if not isinstance(log, dict) or log.get("schema_version") != 1:
         raise _refuse(file, "/schema_version", "not a vLLM run log with schema_version 1")
     gpu = _need(log, file, "hardware/gpu", str)
