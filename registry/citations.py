@@ -50,14 +50,19 @@ class Citation:
 
     @property
     def selector(self) -> str:
-        return f"[{self.index}]" if self.index is not None else f"@{_fmt_x(self.x)}"
+        return selector(self.index, self.x)
 
 
 class CitationError(ValueError):
     """A ``{{ ... }}`` that is not a well-formed citation."""
 
 
-def _fmt_x(x: float | None) -> str:
+def selector(index: int | None, x: float | None) -> str:
+    """``[INDEX]`` for a sample, ``@X`` for a series point: the one spelling, in citations and anchors."""
+    return f"[{index}]" if index is not None else f"@{fmt_x(x)}"
+
+
+def fmt_x(x: float | None) -> str:
     return str(int(x)) if x is not None and float(x).is_integer() else str(x)
 
 
@@ -101,7 +106,7 @@ def citation_text(
     decimals: int | None = None,
     unit: bool = True,
 ) -> str:
-    sel = f"[{index}]" if index is not None else f"@{_fmt_x(x)}"
+    sel = selector(index, x)
     filters = (f" | {decimals}" if decimals is not None else "") + ("" if unit else " | nounit")
     return f"{{{{ m:{measurement}.{metric}{sel}{filters} }}}}"
 
@@ -150,12 +155,12 @@ def lookup(measurement: dict[str, Any], metric: str, index: int | None, x: float
     else:
         points = [p for p in measurement.get("points") or [] if isinstance(p, dict) and p.get("x") == x]
         if not points:
-            return f"has no point at x = {_fmt_x(x)}"
+            return f"has no point at x = {fmt_x(x)}"
         if len(points) > 1:
-            return f"has {len(points)} points at x = {_fmt_x(x)}; a citation must select one"
+            return f"has {len(points)} points at x = {fmt_x(x)}; a citation must select one"
         value = points[0].get(metric)
         if value is None:
-            return f"its point at x = {_fmt_x(x)} has no metric {metric!r}"
+            return f"its point at x = {fmt_x(x)} has no metric {metric!r}"
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         return f"the value of {metric!r} there is not a finite number"
     return float(value)

@@ -443,7 +443,7 @@ def _view(p: Pages, view: dict[str, Any]) -> list[str]:
 def _dot(p: Pages, mid: str, metric: str, index: int | None, x: float | None, xv: float, v: float) -> charts.Dot:
     raw = citations.citation_text(mid, metric, index, x)
     text = citations.format_value(v, metric)
-    sel = f"[{index}]" if index is not None else f"@{citations._fmt_x(x)}"
+    sel = citations.selector(index, x)
     return charts.Dot(xv, v, p.m_url(mid, slug_anchor(f"{metric}-{sel}")), f"{mid}: {text}", raw[3:-3].strip())
 
 
@@ -724,12 +724,12 @@ def _measurement(p: Pages, mid: str) -> str:
             cells = []
             for k in metric_keys:
                 if isinstance(pt.get(k), int | float):
-                    anchor = slug_anchor(f"{k}-@{citations._fmt_x(pt['x'])}")
+                    anchor = slug_anchor(f"{k}-{citations.selector(None, pt['x'])}")
                     cells.append(f'<span id="{anchor}"></span>{p.cite(mid, k, None, pt["x"])}')
                 else:
                     cells.append("—")
             out.append(
-                f"| {esc(citations._fmt_x(pt['x']))} | " + " | ".join(cells) + f" | {esc(pt.get('samples', ''))} |"
+                f"| {esc(citations.fmt_x(pt['x']))} | " + " | ".join(cells) + f" | {esc(pt.get('samples', ''))} |"
             )
         out.append("")
     for key in ("quality", "caveat"):
