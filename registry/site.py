@@ -174,12 +174,14 @@ class Pages:
         return "\n".join(out) + "\n"
 
 
-def _front(title: str, search: bool = True) -> str:
+def _front(title: str, search: bool = True, boost: float | None = None) -> str:
     """Front matter. The title reaches templates unescaped, so it keeps only plain characters."""
     plain = " ".join(re.sub(r"[^\w\s.·→/+-]", " ", str(title)).split()) or "Untitled"
     fm = "---\ntitle: " + json.dumps(plain, ensure_ascii=False) + "\n"
     if not search:
         fm += "search:\n  exclude: true\n"
+    elif boost:
+        fm += f"search:\n  boost: {boost}\n"
     return fm + "---\n\n"
 
 
@@ -545,7 +547,7 @@ def _packet(p: Pages, pid: str) -> str:
     pk = p.records["packet"][pid]
     family, _, file = p.where[("packet", pid)]
     out = [
-        _front(pk.get("label") or pid),
+        _front(pk.get("label") or pid, boost=2),
         f"# {esc(pk.get('label') or pid)}\n",
         f"Packet <code>{escape(pid)}</code> of family {p.link('family', family)} · file <code>{escape(file)}</code>\n",
         "## Scope\n",

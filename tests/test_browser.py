@@ -169,7 +169,8 @@ def test_search_finds_a_packet_by_id_offline(real_site: str, page: object) -> No
         if results.count():
             break
     assert results.count() > 0
-    assert "qwen36-27b-q8-tp2" in page.locator(".md-search-result").inner_text()
+    hrefs = [a.get_attribute("href") for a in page.locator(".md-search-result__item > a").all()]
+    assert any(h.rstrip("/").endswith("packets/qwen36-27b-q8-tp2") for h in hrefs), hrefs
 
 
 @pytest.mark.parametrize("width", [1280, 390])

@@ -103,7 +103,9 @@ def check_evidence(registry: Registry) -> Iterator[Finding]:
             twins = _case_twins(source, value)
             if twins:
                 yield doc.finding(
-                    "path-unsafe", pointer, f"evidence path {value!r} differs only in case from {twins[0]!r}",
+                    "path-unsafe",
+                    pointer,
+                    f"evidence path {value!r} differs only in case from {twins[0]!r}",
                     UNSAFE.hint,
                 )
             state = source.evidence(value)
