@@ -233,6 +233,16 @@ def reg(tmp_path: Path) -> Reg:
     return r
 
 
+@pytest.fixture
+def empty_repo(tmp_path: Path) -> Path:
+    """A new git repository with schema/ and an empty packets/ folder."""
+    root = tmp_path / "lab"
+    (root / "packets").mkdir(parents=True)
+    shutil.copytree(REPO / "schema", root / "schema")
+    git.Repo.init(root)
+    return root
+
+
 def evreg(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """Run the real CLI in a subprocess."""
     # The console script, as users run it: ``python -m`` would put the working

@@ -239,9 +239,10 @@ def test_featured_needs_exactly_one_selector(reg: Reg) -> None:
     assert (f.code, f.pointer) == ("featured-unbound", "/featured_results/0")
 
 
-def test_packet_featured_metric_binding(reg: Reg) -> None:
+def featured_metric(reg: Reg) -> dict[str, Any]:
+    """A packet headline bound exactly to run-1's first sample."""
     run = reg.read(RUN)
-    fm = {
+    return {
         "metric": "decode_tok_s",
         "measurement_id": "run-1",
         "sample_index": 0,
@@ -250,6 +251,10 @@ def test_packet_featured_metric_binding(reg: Reg) -> None:
         "workload": run["workload"],
         "evidence": run["evidence"],
     }
+
+
+def test_packet_featured_metric_binding(reg: Reg) -> None:
+    fm = featured_metric(reg)
     reg.edit(f"{F}/pkt/packet.json", lambda d: d.update(featured_metric=fm))
     assert reg.findings() == []
     reg.edit(f"{F}/pkt/packet.json", lambda d: d["featured_metric"].update(unit="t/s", workload="other"))
@@ -260,16 +265,7 @@ def test_packet_featured_metric_binding(reg: Reg) -> None:
 
 
 def test_featured_metric_of_another_topology(reg: Reg) -> None:
-    run = reg.read(RUN)
-    fm = {
-        "metric": "decode_tok_s",
-        "measurement_id": "run-1",
-        "sample_index": 0,
-        "value": 30.21,
-        "unit": "tok/s",
-        "workload": run["workload"],
-        "evidence": run["evidence"],
-    }
+    fm = featured_metric(reg)
     reg.edit(f"{F}/pkt/packet.json", lambda d: d.update(featured_metric=fm, cards=2))
     [f] = reg.findings()
     assert (f.code, f.pointer) == ("sideways-promotion", "/featured_metric/measurement_id")

@@ -14,29 +14,20 @@ TOOLS = SHARED / "tools"
 RUN_LOG = SHARED / "rtx5090-vllm-runs.json"
 
 
-@pytest.fixture
-def empty(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    (root / "packets").mkdir(parents=True)
-    shutil.copytree(REPO / "schema", root / "schema")
-    git.Repo.init(root)
-    return root
-
-
 def validate_json(root: Path) -> dict:
     result = evreg("validate", "--format", "json", cwd=root)
     return json.loads(result.stdout) | {"exit": result.returncode}
 
 
-def test_run_log_imports_every_section_with_identity_and_locators(empty: Path) -> None:
-    result = evreg("import", "vllm-run-log", str(RUN_LOG), cwd=empty)
+def test_run_log_imports_every_section_with_identity_and_locators(empty_repo: Path) -> None:
+    result = evreg("import", "vllm-run-log", str(RUN_LOG), cwd=empty_repo)
     assert result.returncode == 0, result.stderr
     assert (
         "3 families, 5 artifacts, 4 packets; 6 runs, 4 failures as closures, 13 sweeps (13 with a checkpoint), "
         "5 jitter and 11 divergence measurements"
     ) in result.stderr
     source = json.loads(RUN_LOG.read_text())
-    fam = empty / "packets/qwen3-6-35b-a3b"
+    fam = empty_repo / "packets/qwen3-6-35b-a3b"
     run = json.loads(next(fam.rglob("qwen36-moe-mtp.json")).read_text())
     assert run["metrics"]["decode_tok_s"] == source["runs"][1]["decode_samples"]
     assert run["metrics"]["draft_acceptance_rate"] == [source["runs"][1]["spec_acceptance"]]
@@ -45,7 +36,7 @@ def test_run_log_imports_every_section_with_identity_and_locators(empty: Path) -
     assert run["evidence_locators"]["decode_tok_s[0]"] == "/runs/1/decode_samples/0"
     family = json.loads((fam / "family.json").read_text())
     assert "commit" in family["weight_revisions"][0]["revision_status"]  # not invented
-    closures = {p.stem: json.loads(p.read_text()) for p in (empty / "packets/qwen3-8-27b/closures").glob("*.json")}
+    closures = {p.stem: json.loads(p.read_text()) for p in (empty_repo / "packets/qwen3-8-27b/closures").glob("*.json")}
     assert closures["qwen38-bf16"]["state"] == "closed"
     assert closures["qwen38-fp8-8k"]["state"] == "unsupported"
     assert closures["qwen38-fp8-8k"]["reason"] == source["failures"][1]["reason"]
@@ -55,33 +46,33 @@ def test_run_log_imports_every_section_with_identity_and_locators(empty: Path) -
     divergence = json.loads(next(fam.rglob("divergence-q36-root-vs-q36-kvfp8.json")).read_text())
     assert divergence["metrics"]["top1_agree"] == [source["divergence"][1]["teacher_forced"]["top1_agree"]]
     # The findings the data genuinely has are in the committed baseline; nothing else.
-    shutil.copy(REPO / "packets/baseline.json", empty / "packets/baseline.json")
-    report = validate_json(empty)
+    shutil.copy(REPO / "packets/baseline.json", empty_repo / "packets/baseline.json")
+    report = validate_json(empty_repo)
     blocking = [f for f in report["findings"] if not f["baselined"] and f["code"] != "baseline-stale"]
     assert blocking == []
 
 
-def test_corrupted_run_log_evidence_value(empty: Path) -> None:
-    assert evreg("import", "vllm-run-log", str(RUN_LOG), cwd=empty).returncode == 0
-    evidence = empty / "packets/qwen3-6-35b-a3b/evidence/rtx5090-vllm-runs.json"
+def test_corrupted_run_log_evidence_value(empty_repo: Path) -> None:
+    assert evreg("import", "vllm-run-log", str(RUN_LOG), cwd=empty_repo).returncode == 0
+    evidence = empty_repo / "packets/qwen3-6-35b-a3b/evidence/rtx5090-vllm-runs.json"
     text = evidence.read_text().replace("361.9", "369.1", 1)
     evidence.write_text(text)
-    report = validate_json(empty)
+    report = validate_json(empty_repo)
     hits = [f for f in report["findings"] if f["code"] == "evidence-value-mismatch"]
     assert [(f["pointer"], "369.1" in f["message"]) for f in hits] == [("/evidence_locators/decode_tok_s[0]", True)]
     assert hits[0]["file"].endswith("qwen36-moe-mtp.json")
 
 
-def test_run_log_missing_a_field_is_refused_whole(empty: Path, tmp_path: Path) -> None:
+def test_run_log_missing_a_field_is_refused_whole(empty_repo: Path, tmp_path: Path) -> None:
     log = json.loads(RUN_LOG.read_text())
     del log["runs"][2]["decode_samples"]
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(log))
-    result = evreg("import", "vllm-run-log", str(bad), "--format", "json", cwd=empty)
+    result = evreg("import", "vllm-run-log", str(bad), "--format", "json", cwd=empty_repo)
     assert result.returncode == 1
     [f] = json.loads(result.stdout)["findings"]
     assert (f["code"], f["pointer"]) == ("import-unmappable", "/runs/2/decode_samples")
-    assert list((empty / "packets").iterdir()) == []
+    assert list((empty_repo / "packets").iterdir()) == []
 
 
 @pytest.mark.parametrize(

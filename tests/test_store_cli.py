@@ -130,17 +130,6 @@ def test_schemas_agree_with_the_models_on_the_committed_records() -> None:
 # -- the lab format ----------------------------------------------------------------
 
 
-@pytest.fixture
-def empty_repo(tmp_path: Path) -> Path:
-    root = tmp_path / "lab"
-    (root / "packets").mkdir(parents=True)
-    shutil.copytree(REPO / "schema", root / "schema")
-    import git
-
-    git.Repo.init(root)
-    return root
-
-
 def test_lab_manifest_round_trip_is_lossless(empty_repo: Path) -> None:
     imported = evreg("import", "neural-download", str(LAB_MANIFEST), cwd=empty_repo)
     assert imported.returncode == 0, imported.stdout[-2000:] + imported.stderr
