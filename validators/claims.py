@@ -303,13 +303,11 @@ def attached_evidence(registry: Registry, packet: Document, grade: dict[str, Any
     ix = index(registry)
     listed = set(grade.get("evidence") or [])
     fm = packet.data.get("featured_metric") or {}
-    out = []
-    for m in ix.measurements.values():
-        if m.place.family != packet.place.family:
-            continue
-        if m.data.get("evidence") in listed or m.place.packet == packet.id or m.id == fm.get("measurement_id"):
-            out.append(m)
-    return out
+    return [
+        m
+        for m in ix.measurements_of_family(packet.place.family)
+        if m.data.get("evidence") in listed or m.place.packet == packet.id or m.id == fm.get("measurement_id")
+    ]
 
 
 def _pinned(registry: Registry, packet: Document) -> bool:

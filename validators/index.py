@@ -41,6 +41,13 @@ class Index:
         }
         self.existing_anywhere: set[tuple[str, str]] = {(kind, rid) for kind, _, rid in self.existing}
 
+    def measurements_of_family(self, family: str | None) -> list[Document]:
+        if not hasattr(self, "_by_family"):
+            self._by_family: dict[str | None, list[Document]] = {}
+            for m in self.measurements.values():
+                self._by_family.setdefault(m.place.family, []).append(m)
+        return self._by_family.get(family, [])
+
     def family_of(self, doc: Document) -> FamilyIndex:
         return self.families.get(doc.place.family or "", FamilyIndex(None))
 
