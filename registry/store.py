@@ -386,10 +386,30 @@ def open_source(root: Path, rev: str | None = None) -> Source:
     return GitTree(repo, rev)
 
 
+MAX_FILES = 400_000
+"""Files under packets/ a registry may hold (about six GiB of memory to validate); beyond it nothing is
+loaded and one ``too-many-files`` finding says so. ``EVREG_MAX_FILES`` overrides it."""
+
+
 def load(root: Path, rev: str | None = None, cache: ParseCache | None = None) -> Registry:
     """Load the registry at ``root`` from its working tree or from commit ``rev``."""
     source = open_source(root, rev)
-    documents = [read_document(e, source, cache) for e in source.entries()]
+    limit = int(os.environ.get("EVREG_MAX_FILES", MAX_FILES))
+    entries = []
+    for entry in source.entries():
+        entries.append(entry)
+        if len(entries) > limit:
+            refused = Document(PACKETS, Place(PACKETS, ()), None)
+            refused.findings.append(
+                Finding(
+                    code="too-many-files",
+                    file=PACKETS,
+                    message=f"packets/ holds more than {limit:,} files; nothing was loaded",
+                    hint="split the registry, or raise EVREG_MAX_FILES on a machine with the memory for it",
+                )
+            )
+            return Registry(root, source, [refused])
+    documents = [read_document(e, source, cache) for e in entries]
     return Registry(root, source, documents)
 
 

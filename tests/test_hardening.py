@@ -250,6 +250,19 @@ def test_huge_array_is_handled_within_the_size_limit(reg: Reg) -> None:
     assert [f.code for f in reg.findings() if f.file == RUN] == ["file-too-large"]
 
 
+def test_millions_of_tiny_files_are_refused_with_one_finding(reg: Reg, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = reg.root / f"{F}/measurements"
+    for i in range(40):
+        (folder / f"tiny-{i}.json").write_text("{}")
+    monkeypatch.setenv("EVREG_MAX_FILES", "30")
+    findings = reg.findings()
+    assert [(f.code, f.file) for f in findings] == [("too-many-files", "packets")]
+    result = evreg("validate", cwd=reg.root)  # the CLI reads the same limit from the environment
+    assert result.returncode == 1 and "too-many-files" in result.stdout
+    monkeypatch.delenv("EVREG_MAX_FILES")
+    assert "too-many-files" not in reg.codes()
+
+
 # -- git --------------------------------------------------------------------------------------
 
 
