@@ -67,6 +67,14 @@ CORE_CODES = (
         '{"format": "neural-download-model-family-v1", "id": "Not A Slug"}',
     ),
     CodeDoc(
+        "too-many-files",
+        "A registry larger than the file limit",
+        "Validation holds every record in memory; refusing an oversized tree with one finding keeps a hostile or "
+        "accidental pull request of millions of tiny files from exhausting the machine.",
+        "Split the registry, or raise EVREG_MAX_FILES where the memory exists.",
+        "",
+    ),
+    CodeDoc(
         "internal-error",
         "A rule failed",
         "A bug in a rule must not hide the findings of other rules, nor pass silently.",
