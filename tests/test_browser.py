@@ -161,15 +161,18 @@ def test_search_finds_a_packet_by_id_offline(real_site: str, page: object) -> No
     page.goto(real_site)
     page.locator("label.md-search__icon, .md-search__input").first.click()
     box = page.locator("input.md-search__input")
-    results = page.locator(".md-search-result__item")
-    for _ in range(40):  # the search worker loads its index in the background; retype until it answers
-        box.fill("")
-        box.type("qwen36-27b-q8-tp2")
+    links = page.locator(".md-search-result__item > a")
+    hrefs: list[str] = []
+    for attempt in range(60):
+        # The search worker loads its index in the background and answers each keystroke asynchronously:
+        # retype now and then (the index may not have been ready), and read the results once they settle.
+        if attempt % 8 == 0:
+            box.fill("")
+            box.type("qwen36-27b-q8-tp2")
         page.wait_for_timeout(500)
-        if results.count():
+        hrefs = [a.get_attribute("href") or "" for a in links.all()]
+        if any(h.rstrip("/").endswith("packets/qwen36-27b-q8-tp2") for h in hrefs):
             break
-    assert results.count() > 0
-    hrefs = [a.get_attribute("href") for a in page.locator(".md-search-result__item > a").all()]
     assert any(h.rstrip("/").endswith("packets/qwen36-27b-q8-tp2") for h in hrefs), hrefs
 
 
