@@ -24,6 +24,7 @@ from registry.findings import Finding
 from registry.jsonio import write_atomic
 from registry.provenance import Change
 from registry.store import MEASUREMENT_KINDS, Registry, Source, blob_id
+from registry.vocab import promotable
 
 DEFAULT_DB = "build/catalog.duckdb"
 
@@ -36,16 +37,6 @@ def fingerprint(source: Source, head: str | None) -> str:
         blob = entry.blob or (blob_id(source.read(entry.path)) if entry.regular else "special")
         h.update(f"{entry.path} {blob}\n".encode())
     return h.hexdigest()
-
-
-def _promotable(data: dict[str, Any]) -> bool:
-    from registry.vocab import states
-
-    return (
-        bool(states().get(data.get("state"), {}).get("promotable"))
-        and not data.get("retired")
-        and "diagnostic" not in str(data.get("measurement_class") or "").split("-")
-    )
 
 
 def rows(
@@ -254,7 +245,7 @@ def _measurement(
             "family": fam,
             "packet": packet,
             "state": data["state"],
-            "promotable": _promotable(data),
+            "promotable": promotable(data) is None,
             "tp": tp if isinstance(tp, int | float) and not isinstance(tp, bool) else None,
             "config": json.dumps(config, sort_keys=True, ensure_ascii=False) if config else None,
             "retired": retired.get("reason") if isinstance(retired, dict) else None,

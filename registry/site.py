@@ -18,7 +18,6 @@ from typing import Any
 import duckdb
 
 from registry import charts, citations
-from registry.evidence import parse_ref
 from registry.vocab import load as load_vocab
 from registry.vocab import states as state_vocab
 
@@ -850,7 +849,3 @@ def _schema_page(p: Pages) -> str:
             )
         out.append("")
     return "\n".join(out) + "\n"
-
-
-def evidence_kind(ref: str) -> str:
-    return parse_ref(ref).kind

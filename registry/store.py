@@ -254,7 +254,6 @@ class Registry:
 
 
 MEASUREMENT_KINDS = ("run-measurement", "series-measurement")
-COVERAGE_KINDS = ("coverage-view", "coverage-contract")
 
 
 def read_document(entry: Entry, source: Source, cache: ParseCache | None = None) -> Document:

@@ -62,6 +62,18 @@ def test_catalog_of_the_committed_registry_matches_the_source_file(tmp_path: Pat
     headline = q(REPO, "SELECT * FROM headlines WHERE packet = 'qwen36-27b-autoround-int4-tp2'", "--db", str(db))
     assert headline[0]["value"] == 95.384867741895 and headline[0]["unit"] == "tok/s"
     assert q(REPO, "SELECT count(*) n FROM quarantine", "--db", str(db))[0]["n"] == 2
+    # Promotability is the validators' rule (registry.vocab.promotable): diagnostics and screens are not.
+    rows = q(
+        REPO,
+        "SELECT id, promotable FROM measurements WHERE id IN ('q38-a3561ef8-stock-tp1-graph-diagnostic', "
+        "'q38-a3561ef8-tp4-winner-overlay-graph-strict')",
+        "--db",
+        str(db),
+    )
+    assert {r["id"]: r["promotable"] for r in rows} == {
+        "q38-a3561ef8-stock-tp1-graph-diagnostic": False,
+        "q38-a3561ef8-tp4-winner-overlay-graph-strict": True,
+    }
 
 
 def test_query_is_read_only_and_reports_bad_sql(reg: Reg) -> None:

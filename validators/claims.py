@@ -16,14 +16,9 @@ from registry.findings import Finding, Severity, join_pointer
 from registry.rules import CodeDoc, Rule
 from registry.store import Document, Registry
 from registry.vocab import load as load_vocab
+from registry.vocab import promotable
 from validators.index import index
-from validators.scope import (
-    curve_identity,
-    has,
-    packet_scope_mismatches,
-    promotable,
-    selector_value,
-)
+from validators.scope import curve_identity, has, packet_scope_mismatches, selector_value
 
 # -- code documentation ---------------------------------------------------------
 

@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from registry.vocab import states
-
 _MISSING = object()
-_DIAGNOSTIC = re.compile(r"(^|-)diagnostic(-|$)")
 
 
 def selector_value(record: dict[str, Any], key: str) -> Any:
@@ -21,24 +17,6 @@ def selector_value(record: dict[str, Any], key: str) -> Any:
 
 def has(value: Any) -> bool:
     return value is not _MISSING
-
-
-def is_diagnostic(measurement: dict[str, Any]) -> bool:
-    return bool(_DIAGNOSTIC.search(str(measurement.get("measurement_class") or "")))
-
-
-def promotable(record: dict[str, Any]) -> str | None:
-    """None when the record may back a promotion; else why not."""
-    if record.get("kind") == "estimate":
-        return "it is an estimate"
-    state = record.get("state")
-    if not states().get(state, {}).get("promotable"):
-        return f"its state is {state!r}"
-    if is_diagnostic(record):
-        return f"its measurement_class {record.get('measurement_class')!r} is diagnostic"
-    if record.get("retired"):
-        return "it is retired"
-    return None
 
 
 def runtime_matches(claimed: Any, m: dict[str, Any]) -> bool:
