@@ -209,7 +209,7 @@ def is_prose_key(key: str) -> bool:
 
 def iter_prose(data: Any) -> Iterator[tuple[str, str]]:
     """(pointer, text) of every prose string in a record, at any depth."""
-    return iter_keyed_strings(data, is_prose_key)
+    return ((pointer, text) for pointer, _, text in iter_keyed_strings(data, is_prose_key))
 
 
 def map_prose(data: Any, fn: Callable[[str], str]) -> Any:

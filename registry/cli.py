@@ -19,8 +19,7 @@ import click
 import duckdb
 import git
 
-from registry import catalog, jsonio, provenance, rules, schemas
-from registry.cache import CACHE_FILE, ParseCache
+from registry import catalog, jsonio, provenance, results, rules, schemas
 from registry.findings import Finding, Severity
 from registry.formats import (
     ImportRefused,
@@ -33,7 +32,7 @@ from registry.formats import (
     write_plan,
 )
 from registry.layout import PACKETS
-from registry.store import BaseNotFound, Registry, load, load_change, open_source
+from registry.store import BaseNotFound, Registry, load, open_source
 from registry.vocab import OBSERVED_STATES
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
@@ -133,19 +132,11 @@ def _in_paths(f: Finding, paths: list[str]) -> bool:
     return not paths or any(f.file == p or f.file.startswith(p.rstrip("/") + "/") for p in paths)
 
 
-def open_cache(root: Path, enabled: bool = True) -> ParseCache | None:
-    return ParseCache(root / CACHE_FILE) if enabled else None
-
-
 def run_validation(root: Path, base: str | None = None, use_cache: bool = True) -> tuple[Registry, rules.Report]:
-    cache = open_cache(root, use_cache)
     try:
-        registry = load_change(root, base, cache) if base else load(root, cache=cache)
+        return results.validate(root, rules.discover(), base=base, use_cache=use_cache)
     except BaseNotFound as exc:
         raise click.UsageError(str(exc)) from None
-    if cache is not None:
-        cache.save()
-    return registry, rules.run(registry, rules.discover())
 
 
 @cli.command()
@@ -159,7 +150,7 @@ def run_validation(root: Path, base: str | None = None, use_cache: bool = True) 
     help="Validate the change since REV (its merge base with HEAD): adds the history rules and "
     "marks findings in files the change did not touch as introduced: false.",
 )
-@click.option("--no-cache", is_flag=True, help=f"Read every file afresh (the cache is {CACHE_FILE}).")
+@click.option("--no-cache", is_flag=True, help=f"Check every unit afresh (the cache is {results.CACHE_DIR}/).")
 @pass_ctx
 def validate(ctx: Context, paths: tuple[Path, ...], fmt: str, strict: bool, base: str | None, no_cache: bool) -> None:
     """Check the registry; report findings with file, line and JSON pointer.
@@ -229,10 +220,12 @@ def fmt(ctx: Context, paths: tuple[Path, ...], check: bool) -> None:
     registry = load(ctx.root)
     changed, broken = [], []
     for doc in registry.documents:
-        if doc.raw is None or not _in_paths(Finding(code="", file=doc.path, message=""), rel):
+        if not doc.place.kinds or not _in_paths(Finding(code="", file=doc.path, message=""), rel):
             continue
-        if doc.data is None:
+        if doc.data is None and doc.raw is not None:
             broken.extend(doc.findings)
+            continue
+        if doc.raw is None:
             continue
         text = jsonio.canonical(doc.data)
         if text.encode("utf-8") != doc.raw:
@@ -282,11 +275,8 @@ def ensure_catalog(root: Path, db: Path | None, as_of: str | None, force: bool =
     meta = catalog.read_meta(db)
     if not force and meta and meta.get("fingerprint") == print_:
         return db, False
-    cache = open_cache(root)
-    registry = load(root, rev, cache)
-    if cache is not None:
-        cache.save()
-    report = rules.run(registry, rules.discover())
+    registry = load(root, rev)
+    report = rules.run(registry, rules.discover(), results.ResultCache.open(root, rules.discover()))
     history = provenance.history(root, rev or "HEAD") if head else {}
     catalog.build(
         registry,
@@ -389,11 +379,8 @@ def _build(root: Path, out: Path | None, as_of: str | None, fmt: str) -> int:
             rev = provenance.resolve(root, as_of)
         except (ValueError, git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
             raise click.UsageError(f"--as-of: {exc}") from None
-    cache = open_cache(root)
-    registry = load(root, rev, cache)
-    if cache is not None:
-        cache.save()
-    report = rules.run(registry, rules.discover())
+    registry = load(root, rev)
+    report = rules.run(registry, rules.discover(), results.ResultCache.open(root, rules.discover()))
     if report.errors():
         emit(report.blocking, report.summary(), fmt)
         click.echo("build refused: validation has errors; nothing was published", err=True)

@@ -48,7 +48,7 @@ def parse_ref(value: str) -> Ref:
 
 def iter_refs(data: Any) -> Iterator[tuple[str, str]]:
     """Yield (pointer, reference) for every evidence reference in ``data``."""
-    return iter_keyed_strings(data, is_evidence_key)
+    return ((pointer, text) for pointer, _, text in iter_keyed_strings(data, is_evidence_key))
 
 
 def map_refs(data: Any, fn: Callable[[str], str]) -> Any:

@@ -42,7 +42,8 @@ class Finding(BaseModel):
 
 def escape_token(token: str | int) -> str:
     """Escape one reference token of an RFC 6901 JSON pointer."""
-    return str(token).replace("~", "~0").replace("/", "~1")
+    text = str(token)
+    return text.replace("~", "~0").replace("/", "~1") if "~" in text or "/" in text else text
 
 
 def unescape_token(token: str) -> str:

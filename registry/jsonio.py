@@ -19,7 +19,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from registry.findings import Finding, join_pointer
+import orjson
+
+from registry.findings import Finding, escape_token, join_pointer
 
 MAX_RECORD_BYTES = 8 * 1024 * 1024
 """Record files larger than this are refused unread (``file-too-large``)."""
@@ -102,6 +104,26 @@ def _line_col(text: str, offset: int) -> tuple[int, int]:
     return line, offset - start + 1
 
 
+def _parse_canonical(raw: bytes) -> Any:
+    """The value of a file already in the written form (``orjson`` indent-2), else None.
+
+    Most records are in the form ``evreg`` writes. For them a C parser suffices: if
+    re-serialising the value reproduces the bytes exactly, the text cannot repeat a
+    key (the value would have fewer), hold NaN or an overflowing number (orjson
+    refuses them) or a BOM; only nesting depth is left to check. Anything else takes
+    the careful path below, which explains what is wrong."""
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    if orjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n" != raw:
+        return None
+    # Each level needs a bracket: few brackets bound the depth without a walk.
+    if raw.count(b"{") + raw.count(b"[") > MAX_DEPTH and depth(value) > MAX_DEPTH:
+        return None
+    return value
+
+
 def parse(raw: bytes, file: str) -> tuple[Any, list[Finding]]:
     """Parse one JSON file. Returns (value, []) or (None, findings)."""
 
@@ -118,6 +140,9 @@ def parse(raw: bytes, file: str) -> tuple[Any, list[Finding]]:
             f"file is {len(raw):,} bytes; records are limited to {MAX_RECORD_BYTES:,} bytes",
             "split the record, or keep large raw output as an evidence file",
         )
+    fast = _parse_canonical(raw)
+    if fast is not None:
+        return fast, []
     if raw.startswith(_BOM):
         return bad(
             "json-syntax",
@@ -356,41 +381,39 @@ def write_atomic(path: Path, data: str | bytes) -> None:
         raise
 
 
-def iter_keyed_strings(data: Any, is_key: Callable[[str], bool], pointer: str = "") -> Iterator[tuple[str, str]]:
-    """(pointer, string) for every string held by a selected key, directly or
+def iter_keyed_strings(data: Any, is_key: Callable[[str], bool], pointer: str = "") -> list[tuple[str, str, str]]:
+    """(pointer, key, string) for every string held by a selected key, directly or
     in a list under it, at any depth. Objects under a selected key are walked
-    as ordinary objects. Pointers are built only for what is yielded."""
-    tokens: list[str | int] = []
+    as ordinary objects."""
+    out: list[tuple[str, str, str]] = []
+    selected: dict[str, bool] = {}
 
-    def here(*extra: str | int) -> str:
-        return pointer + join_pointer(*tokens, *extra)
-
-    def walk(node: Any) -> Iterator[tuple[str, str]]:
+    def walk(node: Any, ptr: str) -> None:
         if isinstance(node, dict):
             for key, value in node.items():
+                chosen = selected.get(key)
+                if chosen is None:
+                    chosen = selected[key] = is_key(key)
                 if isinstance(value, str):
-                    if is_key(key):
-                        yield here(key), value
-                elif isinstance(value, list) and is_key(key):
+                    if chosen:
+                        out.append((f"{ptr}/{escape_token(key)}", key, value))
+                elif isinstance(value, list):
+                    base = f"{ptr}/{escape_token(key)}"
                     for i, item in enumerate(value):
                         if isinstance(item, str):
-                            yield here(key, i), item
+                            if chosen:
+                                out.append((f"{base}/{i}", key, item))
                         elif isinstance(item, dict | list):
-                            tokens.extend((key, i))
-                            yield from walk(item)
-                            del tokens[-2:]
-                elif isinstance(value, dict | list):
-                    tokens.append(key)
-                    yield from walk(value)
-                    tokens.pop()
+                            walk(item, f"{base}/{i}")
+                elif isinstance(value, dict):
+                    walk(value, f"{ptr}/{escape_token(key)}")
         elif isinstance(node, list):
             for i, item in enumerate(node):
                 if isinstance(item, dict | list):
-                    tokens.append(i)
-                    yield from walk(item)
-                    tokens.pop()
+                    walk(item, f"{ptr}/{i}")
 
-    return walk(data)
+    walk(data, pointer)
+    return out
 
 
 def map_keyed_strings(data: Any, is_key: Callable[[str], bool], fn: Callable[[str], str]) -> Any:

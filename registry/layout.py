@@ -119,3 +119,39 @@ def record_path(kind: str, family: str, record_id: str, packet: str | None = Non
     if packet is not None:
         return f"{PACKETS}/{family}/{packet}/{folder}/{record_id}.json"
     return f"{PACKETS}/{family}/{folder}/{record_id}.json"
+
+
+NAMESPACES = {
+    "family": "family",
+    "packet": "packet",
+    "run-measurement": "measurement",
+    "series-measurement": "measurement",
+    "estimate": "measurement",
+    "view": "view",
+    "coverage-view": "coverage",
+    "coverage-contract": "coverage",
+    "closure": "closure",
+}
+"""Id namespaces: measurement and estimate ids are registry-wide (citations name them
+without a family), as are family and packet ids; the rest are per family."""
+
+FAMILY_NAMESPACES = frozenset({"view", "coverage", "closure"})
+
+
+def id_key(kind: str, family: str | None, record_id: str) -> str:
+    """The key under which a record of ``kind`` is found: unique per namespace."""
+    namespace = NAMESPACES.get(kind, kind)
+    return f"{namespace}/{family if namespace in FAMILY_NAMESPACES else ''}/{record_id}"
+
+
+def place_keys(place: Place) -> list[str]:
+    """The id keys a file at this place provides (ids are file names)."""
+    if place.id is None:
+        return []
+    return list(dict.fromkeys(id_key(kind, place.family, place.id) for kind in place.kinds))
+
+
+def unit_of(path: str) -> str:
+    """The unit of validation a path belongs to: its family folder, or "" for files directly in packets/."""
+    parts = path.split("/", 2)
+    return parts[1] if len(parts) > 2 and parts[0] == PACKETS else ""

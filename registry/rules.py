@@ -12,12 +12,15 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from registry.evidence import iter_refs, parse_ref
+from registry.evidence import parse_ref
 from registry.findings import Finding, Severity
 from registry.layout import BASELINE
-from registry.store import Registry
+from registry.store import Reads, Registry, reading
+
+if TYPE_CHECKING:
+    from registry.results import ResultCache
 
 ENTRY_POINT_GROUP = "evreg.rules"
 
@@ -33,13 +36,24 @@ class CodeDoc:
     example: str = ""
 
 
+UNIT = "unit"
+STORE = "store"
+
+
 @dataclass(frozen=True)
 class Rule:
-    """A check over a loaded registry, and the codes it may report."""
+    """A check over a loaded registry, and the codes it may report.
+
+    A ``unit`` rule checks ``registry.records()`` -- the records of one family folder
+    at a time -- and reaches everything else through lookups (``registry.get``,
+    ``validators.index``), so its findings can be cached per unit with what they
+    depend on. A ``store`` rule (the default, right for any rule that gathers over
+    all records) runs once over the whole store on every validation."""
 
     name: str
     codes: tuple[CodeDoc, ...]
     check: Callable[[Registry], Iterable[Finding]]
+    scope: str = STORE
 
 
 def discover() -> list[Rule]:
@@ -129,30 +143,73 @@ def _internal(rule: Rule, exc: BaseException) -> Finding:
     )
 
 
-def run(registry: Registry, rules: list[Rule]) -> Report:
-    """Run every rule, accumulate every finding, apply the baseline."""
+@dataclass
+class UnitResult:
+    """What the unit rules found in one unit, and what outside the unit they read."""
+
+    findings: list[Finding]
+    deps: dict[str, str]
+    records: int
+    files: int
+    external: int
+
+
+def _checked(rules: Iterable[Rule], registry: Registry) -> list[Finding]:
     findings: list[Finding] = []
     for rule in rules:
         try:
             findings.extend(rule.check(registry))
         except Exception as exc:  # a broken rule must not hide other findings
             findings.append(_internal(rule, exc))
+    return findings
+
+
+def check_unit(registry: Registry, unit: str, rules: list[Rule]) -> UnitResult:
+    """Run the unit rules over one unit, recording its reads outside the unit."""
+    view = registry.scoped([unit])
+    reads = Reads(registry, unit)
+    reading(reads)
+    try:
+        findings = _checked((r for r in rules if r.scope == UNIT), view)
+        records = view.records()
+        external = sum(1 for d in records for _, ref in d.refs if parse_ref(ref).kind == "external")
+    finally:
+        reading(None)
+    return UnitResult(findings, reads.deps, len(records), len(view.documents), external)
+
+
+def run(registry: Registry, rules: list[Rule], cache: ResultCache | None = None) -> Report:
+    """Run every rule, accumulate every finding, apply the baseline.
+
+    Unit rules run unit by unit; with a ``cache``, a unit whose files and recorded
+    dependencies are all unchanged keeps its stored result."""
+    units = list(registry.unit_paths)
+    kept = cache.reusable(registry) if cache is not None else {}
+    results = dict(kept)
+    for unit in units:
+        if unit not in results:
+            results[unit] = check_unit(registry, unit, rules)
+    if cache is not None:
+        cache.update(registry, {u: r for u, r in results.items() if u not in kept})
+    findings = [f for unit in units for f in results[unit].findings]
+    findings.extend(_checked((r for r in rules if r.scope != UNIT), registry))
     findings = apply_baseline(registry, findings)
     if registry.base is not None:
         findings = [f.model_copy(update={"introduced": f.file in registry.changed or not f.file}) for f in findings]
         findings.sort(key=lambda f: (f.introduced is False, *f.sort_key()))
     else:
         findings.sort(key=Finding.sort_key)
-    external = sum(1 for d in registry.records() for _, ref in iter_refs(d.data) if parse_ref(ref).kind == "external")
-    records = len(registry.records())
-    return Report(findings, records, len(registry.documents), external)
+    records = sum(results[u].records for u in units)
+    files = sum(results[u].files for u in units)
+    external = sum(results[u].external for u in units)
+    return Report(findings, records, files, external)
 
 
 def apply_baseline(registry: Registry, findings: list[Finding]) -> list[Finding]:
     """Mark findings the reviewed baseline accepts. An entry matches on code,
     file, pointer and, when it gives one, the exact message, so a claim that
     gets worse at the same place (say, a grade raised further) is not hidden."""
-    doc = registry.by_path.get(BASELINE)
+    doc = registry.document(BASELINE)
     if doc is None or not isinstance(doc.data, dict):
         return findings
     entries = doc.data.get("entries")

@@ -1,9 +1,17 @@
-"""The git-native store: load every record under ``packets/`` from the
-working tree or from any commit (read from git's tree objects, no checkout).
+"""The git-native store: every file under ``packets/`` of the working tree or
+of any commit (read from git's tree objects, no checkout).
 
-``load`` is the one loader. It reads, parses and schema-checks each file and
-returns a ``Registry`` of ``Document``s, each with the findings of its own
-reading. Semantic rules (in ``validators``) run over that.
+``load`` is the one loader. It lists the files and returns a ``Registry`` of
+``Document``s; a document is read, parsed and schema-checked the first time
+anything asks for its content, so a registry can stand for a whole store while
+only the records a validation needs are ever read. Semantic rules (in
+``validators``) run over that.
+
+Validation runs unit by unit (a unit is one family folder). While a unit's rules
+run, every read outside the unit -- another record's content, whether an id
+exists, an evidence file -- is recorded with a fingerprint of what was read
+(``Reads``), so a cached result of that unit is reused only while all of it is
+unchanged.
 """
 
 from __future__ import annotations
@@ -11,10 +19,8 @@ from __future__ import annotations
 import hashlib
 import os
 import posixpath
-import stat
-from collections import defaultdict
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from enum import Enum
 from functools import cached_property
 from pathlib import Path
@@ -24,9 +30,10 @@ import git
 from pydantic import ValidationError
 
 from registry import jsonio
-from registry.cache import ParseCache
+from registry.citations import is_prose_key
+from registry.evidence import is_evidence_key
 from registry.findings import Finding, RecordRef, Severity, join_pointer
-from registry.layout import PACKETS, Place, place_of
+from registry.layout import PACKETS, Place, place_keys, place_of, unit_of
 from registry.models import MODELS
 
 
@@ -42,7 +49,7 @@ class Entry:
     """One file under ``packets/`` as a source lists it."""
 
     path: str
-    size: int
+    size: int | None  # None: not known without a system call; checked when read
     regular: bool  # False for symlinks, devices, fifos: never read as records
     blob: str | None = None  # git blob id when the source knows it without reading
 
@@ -50,9 +57,10 @@ class Entry:
 class Source(Protocol):
     label: str
 
-    def entries(self) -> Iterator[Entry]: ...
+    def entries(self, under: str = PACKETS, deep: bool = True) -> Iterator[Entry]: ...
     def read(self, path: str) -> bytes: ...
     def evidence(self, path: str) -> EvidenceState: ...
+    def names(self, folder: str) -> list[str]: ...
 
 
 def blob_id(data: bytes) -> str:
@@ -70,21 +78,38 @@ class WorkTree:
         self.label = "working tree"
         self._evidence: dict[str, EvidenceState] = {}
 
-    def entries(self) -> Iterator[Entry]:
-        base = os.path.join(self._root_str, PACKETS)
+    def entries(self, under: str = PACKETS, deep: bool = True) -> Iterator[Entry]:
         cut = len(self._root_str) + 1
-        for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
-            dirnames.sort()
-            rel_dir = dirpath[cut:].replace(os.sep, "/")
-            names = sorted(filenames) + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]
-            for name in names:
-                full = os.path.join(dirpath, name)
-                st = os.lstat(full)
-                yield Entry(f"{rel_dir}/{name}", st.st_size, stat.S_ISREG(st.st_mode))
+        stack = [os.path.join(self._root_str, under)]
+        while stack:
+            folder = stack.pop()
+            try:
+                with os.scandir(folder) as listing:
+                    items = sorted(listing, key=lambda e: e.name)
+            except OSError:
+                continue
+            subfolders = []
+            for item in items:  # d_type answers these without a system call per file
+                if item.is_dir(follow_symlinks=False):
+                    if deep:
+                        subfolders.append(item.path)
+                else:
+                    yield Entry(item.path[cut:].replace(os.sep, "/"), None, item.is_file(follow_symlinks=False))
+            stack.extend(reversed(subfolders))
 
     def read(self, path: str) -> bytes:
         with open(os.path.join(self._root_str, path), "rb") as fh:
+            return fh.read(jsonio.MAX_RECORD_BYTES + 1)  # a larger file is refused, never read whole
+
+    def read_all(self, path: str) -> bytes:
+        with open(os.path.join(self._root_str, path), "rb") as fh:
             return fh.read()
+
+    def names(self, folder: str) -> list[str]:
+        try:
+            return sorted(os.listdir(os.path.join(self._root_str, folder)))
+        except OSError:
+            return []
 
     def evidence(self, path: str) -> EvidenceState:
         if path not in self._evidence:
@@ -111,20 +136,37 @@ class GitTree:
         self.label = self.commit.hexsha
         self._blobs: dict[str, git.Blob] = {}
 
-    def entries(self) -> Iterator[Entry]:
+    def entries(self, under: str = PACKETS, deep: bool = True) -> Iterator[Entry]:
         try:
-            tree = self.commit.tree / PACKETS
+            tree = self.commit.tree / under
         except KeyError:
             return
-        for item in tree.traverse():
+        for item in tree.traverse() if deep else tree.blobs:
             if isinstance(item, git.Blob):
                 self._blobs[item.path] = item
                 regular = item.mode != self.SYMLINK_MODE
                 yield Entry(item.path, item.size, regular, item.hexsha)
 
+    def unit_digests(self) -> dict[str, str]:
+        """Family folder -> its git tree id (the top-level files are hashed by the registry)."""
+        try:
+            tree = self.commit.tree / PACKETS
+        except KeyError:
+            return {}
+        return {item.name: f"tree:{item.hexsha}" for item in tree.trees}
+
     def read(self, path: str) -> bytes:
         blob = self._blobs.get(path) or self.commit.tree / path
         return blob.data_stream.read()  # type: ignore[no-any-return]
+
+    read_all = read
+
+    def names(self, folder: str) -> list[str]:
+        try:
+            tree = self.commit.tree / folder
+        except KeyError:
+            return []
+        return sorted(item.name for item in tree) if isinstance(tree, git.Tree) else []
 
     def evidence(self, path: str) -> EvidenceState:
         parts = path.split("/")
@@ -156,18 +198,72 @@ class GitTree:
         return EvidenceState.NOT_FILE
 
 
-@dataclass
-class Document:
-    """One file under ``packets/``: its place, bytes, parsed value and model."""
+class Reads:
+    """What one unit's rules read outside the unit, each with a fingerprint of what
+    was read: ``doc:PATH`` (a record's content), ``key:KEY`` (which files provide an
+    id), ``file:PATH`` (an evidence path: its state and content) and ``dir:PATH``
+    (a folder's names). The unit's findings can only change if one of these does."""
 
-    path: str
-    place: Place
-    blob: str | None
-    raw: bytes | None = None
-    data: Any = None
-    valid: bool = False  # parsed and matched its kind's schema
-    findings: list[Finding] = field(default_factory=list)
-    source: Source | None = None  # to read the bytes lazily (for locations) when they were not needed
+    def __init__(self, registry: Registry, unit: str) -> None:
+        self.registry = registry
+        self.prefix = f"{PACKETS}/{unit}/" if unit else None
+        self.deps: dict[str, str] = {}
+
+    def outside(self, path: str) -> bool:
+        return self.prefix is None or not path.startswith(self.prefix)
+
+    def note(self, dep: str) -> None:
+        if dep not in self.deps:
+            self.deps[dep] = self.registry.fingerprint(dep)
+
+
+_reads: Reads | None = None
+
+
+def reading(reads: Reads | None) -> None:
+    """Set (or clear) where reads outside the unit being validated are recorded."""
+    global _reads
+    _reads = reads
+
+
+class Document:
+    """One file under ``packets/``: its place, and -- read when first asked for --
+    its bytes, parsed value, schema verdict and the findings of reading it."""
+
+    def __init__(self, entry: Entry, source: Source | None) -> None:
+        self.path = entry.path
+        self.entry = entry
+        self.place: Place = place_of(entry.path)
+        self.unit = unit_of(entry.path)
+        self.blob = entry.blob
+        self.source = source
+        self.raw: bytes | None = None
+        self._data: Any = None
+        self._valid = False
+        self._findings: list[Finding] | None = None  # None: not read yet
+
+    def _content(self) -> None:
+        if self._findings is None:
+            self._findings = []
+            self._read()
+        if _reads is not None and _reads.outside(self.path):
+            _reads.note(f"doc:{self.path}")
+
+    @property
+    def data(self) -> Any:
+        self._content()
+        return self._data
+
+    @property
+    def valid(self) -> bool:
+        """Parsed, and matched its kind's schema."""
+        self._content()
+        return self._valid
+
+    @property
+    def findings(self) -> list[Finding]:
+        self._content()
+        return self._findings  # type: ignore[return-value]
 
     @property
     def kind(self) -> str | None:
@@ -176,29 +272,186 @@ class Document:
 
     @property
     def id(self) -> str | None:
-        return self.data.get("id") if isinstance(self.data, dict) else None
+        data = self.data
+        return data.get("id") if isinstance(data, dict) else None
+
+    def content_id(self) -> str:
+        """The file's git blob id (read and hashed when the source did not know it)."""
+        if self.blob is None:
+            if not self.entry.regular or self.source is None:
+                return "special"
+            try:
+                self.raw = self.source.read(self.path)
+            except OSError:
+                return "unreadable"
+            self.blob = blob_id(self.raw)
+        return self.blob
+
+    # -- reading ---------------------------------------------------------------------
+
+    def _read(self) -> None:
+        """Read, parse and schema-check the file. Never raises on bad content."""
+        entry, place, found = self.entry, self.place, self._findings
+        assert found is not None
+        if place.evidence or place.problem:
+            return
+        if not entry.regular:
+            found.append(
+                Finding(
+                    code="layout",
+                    file=self.path,
+                    message="a record must be a regular file, not a symlink or device",
+                    hint="replace the link with the file itself",
+                )
+            )
+            return
+        if self.raw is None and (entry.size is None or entry.size <= jsonio.MAX_RECORD_BYTES):
+            try:
+                self.raw = self.source.read(self.path) if self.source else b""
+            except OSError as exc:
+                found.append(
+                    Finding(code="json-syntax", file=self.path, message=f"cannot read the file: {exc.strerror}")
+                )
+                return
+        size = entry.size if self.raw is None else len(self.raw)
+        if size is not None and size > jsonio.MAX_RECORD_BYTES:
+            self.raw = None
+            found.append(
+                Finding(
+                    code="file-too-large",
+                    file=self.path,
+                    message=f"file is {'more than ' if entry.size is None else ''}{size - (entry.size is None):,} "
+                    f"bytes; records are limited to {jsonio.MAX_RECORD_BYTES:,} bytes",
+                    hint="split the record, or keep large raw output as an evidence file",
+                )
+            )
+            return
+        assert self.raw is not None
+        if self.blob is None:
+            self.blob = blob_id(self.raw)
+        self._data, parse_findings = jsonio.parse(self.raw, self.path)
+        found.extend(parse_findings)
+        if self._data is not None and place.kinds != ("baseline",):
+            found.extend(self._check_schema())
+
+    def _check_schema(self) -> list[Finding]:
+        data, place = self._data, self.place
+        if not isinstance(data, dict):
+            return [
+                self.finding(
+                    "schema",
+                    "",
+                    f"a record is a JSON object, this file holds a JSON {_json_type(data)}",
+                    "wrap the record's fields in one {...} object",
+                )
+            ]
+        kind = data.get("kind")
+        if kind not in place.kinds:
+            expected = " or ".join(repr(k) for k in place.kinds)
+            return [
+                self.finding(
+                    "layout",
+                    "/kind" if "kind" in data else "",
+                    f"record kind {kind!r} does not belong at {self.path} (expected {expected})",
+                    "set `kind` to what the folder holds, or move the file to the folder of its kind",
+                )
+            ]
+        try:
+            MODELS[kind].model_validate(data)
+            self._valid = True
+        except ValidationError as exc:
+            # A union reports one error per member; keep the first per location.
+            findings: dict[str, Finding] = {}
+            for err in exc.errors():
+                finding = self._schema_finding(err)
+                findings.setdefault(finding.pointer, finding)
+            return list(findings.values())
+        return []
+
+    def _schema_finding(self, err: Any) -> Finding:
+        # Walk pydantic's loc through the instance: union member names and
+        # similar tags are not part of the document and are dropped.
+        node, tokens = self._data, []
+        for part in err["loc"]:
+            in_object = isinstance(node, dict) and isinstance(part, str)
+            in_array = isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+            if (in_object and part in node) or in_array:
+                node = node[part]
+                tokens.append(part)
+            elif in_object and err["type"] == "missing":
+                tokens.append(part)
+                break
+        pointer = join_pointer(*tokens)
+        value = err.get("input")
+        where = pointer or "the record"
+        if err["type"] == "missing":
+            parent = pointer[: pointer.rfind("/")]
+            return self.finding(
+                "schema",
+                parent,
+                f"{where}: required field is missing",
+                f"add `{tokens[-1]}`; see schema/{self.kind_hint()}.schema.json",
+            )
+        if isinstance(value, bool) and err["type"] in ("float_type", "int_type", "finite_number"):
+            return self.finding(
+                "json-non-finite",
+                pointer,
+                f"{where}: {str(value).lower()} is not a number",
+                "write the number itself; booleans are not numbers",
+            )
+        shown = repr(value)
+        shown = shown if len(shown) <= 80 else shown[:77] + "..."
+        return self.finding(
+            "schema", pointer, f"{where}: {err['msg']} (found {shown})", f"see schema/{self.kind_hint()}.schema.json"
+        )
+
+    # -- what rules use ----------------------------------------------------------------
+
+    @cached_property
+    def _texts(self) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+        refs: list[tuple[str, str]] = []
+        prose: list[tuple[str, str]] = []
+        for pointer, key, text in jsonio.iter_keyed_strings(self.data, _is_text_key):
+            (refs if is_evidence_key(key) else prose).append((pointer, text))
+        return refs, prose
+
+    @property
+    def refs(self) -> list[tuple[str, str]]:
+        """(pointer, reference) of every evidence reference, as ``registry.evidence.iter_refs``; read once."""
+        self._content()  # a foreign record's text is a dependency, however often it is read
+        return self._texts[0]
+
+    @property
+    def prose(self) -> list[tuple[str, str]]:
+        """(pointer, text) of every prose field, as ``registry.citations.iter_prose``; read once."""
+        self._content()  # a foreign record's text is a dependency, however often it is read
+        return self._texts[1]
 
     @cached_property
     def locator(self) -> jsonio.Locator:
         raw = self.raw
-        if raw is None and self.source is not None:
-            raw = self.raw = self.source.read(self.path)
+        if raw is None and self.source is not None and self.entry.regular:
+            try:
+                raw = self.raw = self.source.read(self.path)
+            except OSError:
+                raw = b""
         return jsonio.Locator((raw or b"").decode("utf-8", "replace"))
 
     def ref(self) -> RecordRef | None:
-        if isinstance(self.data, dict) and isinstance(self.data.get("kind"), str):
-            return RecordRef(kind=self.data["kind"], id=str(self.data.get("id", self.place.id)))
+        data = self._data
+        if isinstance(data, dict) and isinstance(data.get("kind"), str):
+            return RecordRef(kind=data["kind"], id=str(data.get("id", self.place.id)))
         return None
 
     def kind_hint(self) -> str:
         """The kind this file claims or its folder implies, for hints."""
-        kind = self.data.get("kind") if isinstance(self.data, dict) else None
+        kind = self._data.get("kind") if isinstance(self._data, dict) else None
         return kind if kind in MODELS else (self.place.kinds[0] if self.place.kinds else "record")
 
     def finding(
         self, code: str, pointer: str, message: str, hint: str = "", severity: Severity = Severity.ERROR
     ) -> Finding:
-        line, column = self.locator.position(pointer) if self.raw is not None or self.source else (None, None)
+        line, column = self.locator.position(pointer) if self.entry.regular else (None, None)
         return Finding(
             code=code,
             severity=severity,
@@ -212,170 +465,193 @@ class Document:
         )
 
 
-class Registry:
-    """Every document the store holds at one point (working tree or commit)."""
-
-    def __init__(self, root: Path, source: Source, documents: list[Document]) -> None:
-        self.root = root
-        self.source = source
-        self.documents = documents
-        self.by_path = {d.path: d for d in documents}
-        self.base: Registry | None = None
-        """The registry at the base of a change, when validating a change (``--base``)."""
-        self.changed: frozenset[str] = frozenset()
-        """Repository paths that differ between ``base`` and this registry."""
-
-    def records(self, *kinds: str) -> list[Document]:
-        """Valid records of the given kinds (all kinds when none is given)."""
-        return [d for d in self.documents if d.valid and (not kinds or d.kind in kinds)]
-
-    @cached_property
-    def by_kind_id(self) -> dict[tuple[str, str], list[Document]]:
-        index: dict[tuple[str, str], list[Document]] = defaultdict(list)
-        for doc in self.records():
-            index[(doc.kind, doc.id)].append(doc)  # type: ignore[index]
-        return index
-
-    def get(self, kinds: tuple[str, ...], record_id: str) -> Document | None:
-        for kind in kinds:
-            docs = self.by_kind_id.get((kind, record_id))
-            if docs:
-                return docs[0]
-        return None
-
-    def family(self, name: str | None) -> Document | None:
-        return self.get(("family",), name) if name else None
-
-    def family_records(self, family: str, *kinds: str) -> list[Document]:
-        return [d for d in self.records(*kinds) if d.place.family == family]
-
-    def parse_findings(self) -> list[Finding]:
-        return [f for d in self.documents for f in d.findings]
+def _json_type(value: Any) -> str:
+    return {list: "array", str: "string", bool: "boolean", type(None): "null"}.get(type(value), "number")
 
 
 MEASUREMENT_KINDS = ("run-measurement", "series-measurement")
 
 
-def read_document(entry: Entry, source: Source, cache: ParseCache | None = None) -> Document:
-    """Read, parse and schema-check one file. Never raises on bad content.
+def _is_text_key(key: str) -> bool:
+    return is_evidence_key(key) or is_prose_key(key)
 
-    With a cache, a file whose content (git blob id) was checked before is not
-    parsed again: the cache is keyed by path and content, so an entry can only
-    ever stand for exactly these bytes."""
-    place = place_of(entry.path)
-    doc = Document(entry.path, place, entry.blob, source=source)
-    if place.evidence or place.problem:
+
+class Registry:
+    """The store at one point (working tree or commit).
+
+    ``documents`` are the files whose records rules check: all of them, or only those of
+    the units a view is ``scoped`` to. Lookups (``get``, ``exists``, ``document``) always
+    answer for the whole store, reading what they return on demand."""
+
+    def __init__(self, root: Path, source: Source, documents: Iterable[Document]) -> None:
+        self.root = root
+        self.source = source
+        listed = sorted(documents, key=lambda d: d.path)
+        self.by_path = {d.path: d for d in listed}
+        """Every document created so far, in or out of scope (shared by scoped views)."""
+        self.files: dict[str, str | None] = {}
+        """Every file of the store: path -> blob id when known without reading."""
+        self.keys: dict[str, list[str]] = {}
+        """Id key (``layout.id_key``) -> the files at a place for that id."""
+        self.unit_paths: dict[str, list[str]] = {}
+        """Unit -> the sorted paths of its files."""
+        self.special: set[str] = set()
+        """Paths of files that are not regular files (symlinks, devices)."""
+        self.digests: dict[str, str] = {}
+        """Unit -> digest, where the source knew it without reading (a git tree id)."""
+        for doc in listed:
+            self.files[doc.path] = doc.blob
+            self.unit_paths.setdefault(doc.unit, []).append(doc.path)
+            if not doc.entry.regular:
+                self.special.add(doc.path)
+            for key in place_keys(doc.place):
+                self.keys.setdefault(key, []).append(doc.path)
+        self.base: Registry | None = None
+        """The registry at the base of a change, when validating a change (``--base``)."""
+        self.changed: frozenset[str] = frozenset()
+        """Repository paths that differ between ``base`` and this registry."""
+        self._documents: list[Document] | None = listed if len(listed) == len(self.files) else None
+        self._kinds: dict[str | None, list[Document]] | None = None
+
+    def know(self, unit: str, files: dict[str, str | None], keys: dict[str, list[str]], special: Iterable[str]) -> None:
+        """Add a unit known from a cached listing (its files are read only when looked up)."""
+        self.unit_paths[unit] = sorted(files)
+        self.files.update(files)
+        self.special.update(special)
+        shared = self.keys.keys() & keys.keys()
+        merged = {k: sorted({*self.keys[k], *keys[k]}) for k in shared}
+        self.keys.update(keys)
+        self.keys.update(merged)
+        self._documents = None
+
+    # -- views -----------------------------------------------------------------------------
+
+    @property
+    def documents(self) -> list[Document]:
+        """The files whose records rules check (for a scoped view, those of its units)."""
+        if self._documents is None:
+            self._documents = [self.document(p) for p in sorted(self.files)]  # type: ignore[misc]
+        return self._documents
+
+    def scoped(self, units: Iterable[str]) -> Registry:
+        """A view whose rules check only the records of ``units``; lookups still see everything."""
+        view = object.__new__(Registry)
+        view.__dict__.update({k: v for k, v in self.__dict__.items() if k != "_validator_index"})
+        view._documents = [self.document(p) for u in sorted(set(units)) for p in self.unit_paths.get(u, [])]  # type: ignore[misc]
+        view._kinds = None
+        return view
+
+    def digest(self, unit: str) -> str:
+        """Identifies the unit's files and contents: a git tree id when known, else a hash of every
+        file's path, blob id and type."""
+        if unit not in self.digests:
+            h = hashlib.sha256()
+            for path in self.unit_paths.get(unit, []):
+                doc = self.document(path)
+                assert doc is not None
+                h.update(f"{path} {doc.content_id()} {doc.entry.regular}\n".encode())
+            self.digests[unit] = "files:" + h.hexdigest()
+        return self.digests[unit]
+
+    def records(self, *kinds: str) -> list[Document]:
+        """Valid records of the given kinds among ``documents`` (all kinds when none is given)."""
+        if self._kinds is None:
+            by_kind: dict[str | None, list[Document]] = {None: []}
+            for doc in self.documents:
+                if doc.valid:
+                    by_kind[None].append(doc)
+                    by_kind.setdefault(doc.kind, []).append(doc)
+            self._kinds = by_kind
+        if not kinds:
+            return self._kinds[None]
+        if len(kinds) == 1:
+            return self._kinds.get(kinds[0], [])
+        return [d for d in self._kinds[None] if d.kind in kinds]
+
+    def parse_findings(self) -> list[Finding]:
+        return [f for d in self.documents for f in d.findings]
+
+    # -- lookups over the whole store ---------------------------------------------------------
+
+    def document(self, path: str) -> Document | None:
+        doc = self.by_path.get(path)
+        if doc is None and path in self.files:
+            doc = Document(Entry(path, None, path not in self.special, self.files[path]), self.source)
+            self.by_path[path] = doc
         return doc
-    if not entry.regular:
-        doc.findings.append(
-            Finding(
-                code="layout",
-                file=entry.path,
-                message="a record must be a regular file, not a symlink or device",
-                hint="replace the link with the file itself",
-            )
-        )
-        return doc
-    if entry.size > jsonio.MAX_RECORD_BYTES:
-        doc.findings.append(
-            Finding(
-                code="file-too-large",
-                file=entry.path,
-                message=f"file is {entry.size:,} bytes; records are limited to {jsonio.MAX_RECORD_BYTES:,} bytes",
-                hint="split the record, or keep large raw output as an evidence file",
-            )
-        )
-        return doc
-    if doc.blob is None:
-        doc.raw = source.read(entry.path)
-        doc.blob = blob_id(doc.raw)
-    if cache is not None and cache.fill(doc):
-        return doc
-    if doc.raw is None:
-        doc.raw = source.read(entry.path)
-    doc.data, doc.findings = jsonio.parse(doc.raw, entry.path)
-    if doc.data is not None and place.kinds != ("baseline",):
-        doc.findings.extend(_check_schema(doc))
-    if cache is not None:
-        cache.store(doc)
-    return doc
 
+    def provider_paths(self, key: str) -> list[str]:
+        if _reads is not None:
+            _reads.note(f"key:{key}")
+        return self.keys.get(key, [])
 
-def _check_schema(doc: Document) -> list[Finding]:
-    data, place = doc.data, doc.place
-    if not isinstance(data, dict):
-        return [
-            doc.finding(
-                "schema",
-                "",
-                f"a record is a JSON object, this file holds a JSON {_json_type(data)}",
-                "wrap the record's fields in one {...} object",
-            )
-        ]
-    kind = data.get("kind")
-    if kind not in place.kinds:
-        expected = " or ".join(repr(k) for k in place.kinds)
-        return [
-            doc.finding(
-                "layout",
-                "/kind" if "kind" in data else "",
-                f"record kind {kind!r} does not belong at {doc.path} (expected {expected})",
-                "set `kind` to what the folder holds, or move the file to the folder of its kind",
-            )
-        ]
-    try:
-        MODELS[kind].model_validate(data)
-        doc.valid = True
-    except ValidationError as exc:
-        # A union reports one error per member; keep the first per location.
-        findings: dict[str, Finding] = {}
-        for err in exc.errors():
-            finding = _schema_finding(doc, err)
-            findings.setdefault(finding.pointer, finding)
-        return list(findings.values())
-    return []
+    def get(self, kinds: tuple[str, ...], record_id: str, family: str | None = None) -> Document | None:
+        """The valid record of one of ``kinds`` with this id (``family`` for per-family kinds)."""
+        from registry.layout import id_key
 
+        for kind in kinds:
+            for path in self.provider_paths(id_key(kind, family, record_id)):
+                doc = self.document(path)
+                if doc is not None and doc.valid and doc.kind == kind:
+                    return doc
+        return None
 
-def _json_type(value: Any) -> str:
-    return {list: "array", str: "string", bool: "boolean", type(None): "null"}.get(type(value), "number")
+    def exists(self, kinds: tuple[str, ...], family: str | None, record_id: str) -> bool:
+        """A file (valid or not) is at a place for this id and one of ``kinds``
+        (``family`` None: in any family)."""
+        from registry.layout import id_key
 
+        for kind in kinds:
+            for path in self.provider_paths(id_key(kind, family, record_id)):
+                place = place_of(path)
+                if kind in place.kinds and (family is None or place.family == family):
+                    return True
+        return False
 
-def _schema_finding(doc: Document, err: Any) -> Finding:
-    # Walk pydantic's loc through the instance: union member names and
-    # similar tags are not part of the document and are dropped.
-    node, tokens = doc.data, []
-    for part in err["loc"]:
-        in_object = isinstance(node, dict) and isinstance(part, str)
-        in_array = isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
-        if (in_object and part in node) or in_array:
-            node = node[part]
-            tokens.append(part)
-        elif in_object and err["type"] == "missing":
-            tokens.append(part)
-            break
-    pointer = join_pointer(*tokens)
-    value = err.get("input")
-    where = pointer or "the record"
-    if err["type"] == "missing":
-        parent = pointer[: pointer.rfind("/")]
-        return doc.finding(
-            "schema",
-            parent,
-            f"{where}: required field is missing",
-            f"add `{tokens[-1]}`; see schema/{doc.kind_hint()}.schema.json",
-        )
-    if isinstance(value, bool) and err["type"] in ("float_type", "int_type", "finite_number"):
-        return doc.finding(
-            "json-non-finite",
-            pointer,
-            f"{where}: {str(value).lower()} is not a number",
-            "write the number itself; booleans are not numbers",
-        )
-    shown = repr(value)
-    shown = shown if len(shown) <= 80 else shown[:77] + "..."
-    return doc.finding(
-        "schema", pointer, f"{where}: {err['msg']} (found {shown})", f"see schema/{doc.kind_hint()}.schema.json"
-    )
+    def family(self, name: str | None) -> Document | None:
+        return self.get(("family",), name) if name else None
+
+    def unit_records(self, unit: str, *kinds: str) -> list[Document]:
+        """Valid records of ``kinds`` in one unit (family folder), in or out of scope."""
+        docs = (self.document(p) for p in self.unit_paths.get(unit, []))
+        return [d for d in docs if d is not None and d.valid and (not kinds or d.kind in kinds)]
+
+    # -- files outside records ------------------------------------------------------------------
+
+    def evidence(self, path: str) -> EvidenceState:
+        if _reads is not None and _reads.outside(path):
+            _reads.note(f"file:{path}")
+        return self.source.evidence(path)
+
+    def read_file(self, path: str) -> bytes:
+        if _reads is not None and _reads.outside(path):
+            _reads.note(f"file:{path}")
+        return self.source.read_all(path)  # type: ignore[attr-defined,no-any-return]
+
+    def names(self, folder: str) -> list[str]:
+        if _reads is not None and _reads.outside(folder + "/"):
+            _reads.note(f"dir:{folder}")
+        return self.source.names(folder)
+
+    def fingerprint(self, dep: str) -> str:
+        """The current value of one dependency recorded by ``Reads``."""
+        what, _, name = dep.partition(":")
+        if what == "doc":
+            doc = self.document(name)
+            return "absent" if doc is None else doc.content_id()
+        if what == "key":
+            return "\n".join(self.keys.get(name, []))
+        if what == "dir":
+            return "\n".join(self.source.names(name))
+        state = self.source.evidence(name)
+        if state is not EvidenceState.FILE:
+            return state.value
+        if name in self.files and self.files[name] is not None:
+            return f"file {self.files[name]}"
+        try:
+            return f"file {blob_id(self.source.read_all(name))}"  # type: ignore[attr-defined]
+        except OSError:
+            return "unreadable"
 
 
 def open_source(root: Path, rev: str | None = None) -> Source:
@@ -390,35 +666,66 @@ MAX_FILES = 400_000
 loaded and one ``too-many-files`` finding says so. ``EVREG_MAX_FILES`` overrides it."""
 
 
-def load(root: Path, rev: str | None = None, cache: ParseCache | None = None) -> Registry:
-    """Load the registry at ``root`` from its working tree or from commit ``rev``."""
-    source = open_source(root, rev)
-    limit = int(os.environ.get("EVREG_MAX_FILES", MAX_FILES))
+class TooManyFiles(ValueError):
+    pass
+
+
+def file_limit() -> int:
+    return int(os.environ.get("EVREG_MAX_FILES", MAX_FILES))
+
+
+def list_entries(source: Source, under: str = PACKETS, deep: bool = True) -> list[Entry]:
+    """Every file under ``under`` (``deep``: in sub-folders too); refuses (``TooManyFiles``)
+    beyond the file limit."""
+    limit = file_limit()
     entries = []
-    for entry in source.entries():
+    for entry in source.entries(under, deep):
         entries.append(entry)
         if len(entries) > limit:
-            refused = Document(PACKETS, Place(PACKETS, ()), None)
-            refused.findings.append(
-                Finding(
-                    code="too-many-files",
-                    file=PACKETS,
-                    message=f"packets/ holds more than {limit:,} files; nothing was loaded",
-                    hint="split the registry, or raise EVREG_MAX_FILES on a machine with the memory for it",
-                )
-            )
-            return Registry(root, source, [refused])
-    documents = [read_document(e, source, cache) for e in entries]
-    return Registry(root, source, documents)
+            raise TooManyFiles(limit)
+    return entries
+
+
+def from_entries(root: Path, source: Source, entries: list[Entry]) -> Registry:
+    return Registry(root, source, [Document(e, source) for e in entries])
+
+
+def refused(root: Path, source: Source, limit: int) -> Registry:
+    registry = Registry(root, source, [])
+    finding = Finding(
+        code="too-many-files",
+        file=PACKETS,
+        message=f"packets/ holds more than {limit:,} files; nothing was loaded",
+        hint="split the registry, or raise EVREG_MAX_FILES on a machine with the memory for it",
+    )
+    doc = Document(Entry(PACKETS, 0, False), None)
+    doc.place = Place(PACKETS, ())
+    doc._findings = [finding]
+    registry.by_path[PACKETS] = doc
+    registry.files[PACKETS] = None
+    registry.unit_paths = {"": [PACKETS]}
+    return registry
+
+
+def load(root: Path, rev: str | None = None) -> Registry:
+    """The registry at ``root`` from its working tree or from commit ``rev`` (read lazily)."""
+    source = open_source(root, rev)
+    try:
+        registry = from_entries(root, source, list_entries(source))
+    except TooManyFiles as exc:
+        return refused(root, source, exc.args[0])
+    if isinstance(source, GitTree):
+        registry.digests.update(source.unit_digests())
+    return registry
 
 
 class BaseNotFound(ValueError):
     """The base of a change names no commit of the repository."""
 
 
-def load_change(root: Path, base_rev: str, cache: ParseCache | None = None) -> Registry:
-    """The working tree, with ``base`` loaded from the merge base of ``base_rev``
-    and HEAD, and ``changed`` the paths that differ from it (untracked included)."""
+def change_base(root: Path, base_rev: str) -> tuple[str, frozenset[str]]:
+    """The merge base of ``base_rev`` and HEAD, and the paths that differ from it
+    in the working tree (untracked included)."""
     with git.Repo(root) as repo:
         try:
             base_commit = repo.commit(base_rev)
@@ -436,7 +743,14 @@ def load_change(root: Path, base_rev: str, cache: ParseCache | None = None) -> R
             base_sha = base_commit.hexsha
         changed = set(repo.git.diff("--name-only", "--no-renames", base_sha, "--").splitlines())
         changed |= set(repo.untracked_files)
-    head = load(root, cache=cache)
-    head.base = load(root, base_sha, cache=cache)
-    head.changed = frozenset(changed)
+    return base_sha, frozenset(changed)
+
+
+def load_change(root: Path, base_rev: str) -> Registry:
+    """The working tree, with ``base`` loaded from the merge base of ``base_rev``
+    and HEAD, and ``changed`` the paths that differ from it (untracked included)."""
+    base_sha, changed = change_base(root, base_rev)
+    head = load(root)
+    head.base = load(root, base_sha)
+    head.changed = changed
     return head

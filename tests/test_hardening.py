@@ -19,7 +19,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from registry import citations, jsonio, rules
-from registry.cache import CACHE_FILE, ParseCache
 from registry.formats import ImportRefused, neural_download
 from registry.store import load
 
@@ -353,39 +352,6 @@ def test_concurrent_builds_leave_one_complete_site(reg: Reg) -> None:
     assert (out / "index.html").exists()
     json.loads((out / "search/search_index.json").read_text())
     assert sorted(p.name for p in (reg.root / "build").iterdir() if p.name.startswith(".")) == []
-
-
-# -- the parse cache --------------------------------------------------------------------------
-
-
-def test_cache_can_never_hide_a_finding(reg: Reg) -> None:
-    assert evreg("validate", cwd=reg.root).returncode == 0  # fills the cache
-    cache_file = reg.root / CACHE_FILE
-    assert cache_file.exists()
-    reg.edit(RUN, lambda d: d["metrics"].update(decode_tok_s=["30.21"]))
-    result = evreg("validate", "--format", "json", cwd=reg.root)
-    assert result.returncode == 1 and "schema" in {f["code"] for f in json.loads(result.stdout)["findings"]}
-    # The bad content is cached now, with its finding and its location.
-    again = evreg("validate", "--format", "json", cwd=reg.root)
-    assert json.loads(again.stdout)["findings"] == json.loads(result.stdout)["findings"]
-
-
-def test_cache_from_other_code_or_corrupt_is_ignored(reg: Reg) -> None:
-    cache = ParseCache(reg.root / CACHE_FILE)
-    registry = load(reg.root, cache=cache)
-    cache.save()
-    assert cache.misses > 0 and not registry.parse_findings()
-    stored = json.loads((reg.root / CACHE_FILE).read_text())
-    key = next(k for k in stored["entries"] if k.endswith(RUN))
-    stored["entries"][key]["findings"] = []
-    stored["entries"][key]["data"] = {"kind": "run-measurement", "forged": True}
-    stored["version"] = "other code"
-    (reg.root / CACHE_FILE).write_text(json.dumps(stored))
-    fresh = ParseCache(reg.root / CACHE_FILE)
-    assert fresh.entries == {}
-    (reg.root / CACHE_FILE).write_bytes(b"\x00garbage")
-    assert ParseCache(reg.root / CACHE_FILE).entries == {}
-    assert evreg("validate", cwd=reg.root).returncode == 0
 
 
 def test_validation_with_evidence_in_place(reg: Reg) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 from registry import citations
 from registry.evidence import parse_ref
 from registry.findings import Finding, Severity, join_pointer
-from registry.rules import CodeDoc, Rule
+from registry.rules import UNIT, CodeDoc, Rule
 from registry.store import Document, Registry
 from registry.vocab import load as load_vocab
 from registry.vocab import promotable
@@ -105,14 +105,10 @@ CURVE = CodeDoc(
 # -- citations and orphan numbers ---------------------------------------------------
 
 
-def _measurement_data(registry: Registry) -> dict[str, dict[str, Any]]:
-    return {k: d.data for k, d in index(registry).measurements.items()}
-
-
 def check_citations(registry: Registry) -> Iterator[Finding]:
-    measurements = _measurement_data(registry)
+    measurements = index(registry).measurement_data
     for doc in registry.records():
-        for pointer, text in citations.iter_prose(doc.data):
+        for pointer, text in doc.prose:
             for c in citations.parse(text):
                 if isinstance(c, citations.CitationError):
                     yield doc.finding("citation-unresolved", pointer, str(c), UNRESOLVED.hint)
@@ -127,7 +123,6 @@ def check_citations(registry: Registry) -> Iterator[Finding]:
                     f"figure {fig.text!r} in {pointer.rsplit('/', 1)[-1]} is not a citation",
                     ORPHAN.hint,
                 )
-    yield from _site_pages(registry, measurements)
 
 
 _FENCE = re.compile(r"^(```|~~~)")
@@ -144,7 +139,9 @@ def markdown_prose(text: str) -> Iterator[tuple[int, str]]:
             yield n, re.sub(r"`[^`]*`", lambda m: " " * len(m.group()), line)
 
 
-def _site_pages(registry: Registry, measurements: dict[str, dict[str, Any]]) -> Iterator[Finding]:
+def check_site_pages(registry: Registry) -> Iterator[Finding]:
+    """Citations and orphan figures of the hand-written pages under site/."""
+    measurements = index(registry).measurement_data
     site = Path(registry.root) / "site"
     if registry.source.label != "working tree" or not site.is_dir():
         return
@@ -603,9 +600,10 @@ def check_views(registry: Registry) -> Iterator[Finding]:
 
 
 RULES = [
-    Rule("citations", (UNRESOLVED, ORPHAN), check_citations),
-    Rule("featured", (UNBOUND, FEATURED_MISMATCH, SIDEWAYS, NON_PROMOTABLE), check_featured),
-    Rule("grades", (GRADE,), check_grades),
-    Rule("coverage", (STATE, INCOMPLETE), check_coverage),
-    Rule("views", (CURVE,), check_views),
+    Rule("citations", (UNRESOLVED, ORPHAN), check_citations, UNIT),
+    Rule("site-citations", (), check_site_pages),
+    Rule("featured", (UNBOUND, FEATURED_MISMATCH, SIDEWAYS, NON_PROMOTABLE), check_featured, UNIT),
+    Rule("grades", (GRADE,), check_grades, UNIT),
+    Rule("coverage", (STATE, INCOMPLETE), check_coverage, UNIT),
+    Rule("views", (CURVE,), check_views, UNIT),
 ]

@@ -4,15 +4,14 @@ their recorded sha256. External references are counted, not checked."""
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from collections.abc import Iterator
 from typing import Any
 
 from registry import citations, jsonio
-from registry.evidence import iter_refs, parse_ref
+from registry.evidence import parse_ref
 from registry.findings import Finding, join_pointer, split_pointer
-from registry.rules import CodeDoc, Rule
+from registry.rules import UNIT, CodeDoc, Rule
 from registry.store import EvidenceState, Registry
 
 MISSING = CodeDoc(
@@ -68,72 +67,66 @@ def _escapes(path: str) -> bool:
     return path.startswith(("/", "\\", "~")) or ".." in parts or path[1:3] in _WINDOWS_DRIVE
 
 
-def _case_twins(source: Any, path: str) -> list[str]:
-    """Other files in the same folder whose names equal this one's but for case (working tree only)."""
-    root = getattr(source, "root", None)
-    if root is None or "/" not in path:
+def _case_twins(registry: Registry, path: str) -> list[str]:
+    """Other files in the same folder whose names equal this one's but for case."""
+    if "/" not in path:
         return []
     folder, name = path.rsplit("/", 1)
-    try:
-        names = os.listdir(os.path.join(str(root), folder))
-    except OSError:
-        return []
-    return [f"{folder}/{n}" for n in sorted(names) if n != name and n.lower() == name.lower()]
+    return [f"{folder}/{n}" for n in registry.names(folder) if n != name and n.lower() == name.lower()]
+
+
+def _path_verdict(registry: Registry, value: str) -> tuple[list[tuple[str, str, str]], bool]:
+    """(code, message, hint) for one local evidence path, whoever cites it, and whether it is a file."""
+    if _escapes(value) or "\x00" in value:
+        return [("evidence-escape", f"evidence path {value!r} leaves the repository", ESCAPE.hint)], False
+    why = _unsafe(value)
+    if why:
+        return [("path-unsafe", f"evidence path {value!r} is unsafe: {why}", UNSAFE.hint)], False
+    out = []
+    twins = _case_twins(registry, value)
+    if twins:
+        out.append(("path-unsafe", f"evidence path {value!r} differs only in case from {twins[0]!r}", UNSAFE.hint))
+    state = registry.evidence(value)
+    if state is EvidenceState.ESCAPE:
+        out.append(
+            (
+                "evidence-escape",
+                f"evidence path {value!r} resolves outside the repository (through a symlink)",
+                ESCAPE.hint,
+            )
+        )
+    elif state is EvidenceState.MISSING:
+        out.append(
+            ("evidence-missing", f"evidence file {value!r} does not exist in the {registry.source.label}", MISSING.hint)
+        )
+    elif state is EvidenceState.NOT_FILE:
+        out.append(("evidence-missing", f"evidence path {value!r} is not a regular file", MISSING.hint))
+    return out, state is EvidenceState.FILE
 
 
 def check_evidence(registry: Registry) -> Iterator[Finding]:
-    source = registry.source
+    verdicts: dict[str, tuple[list[tuple[str, str, str]], bool]] = {}
+    digests: dict[str, str] = {}
     for doc in registry.records():
         hashes = doc.data.get("evidence_sha256") or {}
         cited: set[str] = set()
-        for pointer, value in iter_refs(doc.data):
-            ref = parse_ref(value)
-            if ref.kind != "local":
+        for pointer, value in doc.refs:
+            if parse_ref(value).kind != "local":
                 continue
             cited.add(value)
-            if _escapes(value) or "\x00" in value:
-                yield doc.finding(
-                    "evidence-escape", pointer, f"evidence path {value!r} leaves the repository", ESCAPE.hint
-                )
-                continue
-            why = _unsafe(value)
-            if why:
-                yield doc.finding("path-unsafe", pointer, f"evidence path {value!r} is unsafe: {why}", UNSAFE.hint)
-                continue
-            twins = _case_twins(source, value)
-            if twins:
-                yield doc.finding(
-                    "path-unsafe",
-                    pointer,
-                    f"evidence path {value!r} differs only in case from {twins[0]!r}",
-                    UNSAFE.hint,
-                )
-            state = source.evidence(value)
-            if state is EvidenceState.ESCAPE:
-                yield doc.finding(
-                    "evidence-escape",
-                    pointer,
-                    f"evidence path {value!r} resolves outside the repository (through a symlink)",
-                    ESCAPE.hint,
-                )
-            elif state is EvidenceState.MISSING:
-                yield doc.finding(
-                    "evidence-missing",
-                    pointer,
-                    f"evidence file {value!r} does not exist in the {source.label}",
-                    MISSING.hint,
-                )
-            elif state is EvidenceState.NOT_FILE:
-                yield doc.finding(
-                    "evidence-missing", pointer, f"evidence path {value!r} is not a regular file", MISSING.hint
-                )
-            elif value in hashes:
-                digest = hashlib.sha256(source.read(value)).hexdigest()
-                if digest != hashes[value]:
+            if value not in verdicts:
+                verdicts[value] = _path_verdict(registry, value)
+            problems, is_file = verdicts[value]
+            for code, message, hint in problems:
+                yield doc.finding(code, pointer, message, hint)
+            if value in hashes and is_file:
+                if value not in digests:
+                    digests[value] = hashlib.sha256(registry.read_file(value)).hexdigest()
+                if digests[value] != hashes[value]:
                     yield doc.finding(
                         "evidence-hash-mismatch",
                         join_pointer("evidence_sha256", value),
-                        f"{value} has sha256 {digest}, the record says {hashes[value]}",
+                        f"{value} has sha256 {digests[value]}, the record says {hashes[value]}",
                         HASH.hint,
                     )
         for path in hashes:
@@ -182,7 +175,7 @@ def check_evidence_values(registry: Registry) -> Iterator[Finding]:
             not isinstance(ev, str)
             or parse_ref(ev).kind != "local"
             or _escapes(ev)
-            or registry.source.evidence(ev) is not EvidenceState.FILE
+            or registry.evidence(ev) is not EvidenceState.FILE
         ):
             yield doc.finding(
                 "evidence-value-mismatch",
@@ -192,7 +185,7 @@ def check_evidence_values(registry: Registry) -> Iterator[Finding]:
             )
             continue
         if ev not in parsed:
-            value, problems = jsonio.parse(registry.source.read(ev), ev)
+            value, problems = jsonio.parse(registry.read_file(ev), ev)
             parsed[ev] = None if problems else value
         document = parsed[ev]
         if document is None:
@@ -234,6 +227,6 @@ def check_evidence_values(registry: Registry) -> Iterator[Finding]:
 
 
 RULES = [
-    Rule("evidence", (MISSING, ESCAPE, HASH, UNSAFE), check_evidence),
-    Rule("evidence-values", (VALUE,), check_evidence_values),
+    Rule("evidence", (MISSING, ESCAPE, HASH, UNSAFE), check_evidence, UNIT),
+    Rule("evidence-values", (VALUE,), check_evidence_values, UNIT),
 ]

@@ -1,8 +1,14 @@
-"""Lookups the rules share: a family's revisions and artifacts, and the
-registry-wide measurement and packet ids."""
+"""Lookups the rules share: a family's revisions and artifacts, and records by id.
+
+Everything is looked up through the registry on demand (never collected from
+``registry.records()``, which holds only the records being checked), so the
+reads of a unit's rules outside the unit are recorded as its dependencies. An
+``Index`` belongs to one registry view and is never shared between units.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,46 +26,79 @@ class FamilyIndex:
         return bool(self.revisions.get(revision, {}).get("quantized_artifacts"))
 
 
+class Records(Mapping[str, Document]):
+    """Valid records of some kinds by id, looked up in the whole store when asked."""
+
+    def __init__(self, registry: Registry, kinds: tuple[str, ...]) -> None:
+        self.registry, self.kinds = registry, kinds
+
+    def __getitem__(self, record_id: str) -> Document:
+        doc = self.registry.get(self.kinds, record_id) if isinstance(record_id, str) else None
+        if doc is None:
+            raise KeyError(record_id)
+        return doc
+
+    def __iter__(self) -> Iterator[str]:
+        raise TypeError("records are looked up by id, not listed")
+
+    def __len__(self) -> int:
+        raise TypeError("records are looked up by id, not counted")
+
+
+class Data(Mapping[str, dict[str, Any]]):
+    """The data of valid records by id (what citations resolve against)."""
+
+    def __init__(self, records: Records) -> None:
+        self.records = records
+
+    def __getitem__(self, record_id: str) -> dict[str, Any]:
+        return self.records[record_id].data  # type: ignore[no-any-return]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.records)
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+
 class Index:
     def __init__(self, registry: Registry) -> None:
         self.registry = registry
-        self.families: dict[str, FamilyIndex] = {}
-        for doc in registry.records("family"):
-            fam = FamilyIndex(doc, sources=frozenset(doc.data.get("sources") or {}))
-            for rev in doc.data.get("weight_revisions", []):
-                fam.revisions[rev["id"]] = rev
-                for art in rev.get("quantized_artifacts", []):
-                    fam.artifacts[art["id"]] = (art, rev["id"])
-            self.families[doc.id] = fam  # type: ignore[index]
-        self.measurements = {d.id: d for d in registry.records(*MEASUREMENT_KINDS)}
-        self.estimates = {d.id: d for d in registry.records("estimate")}
-        self.packets = {d.id: d for d in registry.records("packet")}
-        # Ids of every file that exists at a record's place, valid or not, so
-        # a record that fails its schema is reported once, not as dangling too.
-        self.existing: set[tuple[str, str | None, str]] = {
-            (kind, d.place.family, d.place.id) for d in registry.documents if d.place.id for kind in d.place.kinds
-        }
-        self.existing_anywhere: set[tuple[str, str]] = {(kind, rid) for kind, _, rid in self.existing}
+        self.measurements = Records(registry, MEASUREMENT_KINDS)
+        self.measurement_data = Data(self.measurements)
+        self.estimates = Records(registry, ("estimate",))
+        self.packets = Records(registry, ("packet",))
+        self._families: dict[str, FamilyIndex] = {}
+        self._of_family: dict[str | None, list[Document]] = {}
 
-    def measurements_of_family(self, family: str | None) -> list[Document]:
-        if not hasattr(self, "_by_family"):
-            self._by_family: dict[str | None, list[Document]] = {}
-            for m in self.measurements.values():
-                self._by_family.setdefault(m.place.family, []).append(m)
-        return self._by_family.get(family, [])
+    def family(self, name: str) -> FamilyIndex:
+        if name not in self._families:
+            doc = self.registry.family(name)
+            fam = FamilyIndex(doc)
+            if doc is not None:
+                fam.sources = frozenset(doc.data.get("sources") or {})
+                for rev in doc.data.get("weight_revisions", []):
+                    fam.revisions[rev["id"]] = rev
+                    for art in rev.get("quantized_artifacts", []):
+                        fam.artifacts[art["id"]] = (art, rev["id"])
+            self._families[name] = fam
+        return self._families[name]
 
     def family_of(self, doc: Document) -> FamilyIndex:
-        return self.families.get(doc.place.family or "", FamilyIndex(None))
+        return self.family(doc.place.family or "")
+
+    def measurements_of_family(self, family: str | None) -> list[Document]:
+        if family not in self._of_family:
+            self._of_family[family] = self.registry.unit_records(family or "", *MEASUREMENT_KINDS)
+        return self._of_family[family]
 
     def exists(self, kinds: tuple[str, ...], family: str | None, record_id: str) -> bool:
         """A file for this id exists at a place of one of ``kinds`` (``family`` None: any family)."""
-        if family is None:
-            return any((k, record_id) in self.existing_anywhere for k in kinds)
-        return any((k, family, record_id) in self.existing for k in kinds)
+        return isinstance(record_id, str) and self.registry.exists(kinds, family, record_id)
 
 
 def index(registry: Registry) -> Index:
-    """One shared index per loaded registry."""
+    """One shared index per registry view."""
     cached = registry.__dict__.get("_validator_index")
     if cached is None:
         cached = registry.__dict__["_validator_index"] = Index(registry)

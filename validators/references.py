@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from registry.evidence import iter_refs, parse_ref
+from registry.evidence import parse_ref
 from registry.findings import Finding, join_pointer
 from registry.formats.neural_download import LIST_OF_KIND
-from registry.rules import CodeDoc, Rule
+from registry.rules import UNIT, CodeDoc, Rule
 from registry.store import MEASUREMENT_KINDS, Document, Registry
 from validators.index import FamilyIndex, Index, index
 
@@ -194,7 +194,7 @@ class _Checker:
                 yield from self.measurement(doc, f"/basis_measurement_ids/{i}", mid)
             if data.get("supersedes") is not None and not self.ix.exists(("estimate",), None, data["supersedes"]):
                 yield self.dangling(doc, "/supersedes", "estimate", data["supersedes"], "estimate")
-        for pointer, value in iter_refs(data):
+        for pointer, value in doc.refs:
             ref = parse_ref(value)
             if ref.kind == "external" and ref.source not in fam.sources:
                 yield doc.finding(
@@ -212,4 +212,4 @@ def check_references(registry: Registry) -> Iterator[Finding]:
         yield from checker.record(doc)
 
 
-RULES = [Rule("references", (DANGLING, MISMATCH), check_references)]
+RULES = [Rule("references", (DANGLING, MISMATCH), check_references, UNIT)]

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterator
 
 from registry import schemas
 from registry.findings import Finding
-from registry.rules import CodeDoc, Rule
+from registry.rules import UNIT, CodeDoc, Rule
 from registry.store import Registry
 
 PARSE_CODES = (
@@ -90,34 +89,24 @@ DUPLICATE = CodeDoc(
     "packets/a/measurements/run-1.json and packets/b/measurements/run-1.json",
 )
 
-# Namespaces: measurement and estimate ids are registry-wide (citations name
-# them without a family), as are family and packet ids; the rest are per family.
-_GLOBAL = {
-    "family": "family",
-    "packet": "packet",
-    "run-measurement": "measurement",
-    "series-measurement": "measurement",
-    "estimate": "measurement",
-}
-_PER_FAMILY = {"view": "view", "coverage-view": "coverage", "coverage-contract": "coverage", "closure": "closure"}
-
 
 def check_duplicates(registry: Registry) -> Iterator[Finding]:
-    seen: dict[tuple[str, str | None, str], list] = defaultdict(list)
-    for doc in registry.records():
-        kind = doc.kind or ""
-        if kind in _GLOBAL:
-            seen[(_GLOBAL[kind], None, doc.id or "")].append(doc)
-        elif kind in _PER_FAMILY:
-            seen[(_PER_FAMILY[kind], doc.place.family, doc.id or "")].append(doc)
-    for (space, _family, rid), docs in seen.items():
-        if len(docs) > 1:
-            first = docs[0]
-            for doc in docs[1:]:
+    """Two files at places for one id of one namespace (ids are file names, and a
+    file whose id differs from its name is a ``layout`` finding of its own)."""
+    for key, paths in registry.keys.items():
+        if len(paths) > 1:
+            space, _family, rid = key.split("/", 2)
+            for path in paths[1:]:
+                doc = registry.document(path)
+                assert doc is not None
+                doc.data  # noqa: B018 -- read it, so the finding names the record
                 yield doc.finding(
-                    "duplicate-id", "/id", f"{space} id {rid!r} is also used by {first.path}", DUPLICATE.hint
+                    "duplicate-id", "/id", f"{space} id {rid!r} is also used by {paths[0]}", DUPLICATE.hint
                 )
-    # Ids within the family record itself: revisions and artifacts.
+
+
+def check_family_ids(registry: Registry) -> Iterator[Finding]:
+    """Ids within a family record: its revisions and artifacts."""
     for fam in registry.records("family"):
         ids: dict[str, str] = {}
         for ri, rev in enumerate(fam.data.get("weight_revisions", [])):
@@ -131,9 +120,10 @@ def check_duplicates(registry: Registry) -> Iterator[Finding]:
 
 
 RULES = [
-    Rule("parse", PARSE_CODES, check_parse),
-    Rule("layout", (LAYOUT,), check_layout),
+    Rule("parse", PARSE_CODES, check_parse, UNIT),
+    Rule("layout", (LAYOUT,), check_layout, UNIT),
     Rule("duplicate-id", (DUPLICATE,), check_duplicates),
+    Rule("family-ids", (), check_family_ids, UNIT),
 ]
 
 

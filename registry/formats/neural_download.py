@@ -314,7 +314,7 @@ def bind_figures(records: list[dict[str, Any]]) -> tuple[int, int]:
         return found
 
     for record in records:
-        referenced = [v for _, v in iter_keyed_strings(record, lambda k: k in _REFERENCE_KEYS)]
+        referenced = [v for _, _, v in iter_keyed_strings(record, lambda k: k in _REFERENCE_KEYS)]
         own = [record["id"]] if record.get("kind") in MEASUREMENT_KINDS else []
         family_wide = list(values)
         for pointer, text in list(citations.iter_prose(record)):

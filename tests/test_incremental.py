@@ -1,0 +1,168 @@
+"""Incremental validation: unit results cached with what they read, never hiding a finding.
+
+Each test changes the store in a way that must (or must not) change another
+unit's findings, and compares a cached validation with a fresh one.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from conftest import EVIDENCE, F, Reg, evreg, family, run
+
+from registry import rules
+from registry.results import CACHE_DIR, ResultCache, git_state, load_worktree, validate
+
+OTH = "packets/oth"
+RUN_O = f"{OTH}/measurements/run-o.json"
+PACKET = f"{F}/pkt/packet.json"
+PACK = rules.discover()
+
+
+def other_family(reg: Reg) -> None:
+    """A second family whose measurement the first family's packet cites, and which
+    cites the first family's evidence file (with its sha256)."""
+    fam = family()
+    fam.update(id="oth", name="Other family")
+    fam.pop("featured_results")
+    fam.pop("primary_packet_id")
+    reg.put(f"{OTH}/family.json", fam)
+    measurement = run()
+    measurement["id"] = "run-o"
+    reg.put(RUN_O, measurement)
+    reg.edit(PACKET, lambda d: d.update(summary="Decode {{ m:run-o.decode_tok_s[0] }}."))
+
+
+def checked(root: Path) -> list[dict[str, Any]]:
+    """Findings of a cached validation, which must equal those of a fresh one."""
+    _registry, cached = validate(root, PACK)
+    _registry, fresh = validate(root, PACK, use_cache=False)
+    as_json = [f.model_dump(mode="json") for f in cached.findings]
+    assert as_json == [f.model_dump(mode="json") for f in fresh.findings]
+    assert (cached.records, cached.files, cached.external_refs) == (fresh.records, fresh.files, fresh.external_refs)
+    return as_json
+
+
+def codes_at(findings: list[dict[str, Any]], path: str) -> set[str]:
+    return {f["code"] for f in findings if f["file"] == path}
+
+
+def test_a_unit_sees_changes_to_what_it_cites_in_another_unit(reg: Reg) -> None:
+    other_family(reg)
+    reg.commit("two families")
+    findings = checked(reg.root)
+    assert findings == []
+    assert len(list((reg.root / CACHE_DIR).glob("*.json"))) == 2  # one entry per family folder
+
+    # The cited metric goes away in the other family: fam's files are unchanged,
+    # yet its citation no longer resolves.
+    reg.edit(RUN_O, lambda d: d["metrics"].update(decode_tok_s=[], ttft_ms=[80.0]))
+    findings = checked(reg.root)
+    assert "citation-unresolved" in codes_at(findings, PACKET)
+
+    reg.edit(RUN_O, lambda d: d["metrics"].update(decode_tok_s=[31.0]))
+    findings = checked(reg.root)
+    assert findings == []
+
+    # Deleted, then committed: the citation dangles; the tree ids now vouch for fam.
+    (reg.root / RUN_O).unlink()
+    findings = checked(reg.root)
+    assert "citation-unresolved" in codes_at(findings, PACKET)
+    reg.commit("remove run-o")
+    findings = checked(reg.root)
+    assert "citation-unresolved" in codes_at(findings, PACKET)
+
+
+def test_a_unit_sees_an_id_appear_or_vanish_elsewhere(reg: Reg) -> None:
+    other_family(reg)
+    reg.edit(f"{F}/views/tp-view.json", lambda d: d["series"][0]["measurement_ids"].append("run-x"))
+    reg.commit("a view naming a measurement nobody has yet")
+    findings = checked(reg.root)
+    assert "dangling-reference" in codes_at(findings, f"{F}/views/tp-view.json")
+
+    x = run()
+    x["id"] = "run-x"
+    reg.put(f"{OTH}/measurements/run-x.json", x)  # untracked, in the other family
+    findings = checked(reg.root)
+    assert "dangling-reference" not in codes_at(findings, f"{F}/views/tp-view.json")
+
+    # The same id in both families: a duplicate, found from the id keys of cached units too.
+    reg.put(f"{F}/measurements/run-x.json", x)
+    findings = checked(reg.root)
+    assert "duplicate-id" in {f["code"] for f in findings}
+
+
+def test_a_unit_sees_a_changed_evidence_file_of_another_unit(reg: Reg) -> None:
+    other_family(reg)
+    reg.commit("two families")
+    assert checked(reg.root) == []
+    (reg.root / EVIDENCE).write_bytes(b'{"decode_tok_s": [99.0]}\n')  # fam's file; oth records its sha256
+    findings = checked(reg.root)
+    assert "evidence-hash-mismatch" in codes_at(findings, RUN_O)
+    (reg.root / EVIDENCE).unlink()
+    findings = checked(reg.root)
+    assert "evidence-missing" in codes_at(findings, RUN_O)
+
+
+def test_an_edit_in_one_unit_leaves_the_others_unread(reg: Reg) -> None:
+    other_family(reg)
+    reg.edit(PACKET, lambda d: d.update(summary="No citation."))
+    reg.commit("two families, no citation between them")
+    checked(reg.root)
+    reg.edit(RUN_O, lambda d: d.update(workload="something else"))
+    cache = ResultCache.open(reg.root, PACK)
+    registry = load_worktree(reg.root, cache)
+    assert registry.digest("fam").startswith("tree:")
+    assert set(cache.reusable(registry)) == {"fam"}
+    report = rules.run(registry, PACK, cache)
+    assert report.findings == [] and report.records == 9
+    read = [p for p, d in registry.by_path.items() if p.startswith(f"{F}/") and d._findings is not None]
+    assert read == []  # fam was neither listed nor read: its ids and files came from the cache
+
+
+def test_git_state_names_dirty_units(reg: Reg) -> None:
+    other_family(reg)
+    reg.commit("two families")
+    clean, dirty = git_state(reg.root)  # type: ignore[misc]
+    assert set(clean) == {"fam", "oth"} and dirty == {""}
+    reg.edit(RUN_O, lambda d: d.update(workload="changed"))
+    (reg.root / f"{F}/measurements/new.json").write_text("{}")
+    clean, dirty = git_state(reg.root)  # type: ignore[misc]
+    assert set(clean) == set() and dirty == {"", "fam", "oth"}
+    reg.repo.git.add("-A")  # staged, not committed: still a change against HEAD
+    clean, dirty = git_state(reg.root)  # type: ignore[misc]
+    assert dirty == {"", "fam", "oth"}
+    (reg.root / ".gitignore").write_text("ignored.json\n")
+    reg.commit("commit")
+    (reg.root / f"{F}/measurements/ignored.json").write_text("{}")  # ignored, yet read by the loader
+    clean, dirty = git_state(reg.root)  # type: ignore[misc]
+    assert "fam" in dirty and set(clean) == {"oth"}
+
+
+def test_not_a_git_tree_or_no_commit_still_validates(tmp_path: Path, reg: Reg) -> None:
+    plain = tmp_path / "plain"
+    shutil.copytree(reg.root, plain, ignore=shutil.ignore_patterns(".git"))
+    assert git_state(plain) is None
+    assert checked(plain) == []
+    reg.edit(PACKET, lambda d: d.update(revision="no-such-revision"))
+    shutil.copy(reg.root / PACKET, plain / PACKET)
+    assert "dangling-reference" in codes_at(checked(plain), PACKET)
+
+
+def test_a_forged_corrupt_or_foreign_cache_is_never_trusted(reg: Reg) -> None:
+    assert checked(reg.root) == []
+    folder = reg.root / CACHE_DIR
+    reg.edit(f"{F}/pkt/measurements/run-1.json", lambda d: d["metrics"].update(decode_tok_s=["30.21"]))
+    for path in folder.glob("*.json"):  # an entry from other code, claiming no findings
+        entry = json.loads(path.read_text())
+        entry.update(version="other code", findings=[])
+        path.write_text(json.dumps(entry))
+    assert "schema" in {f["code"] for f in checked(reg.root)}
+    for path in folder.glob("*.json"):
+        path.write_bytes(b"\x00garbage")
+    assert "schema" in {f["code"] for f in checked(reg.root)}
+    result = evreg("validate", "--format", "json", cwd=reg.root)
+    assert result.returncode == 1 and "schema" in {f["code"] for f in json.loads(result.stdout)["findings"]}
