@@ -381,12 +381,14 @@ def write_atomic(path: Path, data: str | bytes) -> None:
         raise
 
 
-def iter_keyed_strings(data: Any, is_key: Callable[[str], bool], pointer: str = "") -> list[tuple[str, str, str]]:
+def iter_keyed_strings(
+    data: Any, is_key: Callable[[str], bool], pointer: str = "", memo: dict[str, bool] | None = None
+) -> list[tuple[str, str, str]]:
     """(pointer, key, string) for every string held by a selected key, directly or
     in a list under it, at any depth. Objects under a selected key are walked
-    as ordinary objects."""
+    as ordinary objects. ``memo`` keeps ``is_key``'s answers across calls."""
     out: list[tuple[str, str, str]] = []
-    selected: dict[str, bool] = {}
+    selected: dict[str, bool] = {} if memo is None or len(memo) > 10_000 else memo
 
     def walk(node: Any, ptr: str) -> None:
         if isinstance(node, dict):

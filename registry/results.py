@@ -39,6 +39,7 @@ from registry.store import (
     from_entries,
     list_entries,
     load,
+    no_cycle_collection,
     refused,
 )
 
@@ -95,12 +96,17 @@ class ResultCache:
     def reusable(self, registry: Registry) -> dict[str, UnitResult]:
         """Stored results still valid for ``registry``, by unit."""
         candidates: list[tuple[str, dict[str, Any]]] = []
-        changed: set[str] = set()
+        others: list[tuple[str, dict[str, Any] | None]] = []
         for unit in registry.unit_paths:
             entry = self.entry(unit)
             if entry is not None and entry["digest"] == registry.digest(unit):
                 candidates.append((unit, entry))
-                continue
+            else:
+                others.append((unit, entry))
+        if not candidates:
+            return {}
+        changed: set[str] = set()
+        for unit, entry in others:
             old: dict[str, Any] = entry["files"] if entry else {}
             new = {p: registry.files.get(p) or registry.document(p).content_id() for p in registry.unit_paths[unit]}  # type: ignore[union-attr]
             changed.update(p for p in old.keys() | new.keys() if old.get(p) != new.get(p))
@@ -136,7 +142,7 @@ class ResultCache:
         """Store fresh results (atomically, per unit); drop entries of units that are gone."""
         for unit, result in results.items():
             paths = registry.unit_paths.get(unit, [])
-            files = {p: registry.document(p).content_id() for p in paths}  # type: ignore[union-attr]
+            files = result.blobs
             keys: dict[str, list[str]] = {}
             for p in paths:
                 for key in place_keys(place_of(p)):
@@ -251,8 +257,9 @@ def validate(root: Path, rules: list[Rule], base: str | None = None, use_cache: 
     """Validate the working tree (against ``base`` when given), reusing cached unit results."""
     change = change_base(root, base) if base else None
     cache = ResultCache.open(root, rules) if use_cache else None
-    registry = load_worktree(root, cache)
-    if change is not None:
-        registry.base = load(root, change[0])
-        registry.changed = change[1]
-    return registry, run(registry, rules, cache)
+    with no_cycle_collection():
+        registry = load_worktree(root, cache)
+        if change is not None:
+            registry.base = load(root, change[0])
+            registry.changed = change[1]
+        return registry, run(registry, rules, cache)

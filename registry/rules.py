@@ -7,6 +7,8 @@ by name and a lab can ship its own pack.
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import traceback
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -152,6 +154,7 @@ class UnitResult:
     records: int
     files: int
     external: int
+    blobs: dict[str, str] = field(default_factory=dict)  # path -> blob id of the unit's files, when checked
 
 
 def _checked(rules: Iterable[Rule], registry: Registry) -> list[Finding]:
@@ -175,7 +178,48 @@ def check_unit(registry: Registry, unit: str, rules: list[Rule]) -> UnitResult:
         external = sum(1 for d in records for _, ref in d.refs if parse_ref(ref).kind == "external")
     finally:
         reading(None)
-    return UnitResult(findings, reads.deps, len(records), len(view.documents), external)
+    blobs = {d.path: d.content_id() for d in view.documents}
+    return UnitResult(findings, reads.deps, len(records), len(view.documents), external, blobs)
+
+
+_job: tuple[Registry, list[Rule]] | None = None  # what forked workers inherit
+
+
+def _check_in_worker(unit: str) -> UnitResult:
+    assert _job is not None
+    return check_unit(_job[0], unit, _job[1])
+
+
+def workers_for(registry: Registry, units: list[str]) -> int:
+    """Processes to check ``units`` with: one per core for a large store (``EVREG_WORKERS`` overrides)."""
+    if "EVREG_WORKERS" in os.environ:
+        wanted = int(os.environ["EVREG_WORKERS"])
+    else:
+        files = sum(len(registry.unit_paths.get(u, ())) for u in units)
+        wanted = len(os.sched_getaffinity(0)) if files >= PARALLEL_FROM_FILES else 1
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    return max(1, min(wanted, len(units)))
+
+
+PARALLEL_FROM_FILES = 4000
+"""Below this many files to check, starting processes costs more than it saves."""
+
+
+def check_units(registry: Registry, units: list[str], rules: list[Rule]) -> dict[str, UnitResult]:
+    """Check units, in forked worker processes when it pays: each inherits the registry
+    (its listing; nothing is read yet) and returns its units' results, largest first."""
+    workers = workers_for(registry, units)
+    if workers < 2:
+        return {unit: check_unit(registry, unit, rules) for unit in units}
+    global _job
+    order = sorted(units, key=lambda u: -len(registry.unit_paths.get(u, ())))
+    _job = (registry, rules)
+    try:
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            return dict(zip(order, pool.map(_check_in_worker, order, chunksize=1), strict=True))
+    finally:
+        _job = None
 
 
 def run(registry: Registry, rules: list[Rule], cache: ResultCache | None = None) -> Report:
@@ -185,12 +229,12 @@ def run(registry: Registry, rules: list[Rule], cache: ResultCache | None = None)
     dependencies are all unchanged keeps its stored result."""
     units = list(registry.unit_paths)
     kept = cache.reusable(registry) if cache is not None else {}
-    results = dict(kept)
-    for unit in units:
-        if unit not in results:
-            results[unit] = check_unit(registry, unit, rules)
+    fresh = check_units(registry, [u for u in units if u not in kept], rules)
+    for result in fresh.values():
+        registry.files.update(result.blobs)
     if cache is not None:
-        cache.update(registry, {u: r for u, r in results.items() if u not in kept})
+        cache.update(registry, fresh)
+    results = {**kept, **fresh}
     findings = [f for unit in units for f in results[unit].findings]
     findings.extend(_checked((r for r in rules if r.scope != UNIT), registry))
     findings = apply_baseline(registry, findings)

@@ -16,6 +16,8 @@ unchanged.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import hashlib
 import os
 import posixpath
@@ -99,7 +101,9 @@ class WorkTree:
 
     def read(self, path: str) -> bytes:
         with open(os.path.join(self._root_str, path), "rb") as fh:
-            return fh.read(jsonio.MAX_RECORD_BYTES + 1)  # a larger file is refused, never read whole
+            if os.fstat(fh.fileno()).st_size > jsonio.MAX_RECORD_BYTES:
+                return fh.read(jsonio.MAX_RECORD_BYTES + 1)  # a larger file is refused, never read whole
+            return fh.read()
 
     def read_all(self, path: str) -> bytes:
         with open(os.path.join(self._root_str, path), "rb") as fh:
@@ -196,6 +200,19 @@ class GitTree:
             elif not parts:
                 return EvidenceState.FILE if isinstance(obj, git.Blob) else EvidenceState.NOT_FILE
         return EvidenceState.NOT_FILE
+
+
+@contextlib.contextmanager
+def no_cycle_collection() -> Iterator[None]:
+    """Loading builds hundreds of thousands of small objects that live to the end and
+    form no reference cycles; the cyclic collector would rescan them over and over."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 class Reads:
@@ -411,7 +428,7 @@ class Document:
     def _texts(self) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
         refs: list[tuple[str, str]] = []
         prose: list[tuple[str, str]] = []
-        for pointer, key, text in jsonio.iter_keyed_strings(self.data, _is_text_key):
+        for pointer, key, text in jsonio.iter_keyed_strings(self.data, _is_text_key, memo=_TEXT_KEYS):
             (refs if is_evidence_key(key) else prose).append((pointer, text))
         return refs, prose
 
@@ -474,6 +491,9 @@ MEASUREMENT_KINDS = ("run-measurement", "series-measurement")
 
 def _is_text_key(key: str) -> bool:
     return is_evidence_key(key) or is_prose_key(key)
+
+
+_TEXT_KEYS: dict[str, bool] = {}
 
 
 class Registry:
@@ -547,9 +567,12 @@ class Registry:
         if unit not in self.digests:
             h = hashlib.sha256()
             for path in self.unit_paths.get(unit, []):
-                doc = self.document(path)
-                assert doc is not None
-                h.update(f"{path} {doc.content_id()} {doc.entry.regular}\n".encode())
+                blob = self.files.get(path)
+                if blob is None:
+                    doc = self.document(path)
+                    assert doc is not None
+                    blob = doc.content_id()
+                h.update(f"{path} {blob} {path not in self.special}\n".encode())
             self.digests[unit] = "files:" + h.hexdigest()
         return self.digests[unit]
 
