@@ -7,8 +7,7 @@ by name and a lab can ship its own pack.
 
 from __future__ import annotations
 
-import multiprocessing
-import os
+import functools
 import traceback
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -16,6 +15,7 @@ from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any
 
+from registry import workers
 from registry.evidence import parse_ref
 from registry.findings import Finding, Severity
 from registry.layout import BASELINE
@@ -182,44 +182,9 @@ def check_unit(registry: Registry, unit: str, rules: list[Rule]) -> UnitResult:
     return UnitResult(findings, reads.deps, len(records), len(view.documents), external, blobs)
 
 
-_job: tuple[Registry, list[Rule]] | None = None  # what forked workers inherit
-
-
-def _check_in_worker(unit: str) -> UnitResult:
-    assert _job is not None
-    return check_unit(_job[0], unit, _job[1])
-
-
-def workers_for(registry: Registry, units: list[str]) -> int:
-    """Processes to check ``units`` with: one per core for a large store (``EVREG_WORKERS`` overrides)."""
-    if "EVREG_WORKERS" in os.environ:
-        wanted = int(os.environ["EVREG_WORKERS"])
-    else:
-        files = sum(len(registry.unit_paths.get(u, ())) for u in units)
-        wanted = len(os.sched_getaffinity(0)) if files >= PARALLEL_FROM_FILES else 1
-    if "fork" not in multiprocessing.get_all_start_methods():
-        return 1
-    return max(1, min(wanted, len(units)))
-
-
-PARALLEL_FROM_FILES = 4000
-"""Below this many files to check, starting processes costs more than it saves."""
-
-
 def check_units(registry: Registry, units: list[str], rules: list[Rule]) -> dict[str, UnitResult]:
-    """Check units, in forked worker processes when it pays: each inherits the registry
-    (its listing; nothing is read yet) and returns its units' results, largest first."""
-    workers = workers_for(registry, units)
-    if workers < 2:
-        return {unit: check_unit(registry, unit, rules) for unit in units}
-    global _job
-    order = sorted(units, key=lambda u: -len(registry.unit_paths.get(u, ())))
-    _job = (registry, rules)
-    try:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
-            return dict(zip(order, pool.map(_check_in_worker, order, chunksize=1), strict=True))
-    finally:
-        _job = None
+    """Check units, in worker processes on a large store."""
+    return workers.map_units(registry, units, functools.partial(check_unit, rules=rules))
 
 
 def run(registry: Registry, rules: list[Rule], cache: ResultCache | None = None) -> Report:

@@ -21,7 +21,7 @@ import gc
 import hashlib
 import os
 import posixpath
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from enum import Enum
 from functools import cached_property
@@ -35,7 +35,7 @@ from registry import jsonio
 from registry.citations import is_prose_key
 from registry.evidence import is_evidence_key
 from registry.findings import Finding, RecordRef, Severity, join_pointer
-from registry.layout import PACKETS, Place, place_keys, place_of, unit_of
+from registry.layout import PACKETS, Place, id_key, place_keys, place_of, unit_of
 from registry.models import MODELS
 
 
@@ -223,6 +223,7 @@ class Reads:
 
     def __init__(self, registry: Registry, unit: str) -> None:
         self.registry = registry
+        self.unit = unit or None  # the files directly in packets/ share no folder: all reads count
         self.prefix = f"{PACKETS}/{unit}/" if unit else None
         self.deps: dict[str, str] = {}
 
@@ -263,7 +264,7 @@ class Document:
         if self._findings is None:
             self._findings = []
             self._read()
-        if _reads is not None and _reads.outside(self.path):
+        if _reads is not None and self.unit != _reads.unit:
             _reads.note(f"doc:{self.path}")
 
     @property
@@ -603,32 +604,42 @@ class Registry:
             self.by_path[path] = doc
         return doc
 
-    def provider_paths(self, key: str) -> list[str]:
+    def _lookup(self, key: str, accept: Callable[[str], bool]) -> str | None:
+        """The first file providing ``key`` that ``accept``s. While a unit is checked, a file
+        of the unit itself answers first: then nothing outside it can change the answer, and
+        nothing is recorded; otherwise the key's providers are a dependency."""
+        paths = self.keys.get(key, ())
         if _reads is not None:
+            for path in paths:
+                if not _reads.outside(path) and accept(path):
+                    return path
             _reads.note(f"key:{key}")
-        return self.keys.get(key, [])
+        return next((path for path in paths if accept(path)), None)
 
     def get(self, kinds: tuple[str, ...], record_id: str, family: str | None = None) -> Document | None:
         """The valid record of one of ``kinds`` with this id (``family`` for per-family kinds)."""
-        from registry.layout import id_key
-
         for kind in kinds:
-            for path in self.provider_paths(id_key(kind, family, record_id)):
+
+            def valid(path: str, kind: str = kind) -> bool:
                 doc = self.document(path)
-                if doc is not None and doc.valid and doc.kind == kind:
-                    return doc
+                return doc is not None and doc.valid and doc.kind == kind
+
+            found = self._lookup(id_key(kind, family, record_id), valid)
+            if found is not None:
+                return self.document(found)
         return None
 
     def exists(self, kinds: tuple[str, ...], family: str | None, record_id: str) -> bool:
         """A file (valid or not) is at a place for this id and one of ``kinds``
         (``family`` None: in any family)."""
-        from registry.layout import id_key
-
         for kind in kinds:
-            for path in self.provider_paths(id_key(kind, family, record_id)):
+
+            def placed(path: str, kind: str = kind) -> bool:
                 place = place_of(path)
-                if kind in place.kinds and (family is None or place.family == family):
-                    return True
+                return kind in place.kinds and (family is None or place.family == family)
+
+            if self._lookup(id_key(kind, family, record_id), placed) is not None:
+                return True
         return False
 
     def family(self, name: str | None) -> Document | None:

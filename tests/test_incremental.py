@@ -13,7 +13,7 @@ from typing import Any
 
 from conftest import EVIDENCE, F, Reg, evreg, family, run
 
-from registry import rules
+from registry import rules, workers
 from registry.results import CACHE_DIR, ResultCache, git_state, load_worktree, validate
 
 OTH = "packets/oth"
@@ -175,7 +175,7 @@ def test_worker_processes_find_what_one_process_finds(reg: Reg, monkeypatch: Any
     monkeypatch.setenv("EVREG_WORKERS", "1")
     _registry, alone = validate(reg.root, PACK, use_cache=False)
     monkeypatch.setenv("EVREG_WORKERS", "2")
-    assert rules.workers_for(_registry, ["fam", "oth"]) == 2
+    assert workers.count(_registry, ["fam", "oth"]) == 2
     _registry, forked = validate(reg.root, PACK)  # and the cache they fill is the same
     assert forked.findings == alone.findings and {"citation-unresolved", "dangling-reference"} <= {
         f.code for f in forked.findings
