@@ -6,8 +6,8 @@ so a reader or a second build never sees a half-written catalog.
 
 from __future__ import annotations
 
+import functools
 import hashlib
-import json
 import os
 import tempfile
 from collections.abc import Iterable
@@ -15,55 +15,58 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-from sqlalchemy import create_engine
-from sqlmodel import SQLModel
+import duckdb_engine
+import orjson
 
-from registry import citations, tables
-from registry.evidence import iter_refs, parse_ref
+from registry import citations, tables, workers
+from registry.evidence import parse_ref
 from registry.findings import Finding
 from registry.jsonio import write_atomic
 from registry.provenance import Change
-from registry.store import MEASUREMENT_KINDS, Registry, Source, blob_id
+from registry.store import MEASUREMENT_KINDS, ById, EvidenceState, Registry
 from registry.vocab import promotable
 
 DEFAULT_DB = "build/catalog.duckdb"
 
 
-def fingerprint(source: Source, head: str | None) -> str:
-    """Identifies the store content a catalog is built from, without parsing it:
-    the schema version, the commit (for provenance) and every file's blob id."""
+def fingerprint(registry: Registry, head: str | None, findings: list[Finding]) -> str:
+    """Identifies what a catalog is built from without reading the records: the schema
+    version, the commit (for provenance), every unit's digest (a git tree id, or a hash
+    of its files' blob ids) and the validator's findings."""
     h = hashlib.sha256(f"schema {tables.SCHEMA_VERSION} head {head}\n".encode())
-    for entry in sorted(source.entries(), key=lambda e: e.path):
-        blob = entry.blob or (blob_id(source.read(entry.path)) if entry.regular else "special")
-        h.update(f"{entry.path} {blob}\n".encode())
+    for unit in sorted(registry.unit_paths):
+        h.update(f"{unit} {registry.digest(unit)}\n".encode())
+    for finding in findings:
+        h.update(finding.model_dump_json().encode() + b"\n")
     return h.hexdigest()
 
 
-def rows(
-    registry: Registry, findings: list[Finding], history: dict[str, list[Change]]
-) -> dict[str, list[dict[str, Any]]]:
-    out: dict[str, list[dict[str, Any]]] = {t.__tablename__: [] for t in tables.TABLES}  # type: ignore[attr-defined]
-    measurements = {d.id: d.data for d in registry.records(*MEASUREMENT_KINDS)}
-    for doc in registry.records():
-        data, fam = doc.data, doc.place.family
-        scoped = doc.kind in ("view", "coverage-view", "coverage-contract", "closure")
+def unit_rows(registry: Registry, unit: str) -> dict[str, list[dict[str, Any]]]:
+    """Rows of the records of one unit (records, families, ..., evidence, citations)."""
+    view = registry.scoped([unit])
+    out: dict[str, list[dict[str, Any]]] = {name: [] for name in UNIT_TABLES}
+    measurements = ById(registry, MEASUREMENT_KINDS, data=True)
+    files: dict[str, tuple[bool, int | None, str | None]] = {}
+    for doc in view.records():
+        data, fam, kind, rid, path = doc.data, doc.place.family, doc.kind, doc.id, doc.path
+        scoped = kind in ("view", "coverage-view", "coverage-contract", "closure")
         out["records"].append(
             {
-                "key": f"{doc.kind}/{fam}/{doc.id}" if scoped else f"{doc.kind}/{doc.id}",
-                "kind": doc.kind,
-                "id": doc.id,
+                "key": f"{kind}/{fam}/{rid}" if scoped else f"{kind}/{rid}",
+                "kind": kind,
+                "id": rid,
                 "family": fam,
                 "packet": doc.place.packet,
-                "file": doc.path,
+                "file": path,
                 "blob": doc.blob,
-                "content": json.dumps(data, sort_keys=True, ensure_ascii=False),
+                "content": orjson.dumps(data, option=orjson.OPT_SORT_KEYS).decode(),
             }
         )
-        if doc.kind == "family":
+        if kind == "family":
             out["families"].append(
                 {
                     **{k: data.get(k) for k in ("id", "name", "display_name", "summary", "primary_packet_id")},
-                    "file": doc.path,
+                    "file": path,
                 }
             )
             for rev in data.get("weight_revisions", []):
@@ -99,13 +102,13 @@ def rows(
                 cap = (rev.get("grades") or {}).get("capability")
                 if cap:
                     out["grades"].append(_grade(fam, "revision", rev["id"], "capability", cap))
-        elif doc.kind == "packet":
+        elif kind == "packet":
             fm = data.get("featured_metric") or {}
             out["packets"].append(
                 {
-                    "id": doc.id,
+                    "id": rid,
                     "family": fam,
-                    "file": doc.path,
+                    "file": path,
                     "featured_measurement": fm.get("measurement_id"),
                     "featured_metric": fm.get("metric"),
                     "featured_value": fm.get("value"),
@@ -126,24 +129,22 @@ def rows(
             )
             for axis, grade in (data.get("grades") or {}).items():
                 if isinstance(grade, dict) and "grade" in grade:
-                    out["grades"].append(_grade(fam, "packet", doc.id, axis, grade))
-        elif doc.kind in MEASUREMENT_KINDS:
-            _measurement(out, doc.id, doc.kind, fam, doc.place.packet, doc.path, data)
-        for pointer, ref in iter_refs(data):
+                    out["grades"].append(_grade(fam, "packet", rid, axis, grade))
+        elif kind in MEASUREMENT_KINDS:
+            _measurement(out, rid, kind, fam, doc.place.packet, path, data)
+        for pointer, ref in doc.refs:
             parsed = parse_ref(ref)
             present = size = digest = None
             if parsed.kind == "local":
-                state = registry.source.evidence(ref)
-                present = state.value == "file"
-                if present:
-                    content = registry.source.read(ref)
-                    size, digest = len(content), hashlib.sha256(content).hexdigest()
+                if ref not in files:
+                    files[ref] = _evidence_file(registry, ref)
+                present, size, digest = files[ref]
             out["evidence"].append(
                 {
-                    "key": f"{doc.path}#{pointer}",
-                    "record_kind": doc.kind,
-                    "record_id": doc.id,
-                    "file": doc.path,
+                    "key": f"{path}#{pointer}",
+                    "record_kind": kind,
+                    "record_id": rid,
+                    "file": path,
                     "pointer": pointer,
                     "ref": ref,
                     "ref_kind": parsed.kind,
@@ -154,7 +155,7 @@ def rows(
                     "present": present,
                 }
             )
-        for pointer, text in citations.iter_prose(data):
+        for pointer, text in doc.prose:
             for c in citations.parse(text):
                 if isinstance(c, citations.CitationError):
                     continue
@@ -162,10 +163,10 @@ def rows(
                 ok = isinstance(resolved, citations.Resolved)
                 out["citations"].append(
                     {
-                        "key": f"{doc.path}#{pointer}@{c.start}",
-                        "record_kind": doc.kind,
-                        "record_id": doc.id,
-                        "file": doc.path,
+                        "key": f"{path}#{pointer}@{c.start}",
+                        "record_kind": kind,
+                        "record_id": rid,
+                        "file": path,
                         "field": pointer,
                         "measurement": c.measurement,
                         "metric": c.metric,
@@ -174,6 +175,21 @@ def rows(
                         "text": resolved.text if ok else None,
                     }
                 )  # type: ignore[union-attr]
+    return out
+
+
+def _evidence_file(registry: Registry, ref: str) -> tuple[bool, int | None, str | None]:
+    if registry.evidence(ref) is not EvidenceState.FILE:
+        return False, None, None
+    content = registry.read_file(ref)
+    return True, len(content), hashlib.sha256(content).hexdigest()
+
+
+def store_rows(
+    registry: Registry, findings: list[Finding], history: dict[str, list[Change]]
+) -> dict[str, list[dict[str, Any]]]:
+    """Rows that are not of one unit: findings and provenance."""
+    out: dict[str, list[dict[str, Any]]] = {"findings": [], "provenance": []}
     for i, f in enumerate(findings):
         out["findings"].append(
             {
@@ -193,7 +209,7 @@ def rows(
             }
         )
     for path, changes in history.items():
-        doc = registry.by_path.get(path)
+        doc = registry.document(path)
         for seq, ch in enumerate(changes):
             out["provenance"].append(
                 {
@@ -247,7 +263,7 @@ def _measurement(
             "state": data["state"],
             "promotable": promotable(data) is None,
             "tp": tp if isinstance(tp, int | float) and not isinstance(tp, bool) else None,
-            "config": json.dumps(config, sort_keys=True, ensure_ascii=False) if config else None,
+            "config": orjson.dumps(config, option=orjson.OPT_SORT_KEYS).decode() if config else None,
             "retired": retired.get("reason") if isinstance(retired, dict) else None,
             "file": path,
             **{
@@ -300,46 +316,95 @@ def _measurement(
             )
 
 
-def _create_schema(path: Path) -> None:
-    engine = create_engine(f"duckdb:///{path}")
-    try:
-        SQLModel.metadata.create_all(engine, tables=[t.__table__ for t in [tables.Meta, *tables.TABLES]])  # type: ignore[attr-defined]
-    finally:
-        engine.dispose()
+def ddl() -> list[str]:
+    """CREATE TABLE statements from the SQLModel declarations. Columns keep their types and
+    NOT NULL; keys are not enforced as primary keys, so a store with a duplicate id (a
+    validation finding) still gets a catalog, with both rows."""
+    dialect = duckdb_engine.Dialect()
+    out = []
+    for table in [tables.Meta, *tables.TABLES]:
+        columns = ", ".join(
+            f"{c.name} {c.type.compile(dialect=dialect)}{'' if c.nullable else ' NOT NULL'}"
+            for c in table.__table__.columns  # type: ignore[attr-defined]
+        )
+        out.append(f"CREATE TABLE {table.__tablename__} ({columns})")  # type: ignore[attr-defined]
+    return out
+
+
+UNIT_TABLES = tuple(
+    t.__tablename__  # type: ignore[attr-defined]
+    for t in tables.TABLES
+    if t.__tablename__ not in ("findings", "provenance")  # type: ignore[attr-defined]
+)
+
+
+def _write_unit_rows(registry: Registry, unit: str, folder: Path) -> dict[str, int]:
+    """Write one unit's rows as JSON arrays, one file per table (in a worker process)."""
+    name = hashlib.sha1(unit.encode(), usedforsecurity=False).hexdigest()
+    counts = {}
+    for table, items in unit_rows(registry, unit).items():
+        if items:
+            (folder / f"{table}.{name}.json").write_bytes(orjson.dumps(items))
+        counts[table] = len(items)
+    return counts
 
 
 def build(
     registry: Registry, findings: list[Finding], history: dict[str, list[Change]], db: Path, meta: dict[str, str]
 ) -> dict[str, int]:
-    """Write the catalog to ``db`` atomically. Returns row counts per table."""
+    """Write the catalog to ``db`` atomically. Returns row counts per table.
+
+    Rows are made unit by unit (in worker processes on a large store) and written as JSON
+    arrays that DuckDB loads in bulk, each table ordered by its key."""
     db.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{db.name}.", suffix=".tmp", dir=db.parent)
     os.close(fd)
     tmp = Path(tmp_name)
     tmp.unlink()  # DuckDB creates the file itself
     try:
-        _create_schema(tmp)
-        data = rows(registry, findings, history)
-        con = duckdb.connect(str(tmp))
-        try:
-            con.execute("SET enable_progress_bar = false")
-            counts = {}
-            for table in tables.TABLES:
-                name = table.__tablename__  # type: ignore[attr-defined]
-                columns = [c.name for c in table.__table__.columns]  # type: ignore[attr-defined]
-                items = sorted(data[name], key=lambda r: str(r.get("key") or r.get("id")))
-                appender = con.appender(name)
-                appender.append_rows([tuple(r.get(c) for c in columns) for r in items])
+        with tempfile.TemporaryDirectory(prefix=".rows-", dir=db.parent) as staging:
+            folder = Path(staging)
+            counts: dict[str, int] = dict.fromkeys(table_names(), 0)
+            units = list(registry.unit_paths)
+            for unit_counts in workers.map_units(
+                registry, units, functools.partial(_write_unit_rows, folder=folder)
+            ).values():
+                for table, n in unit_counts.items():
+                    counts[table] += n
+            for table, items in store_rows(registry, findings, history).items():
+                if items:
+                    (folder / f"{table}.store.json").write_bytes(orjson.dumps(items))
+                counts[table] = len(items)
+            con = duckdb.connect(str(tmp))
+            try:
+                con.execute("SET enable_progress_bar = false")
+                for statement in ddl():
+                    con.execute(statement)
+                for table in tables.TABLES:
+                    name = table.__tablename__  # type: ignore[attr-defined]
+                    parts = sorted(str(f) for f in folder.glob(f"{name}.*.json"))
+                    if not parts:
+                        continue
+                    types = con.execute(
+                        "SELECT column_name, data_type FROM information_schema.columns "
+                        "WHERE table_name = ? ORDER BY ordinal_position",
+                        [name],
+                    ).fetchall()
+                    columns = "{" + ", ".join(f"'{c}': '{t}'" for c, t in types) + "}"
+                    order = "key" if "key" in dict(types) else "id"
+                    con.execute(
+                        f"INSERT INTO {name} SELECT {', '.join(c for c, _ in types)} "
+                        f"FROM read_json(?, format = 'array', columns = {columns}) ORDER BY {order}",
+                        [parts],
+                    )
+                appender = con.appender("catalog_meta")
+                appender.append_rows(sorted(meta.items()))
                 appender.flush()
-                counts[name] = len(items)
-            appender = con.appender("catalog_meta")
-            appender.append_rows(sorted(meta.items()))
-            appender.flush()
-            for name, sql in tables.VIEWS.items():
-                con.execute(f"CREATE VIEW {name} AS {sql}")
-            con.execute("CHECKPOINT")
-        finally:
-            con.close()
+                for name, sql in tables.VIEWS.items():
+                    con.execute(f"CREATE VIEW {name} AS {sql}")
+                con.execute("CHECKPOINT")
+            finally:
+                con.close()
         os.replace(tmp, db)
         return counts
     finally:

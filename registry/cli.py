@@ -32,7 +32,7 @@ from registry.formats import (
     write_plan,
 )
 from registry.layout import PACKETS
-from registry.store import BaseNotFound, Registry, load, open_source
+from registry.store import BaseNotFound, Registry, load, no_cycle_collection
 from registry.vocab import OBSERVED_STATES
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
@@ -260,8 +260,11 @@ AS_OF_OPTION = click.option(
 )
 
 
-def ensure_catalog(root: Path, db: Path | None, as_of: str | None, force: bool = False) -> tuple[Path, bool]:
-    """The catalog for the store (at ``as_of``), built when missing, stale or corrupt."""
+def ensure_catalog(
+    root: Path, db: Path | None, as_of: str | None, force: bool = False
+) -> tuple[Path, bool, rules.Report]:
+    """The catalog for the store (at ``as_of``), built when missing, stale or corrupt; and the
+    validation report it holds."""
     db = db or root / catalog.DEFAULT_DB
     rev = None
     if as_of:
@@ -270,27 +273,30 @@ def ensure_catalog(root: Path, db: Path | None, as_of: str | None, force: bool =
         except (ValueError, git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
             raise click.UsageError(f"--as-of: {exc}") from None
     head = rev or _head(root)
-    source = open_source(root, rev)
-    print_ = catalog.fingerprint(source, head)
-    meta = catalog.read_meta(db)
-    if not force and meta and meta.get("fingerprint") == print_:
-        return db, False
-    registry = load(root, rev)
-    report = rules.run(registry, rules.discover(), results.ResultCache.open(root, rules.discover()))
-    history = provenance.history(root, rev or "HEAD") if head else {}
-    catalog.build(
-        registry,
-        report.findings,
-        history,
-        db,
-        {
-            "schema_version": str(catalog.tables.SCHEMA_VERSION),
-            "fingerprint": print_,
-            "source": registry.source.label,
-            "commit": head or "",
-        },
-    )
-    return db, True
+    pack = rules.discover()
+    # A commit is validated afresh; the working tree reuses the unit results cache.
+    cache = results.ResultCache.open(root, pack) if rev is None else None
+    with no_cycle_collection():
+        registry = load(root, rev) if rev else results.load_worktree(root, cache)
+        report = rules.run(registry, pack, cache)
+        print_ = catalog.fingerprint(registry, head, report.findings)
+        meta = catalog.read_meta(db)
+        if not force and meta and meta.get("fingerprint") == print_:
+            return db, False, report
+        history = provenance.history(root, rev or "HEAD") if head else {}
+        catalog.build(
+            registry,
+            report.findings,
+            history,
+            db,
+            {
+                "schema_version": str(catalog.tables.SCHEMA_VERSION),
+                "fingerprint": print_,
+                "source": registry.source.label,
+                "commit": head or "",
+            },
+        )
+    return db, True, report
 
 
 def _head(root: Path) -> str | None:
@@ -307,7 +313,7 @@ def _head(root: Path) -> str | None:
 @pass_ctx
 def catalog_cmd(ctx: Context, db: Path | None, as_of: str | None) -> None:
     """Build the DuckDB catalog of the store (atomically)."""
-    path, _ = ensure_catalog(ctx.root, db, as_of, force=True)
+    path, _, _ = ensure_catalog(ctx.root, db, as_of, force=True)
     counts = ", ".join(
         f"{n} {catalog.query(path, f'SELECT count(*) FROM {n}')[1][0][0]}" for n in catalog.table_names()
     )
@@ -329,7 +335,7 @@ def _table(columns: list[str], rows: list[tuple[Any, ...]]) -> str:
 @pass_ctx
 def query(ctx: Context, sql: str, fmt: str, db: Path | None, as_of: str | None) -> None:
     """Run read-only SQL against the catalog (built first when missing or stale)."""
-    path, _ = ensure_catalog(ctx.root, db, as_of)
+    path, _, _ = ensure_catalog(ctx.root, db, as_of)
     try:
         columns, rows = catalog.query(path, sql)
     except duckdb.Error as exc:
@@ -373,32 +379,11 @@ def _build(root: Path, out: Path | None, as_of: str | None, fmt: str) -> int:
     from registry import sitebuild
 
     started = time.perf_counter()
-    rev = None
-    if as_of:
-        try:
-            rev = provenance.resolve(root, as_of)
-        except (ValueError, git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
-            raise click.UsageError(f"--as-of: {exc}") from None
-    registry = load(root, rev)
-    report = rules.run(registry, rules.discover(), results.ResultCache.open(root, rules.discover()))
+    db, _built, report = ensure_catalog(root, None, as_of)
     if report.errors():
         emit(report.blocking, report.summary(), fmt)
         click.echo("build refused: validation has errors; nothing was published", err=True)
         return EXIT_FINDINGS
-    head = rev or _head(root)
-    db = root / "build" / ("catalog.duckdb" if not rev else f"catalog-{rev[:12]}.duckdb")
-    catalog.build(
-        registry,
-        report.findings,
-        provenance.history(root, rev or "HEAD") if head else {},
-        db,
-        {
-            "schema_version": str(catalog.tables.SCHEMA_VERSION),
-            "fingerprint": catalog.fingerprint(registry.source, head),
-            "source": registry.source.label,
-            "commit": head or "",
-        },
-    )
     downloads = root / "build" / "downloads"
     catalog.export_tables(db, downloads)
     out = out or root / "build" / "site"
@@ -627,7 +612,7 @@ def export_group() -> None:
 @pass_ctx
 def export_parquet(ctx: Context, out_dir: Path, db: Path | None, as_of: str | None) -> None:
     """Write every catalog table as Parquet and JSON Lines, with SHA256SUMS."""
-    path, _ = ensure_catalog(ctx.root, db, as_of)
+    path, _, _ = ensure_catalog(ctx.root, db, as_of)
     names = catalog.export_tables(path, out_dir)
     click.echo(f"wrote {len(names)} files and SHA256SUMS to {out_dir}")
 

@@ -21,7 +21,7 @@ import gc
 import hashlib
 import os
 import posixpath
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from functools import cached_property
@@ -686,6 +686,26 @@ class Registry:
             return f"file {blob_id(self.source.read_all(name))}"  # type: ignore[attr-defined]
         except OSError:
             return "unreadable"
+
+
+class ById(Mapping[str, Any]):
+    """Valid records of some kinds by id -- or, with ``data``, their parsed data -- looked
+    up in the whole store when asked (so a unit's reads are recorded). Not listable."""
+
+    def __init__(self, registry: Registry, kinds: tuple[str, ...], data: bool = False) -> None:
+        self.registry, self.kinds, self.data = registry, kinds, data
+
+    def __getitem__(self, record_id: str) -> Any:
+        doc = self.registry.get(self.kinds, record_id) if isinstance(record_id, str) else None
+        if doc is None:
+            raise KeyError(record_id)
+        return doc.data if self.data else doc
+
+    def __iter__(self) -> Iterator[str]:
+        raise TypeError("records are looked up by id, not listed")
+
+    def __len__(self) -> int:
+        raise TypeError("records are looked up by id, not counted")
 
 
 def open_source(root: Path, rev: str | None = None) -> Source:

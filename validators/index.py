@@ -8,11 +8,10 @@ reads of a unit's rules outside the unit are recorded as its dependencies. An
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from registry.store import MEASUREMENT_KINDS, Document, Registry
+from registry.store import MEASUREMENT_KINDS, ById, Document, Registry
 
 
 @dataclass
@@ -26,48 +25,13 @@ class FamilyIndex:
         return bool(self.revisions.get(revision, {}).get("quantized_artifacts"))
 
 
-class Records(Mapping[str, Document]):
-    """Valid records of some kinds by id, looked up in the whole store when asked."""
-
-    def __init__(self, registry: Registry, kinds: tuple[str, ...]) -> None:
-        self.registry, self.kinds = registry, kinds
-
-    def __getitem__(self, record_id: str) -> Document:
-        doc = self.registry.get(self.kinds, record_id) if isinstance(record_id, str) else None
-        if doc is None:
-            raise KeyError(record_id)
-        return doc
-
-    def __iter__(self) -> Iterator[str]:
-        raise TypeError("records are looked up by id, not listed")
-
-    def __len__(self) -> int:
-        raise TypeError("records are looked up by id, not counted")
-
-
-class Data(Mapping[str, dict[str, Any]]):
-    """The data of valid records by id (what citations resolve against)."""
-
-    def __init__(self, records: Records) -> None:
-        self.records = records
-
-    def __getitem__(self, record_id: str) -> dict[str, Any]:
-        return self.records[record_id].data  # type: ignore[no-any-return]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.records)
-
-    def __len__(self) -> int:
-        return len(self.records)
-
-
 class Index:
     def __init__(self, registry: Registry) -> None:
         self.registry = registry
-        self.measurements = Records(registry, MEASUREMENT_KINDS)
-        self.measurement_data = Data(self.measurements)
-        self.estimates = Records(registry, ("estimate",))
-        self.packets = Records(registry, ("packet",))
+        self.measurements = ById(registry, MEASUREMENT_KINDS)
+        self.measurement_data = ById(registry, MEASUREMENT_KINDS, data=True)
+        self.estimates = ById(registry, ("estimate",))
+        self.packets = ById(registry, ("packet",))
         self._families: dict[str, FamilyIndex] = {}
         self._of_family: dict[str | None, list[Document]] = {}
 
