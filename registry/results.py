@@ -16,10 +16,13 @@ and all of them are dropped when the code that validates changes.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import inspect
 import os
 import subprocess
+import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +78,8 @@ class ResultCache:
         self.version = version
         self._entries: dict[str, dict[str, Any] | None] = {}
         self.reused = 0
+        self.listings: dict[str, dict[str, Any]] = {}
+        """Unit -> folder times and untracked files seen while listing it (``load_worktree``)."""
 
     @classmethod
     def open(cls, root: Path, rules: list[Rule]) -> ResultCache:
@@ -92,6 +97,12 @@ class ResultCache:
             except (OSError, orjson.JSONDecodeError, AttributeError):
                 self._entries[unit] = None
         return self._entries[unit]
+
+    def _write(self, unit: str, entry: dict[str, Any]) -> None:
+        entry.update(self.listings.get(unit, {}))
+        with contextlib.suppress(OSError):  # a read-only checkout still validates; it just is not cached
+            write_atomic(self._file(unit), orjson.dumps(entry))
+        self._entries[unit] = entry
 
     def reusable(self, registry: Registry) -> dict[str, UnitResult]:
         """Stored results still valid for ``registry``, by unit."""
@@ -153,6 +164,7 @@ class ResultCache:
                 "digest": registry.digest(unit),
                 "files": files,
                 "special": sorted(p for p in paths if p in registry.special),
+                **{k: (self.entry(unit) or {}).get(k) for k in ("folders", "untracked")},
                 "keys": keys,
                 "findings": [f.model_dump(mode="json") for f in result.findings],
                 "deps": result.deps,
@@ -161,11 +173,11 @@ class ResultCache:
                 "files_count": result.files,
                 "external": result.external,
             }
-            try:
-                write_atomic(self._file(unit), orjson.dumps(entry))
-            except OSError:
-                return  # a read-only checkout still validates; it just is not cached
-            self._entries[unit] = entry
+            self._write(unit, entry)
+        for unit, listing in self.listings.items():  # reused units git was asked about: keep what it said
+            entry = self._entries.get(unit)
+            if unit not in results and entry is not None and any(entry.get(k) != v for k, v in listing.items()):
+                self._write(unit, entry)
         if results and self.folder.is_dir():
             keep = {self._file(u).name for u in registry.unit_paths}
             for path in self.folder.glob("*.json"):
@@ -173,43 +185,90 @@ class ResultCache:
                     path.unlink(missing_ok=True)
 
 
-# -- which units changed, from git -------------------------------------------------------------
+# -- which units changed, from git and folder times ---------------------------------------------
+
+TRUSTED_AGE_NS = 2_000_000_000
+"""A folder's modification time vouches for its names only once it is this old: file
+system clocks are coarse, so a file added in the same tick would leave it unchanged."""
 
 
-def git_state(root: Path) -> tuple[dict[str, str], set[str]] | None:
-    """(digest of every unit git vouches for, units with changes) of a working tree, or
-    None when git cannot say (not a repository's top level, no commit yet, packets/ a link).
+@dataclass
+class WorktreeState:
+    """What git (and folder times) say about the units of a working tree."""
 
-    Three git commands run at once: the tree ids of the family folders at HEAD; the
-    tracked files that differ from HEAD (staged or not); every untracked file, ignored
-    ones included (the loader reads those too)."""
-    packets = root / PACKETS
-    if packets.is_symlink() or not packets.is_dir():
-        return None
-    commands = [
-        ["git", "rev-parse", "--show-toplevel"],
-        ["git", "ls-tree", "-z", "HEAD", "--", f"{PACKETS}/"],
-        ["git", "--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=no", "--", PACKETS],
-        ["git", "ls-files", "--others", "-z", "--", PACKETS],
-    ]
+    clean: dict[str, str]  # unit -> "tree:<id>": exactly as committed at HEAD
+    dirty: set[str]  # units to list and read
+    asked: dict[str, dict[str, Any]]  # unit -> folder times (taken first) and untracked files, where git was asked
+
+
+def folder_times(root: Path, unit: str) -> dict[str, int] | None:
+    """The modification time of every folder of a unit (their names change only with
+    them), or None when one is too recent to vouch for anything yet."""
+    now, out = time.time_ns(), {}
+    stack = [f"{PACKETS}/{unit}"]
+    while stack:
+        folder = stack.pop()
+        try:
+            mtime = os.stat(root / folder).st_mtime_ns
+            if now - mtime < TRUSTED_AGE_NS:
+                return None
+            out[folder] = mtime
+            with os.scandir(root / folder) as listing:
+                stack.extend(f"{folder}/{e.name}" for e in listing if e.is_dir(follow_symlinks=False))
+        except OSError:
+            return None
+    return out
+
+
+def _same_folders(root: Path, times: dict[str, int]) -> bool:
+    try:
+        return all(os.stat(root / folder).st_mtime_ns == mtime for folder, mtime in times.items())
+    except OSError:
+        return False
+
+
+def _git(root: Path, *commands: list[str]) -> list[bytes] | None:
     try:
         procs = [subprocess.Popen(c, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) for c in commands]
         outs = [p.communicate()[0] for p in procs]
     except OSError:
         return None
-    if any(p.returncode for p in procs):
+    return None if any(p.returncode for p in procs) else outs
+
+
+def git_state(root: Path, cache: ResultCache | None = None) -> WorktreeState | None:
+    """Which units of a working tree are exactly as committed, or None when git cannot say
+    (not a repository's top level, no commit yet, packets/ a link).
+
+    Git gives the tree id of each family folder at HEAD and the tracked files that differ
+    from it, staged or not (comparing file stat data with its index). Untracked files
+    (ignored ones too: the loader reads them) are asked of git only for units whose
+    cached folder times changed or that had untracked files: a file cannot appear in a
+    folder without changing the folder's time."""
+    packets = root / PACKETS
+    if packets.is_symlink() or not packets.is_dir():
         return None
-    top, tree, status, others = outs
+    outs = _git(
+        root,
+        ["git", "rev-parse", "--show-toplevel"],
+        ["git", "ls-tree", "-z", "HEAD", "--", f"{PACKETS}/"],
+        ["git", "--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=no", "--", PACKETS],
+    )
+    if outs is None:
+        return None
+    top, tree, status = outs
     if Path(os.fsdecode(top.strip())).resolve() != root.resolve():
         return None
-    clean: dict[str, str] = {}
+    committed: dict[str, str] = {}
     for record in tree.split(b"\0"):
         if record:
             meta, path = record.split(b"\t", 1)
             _mode, kind, sha = meta.split()
             if kind == b"tree":
-                clean[os.fsdecode(path)[len(PACKETS) + 1 :]] = f"tree:{sha.decode()}"
-    dirty = {""}  # the few files directly in packets/ are always listed
+                committed[os.fsdecode(path)[len(PACKETS) + 1 :]] = f"tree:{sha.decode()}"
+    with os.scandir(packets) as listing:
+        on_disk = {e.name for e in listing if e.is_dir(follow_symlinks=False)}
+    dirty = {""} | (on_disk - committed.keys())  # the files directly in packets/; new folders
     fields = status.split(b"\0")
     i = 0
     while i < len(fields):
@@ -220,25 +279,41 @@ def git_state(root: Path) -> tuple[dict[str, str], set[str]] | None:
             if item[:1] in (b"R", b"C"):
                 dirty.add(unit_of(os.fsdecode(fields[i])))  # the rename's source
                 i += 1
-    dirty.update(unit_of(os.fsdecode(p)) for p in others.split(b"\0") if p)
-    for unit in dirty:
-        clean.pop(unit, None)
-    return clean, dirty
+    unknown = []
+    for unit in sorted(committed.keys() & on_disk):
+        entry = cache.entry(unit) if cache is not None else None
+        folders = entry.get("folders") if entry else None
+        if not folders or (entry and entry.get("untracked")) or not _same_folders(root, folders):
+            unknown.append(unit)
+    # Folder times first: a file added while git looks then changes them for the next run.
+    asked: dict[str, dict[str, Any]] = {u: {"folders": folder_times(root, u), "untracked": []} for u in unknown}
+    if unknown:
+        spec = [PACKETS] if len(unknown) > 100 else [f"{PACKETS}/{u}" for u in unknown]
+        others = _git(root, ["git", "ls-files", "--others", "-z", "--", *spec])
+        if others is None:
+            return None
+        for raw in others[0].split(b"\0"):
+            if raw:
+                path = os.fsdecode(raw)
+                dirty.add(unit_of(path))
+                if unit_of(path) in asked:
+                    asked[unit_of(path)]["untracked"].append(path)
+    clean = {u: d for u, d in committed.items() if u not in dirty and u in on_disk}
+    return WorktreeState(clean, dirty | (committed.keys() - on_disk), asked)
 
 
 def load_worktree(root: Path, cache: ResultCache | None) -> Registry:
     """The working tree's registry. With a cache, units git vouches for and the cache
     knows are not listed or read: their files and ids come from the cache entry."""
-    state = git_state(root) if cache is not None else None
+    state = git_state(root, cache) if cache is not None else None
     if state is None or cache is None:
         return load(root)
-    clean, dirty = state
     source = WorkTree(root)
     listed, known = [], []
     try:
-        for unit in sorted(clean.keys() | dirty):
+        for unit in sorted(state.clean.keys() | state.dirty):
             entry = cache.entry(unit)
-            if unit in clean and entry is not None and entry["digest"] == clean[unit]:
+            if unit in state.clean and entry is not None and entry["digest"] == state.clean[unit]:
                 known.append((unit, entry))
             else:
                 listed.extend(list_entries(source, f"{PACKETS}/{unit}" if unit else PACKETS, deep=bool(unit)))
@@ -249,7 +324,8 @@ def load_worktree(root: Path, cache: ResultCache | None) -> Registry:
             raise TooManyFiles(file_limit())
     except TooManyFiles as exc:
         return refused(root, source, exc.args[0])
-    registry.digests.update(clean)
+    registry.digests.update(state.clean)
+    cache.listings.update(state.asked)  # kept with the units' entries for the next run
     return registry
 
 

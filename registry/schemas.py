@@ -7,13 +7,17 @@ files differ from what the models generate.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
+import pydantic
 from pydantic.json_schema import GenerateJsonSchema
 
 from registry.findings import Finding
+from registry.jsonio import write_atomic
 from registry.models import MODELS
 
 SCHEMA_DIR = "schema"
@@ -37,10 +41,41 @@ def generate() -> dict[str, str]:
     return files
 
 
+CACHE_FILE = "build/cache/schemas.json"
+
+
+def _models_version() -> str:
+    """Changes whenever the generated schemas could: the models, the vocabularies, pydantic."""
+    h = hashlib.sha256(pydantic.VERSION.encode())
+    package = Path(__file__).parent
+    for path in [
+        package / "models.py",
+        *sorted(package.glob("vocab*.py")),
+        *sorted((package / "vocab").glob("*.json")),
+    ]:
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def generated(root: Path) -> dict[str, str]:
+    """``generate()``, kept in ``build/cache`` for the code that generated it (it takes pydantic a while)."""
+    cache, version = root / CACHE_FILE, _models_version()
+    try:
+        stored = json.loads(cache.read_text("utf-8"))
+        if stored["version"] == version and isinstance(stored["files"], dict):
+            return {str(k): str(v) for k, v in stored["files"].items()}
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    files = generate()
+    with contextlib.suppress(OSError):  # a read-only checkout still validates
+        write_atomic(cache, json.dumps({"version": version, "files": files}))
+    return files
+
+
 def check(root: Path) -> list[Finding]:
     """``schema-drift`` findings for every file that differs from the models."""
     findings = []
-    expected = generate()
+    expected = generated(root)
     folder = root / SCHEMA_DIR
     for name, text in expected.items():
         path = folder / name

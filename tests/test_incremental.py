@@ -7,7 +7,9 @@ unit's findings, and compares a cached validation with a fresh one.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
@@ -126,20 +128,53 @@ def test_an_edit_in_one_unit_leaves_the_others_unread(reg: Reg) -> None:
 def test_git_state_names_dirty_units(reg: Reg) -> None:
     other_family(reg)
     reg.commit("two families")
-    clean, dirty = git_state(reg.root)  # type: ignore[misc]
-    assert set(clean) == {"fam", "oth"} and dirty == {""}
+    state = git_state(reg.root)
+    assert state is not None and set(state.clean) == {"fam", "oth"} and state.dirty == {""}
     reg.edit(RUN_O, lambda d: d.update(workload="changed"))
     (reg.root / f"{F}/measurements/new.json").write_text("{}")
-    clean, dirty = git_state(reg.root)  # type: ignore[misc]
-    assert set(clean) == set() and dirty == {"", "fam", "oth"}
+    state = git_state(reg.root)
+    assert state is not None and state.clean == {} and state.dirty == {"", "fam", "oth"}
     reg.repo.git.add("-A")  # staged, not committed: still a change against HEAD
-    clean, dirty = git_state(reg.root)  # type: ignore[misc]
-    assert dirty == {"", "fam", "oth"}
+    state = git_state(reg.root)
+    assert state is not None and state.dirty == {"", "fam", "oth"}
     (reg.root / ".gitignore").write_text("ignored.json\n")
     reg.commit("commit")
     (reg.root / f"{F}/measurements/ignored.json").write_text("{}")  # ignored, yet read by the loader
-    clean, dirty = git_state(reg.root)  # type: ignore[misc]
-    assert "fam" in dirty and set(clean) == {"oth"}
+    state = git_state(reg.root)
+    assert state is not None and "fam" in state.dirty and set(state.clean) == {"oth"}
+
+
+def _age(root: Path, unit: str) -> None:
+    """Make a unit's folder times old enough to be trusted."""
+    past = time.time_ns() - 3600 * 10**9
+    for folder in [root / "packets" / unit, *(p for p in (root / "packets" / unit).rglob("*") if p.is_dir())]:
+        os.utime(folder, ns=(past, past))
+
+
+def test_folder_times_spare_asking_git_and_still_see_a_new_file(reg: Reg) -> None:
+    other_family(reg)
+    reg.commit("two families")
+    _age(reg.root, "fam")
+    _age(reg.root, "oth")
+    cache = ResultCache.open(reg.root, PACK)
+    state = git_state(reg.root, cache)
+    assert state is not None and set(state.asked) == {"fam", "oth"}  # nothing cached yet: git is asked
+    assert checked(reg.root) == []
+    state = git_state(reg.root, ResultCache.open(reg.root, PACK))
+    assert state is not None and state.asked == {} and set(state.clean) == {"fam", "oth"}
+    # A new untracked file changes its folder's time: git is asked about that unit and lists it.
+    x = run()
+    x["id"] = "run-x"
+    reg.put(f"{OTH}/measurements/run-x.json", x)
+    state = git_state(reg.root, ResultCache.open(reg.root, PACK))
+    assert (
+        state is not None
+        and set(state.asked) == {"oth"}
+        and state.asked["oth"]["untracked"] == [f"{OTH}/measurements/run-x.json"]
+    )
+    assert "oth" in state.dirty and set(state.clean) == {"fam"}
+    reg.put(f"{F}/pkt/measurements/run-x.json", x)  # the same id in a second, trusted-until-now unit
+    assert "duplicate-id" in {f["code"] for f in checked(reg.root)}
 
 
 def test_not_a_git_tree_or_no_commit_still_validates(tmp_path: Path, reg: Reg) -> None:
