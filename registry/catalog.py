@@ -41,9 +41,10 @@ def fingerprint(registry: Registry, head: str | None, findings: list[Finding]) -
     return h.hexdigest()
 
 
-def unit_rows(registry: Registry, unit: str) -> dict[str, list[dict[str, Any]]]:
-    """Rows of the records of one unit (records, families, ..., evidence, citations)."""
-    view = registry.scoped([unit])
+def unit_rows(registry: Registry, unit: str, paths: list[str] | None = None) -> dict[str, list[dict[str, Any]]]:
+    """Rows of the records of one unit, or of its files at ``paths`` (records, families, ...,
+    evidence, citations)."""
+    view = registry.scoped([unit]) if paths is None else registry.view(paths)
     out: dict[str, list[dict[str, Any]]] = {name: [] for name in UNIT_TABLES}
     measurements = ById(registry, MEASUREMENT_KINDS, data=True)
     files: dict[str, tuple[bool, int | None, str | None]] = {}
@@ -338,11 +339,11 @@ UNIT_TABLES = tuple(
 )
 
 
-def _write_unit_rows(registry: Registry, unit: str, folder: Path) -> dict[str, int]:
-    """Write one unit's rows as JSON arrays, one file per table (in a worker process)."""
-    name = hashlib.sha1(unit.encode(), usedforsecurity=False).hexdigest()
+def _write_unit_rows(registry: Registry, unit: str, paths: list[str], folder: Path) -> dict[str, int]:
+    """Write the rows of a unit's records at ``paths`` as JSON arrays, one file per table."""
+    name = hashlib.sha1(f"{unit}\0{paths[0] if paths else ''}".encode(), usedforsecurity=False).hexdigest()
     counts = {}
-    for table, items in unit_rows(registry, unit).items():
+    for table, items in unit_rows(registry, unit, paths).items():
         if items:
             (folder / f"{table}.{name}.json").write_bytes(orjson.dumps(items))
         counts[table] = len(items)
@@ -355,7 +356,7 @@ def build(
     """Write the catalog to ``db`` atomically. Returns row counts per table.
 
     Rows are made unit by unit (in worker processes on a large store) and written as JSON
-    arrays that DuckDB loads in bulk, each table ordered by its key."""
+    arrays that DuckDB loads in bulk (exports order rows by key)."""
     db.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{db.name}.", suffix=".tmp", dir=db.parent)
     os.close(fd)
@@ -366,11 +367,12 @@ def build(
             folder = Path(staging)
             counts: dict[str, int] = dict.fromkeys(table_names(), 0)
             units = list(registry.unit_paths)
-            for unit_counts in workers.map_units(
+            for parts in workers.map_units(
                 registry, units, functools.partial(_write_unit_rows, folder=folder)
             ).values():
-                for table, n in unit_counts.items():
-                    counts[table] += n
+                for part in parts:
+                    for table, n in part.items():
+                        counts[table] += n
             for table, items in store_rows(registry, findings, history).items():
                 if items:
                     (folder / f"{table}.store.json").write_bytes(orjson.dumps(items))
@@ -391,10 +393,9 @@ def build(
                         [name],
                     ).fetchall()
                     columns = "{" + ", ".join(f"'{c}': '{t}'" for c, t in types) + "}"
-                    order = "key" if "key" in dict(types) else "id"
                     con.execute(
                         f"INSERT INTO {name} SELECT {', '.join(c for c, _ in types)} "
-                        f"FROM read_json(?, format = 'array', columns = {columns}) ORDER BY {order}",
+                        f"FROM read_json(?, format = 'array', columns = {columns})",
                         [parts],
                     )
                 appender = con.appender("catalog_meta")

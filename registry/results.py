@@ -154,10 +154,13 @@ class ResultCache:
         for unit, result in results.items():
             paths = registry.unit_paths.get(unit, [])
             files = result.blobs
-            keys: dict[str, list[str]] = {}
+            keys: dict[str, str] = {}
+            shared: dict[str, list[str]] = {}
             for p in paths:
                 for key in place_keys(place_of(p)):
-                    keys.setdefault(key, []).append(p)
+                    first = keys.setdefault(key, p)
+                    if first != p:
+                        shared.setdefault(key, [first]).append(p)
             entry = {
                 "version": self.version,
                 "unit": unit,
@@ -166,6 +169,7 @@ class ResultCache:
                 "special": sorted(p for p in paths if p in registry.special),
                 **{k: (self.entry(unit) or {}).get(k) for k in ("folders", "untracked")},
                 "keys": keys,
+                "shared": shared,
                 "findings": [f.model_dump(mode="json") for f in result.findings],
                 "deps": result.deps,
                 "volatile": sorted(d for d in result.deps if _volatile(d, registry.special)),
@@ -221,18 +225,24 @@ def folder_times(root: Path, unit: str) -> dict[str, int] | None:
 
 
 def _same_folders(root: Path, times: dict[str, int]) -> bool:
+    base = f"{root}{os.sep}"
     try:
-        return all(os.stat(root / folder).st_mtime_ns == mtime for folder, mtime in times.items())
+        return all(os.stat(base + folder).st_mtime_ns == mtime for folder, mtime in times.items())
     except OSError:
         return False
 
 
-def _git(root: Path, *commands: list[str]) -> list[bytes] | None:
+def _spawn(root: Path, *commands: list[str]) -> list[subprocess.Popen[bytes]] | None:
     try:
-        procs = [subprocess.Popen(c, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) for c in commands]
-        outs = [p.communicate()[0] for p in procs]
+        return [subprocess.Popen(c, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) for c in commands]
     except OSError:
         return None
+
+
+def _collect(procs: list[subprocess.Popen[bytes]] | None) -> list[bytes] | None:
+    if procs is None:
+        return None
+    outs = [p.communicate()[0] for p in procs]
     return None if any(p.returncode for p in procs) else outs
 
 
@@ -248,12 +258,22 @@ def git_state(root: Path, cache: ResultCache | None = None) -> WorktreeState | N
     packets = root / PACKETS
     if packets.is_symlink() or not packets.is_dir():
         return None
-    outs = _git(
+    procs = _spawn(
         root,
         ["git", "rev-parse", "--show-toplevel"],
         ["git", "ls-tree", "-z", "HEAD", "--", f"{PACKETS}/"],
         ["git", "--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=no", "--", PACKETS],
     )
+    # While git compares file stat data, read the cache and check folder times.
+    with os.scandir(packets) as listing:
+        on_disk = {e.name for e in listing if e.is_dir(follow_symlinks=False)}
+    vouched = set()
+    for unit in on_disk:
+        entry = cache.entry(unit) if cache is not None else None
+        folders = entry.get("folders") if entry else None
+        if folders and not entry.get("untracked") and _same_folders(root, folders):  # type: ignore[union-attr]
+            vouched.add(unit)
+    outs = _collect(procs)
     if outs is None:
         return None
     top, tree, status = outs
@@ -266,8 +286,6 @@ def git_state(root: Path, cache: ResultCache | None = None) -> WorktreeState | N
             _mode, kind, sha = meta.split()
             if kind == b"tree":
                 committed[os.fsdecode(path)[len(PACKETS) + 1 :]] = f"tree:{sha.decode()}"
-    with os.scandir(packets) as listing:
-        on_disk = {e.name for e in listing if e.is_dir(follow_symlinks=False)}
     dirty = {""} | (on_disk - committed.keys())  # the files directly in packets/; new folders
     fields = status.split(b"\0")
     i = 0
@@ -279,17 +297,12 @@ def git_state(root: Path, cache: ResultCache | None = None) -> WorktreeState | N
             if item[:1] in (b"R", b"C"):
                 dirty.add(unit_of(os.fsdecode(fields[i])))  # the rename's source
                 i += 1
-    unknown = []
-    for unit in sorted(committed.keys() & on_disk):
-        entry = cache.entry(unit) if cache is not None else None
-        folders = entry.get("folders") if entry else None
-        if not folders or (entry and entry.get("untracked")) or not _same_folders(root, folders):
-            unknown.append(unit)
+    unknown = sorted((committed.keys() & on_disk) - vouched)
     # Folder times first: a file added while git looks then changes them for the next run.
     asked: dict[str, dict[str, Any]] = {u: {"folders": folder_times(root, u), "untracked": []} for u in unknown}
     if unknown:
         spec = [PACKETS] if len(unknown) > 100 else [f"{PACKETS}/{u}" for u in unknown]
-        others = _git(root, ["git", "ls-files", "--others", "-z", "--", *spec])
+        others = _collect(_spawn(root, ["git", "ls-files", "--others", "-z", "--", *spec]))
         if others is None:
             return None
         for raw in others[0].split(b"\0"):
@@ -319,7 +332,7 @@ def load_worktree(root: Path, cache: ResultCache | None) -> Registry:
                 listed.extend(list_entries(source, f"{PACKETS}/{unit}" if unit else PACKETS, deep=bool(unit)))
         registry = from_entries(root, source, listed)
         for unit, entry in known:
-            registry.know(unit, entry["files"], entry["keys"], entry["special"])
+            registry.know(unit, entry["files"], entry["keys"], entry["shared"], entry["special"])
         if len(registry.files) > file_limit():
             raise TooManyFiles(file_limit())
     except TooManyFiles as exc:

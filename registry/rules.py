@@ -7,7 +7,6 @@ by name and a lab can ship its own pack.
 
 from __future__ import annotations
 
-import functools
 import traceback
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -167,9 +166,11 @@ def _checked(rules: Iterable[Rule], registry: Registry) -> list[Finding]:
     return findings
 
 
-def check_unit(registry: Registry, unit: str, rules: list[Rule]) -> UnitResult:
-    """Run the unit rules over one unit, recording its reads outside the unit."""
-    view = registry.scoped([unit])
+def check_unit(registry: Registry, unit: str, rules: list[Rule], paths: list[str] | None = None) -> UnitResult:
+    """Run the unit rules over one unit (or the files at ``paths`` of it), recording its
+    reads outside the unit. A unit rule's findings on a record depend on that record and
+    on lookups only, so the results of a unit's parts add up to the unit's."""
+    view = registry.scoped([unit]) if paths is None else registry.view(paths)
     reads = Reads(registry, unit)
     reading(reads)
     try:
@@ -184,7 +185,21 @@ def check_unit(registry: Registry, unit: str, rules: list[Rule]) -> UnitResult:
 
 def check_units(registry: Registry, units: list[str], rules: list[Rule]) -> dict[str, UnitResult]:
     """Check units, in worker processes on a large store."""
-    return workers.map_units(registry, units, functools.partial(check_unit, rules=rules))
+    parts = workers.map_units(registry, units, lambda r, unit, paths: check_unit(r, unit, rules, paths))
+    return {unit: _whole(results) for unit, results in parts.items()}
+
+
+def _whole(parts: list[UnitResult]) -> UnitResult:
+    if len(parts) == 1:
+        return parts[0]
+    return UnitResult(
+        [f for p in parts for f in p.findings],
+        {k: v for p in parts for k, v in p.deps.items()},
+        sum(p.records for p in parts),
+        sum(p.files for p in parts),
+        sum(p.external for p in parts),
+        {k: v for p in parts for k, v in p.blobs.items()},
+    )
 
 
 def run(registry: Registry, rules: list[Rule], cache: ResultCache | None = None) -> Report:

@@ -512,21 +512,25 @@ class Registry:
         """Every document created so far, in or out of scope (shared by scoped views)."""
         self.files: dict[str, str | None] = {}
         """Every file of the store: path -> blob id when known without reading."""
-        self.keys: dict[str, list[str]] = {}
-        """Id key (``layout.id_key``) -> the files at a place for that id."""
+        self.keys: dict[str, str] = {}
+        """Id key (``layout.id_key``) -> the first file (in path order) at a place for that id."""
         self.unit_paths: dict[str, list[str]] = {}
         """Unit -> the sorted paths of its files."""
         self.special: set[str] = set()
         """Paths of files that are not regular files (symlinks, devices)."""
         self.digests: dict[str, str] = {}
         """Unit -> digest, where the source knew it without reading (a git tree id)."""
+        self.shared: dict[str, list[str]] = {}
+        """Id keys more than one file provides (each a ``duplicate-id``) -> all of them, in path order."""
         for doc in listed:
             self.files[doc.path] = doc.blob
             self.unit_paths.setdefault(doc.unit, []).append(doc.path)
             if not doc.entry.regular:
                 self.special.add(doc.path)
             for key in place_keys(doc.place):
-                self.keys.setdefault(key, []).append(doc.path)
+                first = self.keys.setdefault(key, doc.path)
+                if first != doc.path:
+                    self.shared.setdefault(key, [first]).append(doc.path)
         self.base: Registry | None = None
         """The registry at the base of a change, when validating a change (``--base``)."""
         self.changed: frozenset[str] = frozenset()
@@ -534,16 +538,34 @@ class Registry:
         self._documents: list[Document] | None = listed if len(listed) == len(self.files) else None
         self._kinds: dict[str | None, list[Document]] | None = None
 
-    def know(self, unit: str, files: dict[str, str | None], keys: dict[str, list[str]], special: Iterable[str]) -> None:
-        """Add a unit known from a cached listing (its files are read only when looked up)."""
-        self.unit_paths[unit] = sorted(files)
+    def know(
+        self,
+        unit: str,
+        files: dict[str, str | None],
+        keys: dict[str, str],
+        shared: dict[str, list[str]],
+        special: Iterable[str],
+    ) -> None:
+        """Add a unit known from a cached listing (its files are read only when looked up):
+        its files, the first file per id key and the keys several of its files provide."""
+        self.unit_paths[unit] = list(files)  # stored in path order
         self.files.update(files)
         self.special.update(special)
-        shared = self.keys.keys() & keys.keys()
-        merged = {k: sorted({*self.keys[k], *keys[k]}) for k in shared}
+        both = self.keys.keys() & keys.keys()  # an id in another unit as well
+        merged = {k: sorted({*self.providers(k), *(shared.get(k) or [keys[k]])}) for k in both}
         self.keys.update(keys)
-        self.keys.update(merged)
+        self.shared.update(shared)
+        self.shared.update(merged)
+        self.keys.update((k, paths[0]) for k, paths in merged.items())
         self._documents = None
+
+    def providers(self, key: str) -> list[str]:
+        """Every file at a place for this id key, in path order."""
+        shared = self.shared.get(key)
+        if shared is not None:
+            return shared
+        first = self.keys.get(key)
+        return [] if first is None else [first]
 
     # -- views -----------------------------------------------------------------------------
 
@@ -556,9 +578,13 @@ class Registry:
 
     def scoped(self, units: Iterable[str]) -> Registry:
         """A view whose rules check only the records of ``units``; lookups still see everything."""
+        return self.view([p for u in sorted(set(units)) for p in self.unit_paths.get(u, [])])
+
+    def view(self, paths: list[str]) -> Registry:
+        """A view whose rules check only the records at ``paths``; lookups still see everything."""
         view = object.__new__(Registry)
         view.__dict__.update({k: v for k, v in self.__dict__.items() if k != "_validator_index"})
-        view._documents = [self.document(p) for u in sorted(set(units)) for p in self.unit_paths.get(u, [])]  # type: ignore[misc]
+        view._documents = [self.document(p) for p in paths]  # type: ignore[misc]
         view._kinds = None
         return view
 
@@ -608,7 +634,7 @@ class Registry:
         """The first file providing ``key`` that ``accept``s. While a unit is checked, a file
         of the unit itself answers first: then nothing outside it can change the answer, and
         nothing is recorded; otherwise the key's providers are a dependency."""
-        paths = self.keys.get(key, ())
+        paths = self.providers(key)
         if _reads is not None:
             for path in paths:
                 if not _reads.outside(path) and accept(path):
@@ -618,13 +644,13 @@ class Registry:
 
     def get(self, kinds: tuple[str, ...], record_id: str, family: str | None = None) -> Document | None:
         """The valid record of one of ``kinds`` with this id (``family`` for per-family kinds)."""
-        for kind in kinds:
 
-            def valid(path: str, kind: str = kind) -> bool:
-                doc = self.document(path)
-                return doc is not None and doc.valid and doc.kind == kind
+        def valid(path: str) -> bool:
+            doc = self.document(path)
+            return doc is not None and doc.valid and doc.kind in kinds
 
-            found = self._lookup(id_key(kind, family, record_id), valid)
+        for key in dict.fromkeys(id_key(kind, family, record_id) for kind in kinds):  # one per namespace
+            found = self._lookup(key, valid)
             if found is not None:
                 return self.document(found)
         return None
@@ -632,15 +658,13 @@ class Registry:
     def exists(self, kinds: tuple[str, ...], family: str | None, record_id: str) -> bool:
         """A file (valid or not) is at a place for this id and one of ``kinds``
         (``family`` None: in any family)."""
-        for kind in kinds:
 
-            def placed(path: str, kind: str = kind) -> bool:
-                place = place_of(path)
-                return kind in place.kinds and (family is None or place.family == family)
+        def placed(path: str) -> bool:
+            place = place_of(path)
+            return any(k in kinds for k in place.kinds) and (family is None or place.family == family)
 
-            if self._lookup(id_key(kind, family, record_id), placed) is not None:
-                return True
-        return False
+        keys = dict.fromkeys(id_key(kind, family, record_id) for kind in kinds)
+        return any(self._lookup(key, placed) is not None for key in keys)
 
     def family(self, name: str | None) -> Document | None:
         return self.get(("family",), name) if name else None
@@ -674,7 +698,7 @@ class Registry:
             doc = self.document(name)
             return "absent" if doc is None else doc.content_id()
         if what == "key":
-            return "\n".join(self.keys.get(name, []))
+            return "\n".join(self.providers(name))
         if what == "dir":
             return "\n".join(self.source.names(name))
         state = self.source.evidence(name)

@@ -17,15 +17,18 @@ from registry.store import Registry
 
 T = TypeVar("T")
 
-PARALLEL_FROM_FILES = 4000
+PARALLEL_FROM_FILES = 1000
 """Below this many files, starting processes costs more than it saves."""
 
-_job: tuple[Registry, Callable[[Registry, str], Any]] | None = None  # what forked workers inherit
+PART_FILES = 250
+"""The smallest part of a unit given to a worker."""
+
+_job: tuple[Registry, Callable[[Registry, str, list[str]], Any]] | None = None  # what forked workers inherit
 
 
-def _in_worker(unit: str) -> Any:
+def _in_worker(part: tuple[str, list[str]]) -> Any:
     assert _job is not None
-    return _job[1](_job[0], unit)
+    return _job[1](_job[0], *part)
 
 
 def count(registry: Registry, units: list[str]) -> int:
@@ -40,16 +43,28 @@ def count(registry: Registry, units: list[str]) -> int:
     return max(1, min(wanted, len(units)))
 
 
-def map_units(registry: Registry, units: list[str], fn: Callable[[Registry, str], T]) -> dict[str, T]:
-    """``{unit: fn(registry, unit)}``, computed in worker processes when it pays."""
+def map_units(registry: Registry, units: list[str], fn: Callable[[Registry, str, list[str]], T]) -> dict[str, list[T]]:
+    """``fn(registry, unit, paths)`` over every unit, in worker processes when it pays.
+
+    With workers, a large unit is cut into parts (``fn`` then sees some of its paths,
+    and must give for them what it would give for the part of the whole unit), so one
+    big unit does not leave the other cores idle. Results come back per unit, parts in
+    path order."""
     workers = count(registry, units)
+    parts = [(u, registry.unit_paths.get(u, [])) for u in units]
     if workers < 2:
-        return {unit: fn(registry, unit) for unit in units}
+        return {unit: [fn(registry, unit, paths)] for unit, paths in parts}
+    size = max(PART_FILES, sum(len(p) for _, p in parts) // (workers * 8) + 1)
+    parts = [(u, paths[i : i + size]) for u, paths in parts for i in range(0, max(len(paths), 1), size)]
     global _job
-    order = sorted(units, key=lambda u: -len(registry.unit_paths.get(u, ())))
+    order = sorted(range(len(parts)), key=lambda i: -len(parts[i][1]))
     _job = (registry, fn)
     try:
         with multiprocessing.get_context("fork").Pool(workers) as pool:
-            return dict(zip(order, pool.map(_in_worker, order, chunksize=1), strict=True))
+            done = dict(zip(order, pool.map(_in_worker, [parts[i] for i in order], chunksize=1), strict=True))
     finally:
         _job = None
+    out: dict[str, list[T]] = {}
+    for i, (unit, _paths) in enumerate(parts):
+        out.setdefault(unit, []).append(done[i])
+    return out

@@ -203,13 +203,14 @@ def test_a_forged_corrupt_or_foreign_cache_is_never_trusted(reg: Reg) -> None:
     assert result.returncode == 1 and "schema" in {f["code"] for f in json.loads(result.stdout)["findings"]}
 
 
-def test_worker_processes_find_what_one_process_finds(reg: Reg, monkeypatch: Any) -> None:
+def test_worker_processes_on_parts_of_units_find_what_one_process_finds(reg: Reg, monkeypatch: Any) -> None:
     other_family(reg)
     reg.edit(RUN_O, lambda d: d["metrics"].update(decode_tok_s=[]))  # fam's citation breaks
     reg.edit(f"{F}/views/tp-view.json", lambda d: d["series"][0]["measurement_ids"].append("run-x"))
     monkeypatch.setenv("EVREG_WORKERS", "1")
     _registry, alone = validate(reg.root, PACK, use_cache=False)
     monkeypatch.setenv("EVREG_WORKERS", "2")
+    monkeypatch.setattr(workers, "PART_FILES", 2)  # units cut into parts of two files
     assert workers.count(_registry, ["fam", "oth"]) == 2
     _registry, forked = validate(reg.root, PACK)  # and the cache they fill is the same
     assert forked.findings == alone.findings and {"citation-unresolved", "dangling-reference"} <= {

@@ -93,7 +93,8 @@ DUPLICATE = CodeDoc(
 def check_duplicates(registry: Registry) -> Iterator[Finding]:
     """Two files at places for one id of one namespace (ids are file names, and a
     file whose id differs from its name is a ``layout`` finding of its own)."""
-    for key, paths in registry.keys.items():
+    for key in sorted(registry.shared):
+        paths = registry.shared[key]
         if len(paths) > 1:
             space, _family, rid = key.split("/", 2)
             for path in paths[1:]:
