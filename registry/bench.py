@@ -196,11 +196,15 @@ def measure(root: Path) -> dict[str, Any]:
     filling, _ = _timed(lambda: validate(root, pack))  # a cold cache: validates everything, stores it
     victim = next((root / "packets").rglob("*-m-3.json"))
     data = json.loads(victim.read_text())
-    data["quality"] = "objective battery pass; rerun"
-    victim.write_text(canonical(data))
-    incremental, (_reg, report2) = _timed(lambda: validate(root, pack))
-    assert not report2.errors(), report2.summary()
-    assert report2.records == report.records
+    runs = []
+    for i in range(5):  # each run after a new change to one measurement
+        data["quality"] = f"objective battery pass; rerun {i}"
+        victim.write_text(canonical(data))
+        seconds, (_reg, report2) = _timed(lambda: validate(root, pack))
+        assert not report2.errors(), report2.summary()
+        assert report2.records == report.records
+        runs.append(seconds)
+    incremental = statistics.median(runs)
     db = root / "build" / "bench.duckdb"
     registry = load(root)
     build_s, _ = _timed(lambda: catalog.build(registry, report2.findings, {}, db, {"schema_version": "1"}))
