@@ -134,10 +134,15 @@ class ResultCache:
             names.update(f"key:{k}" for k in place_keys(place_of(path)))
             parts = path.split("/")
             names.update(f"dir:{'/'.join(parts[:i])}" for i in range(1, len(parts)))
+        # A unit without an entry may have lost files nobody recorded: every dependency on it,
+        # and every id, is fingerprinted again.
+        blind = {unit for unit, entry in others if entry is None}
         out: dict[str, UnitResult] = {}
         for unit, entry in candidates:
             deps: dict[str, str] = entry["deps"]
             suspects = [*(names & deps.keys()), *entry["volatile"]]
+            if blind:
+                suspects += [d for d in deps if d.startswith("key:") or unit_of(d.partition(":")[2]) in blind]
             if all(registry.fingerprint(dep) == deps[dep] for dep in suspects):
                 out[unit] = UnitResult(
                     [Finding(**f) for f in entry["findings"]],

@@ -17,7 +17,7 @@ from registry.store import Registry
 
 T = TypeVar("T")
 
-PARALLEL_FROM_FILES = 1000
+PARALLEL_FROM_FILES = 4000
 """Below this many files, starting processes costs more than it saves."""
 
 PART_FILES = 250
@@ -37,7 +37,8 @@ def count(registry: Registry, units: list[str]) -> int:
         wanted = int(os.environ["EVREG_WORKERS"])
     else:
         files = sum(len(registry.unit_paths.get(u, ())) for u in units)
-        wanted = len(os.sched_getaffinity(0)) if files >= PARALLEL_FROM_FILES else 1
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        wanted = cores if files >= PARALLEL_FROM_FILES else 1
     if "fork" not in multiprocessing.get_all_start_methods():
         return 1
     return max(1, min(wanted, len(units)))

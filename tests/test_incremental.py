@@ -219,3 +219,13 @@ def test_worker_processes_on_parts_of_units_find_what_one_process_finds(reg: Reg
     monkeypatch.setenv("EVREG_WORKERS", "1")
     _registry, cached = validate(reg.root, PACK)
     assert cached.findings == alone.findings
+
+
+def test_a_lost_cache_entry_does_not_hide_a_deleted_file(reg: Reg) -> None:
+    other_family(reg)
+    reg.commit("two families")
+    assert checked(reg.root) == []
+    cache = ResultCache.open(reg.root, PACK)
+    cache._file("oth").unlink()  # oth's entry is gone (a failed write, a hand clean-up) ...
+    (reg.root / RUN_O).unlink()  # ... and so is the measurement fam cites
+    assert "citation-unresolved" in codes_at(checked(reg.root), PACKET)
