@@ -105,45 +105,42 @@ class ResultCache:
         self._entries[unit] = entry
 
     def reusable(self, registry: Registry) -> dict[str, UnitResult]:
-        """Stored results still valid for ``registry``, by unit."""
+        """Stored results still valid for ``registry``, by unit.
+
+        A unit's entry is a candidate when the unit's digest is the one stored. Every other
+        unit -- changed, new, or gone -- is *changed*: a candidate's dependency on a file
+        in a changed unit, every dependency on an id (which any changed unit may now provide
+        or no longer provide), and every volatile one is fingerprinted again. The entry is
+        reused only if all of those still have their stored fingerprints."""
         candidates: list[tuple[str, dict[str, Any]]] = []
-        others: list[tuple[str, dict[str, Any] | None]] = []
+        changed: set[str] = set()
         for unit in registry.unit_paths:
             entry = self.entry(unit)
             if entry is not None and entry["digest"] == registry.digest(unit):
                 candidates.append((unit, entry))
             else:
-                others.append((unit, entry))
+                changed.add(unit)
         if not candidates:
             return {}
-        changed: set[str] = set()
-        for unit, entry in others:
-            old: dict[str, Any] = entry["files"] if entry else {}
-            new = {p: registry.files.get(p) or registry.document(p).content_id() for p in registry.unit_paths[unit]}  # type: ignore[union-attr]
-            changed.update(p for p in old.keys() | new.keys() if old.get(p) != new.get(p))
         present = {self._file(u).name for u in registry.unit_paths}
-        for path in self.folder.glob("*.json") if self.folder.is_dir() else []:
-            if path.name not in present:  # a unit that is gone: all its files changed
-                try:
-                    changed.update(orjson.loads(path.read_bytes()).get("files", {}))
-                except (OSError, orjson.JSONDecodeError, AttributeError):
-                    continue
-        names: set[str] = set()
-        for path in changed:
-            names.update((f"doc:{path}", f"file:{path}"))
-            names.update(f"key:{k}" for k in place_keys(place_of(path)))
-            parts = path.split("/")
-            names.update(f"dir:{'/'.join(parts[:i])}" for i in range(1, len(parts)))
-        # A unit without an entry may have lost files nobody recorded: every dependency on it,
-        # and every id, is fingerprinted again.
-        blind = {unit for unit, entry in others if entry is None}
+        if self.folder.is_dir() and any(p.name not in present for p in self.folder.glob("*.json")):
+            changed.add("\0gone")  # a unit that is gone: its files may be what a candidate read
+        fingerprints: dict[str, str] = {}
+
+        def current(dep: str) -> str:
+            if dep not in fingerprints:
+                fingerprints[dep] = registry.fingerprint(dep)
+            return fingerprints[dep]
+
         out: dict[str, UnitResult] = {}
         for unit, entry in candidates:
             deps: dict[str, str] = entry["deps"]
-            suspects = [*(names & deps.keys()), *entry["volatile"]]
-            if blind:
-                suspects += [d for d in deps if d.startswith("key:") or unit_of(d.partition(":")[2]) in blind]
-            if all(registry.fingerprint(dep) == deps[dep] for dep in suspects):
+            suspects = entry["volatile"] + [
+                d
+                for d in deps
+                if d.startswith("key:") or "\0gone" in changed or unit_of(d.partition(":")[2]) in changed
+            ]
+            if all(current(dep) == deps[dep] for dep in suspects):
                 out[unit] = UnitResult(
                     [Finding(**f) for f in entry["findings"]],
                     deps,
@@ -157,8 +154,7 @@ class ResultCache:
     def update(self, registry: Registry, results: dict[str, UnitResult]) -> None:
         """Store fresh results (atomically, per unit); drop entries of units that are gone."""
         for unit, result in results.items():
-            paths = registry.unit_paths.get(unit, [])
-            files = result.blobs
+            paths = registry.paths_of(unit)
             keys: dict[str, str] = {}
             shared: dict[str, list[str]] = {}
             for p in paths:
@@ -170,7 +166,6 @@ class ResultCache:
                 "version": self.version,
                 "unit": unit,
                 "digest": registry.digest(unit),
-                "files": files,
                 "special": sorted(p for p in paths if p in registry.special),
                 **{k: (self.entry(unit) or {}).get(k) for k in ("folders", "untracked")},
                 "keys": keys,
@@ -337,7 +332,7 @@ def load_worktree(root: Path, cache: ResultCache | None) -> Registry:
                 listed.extend(list_entries(source, f"{PACKETS}/{unit}" if unit else PACKETS, deep=bool(unit)))
         registry = from_entries(root, source, listed)
         for unit, entry in known:
-            registry.know(unit, entry["files"], entry["keys"], entry["shared"], entry["special"])
+            registry.know(unit, entry["keys"], entry["shared"], entry["special"])
         if len(registry.files) > file_limit():
             raise TooManyFiles(file_limit())
     except TooManyFiles as exc:

@@ -514,8 +514,8 @@ class Registry:
         """Every file of the store: path -> blob id when known without reading."""
         self.keys: dict[str, str] = {}
         """Id key (``layout.id_key``) -> the first file (in path order) at a place for that id."""
-        self.unit_paths: dict[str, list[str]] = {}
-        """Unit -> the sorted paths of its files."""
+        self.unit_paths: dict[str, list[str] | None] = {}
+        """Unit -> the sorted paths of its files (None until listed: see ``know``, ``paths_of``)."""
         self.special: set[str] = set()
         """Paths of files that are not regular files (symlinks, devices)."""
         self.digests: dict[str, str] = {}
@@ -538,18 +538,12 @@ class Registry:
         self._documents: list[Document] | None = listed if len(listed) == len(self.files) else None
         self._kinds: dict[str | None, list[Document]] | None = None
 
-    def know(
-        self,
-        unit: str,
-        files: dict[str, str | None],
-        keys: dict[str, str],
-        shared: dict[str, list[str]],
-        special: Iterable[str],
-    ) -> None:
-        """Add a unit known from a cached listing (its files are read only when looked up):
-        its files, the first file per id key and the keys several of its files provide."""
-        self.unit_paths[unit] = list(files)  # stored in path order
-        self.files.update(files)
+    def know(self, unit: str, keys: dict[str, str], shared: dict[str, list[str]], special: Iterable[str]) -> None:
+        """Add a unit whose files are as committed, by the ids they provide (the first file per
+        id key, and the keys several of its files provide) and its files that are not regular;
+        its files are listed only when something asks for them (``paths_of``) and read only
+        when looked up."""
+        self.unit_paths[unit] = None
         self.special.update(special)
         both = self.keys.keys() & keys.keys()  # an id in another unit as well
         merged = {k: sorted({*self.providers(k), *(shared.get(k) or [keys[k]])}) for k in both}
@@ -569,16 +563,28 @@ class Registry:
 
     # -- views -----------------------------------------------------------------------------
 
+    def paths_of(self, unit: str) -> list[str]:
+        """The sorted paths of a unit's files (listed now if the unit was only known by its ids)."""
+        paths = self.unit_paths.get(unit, [])
+        if paths is None:
+            entries = list_entries(self.source, f"{PACKETS}/{unit}")
+            paths = self.unit_paths[unit] = sorted(e.path for e in entries)
+            for e in entries:
+                self.files.setdefault(e.path, e.blob)
+                if not e.regular:
+                    self.special.add(e.path)
+        return paths
+
     @property
     def documents(self) -> list[Document]:
         """The files whose records rules check (for a scoped view, those of its units)."""
         if self._documents is None:
-            self._documents = [self.document(p) for p in sorted(self.files)]  # type: ignore[misc]
+            self._documents = [self.document(p) for u in sorted(self.unit_paths) for p in self.paths_of(u)]  # type: ignore[misc]
         return self._documents
 
     def scoped(self, units: Iterable[str]) -> Registry:
         """A view whose rules check only the records of ``units``; lookups still see everything."""
-        return self.view([p for u in sorted(set(units)) for p in self.unit_paths.get(u, [])])
+        return self.view([p for u in sorted(set(units)) for p in self.paths_of(u)])
 
     def view(self, paths: list[str]) -> Registry:
         """A view whose rules check only the records at ``paths``; lookups still see everything."""
@@ -593,7 +599,7 @@ class Registry:
         file's path, blob id and type."""
         if unit not in self.digests:
             h = hashlib.sha256()
-            for path in self.unit_paths.get(unit, []):
+            for path in self.paths_of(unit):
                 blob = self.files.get(path)
                 if blob is None:
                     doc = self.document(path)
@@ -625,6 +631,8 @@ class Registry:
 
     def document(self, path: str) -> Document | None:
         doc = self.by_path.get(path)
+        if doc is None and path not in self.files and self.unit_paths.get(unit_of(path), []) is None:
+            self.paths_of(unit_of(path))
         if doc is None and path in self.files:
             doc = Document(Entry(path, None, path not in self.special, self.files[path]), self.source)
             self.by_path[path] = doc
@@ -671,7 +679,7 @@ class Registry:
 
     def unit_records(self, unit: str, *kinds: str) -> list[Document]:
         """Valid records of ``kinds`` in one unit (family folder), in or out of scope."""
-        docs = (self.document(p) for p in self.unit_paths.get(unit, []))
+        docs = (self.document(p) for p in self.paths_of(unit))
         return [d for d in docs if d is not None and d.valid and (not kinds or d.kind in kinds)]
 
     # -- files outside records ------------------------------------------------------------------

@@ -36,7 +36,7 @@ def count(registry: Registry, units: list[str]) -> int:
     if "EVREG_WORKERS" in os.environ:
         wanted = int(os.environ["EVREG_WORKERS"])
     else:
-        files = sum(len(registry.unit_paths.get(u, ())) for u in units)
+        files = sum(len(registry.paths_of(u)) for u in units)
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
         wanted = cores if files >= PARALLEL_FROM_FILES else 1
     if "fork" not in multiprocessing.get_all_start_methods():
@@ -52,7 +52,7 @@ def map_units(registry: Registry, units: list[str], fn: Callable[[Registry, str,
     big unit does not leave the other cores idle. Results come back per unit, parts in
     path order."""
     workers = count(registry, units)
-    parts = [(u, registry.unit_paths.get(u, [])) for u in units]
+    parts = [(u, registry.paths_of(u)) for u in units]
     if workers < 2:
         return {unit: [fn(registry, unit, paths)] for unit, paths in parts}
     size = max(PART_FILES, sum(len(p) for _, p in parts) // (workers * 8) + 1)
