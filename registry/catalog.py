@@ -10,6 +10,7 @@ import functools
 import hashlib
 import os
 import tempfile
+from collections import ChainMap
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -46,7 +47,9 @@ def unit_rows(registry: Registry, unit: str, paths: list[str] | None = None) -> 
     evidence, citations)."""
     view = registry.scoped([unit]) if paths is None else registry.view(paths)
     out: dict[str, list[dict[str, Any]]] = {name: [] for name in UNIT_TABLES}
-    measurements = ById(registry, MEASUREMENT_KINDS, data=True)
+    # Citations resolve as in validation: a measurement of the unit itself first.
+    own = {m.id: m.data for m in view.records(*MEASUREMENT_KINDS)}
+    measurements = ChainMap(own, ById(registry, MEASUREMENT_KINDS, data=True))
     files: dict[str, tuple[bool, int | None, str | None]] = {}
     for doc in view.records():
         data, fam, kind, rid, path = doc.data, doc.place.family, doc.kind, doc.id, doc.path
