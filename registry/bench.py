@@ -185,11 +185,12 @@ def _timed(fn: Any) -> tuple[float, Any]:
 
 def measure(root: Path) -> dict[str, Any]:
     """Time every phase on the registry at ``root`` (run in a fresh process for a clean peak memory)."""
-    from registry import catalog, rules
+    from registry import catalog, rules, workers
     from registry.results import validate
     from registry.store import load
 
     floor = min(_floor(root) for _ in range(2))
+    os.sync()  # reading updates access times; their write-back is not validation's cost
     pack = rules.discover()
     full, (_reg, report) = _timed(lambda: validate(root, pack, use_cache=False))
     assert not report.errors(), report.summary()
@@ -222,6 +223,7 @@ def measure(root: Path) -> dict[str, Any]:
             times.append(t)
         q[name] = round(statistics.median(times) * 1000, 2)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    worker_peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # the largest worker process
     return {
         "floor_s": round(floor, 3),
         "full_validation_s": round(full, 3),
@@ -233,6 +235,8 @@ def measure(root: Path) -> dict[str, Any]:
         "catalog_ratio": round(build_s / floor, 2),
         "query_p50_ms": q,
         "peak_memory_mib": round(peak, 1),
+        "worker_peak_memory_mib": round(worker_peak, 1),
+        "peak_memory_bound_mib": round(peak + workers.count_for_files(10**9) * worker_peak, 1),
     }
 
 
@@ -242,6 +246,7 @@ def run(sizes: list[int], keep: Path | None = None) -> list[dict[str, Any]]:
         with tempfile.TemporaryDirectory(prefix=f"evreg-bench-{n}-") as tmp:
             root = (keep / f"registry-{n}") if keep else Path(tmp)
             gen_s, info = _timed(lambda root=root, n=n: generate(root, n))
+            os.sync()  # the generator's writes are flushed before anything is timed
             out = subprocess.run(
                 [
                     sys.executable,

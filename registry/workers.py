@@ -33,15 +33,17 @@ def _in_worker(part: tuple[str, list[str]]) -> Any:
 
 def count(registry: Registry, units: list[str]) -> int:
     """Processes to use for ``units``: one per core for a large store (``EVREG_WORKERS`` overrides)."""
-    if "EVREG_WORKERS" in os.environ:
-        wanted = int(os.environ["EVREG_WORKERS"])
-    else:
-        files = sum(len(registry.paths_of(u)) for u in units)
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-        wanted = cores if files >= PARALLEL_FROM_FILES else 1
+    files = sum(len(registry.paths_of(u)) for u in units)
+    return max(1, min(count_for_files(files), len(units)))
+
+
+def count_for_files(files: int) -> int:
     if "fork" not in multiprocessing.get_all_start_methods():
         return 1
-    return max(1, min(wanted, len(units)))
+    if "EVREG_WORKERS" in os.environ:
+        return max(1, int(os.environ["EVREG_WORKERS"]))
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return cores if files >= PARALLEL_FROM_FILES else 1
 
 
 def map_units(registry: Registry, units: list[str], fn: Callable[[Registry, str, list[str]], T]) -> dict[str, list[T]]:
