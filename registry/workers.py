@@ -13,7 +13,7 @@ import os
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from registry.store import Registry
+from registry.store import Registry, WorkTree
 
 T = TypeVar("T")
 
@@ -32,7 +32,11 @@ def _in_worker(part: tuple[str, list[str]]) -> Any:
 
 
 def count(registry: Registry, units: list[str]) -> int:
-    """Processes to use for ``units``: one per core for a large store (``EVREG_WORKERS`` overrides)."""
+    """Processes to use for ``units``: one per core for a large store (``EVREG_WORKERS`` overrides).
+    A store read from git objects is checked in-process: GitPython talks to one long-lived
+    ``git cat-file`` process, which forked workers would share."""
+    if not isinstance(registry.source, WorkTree):
+        return 1
     files = sum(len(registry.paths_of(u)) for u in units)
     return max(1, min(count_for_files(files), len(units)))
 

@@ -229,3 +229,16 @@ def test_a_lost_cache_entry_does_not_hide_a_deleted_file(reg: Reg) -> None:
     cache._file("oth").unlink()  # oth's entry is gone (a failed write, a hand clean-up) ...
     (reg.root / RUN_O).unlink()  # ... and so is the measurement fam cites
     assert "citation-unresolved" in codes_at(checked(reg.root), PACKET)
+
+
+def test_a_commit_is_checked_in_one_process(reg: Reg, monkeypatch: Any) -> None:
+    """Forked workers would share GitPython's one ``git cat-file`` process."""
+    monkeypatch.setenv("EVREG_WORKERS", "2")
+    other_family(reg)
+    reg.commit("two families")
+    from registry.store import load
+
+    assert workers.count(load(reg.root), ["fam", "oth"]) == 2
+    committed = load(reg.root, "HEAD")
+    assert workers.count(committed, ["fam", "oth"]) == 1
+    assert rules.run(committed, PACK).findings == []
