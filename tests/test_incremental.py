@@ -242,3 +242,15 @@ def test_a_commit_is_checked_in_one_process(reg: Reg, monkeypatch: Any) -> None:
     committed = load(reg.root, "HEAD")
     assert workers.count(committed, ["fam", "oth"]) == 1
     assert rules.run(committed, PACK).findings == []
+
+
+def test_history_rules_see_the_whole_store_when_units_come_from_the_cache(reg: Reg) -> None:
+    other_family(reg)
+    base = reg.commit("two families")
+    validate(reg.root, PACK)  # fills the cache: both units are then known without being listed
+    (reg.root / RUN_O).unlink()
+    reg.commit("delete a published measurement")
+    _registry, cached = validate(reg.root, PACK, base=base)
+    _registry, fresh = validate(reg.root, PACK, base=base, use_cache=False)
+    assert cached.findings == fresh.findings
+    assert {f.file for f in cached.findings if f.code == "record-deleted"} == {RUN_O}

@@ -89,7 +89,7 @@ def check_history(registry: Registry) -> Iterator[Finding]:
                 REWRITE.hint,
             )
     head_ids = {(d.kind, d.id) for d in registry.records()}
-    head_paths = set(registry.by_path)
+    head_paths = {d.path for d in registry.documents}
     for old in base.records():
         if (old.kind, old.id) not in head_ids and old.path not in head_paths:
             yield Finding(
