@@ -21,6 +21,7 @@ import gc
 import hashlib
 import os
 import posixpath
+import subprocess
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum
@@ -61,6 +62,7 @@ class Source(Protocol):
 
     def entries(self, under: str = PACKETS, deep: bool = True) -> Iterator[Entry]: ...
     def read(self, path: str) -> bytes: ...
+    def prefetch(self, paths: Iterable[str]) -> None: ...
     def evidence(self, path: str) -> EvidenceState: ...
     def names(self, folder: str) -> list[str]: ...
 
@@ -109,6 +111,9 @@ class WorkTree:
         with open(os.path.join(self._root_str, path), "rb") as fh:
             return fh.read()
 
+    def prefetch(self, paths: Iterable[str]) -> None:
+        """Files are read one by one: there is no round trip to save."""
+
     def names(self, folder: str) -> list[str]:
         try:
             return sorted(os.listdir(os.path.join(self._root_str, folder)))
@@ -138,18 +143,27 @@ class GitTree:
         self.repo = repo
         self.commit = repo.commit(rev)
         self.label = self.commit.hexsha
-        self._blobs: dict[str, git.Blob] = {}
+        self._blobs: dict[str, str] = {}  # path -> blob id, for what entries() listed
+        self._fetched: dict[str, bytes] = {}
 
     def entries(self, under: str = PACKETS, deep: bool = True) -> Iterator[Entry]:
+        """One ``git ls-tree`` for the whole listing (walking tree objects from Python costs
+        about 0.1 ms a file)."""
+        args = ["-z", "-l", *(["-r"] if deep else []), self.commit.hexsha, "--", f"{under}/"]
         try:
-            tree = self.commit.tree / under
-        except KeyError:
+            out = self.repo.git.ls_tree(*args, stdout_as_string=False)
+        except git.GitCommandError:
             return
-        for item in tree.traverse() if deep else tree.blobs:
-            if isinstance(item, git.Blob):
-                self._blobs[item.path] = item
-                regular = item.mode != self.SYMLINK_MODE
-                yield Entry(item.path, item.size, regular, item.hexsha)
+        for record in out.split(b"\0"):
+            if not record:
+                continue
+            meta, raw_path = record.split(b"\t", 1)
+            mode, kind, sha, size = meta.split()
+            if kind != b"blob":
+                continue  # sub-trees (without -r) and submodules hold no record
+            path = os.fsdecode(raw_path)
+            self._blobs[path] = sha.decode()
+            yield Entry(path, int(size), int(mode, 8) != self.SYMLINK_MODE, sha.decode())
 
     def unit_digests(self) -> dict[str, str]:
         """Family folder -> its git tree id (the top-level files are hashed by the registry)."""
@@ -159,9 +173,39 @@ class GitTree:
             return {}
         return {item.name: f"tree:{item.hexsha}" for item in tree.trees}
 
+    def prefetch(self, paths: Iterable[str]) -> None:
+        """Read the blobs of ``paths`` with one ``git cat-file --batch`` (one object at a
+        time costs a round trip each); ``read`` then hands each out once."""
+        wanted = [(p, self._blobs[p]) for p in paths if p in self._blobs and p not in self._fetched]
+        if len(wanted) < 2:
+            return
+        out = subprocess.run(
+            ["git", f"--git-dir={self.repo.git_dir}", "cat-file", "--batch"],
+            input="".join(f"{sha}\n" for _, sha in wanted).encode(),
+            capture_output=True,
+            check=False,
+        ).stdout
+        pos = 0
+        for path, _sha in wanted:
+            end = out.find(b"\n", pos)
+            if end < 0:
+                break
+            header = out[pos:end].split()
+            pos = end + 1
+            if len(header) != 3:  # "<sha> missing": read() will say so
+                continue
+            size = int(header[2])
+            self._fetched[path] = out[pos : pos + size]
+            pos += size + 1
+
     def read(self, path: str) -> bytes:
-        blob = self._blobs.get(path) or self.commit.tree / path
-        return blob.data_stream.read()  # type: ignore[no-any-return]
+        fetched = self._fetched.pop(path, None)
+        if fetched is not None:
+            return fetched
+        sha = self._blobs.get(path)
+        if sha is None:
+            return (self.commit.tree / path).data_stream.read()  # type: ignore[no-any-return]
+        return self.repo.odb.stream(bytes.fromhex(sha)).read()  # type: ignore[no-any-return]
 
     read_all = read
 
@@ -579,7 +623,9 @@ class Registry:
     def documents(self) -> list[Document]:
         """The files whose records rules check (for a scoped view, those of its units)."""
         if self._documents is None:
-            self._documents = [self.document(p) for u in sorted(self.unit_paths) for p in self.paths_of(u)]  # type: ignore[misc]
+            paths = [p for u in sorted(self.unit_paths) for p in self.paths_of(u)]
+            self.source.prefetch(p for p in paths if self._unread(p))
+            self._documents = [self.document(p) for p in paths]  # type: ignore[misc]
         return self._documents
 
     def scoped(self, units: Iterable[str]) -> Registry:
@@ -590,6 +636,7 @@ class Registry:
         """A view whose rules check only the records at ``paths``; lookups still see everything."""
         view = object.__new__(Registry)
         view.__dict__.update({k: v for k, v in self.__dict__.items() if k != "_validator_index"})
+        self.source.prefetch(p for p in paths if self._unread(p))
         view._documents = [self.document(p) for p in paths]  # type: ignore[misc]
         view._kinds = None
         return view
@@ -628,6 +675,10 @@ class Registry:
         return [f for d in self.documents for f in d.findings]
 
     # -- lookups over the whole store ---------------------------------------------------------
+
+    def _unread(self, path: str) -> bool:
+        doc = self.by_path.get(path)
+        return doc is None or doc._findings is None
 
     def document(self, path: str) -> Document | None:
         doc = self.by_path.get(path)
