@@ -881,13 +881,3 @@ def change_base(root: Path, base_rev: str) -> tuple[str, frozenset[str]]:
         changed = set(repo.git.diff("--name-only", "--no-renames", base_sha, "--").splitlines())
         changed |= set(repo.untracked_files)
     return base_sha, frozenset(changed)
-
-
-def load_change(root: Path, base_rev: str) -> Registry:
-    """The working tree, with ``base`` loaded from the merge base of ``base_rev``
-    and HEAD, and ``changed`` the paths that differ from it (untracked included)."""
-    base_sha, changed = change_base(root, base_rev)
-    head = load(root)
-    head.base = load(root, base_sha)
-    head.changed = changed
-    return head

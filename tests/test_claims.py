@@ -14,7 +14,7 @@ from conftest import REPO, F, Reg, evreg, only
 
 from registry import citations, rules
 from registry.jsonio import canonical
-from registry.store import load, load_change
+from registry.results import validate
 
 Q = "packets/qwen-27b"
 
@@ -36,8 +36,8 @@ class Lab(Reg):
         return path
 
     def blocking(self, base: str | None = None) -> list[Any]:
-        registry = load_change(self.root, base) if base else load(self.root)
-        return [f for f in rules.run(registry, rules.discover()).findings if not f.baselined]
+        _registry, report = validate(self.root, rules.discover(), base=base, use_cache=False)
+        return [f for f in report.findings if not f.baselined]
 
 
 @pytest.fixture
