@@ -68,6 +68,8 @@ def fmt_x(x: float | None) -> str:
 
 def parse(text: str) -> Iterator[Citation | CitationError]:
     """Every ``{{ ... }}`` in ``text``: a Citation, or a CitationError saying why not."""
+    if "{{" not in text:
+        return
     for m in ANY_BRACES.finditer(text):
         c = CITATION.fullmatch(m.group())
         if not c:
@@ -221,6 +223,7 @@ _FIGURE = re.compile(
     r"(?:(?P<sp>[ \u00a0]?)(?P<unit>tok/s|tokens/s|t/s|ms|GiB|MiB|GB|MB|W|s|%)(?![\w/])"
     r"|(?P<mult>[x×])(?![\w/]))"
 )
+_DIGIT = re.compile(r"\d")
 _CODE = re.compile(r"(?<![\w.])(?P<code>E2E|AR|EV|D|P|T|A)(?P<num>\d*\.\d+)(?![\w.])")
 _WORD = re.compile(
     r"(?i)(?<![\w.])(?P<word>decode|prefill|ttft|throughput)(?:\s+(?:of|at|was|is|=|:)|\s*[=:])?\s+"
@@ -275,7 +278,11 @@ def find_figures(text: str) -> list[Figure]:
     32K contexts), dates, commit hashes, counts and fractions (5/25, 12
     prompts), version strings (0.9.1, v1.2), and bare numbers.
     """
-    masked = ANY_BRACES.sub(lambda m: "\0" * len(m.group()), text)
+    if not _DIGIT.search(text):
+        return []  # most prose: no number at all
+    masked = ANY_BRACES.sub(lambda m: "\0" * len(m.group()), text) if "{{" in text else text
+    if not _DIGIT.search(masked):
+        return []
     found: dict[int, Figure] = {}
     for m in _FIGURE.finditer(masked):
         unit = m.group("unit") or m.group("mult")
