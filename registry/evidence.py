@@ -15,11 +15,11 @@ ordinary object). Each reference is one of:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from registry.jsonio import iter_keyed_strings, map_keyed_strings
+from registry.jsonio import map_keyed_strings
 
 EVIDENCE_KEYS = frozenset({"evidence", "manifest", "model_manifest", "record", "guide"})
 _EXTERNAL = re.compile(r"^([a-z0-9]+(?:-[a-z0-9]+)*):(?!//)(.+)$", re.S)
@@ -44,11 +44,6 @@ def parse_ref(value: str) -> Ref:
     if m:
         return Ref(value, "external", m.group(2), m.group(1))
     return Ref(value, "local", value)
-
-
-def iter_refs(data: Any) -> Iterator[tuple[str, str]]:
-    """Yield (pointer, reference) for every evidence reference in ``data``."""
-    return ((pointer, text) for pointer, _, text in iter_keyed_strings(data, is_evidence_key))
 
 
 def map_refs(data: Any, fn: Callable[[str], str]) -> Any:

@@ -479,7 +479,7 @@ class Document:
 
     @property
     def refs(self) -> list[tuple[str, str]]:
-        """(pointer, reference) of every evidence reference, as ``registry.evidence.iter_refs``; read once."""
+        """(pointer, reference) of every evidence reference (``registry.evidence.is_evidence_key``); read once."""
         self._content()  # a foreign record's text is a dependency, however often it is read
         return self._texts[0]
 
