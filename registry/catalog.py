@@ -24,7 +24,7 @@ from registry.evidence import parse_ref
 from registry.findings import Finding
 from registry.jsonio import write_atomic
 from registry.provenance import Change
-from registry.store import MEASUREMENT_KINDS, ById, EvidenceState, Registry
+from registry.store import MEASUREMENT_KINDS, ById, EvidenceState, Registry, no_cycle_collection
 from registry.vocab import promotable
 
 DEFAULT_DB = "build/catalog.duckdb"
@@ -63,7 +63,7 @@ def unit_rows(registry: Registry, unit: str, paths: list[str] | None = None) -> 
                 "packet": doc.place.packet,
                 "file": path,
                 "blob": doc.blob,
-                "content": orjson.dumps(data, option=orjson.OPT_SORT_KEYS).decode(),
+                "content": data,  # staged as JSON; DuckDB keeps its compact text
             }
         )
         if kind == "family":
@@ -267,7 +267,7 @@ def _measurement(
             "state": data["state"],
             "promotable": promotable(data) is None,
             "tp": tp if isinstance(tp, int | float) and not isinstance(tp, bool) else None,
-            "config": orjson.dumps(config, option=orjson.OPT_SORT_KEYS).decode() if config else None,
+            "config": config or None,  # staged as JSON; DuckDB keeps its compact text
             "retired": retired.get("reason") if isinstance(retired, dict) else None,
             "file": path,
             **{
@@ -291,17 +291,10 @@ def _measurement(
     )
     for metric, samples in (data.get("metrics") or {}).items():
         unit = citations.unit_of(metric)
-        for i, v in enumerate(samples):
-            out["samples"].append(
-                {
-                    "key": f"{mid}/{metric}/{i}",
-                    "measurement": mid,
-                    "metric": metric,
-                    "idx": i,
-                    "value": float(v),
-                    "unit": unit,
-                }
-            )
+        out["samples"].extend(
+            {"key": f"{mid}/{metric}/{i}", "measurement": mid, "metric": metric, "idx": i, "value": v, "unit": unit}
+            for i, v in enumerate(samples)
+        )
     for p in data.get("points") or []:
         for metric, v in p.items():
             if metric in ("x", "samples") or isinstance(v, bool) or not isinstance(v, int | float):
@@ -348,7 +341,7 @@ def _write_unit_rows(registry: Registry, unit: str, paths: list[str], folder: Pa
     counts = {}
     for table, items in unit_rows(registry, unit, paths).items():
         if items:
-            (folder / f"{table}.{name}.json").write_bytes(orjson.dumps(items))
+            (folder / f"{table}.{name}.json").write_bytes(orjson.dumps(items, option=orjson.OPT_SORT_KEYS))
         counts[table] = len(items)
     return counts
 
@@ -366,7 +359,7 @@ def build(
     tmp = Path(tmp_name)
     tmp.unlink()  # DuckDB creates the file itself
     try:
-        with tempfile.TemporaryDirectory(prefix=".rows-", dir=db.parent) as staging:
+        with no_cycle_collection(), tempfile.TemporaryDirectory(prefix=".rows-", dir=db.parent) as staging:
             folder = Path(staging)
             counts: dict[str, int] = dict.fromkeys(table_names(), 0)
             units = list(registry.unit_paths)
@@ -383,6 +376,8 @@ def build(
             con = duckdb.connect(str(tmp))
             try:
                 con.execute("SET enable_progress_bar = false")
+                con.execute("SET preserve_insertion_order = false")  # exports order rows by key
+                con.execute("SET force_compression = 'zstd'")  # as small as the default, less work to write
                 for statement in ddl():
                     con.execute(statement)
                 for table in tables.TABLES:

@@ -102,10 +102,20 @@ class WorkTree:
             stack.extend(reversed(subfolders))
 
     def read(self, path: str) -> bytes:
-        with open(os.path.join(self._root_str, path), "rb") as fh:
-            if os.fstat(fh.fileno()).st_size > jsonio.MAX_RECORD_BYTES:
-                return fh.read(jsonio.MAX_RECORD_BYTES + 1)  # a larger file is refused, never read whole
-            return fh.read()
+        """The file's bytes; of a file over the record limit, only the first limit + 1
+        (it is refused, never read whole). Plain system calls: half the cost of a
+        buffered file object, which matters at one call per record."""
+        limit = jsonio.MAX_RECORD_BYTES + 1
+        fd = os.open(os.path.join(self._root_str, path), os.O_RDONLY)
+        try:
+            chunks, total = [], 0
+            while total < limit and (chunk := os.read(fd, 1 << 16)):
+                chunks.append(chunk)
+                total += len(chunk)
+        finally:
+            os.close(fd)
+        data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        return data[:limit] if total > limit else data
 
     def read_all(self, path: str) -> bytes:
         with open(os.path.join(self._root_str, path), "rb") as fh:

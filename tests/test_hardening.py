@@ -331,7 +331,14 @@ def _parallel(args: list[str], cwd: Path, n: int = 3) -> list[int]:
         )
         for _ in range(n)
     ]
-    return [p.wait(timeout=600) for p in procs]
+    codes = [p.wait(timeout=600) for p in procs]
+    for p in procs:
+        assert p.stderr is not None
+        err = p.stderr.read().decode()
+        if p.returncode:
+            print(err)  # shown when the caller's assertion fails
+        p.stderr.close()
+    return codes
 
 
 def test_concurrent_fmt_never_leaves_a_broken_file(reg: Reg) -> None:
