@@ -12,6 +12,7 @@ import os
 import tempfile
 from collections import ChainMap
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -346,6 +347,44 @@ def _write_unit_rows(registry: Registry, unit: str, paths: list[str], folder: Pa
     return counts
 
 
+def _load_staged(con: duckdb.DuckDBPyConnection, folder: Path) -> None:
+    """Bulk-load the staged JSON arrays, largest table first and several tables at once:
+    DuckDB appends to different tables concurrently, and one table's load leaves a core idle."""
+    jobs = []
+    for table in table_names():
+        parts = sorted(str(f) for f in folder.glob(f"{table}.*.json"))
+        if parts:
+            jobs.append((sum(os.path.getsize(p) for p in parts), table, parts))
+
+    queue = sorted(jobs)  # popped from the end: largest first
+
+    def drain(cur: duckdb.DuckDBPyConnection) -> None:
+        while queue:
+            try:
+                _size, table, parts = queue.pop()
+            except IndexError:  # another thread took the last one
+                return
+            types = cur.execute(
+                "SELECT column_name, data_type FROM information_schema.columns "
+                "WHERE table_name = ? ORDER BY ordinal_position",
+                [table],
+            ).fetchall()
+            columns = "{" + ", ".join(f"'{c}': '{t}'" for c, t in types) + "}"
+            cur.execute(
+                f"INSERT INTO {table} SELECT {', '.join(c for c, _ in types)} "
+                f"FROM read_json(?, format = 'array', columns = {columns})",
+                [parts],
+            )
+
+    cursors = [con.cursor() for _ in range(max(1, min(len(jobs), workers.cores())))]  # one per thread
+    try:
+        with ThreadPoolExecutor(max_workers=len(cursors)) as pool:
+            list(pool.map(drain, cursors))
+    finally:
+        for cur in cursors:
+            cur.close()
+
+
 def build(
     registry: Registry, findings: list[Finding], history: dict[str, list[Change]], db: Path, meta: dict[str, str]
 ) -> dict[str, int]:
@@ -380,22 +419,7 @@ def build(
                 con.execute("SET force_compression = 'zstd'")  # as small as the default, less work to write
                 for statement in ddl():
                     con.execute(statement)
-                for table in tables.TABLES:
-                    name = table.__tablename__  # type: ignore[attr-defined]
-                    parts = sorted(str(f) for f in folder.glob(f"{name}.*.json"))
-                    if not parts:
-                        continue
-                    types = con.execute(
-                        "SELECT column_name, data_type FROM information_schema.columns "
-                        "WHERE table_name = ? ORDER BY ordinal_position",
-                        [name],
-                    ).fetchall()
-                    columns = "{" + ", ".join(f"'{c}': '{t}'" for c, t in types) + "}"
-                    con.execute(
-                        f"INSERT INTO {name} SELECT {', '.join(c for c, _ in types)} "
-                        f"FROM read_json(?, format = 'array', columns = {columns})",
-                        [parts],
-                    )
+                _load_staged(con, folder)
                 appender = con.appender("catalog_meta")
                 appender.append_rows(sorted(meta.items()))
                 appender.flush()

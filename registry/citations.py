@@ -20,7 +20,7 @@ import math
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from registry.jsonio import iter_keyed_strings, map_keyed_strings
 from registry.vocab import metrics as metric_vocab
@@ -36,8 +36,7 @@ ANY_BRACES = re.compile(r"\{\{.*?\}\}", re.S)
 """Anything in double braces: a citation, or something that looks like one and is not."""
 
 
-@dataclass(frozen=True)
-class Citation:
+class Citation(NamedTuple):  # made once per citation in every record: a tuple is cheap to build
     raw: str
     start: int
     end: int
@@ -71,33 +70,40 @@ def parse(text: str) -> Iterator[Citation | CitationError]:
     if "{{" not in text:
         return
     for m in ANY_BRACES.finditer(text):
-        c = CITATION.fullmatch(m.group())
+        raw = m.group()
+        c = CITATION.fullmatch(raw)
         if not c:
             yield CitationError(
-                f"{m.group()!r} is not a citation: write {{{{ m:ID.METRIC[INDEX] }}}} or {{{{ m:ID.METRIC@X }}}}"
+                f"{raw!r} is not a citation: write {{{{ m:ID.METRIC[INDEX] }}}} or {{{{ m:ID.METRIC@X }}}}"
             )
             continue
-        decimals, unit = None, True
-        for f in [f.strip() for f in c.group("filters").split("|") if f.strip()]:
+        measurement, metric, index, x, filters = c.groups()
+        decimals, unit, unknown = None, True, None
+        for f in filters.split("|") if filters else ():
+            f = f.strip()
+            if not f:
+                continue
             if f.isdigit() and int(f) <= 12:
                 decimals = int(f)
             elif f == "nounit":
                 unit = False
             else:
-                yield CitationError(f"unknown citation filter {f!r} in {m.group()!r}: use | N (decimals) or | nounit")
+                unknown = f
                 break
-        else:
-            yield Citation(
-                m.group(),
-                m.start(),
-                m.end(),
-                c.group("id"),
-                c.group("metric"),
-                int(c.group("index")) if c.group("index") is not None else None,
-                float(c.group("x")) if c.group("x") is not None else None,
-                decimals,
-                unit,
-            )
+        if unknown is not None:
+            yield CitationError(f"unknown citation filter {unknown!r} in {raw!r}: use | N (decimals) or | nounit")
+            continue
+        yield Citation(
+            raw,
+            m.start(),
+            m.end(),
+            measurement,
+            metric,
+            int(index) if index is not None else None,
+            float(x) if x is not None else None,
+            decimals,
+            unit,
+        )
 
 
 def citation_text(
@@ -113,8 +119,7 @@ def citation_text(
     return f"{{{{ m:{measurement}.{metric}{sel}{filters} }}}}"
 
 
-@dataclass(frozen=True)
-class Resolved:
+class Resolved(NamedTuple):
     citation: Citation
     value: float
     unit: str
@@ -135,10 +140,13 @@ def unit_of(metric: str) -> str:
 
 
 def format_value(value: float, metric: str, decimals: int | None = None, unit: bool = True) -> str:
+    return _format(value, metric, decimals, unit_of(metric) if unit else "")
+
+
+def _format(value: float, metric: str, decimals: int | None, u: str) -> str:
     if decimals is None:
         decimals = int(metric_vocab().get(metric, {}).get("precision", 2))
     number = f"{value:.{decimals}f}"
-    u = unit_of(metric) if unit else ""
     if not u or u == "ratio":
         return number
     return f"{number}{u}" if u in ("%", "×") else f"{number} {u}"
@@ -175,7 +183,8 @@ def resolve(c: Citation, measurements: dict[str, dict[str, Any]]) -> Resolved | 
     value = lookup(m, c.metric, c.index, c.x)
     if isinstance(value, str):
         return f"measurement {c.measurement!r} {value}"
-    return Resolved(c, value, unit_of(c.metric), format_value(value, c.metric, c.decimals, c.unit))
+    unit = unit_of(c.metric)
+    return Resolved(c, value, unit, _format(value, c.metric, c.decimals, unit if c.unit else ""))
 
 
 # -- prose and figures ------------------------------------------------------------

@@ -46,8 +46,12 @@ def count_for_files(files: int) -> int:
         return 1
     if "EVREG_WORKERS" in os.environ:
         return max(1, int(os.environ["EVREG_WORKERS"]))
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return cores if files >= PARALLEL_FROM_FILES else 1
+    return cores() if files >= PARALLEL_FROM_FILES else 1
+
+
+def cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def map_units(registry: Registry, units: list[str], fn: Callable[[Registry, str, list[str]], T]) -> dict[str, list[T]]:
