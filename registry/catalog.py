@@ -45,7 +45,7 @@ def fingerprint(registry: Registry, head: str | None, findings: list[Finding]) -
 
 def unit_rows(registry: Registry, unit: str, paths: list[str] | None = None) -> dict[str, list[dict[str, Any]]]:
     """Rows of the records of one unit, or of its files at ``paths`` (records, families, ...,
-    evidence, citations)."""
+    evidence, citations), in their staged shape (``STAGED``)."""
     view = registry.scoped([unit]) if paths is None else registry.view(paths)
     out: dict[str, list[dict[str, Any]]] = {name: [] for name in UNIT_TABLES}
     # Citations resolve as in validation: a measurement of the unit itself first.
@@ -290,11 +290,9 @@ def _measurement(
             },
         }
     )
-    for metric, samples in (data.get("metrics") or {}).items():
-        unit = citations.unit_of(metric)
-        out["samples"].extend(
-            {"key": f"{mid}/{metric}/{i}", "measurement": mid, "metric": metric, "idx": i, "value": v, "unit": unit}
-            for i, v in enumerate(samples)
+    for metric, samples in (data.get("metrics") or {}).items():  # one staged row per metric: see STAGED
+        out["samples"].append(
+            {"measurement": mid, "metric": metric, "unit": citations.unit_of(metric), "samples": samples}
         )
     for p in data.get("points") or []:
         for metric, v in p.items():
@@ -336,15 +334,29 @@ UNIT_TABLES = tuple(
 )
 
 
-def _write_unit_rows(registry: Registry, unit: str, paths: list[str], folder: Path) -> dict[str, int]:
-    """Write the rows of a unit's records at ``paths`` as JSON arrays, one file per table."""
+STAGED = {
+    "samples": (
+        {"measurement": "VARCHAR", "metric": "VARCHAR", "unit": "VARCHAR", "samples": "DOUBLE[]"},
+        "SELECT measurement || '/' || metric || '/' || idx AS key, measurement, metric, idx, value, unit FROM ("
+        "SELECT measurement, metric, unit, unnest(samples) AS value, generate_subscripts(samples, 1) - 1 AS idx "
+        "FROM {source})",
+    )
+}
+"""Tables staged in another shape than their rows, as (staged columns, SELECT of the rows
+from ``{source}``). A run's samples are staged as one list per metric and numbered by
+DuckDB: a row object per sample value cost more to make in Python than all else."""
+
+
+def _write_unit_rows(registry: Registry, unit: str, paths: list[str], folder: Path) -> None:
+    """Stage the rows of a unit's records at ``paths`` as JSON arrays, one file per table."""
     name = hashlib.sha1(f"{unit}\0{paths[0] if paths else ''}".encode(), usedforsecurity=False).hexdigest()
-    counts = {}
-    for table, items in unit_rows(registry, unit, paths).items():
+    _stage(unit_rows(registry, unit, paths), folder, name)
+
+
+def _stage(rows: dict[str, list[dict[str, Any]]], folder: Path, name: str) -> None:
+    for table, items in rows.items():
         if items:
             (folder / f"{table}.{name}.json").write_bytes(orjson.dumps(items, option=orjson.OPT_SORT_KEYS))
-        counts[table] = len(items)
-    return counts
 
 
 def _load_staged(con: duckdb.DuckDBPyConnection, folder: Path) -> None:
@@ -364,17 +376,18 @@ def _load_staged(con: duckdb.DuckDBPyConnection, folder: Path) -> None:
                 _size, table, parts = queue.pop()
             except IndexError:  # another thread took the last one
                 return
-            types = cur.execute(
-                "SELECT column_name, data_type FROM information_schema.columns "
-                "WHERE table_name = ? ORDER BY ordinal_position",
-                [table],
-            ).fetchall()
-            columns = "{" + ", ".join(f"'{c}': '{t}'" for c, t in types) + "}"
-            cur.execute(
-                f"INSERT INTO {table} SELECT {', '.join(c for c, _ in types)} "
-                f"FROM read_json(?, format = 'array', columns = {columns})",
-                [parts],
-            )
+            if table in STAGED:
+                types, select = STAGED[table]
+            else:
+                types = dict(
+                    cur.execute(
+                        "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ?", [table]
+                    ).fetchall()
+                )
+                select = "SELECT * FROM {source}"
+            columns = "{" + ", ".join(f"'{c}': '{t}'" for c, t in types.items()) + "}"
+            source = f"read_json(?, format = 'array', columns = {columns})"
+            cur.execute(f"INSERT INTO {table} BY NAME {select.format(source=source)}", [parts])
 
     cursors = [con.cursor() for _ in range(max(1, min(len(jobs), workers.cores())))]  # one per thread
     try:
@@ -390,8 +403,8 @@ def build(
 ) -> dict[str, int]:
     """Write the catalog to ``db`` atomically. Returns row counts per table.
 
-    Rows are made unit by unit (in worker processes on a large store) and written as JSON
-    arrays that DuckDB loads in bulk (exports order rows by key)."""
+    Rows are made unit by unit (in worker processes on a large store) and staged as JSON
+    arrays that DuckDB loads in bulk (see ``STAGED``; exports order rows by key)."""
     db.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{db.name}.", suffix=".tmp", dir=db.parent)
     os.close(fd)
@@ -400,18 +413,8 @@ def build(
     try:
         with no_cycle_collection(), tempfile.TemporaryDirectory(prefix=".rows-", dir=db.parent) as staging:
             folder = Path(staging)
-            counts: dict[str, int] = dict.fromkeys(table_names(), 0)
-            units = list(registry.unit_paths)
-            for parts in workers.map_units(
-                registry, units, functools.partial(_write_unit_rows, folder=folder)
-            ).values():
-                for part in parts:
-                    for table, n in part.items():
-                        counts[table] += n
-            for table, items in store_rows(registry, findings, history).items():
-                if items:
-                    (folder / f"{table}.store.json").write_bytes(orjson.dumps(items))
-                counts[table] = len(items)
+            workers.map_units(registry, list(registry.unit_paths), functools.partial(_write_unit_rows, folder=folder))
+            _stage(store_rows(registry, findings, history), folder, "store")
             con = duckdb.connect(str(tmp))
             try:
                 con.execute("SET enable_progress_bar = false")
@@ -426,6 +429,7 @@ def build(
                 for name, sql in tables.VIEWS.items():
                     con.execute(f"CREATE VIEW {name} AS {sql}")
                 con.execute("CHECKPOINT")
+                counts = {t: con.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0] for t in table_names()}
             finally:
                 con.close()
         os.replace(tmp, db)
