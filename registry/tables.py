@@ -23,7 +23,7 @@ class Meta(SQLModel, table=True):
 
 
 class RecordRow(SQLModel, table=True):
-    """Every record as stored (canonical JSON), for pages and ad-hoc questions."""
+    """Every record as stored (compact JSON, keys sorted), for pages and ad-hoc questions."""
 
     __tablename__ = "records"
     key: str = Field(primary_key=True)  # kind/id (family-scoped kinds: kind/family/id)
@@ -33,7 +33,7 @@ class RecordRow(SQLModel, table=True):
     packet: str | None = None
     file: str
     blob: str | None = None
-    content: str  # the record as canonical JSON
+    content: str  # the record as compact JSON, keys sorted
 
 
 class FamilyRow(SQLModel, table=True):
@@ -119,7 +119,7 @@ class MeasurementRow(SQLModel, table=True):
     runtime: str | None = None
     runtime_family: str | None = None
     tp: float | None = real()
-    config: str | None = None  # canonical JSON
+    config: str | None = None  # compact JSON, keys sorted
     workload: str | None = None
     measurement_class: str | None = None
     axis: str | None = None
