@@ -43,11 +43,19 @@ def test_catalog_of_the_committed_registry_matches_the_source_file(tmp_path: Pat
     first = source["run_measurements"][0]
     rows = q(
         REPO,
-        f"SELECT idx, value FROM samples WHERE measurement = '{first['id']}' AND metric = 'decode_tok_s' ORDER BY idx",
+        f"SELECT key, idx, value, unit FROM samples WHERE measurement = '{first['id']}' AND metric = 'decode_tok_s' "
+        "ORDER BY idx",
         "--db",
         str(db),
     )
+    assert len(rows) > 1
     assert [r["value"] for r in rows] == first["metrics"]["decode_tok_s"]  # exact 64-bit values
+    assert [(r["key"], r["idx"], r["unit"]) for r in rows] == [
+        (f"{first['id']}/decode_tok_s/{i}", i, "tok/s") for i in range(len(rows))
+    ]
+    # Each record's content is the file's value, losslessly (staged as JSON, stored as compact text).
+    for row in q(REPO, "SELECT file, content FROM records", "--db", str(db)):
+        assert json.loads(row["content"]) == json.loads((REPO / row["file"]).read_text()), row["file"]
     series = source["series_measurements"][0]
     point = q(
         REPO,
