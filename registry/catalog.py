@@ -344,7 +344,7 @@ STAGED = {
 }
 """Tables staged in another shape than their rows, as (staged columns, SELECT of the rows
 from ``{source}``). A run's samples are staged as one list per metric and numbered by
-DuckDB: a row object per sample value cost more to make in Python than all else."""
+DuckDB: a row object per sample value was the largest Python cost of the build."""
 
 
 def _write_unit_rows(registry: Registry, unit: str, paths: list[str], folder: Path) -> None:
