@@ -36,6 +36,10 @@ class _NonFinite(str):
     """Stands in for NaN/Infinity while parsing, so their pointers can be found."""
 
 
+class _OutOfRange(str):
+    """Stands in for an integer outside the 64-bit range (its text), so its pointer can be found."""
+
+
 class _Duplicates(dict):  # type: ignore[type-arg]
     """A JSON object in which at least one key was repeated."""
 
@@ -62,7 +66,18 @@ def _constant(name: str) -> _NonFinite:
     return _NonFinite(name)
 
 
-_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant)
+def _integer(text: str) -> int | _OutOfRange:
+    """An integer that every reader of the store holds exactly: within the 64-bit range
+    (signed or unsigned). Others (and Python's limit on digits) are marked, not parsed."""
+    if len(text) < 19:  # 18 digits always fit
+        return int(text)
+    if len(text) <= 21 and -(2**63) <= (value := int(text)) < 2**64:
+        return value
+    _Seen.suspicious = True
+    return _OutOfRange(text)
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant, parse_int=_integer)
 _HUGE_EXPONENT = re.compile(r"[eE]\+?\d{3}")
 
 
@@ -205,6 +220,21 @@ def parse(raw: bytes, file: str) -> tuple[Any, list[Finding]]:
                     column=col,
                     message=f"{locator.token(ptr)} is not a finite JSON number",
                     hint="record a finite number, or leave the sample out and say why in a caveat",
+                )
+            )
+        elif isinstance(node, _OutOfRange):
+            locator = locator or Locator(text)
+            line, col = locator.position(ptr)
+            findings.append(
+                Finding(
+                    code="json-non-finite",
+                    file=file,
+                    pointer=ptr,
+                    line=line,
+                    column=col,
+                    message=f"{node[:30]}{'...' if len(node) > 30 else ''} is an integer beyond 64 bits; "
+                    "JSON readers turn it into an inexact float or refuse it",
+                    hint="write a measurement as a decimal with an exponent (1e+20), an identifier as a string",
                 )
             )
         elif isinstance(node, _Duplicates):

@@ -49,6 +49,22 @@ def test_non_finite_numbers(reg: Reg, token: str) -> None:
     assert token in f.message
 
 
+@pytest.mark.parametrize("token", ["100000000000000000000", "-9223372036854775809", "1" * 5000])
+def test_integers_beyond_64_bits(reg: Reg, token: str) -> None:
+    text = (reg.root / RUN).read_text().replace("30.21", token)
+    reg.raw(RUN, text.encode())
+    [f] = only(reg.findings(), "json-non-finite")
+    assert (f.file, f.pointer) == (RUN, "/metrics/decode_tok_s/0")
+    assert token[:20] in f.message and f.line is not None
+
+
+@pytest.mark.parametrize("token", ["18446744073709551615", "-9223372036854775808", "1e+20"])
+def test_numbers_within_range_pass_the_parser(reg: Reg, token: str) -> None:
+    text = (reg.root / RUN).read_text().replace("30.21", token)
+    reg.raw(RUN, text.encode())
+    assert only(reg.findings(), "json-non-finite") == [] and only(reg.findings(), "json-syntax") == []
+
+
 def test_boolean_where_a_number_belongs(reg: Reg) -> None:
     reg.edit(RUN, lambda d: d["metrics"].update(decode_tok_s=[True, 30.25]))
     one(reg, "json-non-finite", RUN, "/metrics/decode_tok_s/0")

@@ -28,8 +28,9 @@ PARSE_CODES = (
     CodeDoc(
         "json-non-finite",
         "A number that is not a finite number",
-        "NaN, Infinity and booleans are not measurements; tools coerce them silently.",
-        "Record the finite number, or drop the sample and say why in a caveat.",
+        "NaN, Infinity and booleans are not measurements, and integers beyond 64 bits are not held exactly "
+        "by JSON readers; tools coerce them silently.",
+        "Record the finite number (a huge one with an exponent), or drop the sample and say why in a caveat.",
         '{"metrics": {"decode_tok_s": [NaN, true]}}',
     ),
     CodeDoc(
