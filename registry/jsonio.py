@@ -206,52 +206,35 @@ def parse(raw: bytes, file: str) -> tuple[Any, list[Finding]]:
     if not _Seen.suspicious and not _HUGE_EXPONENT.search(text):
         return value, []
     findings: list[Finding] = []
-    locator: Locator | None = None
+    locator = Locator(text)  # only for the rare file that needs a closer look
+
+    def found(code: str, ptr: str, message: str, hint: str) -> None:
+        line, col = locator.position(ptr)
+        findings.append(Finding(code=code, file=file, pointer=ptr, line=line, column=col, message=message, hint=hint))
+
     for ptr, node in _walk(value):
         if isinstance(node, _NonFinite) or (isinstance(node, float) and not math.isfinite(node)):
-            locator = locator or Locator(text)
-            line, col = locator.position(ptr)
-            findings.append(
-                Finding(
-                    code="json-non-finite",
-                    file=file,
-                    pointer=ptr,
-                    line=line,
-                    column=col,
-                    message=f"{locator.token(ptr)} is not a finite JSON number",
-                    hint="record a finite number, or leave the sample out and say why in a caveat",
-                )
+            found(
+                "json-non-finite",
+                ptr,
+                f"{locator.token(ptr)} is not a finite JSON number",
+                "record a finite number, or leave the sample out and say why in a caveat",
             )
         elif isinstance(node, _OutOfRange):
-            locator = locator or Locator(text)
-            line, col = locator.position(ptr)
-            findings.append(
-                Finding(
-                    code="json-non-finite",
-                    file=file,
-                    pointer=ptr,
-                    line=line,
-                    column=col,
-                    message=f"{node[:30]}{'...' if len(node) > 30 else ''} is an integer beyond 64 bits; "
-                    "JSON readers turn it into an inexact float or refuse it",
-                    hint="write a measurement as a decimal with an exponent (1e+20), an identifier as a string",
-                )
+            found(
+                "json-non-finite",
+                ptr,
+                f"{node[:30]}{'...' if len(node) > 30 else ''} is an integer beyond 64 bits; "
+                "JSON readers turn it into an inexact float or refuse it",
+                "write a measurement as a decimal with an exponent (1e+20), an identifier as a string",
             )
         elif isinstance(node, _Duplicates):
-            locator = locator or Locator(text)
             for key in node.repeated:
-                kptr = join_pointer_suffix(ptr, key)
-                line, col = locator.position(kptr)
-                findings.append(
-                    Finding(
-                        code="json-duplicate-key",
-                        file=file,
-                        pointer=kptr,
-                        line=line,
-                        column=col,
-                        message=f"key {key!r} appears more than once in this object",
-                        hint="keep one value per key; JSON readers disagree on which duplicate wins",
-                    )
+                found(
+                    "json-duplicate-key",
+                    join_pointer_suffix(ptr, key),
+                    f"key {key!r} appears more than once in this object",
+                    "keep one value per key; JSON readers disagree on which duplicate wins",
                 )
     if findings:
         return None, findings
