@@ -337,7 +337,7 @@ UNIT_TABLES = tuple(
 STAGED = {
     "samples": (
         {"measurement": "VARCHAR", "metric": "VARCHAR", "unit": "VARCHAR", "samples": "DOUBLE[]"},
-        "SELECT measurement || '/' || metric || '/' || idx AS key, measurement, metric, idx, value, unit FROM ("
+        "SELECT concat(measurement, '/', metric, '/', idx) AS key, measurement, metric, idx, value, unit FROM ("
         "SELECT measurement, metric, unit, unnest(samples) AS value, generate_subscripts(samples, 1) - 1 AS idx "
         "FROM {source})",
     )
