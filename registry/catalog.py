@@ -456,14 +456,53 @@ def read_meta(db: Path) -> dict[str, str] | None:
     return meta if meta.get("schema_version") == str(tables.SCHEMA_VERSION) else None
 
 
-def query(db: Path, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
-    """Run read-only SQL. Raises duckdb.Error with DuckDB's message."""
-    con = duckdb.connect(str(db), read_only=True)
+class QueryRefused(ValueError):
+    """SQL that ``evreg query`` does not run: not exactly one read-only statement."""
+
+
+QUERY_TIMEOUT_S = 30.0
+"""Wall-clock bound of one ``evreg query`` statement; DuckDB is interrupted after it."""
+
+SANDBOX = {
+    # Nothing outside the catalog file: no file reads or writes (read_csv, COPY ... TO, EXPORT
+    # DATABASE, ATTACH, glob), no network, no extension installs or loads ...
+    "enable_external_access": False,
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "allow_community_extensions": False,
+    # ... bounded resources ...
+    "memory_limit": "1GB",
+    "threads": 2,
+    # ... and a query cannot SET any of it back.
+    "lock_configuration": True,
+}
+"""The DuckDB configuration ``evreg query`` runs under (on a read-only connection)."""
+
+_READ_ONLY_STATEMENTS = frozenset({"SELECT", "EXPLAIN"})
+
+
+def query(db: Path, sql: str, timeout: float = QUERY_TIMEOUT_S) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """Run one read-only SQL statement in the sandbox. Raises QueryRefused for anything but
+    one SELECT (or EXPLAIN), and duckdb.Error with DuckDB's message (a refused file access is a
+    duckdb.PermissionException, a timeout a duckdb.InterruptException)."""
+    import threading
+
+    con = duckdb.connect(str(db), read_only=True, config=SANDBOX)
     try:
-        con.execute("SET enable_progress_bar = false")
-        cur = con.execute(sql)
-        columns = [d[0] for d in cur.description] if cur.description else []
-        return columns, cur.fetchall()
+        statements = con.extract_statements(sql)
+        if len(statements) != 1:
+            raise QueryRefused(f"evreg query runs exactly one statement; this SQL has {len(statements)}")
+        kind = statements[0].type.name
+        if kind not in _READ_ONLY_STATEMENTS:
+            raise QueryRefused(f"evreg query runs only SELECT statements (and EXPLAIN); this one is {kind}")
+        timer = threading.Timer(timeout, con.interrupt)
+        timer.start()
+        try:
+            cur = con.execute(statements[0])
+            columns = [d[0] for d in cur.description] if cur.description else []
+            return columns, cur.fetchall()
+        finally:
+            timer.cancel()
     finally:
         con.close()
 

@@ -32,8 +32,21 @@ CITATION = re.compile(
     r"(?:\[(?P<index>\d+)\]|@(?P<x>" + _NUM + r"))"
     r"(?P<filters>(?:\s*\|\s*[a-z0-9]+)*)\s*\}\}"
 )
-ANY_BRACES = re.compile(r"\{\{.*?\}\}", re.S)
-"""Anything in double braces: a citation, or something that looks like one and is not."""
+
+
+def brace_spans(text: str) -> Iterator[tuple[int, int]]:
+    """Spans of everything in double braces -- a citation, or something that looks like one and
+    is not -- leftmost first, each ending at the first ``}}`` after its ``{{``; and, last, an
+    unclosed ``{{`` as ``(start, -1)``. One pass over the text: a regular expression such as
+    ``\\{\\{.*?\\}\\}`` rescans the rest of the text from every unclosed ``{{`` (quadratic)."""
+    start = text.find("{{")
+    while start >= 0:
+        end = text.find("}}", start + 2)
+        if end < 0:
+            yield start, -1  # and no later "{{" can be closed either
+            return
+        yield start, end + 2
+        start = text.find("{{", end + 2)
 
 
 class Citation(NamedTuple):  # made once per citation in every record: a tuple is cheap to build
@@ -69,8 +82,11 @@ def parse(text: str) -> Iterator[Citation | CitationError]:
     """Every ``{{ ... }}`` in ``text``: a Citation, or a CitationError saying why not."""
     if "{{" not in text:
         return
-    for m in ANY_BRACES.finditer(text):
-        raw = m.group()
+    for start, end in brace_spans(text):
+        if end < 0:
+            yield CitationError(f"unclosed '{{{{' at character {start}: a citation ends with '}}}}'")
+            return
+        raw = text[start:end]
         c = CITATION.fullmatch(raw)
         if not c:
             yield CitationError(
@@ -95,8 +111,8 @@ def parse(text: str) -> Iterator[Citation | CitationError]:
             continue
         yield Citation(
             raw,
-            m.start(),
-            m.end(),
+            start,
+            end,
             measurement,
             metric,
             int(index) if index is not None else None,
@@ -289,7 +305,15 @@ def find_figures(text: str) -> list[Figure]:
     """
     if not _DIGIT.search(text):
         return []  # most prose: no number at all
-    masked = ANY_BRACES.sub(lambda m: "\0" * len(m.group()), text) if "{{" in text else text
+    masked = text
+    if "{{" in text:
+        pieces, last = [], 0
+        for start, end in brace_spans(text):
+            if end < 0:
+                break  # an unclosed "{{" hides nothing: the figures after it still count
+            pieces += [text[last:start], "\0" * (end - start)]
+            last = end
+        masked = "".join([*pieces, text[last:]])
     if not _DIGIT.search(masked):
         return []
     found: dict[int, Figure] = {}

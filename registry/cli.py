@@ -334,10 +334,22 @@ def _table(columns: list[str], rows: list[tuple[Any, ...]]) -> str:
 @AS_OF_OPTION
 @pass_ctx
 def query(ctx: Context, sql: str, fmt: str, db: Path | None, as_of: str | None) -> None:
-    """Run read-only SQL against the catalog (built first when missing or stale)."""
+    """Run one read-only SQL statement against the catalog (built first when missing or stale).
+
+    The query runs in a sandbox: no file or network access, no extensions, locked settings,
+    bounded memory, threads and time (see site/security.md)."""
     path, _, _ = ensure_catalog(ctx.root, db, as_of)
     try:
         columns, rows = catalog.query(path, sql)
+    except catalog.QueryRefused as exc:
+        click.echo(f"query refused: {exc}", err=True)
+        sys.exit(EXIT_FINDINGS)
+    except duckdb.InterruptException:
+        click.echo(f"query stopped: it ran longer than {catalog.QUERY_TIMEOUT_S:g} s", err=True)
+        sys.exit(EXIT_FINDINGS)
+    except duckdb.PermissionException as exc:
+        click.echo(f"query refused: it reads or writes outside the catalog ({exc})", err=True)
+        sys.exit(EXIT_FINDINGS)
     except duckdb.Error as exc:
         click.echo(f"query failed: {exc}", err=True)
         sys.exit(EXIT_FINDINGS)

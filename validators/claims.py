@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -105,24 +106,39 @@ CURVE = CodeDoc(
 # -- citations and orphan numbers ---------------------------------------------------
 
 
+MAX_PER_FIELD = 20
+"""Findings reported per prose field and code; the rest are counted in one more finding, so a
+hostile field of a million bad citations costs one pass, not a million findings."""
+
+
+def _field_problems(text: str, field: str, measurements: Any) -> Iterator[tuple[str, str]]:
+    """(code, message) of every unresolved citation and orphan figure in one prose string."""
+    for c in citations.parse(text):
+        if isinstance(c, citations.CitationError):
+            yield "citation-unresolved", str(c)
+            continue
+        resolved = citations.resolve(c, measurements)
+        if isinstance(resolved, str):
+            yield "citation-unresolved", f"citation {c.raw} {resolved}"
+    for fig in citations.find_figures(text):
+        yield "orphan-number", f"figure {fig.text!r} in {field} is not a citation"
+
+
 def check_citations(registry: Registry) -> Iterator[Finding]:
     measurements = index(registry).measurement_data
+    hints = {"citation-unresolved": UNRESOLVED.hint, "orphan-number": ORPHAN.hint}
     for doc in registry.records():
         for pointer, text in doc.prose:
-            for c in citations.parse(text):
-                if isinstance(c, citations.CitationError):
-                    yield doc.finding("citation-unresolved", pointer, str(c), UNRESOLVED.hint)
-                    continue
-                resolved = citations.resolve(c, measurements)
-                if isinstance(resolved, str):
-                    yield doc.finding("citation-unresolved", pointer, f"citation {c.raw} {resolved}", UNRESOLVED.hint)
-            for fig in citations.find_figures(text):
-                yield doc.finding(
-                    "orphan-number",
-                    pointer,
-                    f"figure {fig.text!r} in {pointer.rsplit('/', 1)[-1]} is not a citation",
-                    ORPHAN.hint,
-                )
+            counts: Counter[str] = Counter()
+            for code, message in _field_problems(text, pointer.rsplit("/", 1)[-1], measurements):
+                counts[code] += 1
+                if counts[code] <= MAX_PER_FIELD:
+                    yield doc.finding(code, pointer, message, hints[code])
+            for code, n in counts.items():
+                if n > MAX_PER_FIELD:
+                    yield doc.finding(
+                        code, pointer, f"... and {n - MAX_PER_FIELD} more {code} findings in this field", hints[code]
+                    )
 
 
 _FENCE = re.compile(r"^(```|~~~)")

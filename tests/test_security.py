@@ -1,0 +1,151 @@
+"""Security controls (site/security.md), each attacked by the class of input it stops:
+the query sandbox, evidence and site-file containment, linear-time text scans, and
+"validate clean => build succeeds". Hostile record text in a real browser is in
+tests/test_browser.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import EVIDENCE, F, Reg, only
+
+from registry import catalog, citations, jsonio, rules
+from registry.cli import cli
+from registry.store import load
+
+
+def run_cli(*args: str, root: Path) -> tuple[int, str, str]:
+    """The CLI in process (exit code, stdout, stderr)."""
+    result = CliRunner().invoke(cli, ["--root", str(root), *args], catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+# -- 3. evreg query is read-only in fact -------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def catalog_reg(tmp_path_factory: pytest.TempPathFactory) -> Reg:
+    reg = Reg(tmp_path_factory.mktemp("query") / "reg")
+    reg.commit("initial registry")
+    code, out, err = run_cli("catalog", root=reg.root)
+    assert code == 0, out + err
+    return reg
+
+
+OUTSIDE = "/tmp/evreg-query-escape"
+ATTACKS = {
+    "copy to a file": f"COPY (SELECT 1) TO '{OUTSIDE}.csv'",
+    "export the database": f"EXPORT DATABASE '{OUTSIDE}-dir'",
+    "attach another database": f"ATTACH '{OUTSIDE}.duckdb' AS other",
+    "read a csv outside": "SELECT * FROM read_csv('/etc/passwd')",
+    "read text outside": "SELECT * FROM read_text('/etc/hostname')",
+    "read a blob outside": "SELECT * FROM read_blob('/etc/hostname')",
+    "list files": "SELECT * FROM glob('/etc/*')",
+    "a file as a table": "SELECT * FROM '/etc/passwd'",
+    "the network": "SELECT * FROM 'https://example.com/x.csv'",
+    "install an extension": "INSTALL httpfs",
+    "load an extension": "LOAD httpfs",
+    "re-enable file access": "SET enable_external_access = true",
+    "unlock by reset": "RESET enable_external_access",
+    "more threads": "SET threads = 64",
+    "a write": "CREATE TABLE x AS SELECT 1",
+    "a second statement": "SELECT 1; COPY (SELECT 1) TO '/tmp/evreg-query-escape.csv'",
+    "a pragma": "PRAGMA version",
+    "a call": "CALL pragma_version()",
+    "a checkpoint": "CHECKPOINT",
+}
+
+
+@pytest.mark.parametrize("name", ATTACKS)
+def test_query_refuses_everything_but_reading_the_catalog(catalog_reg: Reg, name: str) -> None:
+    before = sorted(os.listdir("/tmp"))
+    code, out, err = run_cli("query", ATTACKS[name], root=catalog_reg.root)
+    assert code == 1, (name, out, err)
+    assert out == "" and err.startswith(("query refused:", "query failed:")), err
+    assert "Traceback" not in err
+    assert sorted(os.listdir("/tmp")) == before  # nothing written
+    assert not any(Path(p).exists() for p in (f"{OUTSIDE}.csv", f"{OUTSIDE}-dir", f"{OUTSIDE}.duckdb"))
+
+
+def test_query_still_answers_read_only_sql(catalog_reg: Reg) -> None:
+    code, out, _ = run_cli(
+        "query", "WITH s AS (SELECT * FROM samples) SELECT count(*) AS n FROM s", "--format", "csv", root=catalog_reg.root
+    )
+    assert (code, out) == (0, "n\n2\n")
+    assert run_cli("query", "DESCRIBE samples", root=catalog_reg.root)[0] == 0
+
+
+def test_query_is_stopped_after_its_time_bound(catalog_reg: Reg) -> None:
+    import duckdb
+
+    db = catalog_reg.root / catalog.DEFAULT_DB
+    started = time.monotonic()
+    with pytest.raises(duckdb.InterruptException):
+        catalog.query(db, "SELECT count(*) FROM range(1000000000000) a WHERE a.range % 7 = 3", timeout=0.5)
+    assert time.monotonic() - started < 20
+
+
+def test_query_memory_is_bounded(catalog_reg: Reg) -> None:
+    import duckdb
+
+    db = catalog_reg.root / catalog.DEFAULT_DB
+    with pytest.raises(duckdb.OutOfMemoryException):
+        catalog.query(db, "SELECT list(range) FROM range(400000000)")
+
+
+# -- 4. every scan over text is linear ---------------------------------------------------------
+
+ADVERSARIAL = {
+    # name: (text repeated to fill a record field, a finding code it must produce, or None)
+    "unclosed braces": ("{{ ", "citation-unresolved"),
+    "unclosed citations": ("{{ m:run-1.decode_tok_s[", "citation-unresolved"),
+    "many bad citations": ("{{x}}", "citation-unresolved"),
+    "many figures": ("1.5 tok/s ", "orphan-number"),
+    "long digit run": ("7", None),
+    "decimals without units": ("1.5 ", None),
+    "nested brackets": ("[[((", None),
+    "long whitespace after a metric word": (" ", None),
+    "escaped quotes": ('\\"', None),
+    "closing braces": ("}}", None),
+}
+
+
+def adversarial_text(pattern: str, size: int) -> str:
+    """``pattern`` repeated to ``size`` bytes as written in a JSON string."""
+    return ("decode" if pattern == " " else "") + pattern * (size // (len(json.dumps(pattern)) - 2))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ADVERSARIAL)
+def test_adversarial_records_validate_in_linear_time(reg: Reg, name: str) -> None:
+    """A record just under the 8 MiB limit, made of one hostile pattern, validates in seconds
+    (quadratic scans took 104 s for 120 KB of unclosed braces). The bound is generous: it
+    tells linear from quadratic, not fast from slow (`evreg bench` measures speed)."""
+    pattern, code = ADVERSARIAL[name]
+    text = adversarial_text(pattern, jsonio.MAX_RECORD_BYTES - 4096)
+    reg.edit(f"{F}/pkt/measurements/run-1.json", lambda d: d.update(caveat=text))
+    assert (reg.root / f"{F}/pkt/measurements/run-1.json").stat().st_size <= jsonio.MAX_RECORD_BYTES
+    started = time.monotonic()
+    findings = rules.run(load(reg.root), rules.discover()).findings
+    elapsed = time.monotonic() - started
+    assert elapsed < 60, f"{name}: {elapsed:.1f} s"
+    assert not only(findings, "internal-error") and not only(findings, "file-too-large")
+    if code:
+        hits = only(findings, code)
+        # capped: the first few findings of the field, then one that counts the rest
+        assert 1 <= len(hits) <= 21 and (len(hits) < 21 or "more" in hits[-1].message), len(hits)
+    else:
+        assert not only(findings, "citation-unresolved") and not only(findings, "orphan-number")
+
+
+def test_brace_scan_matches_the_shortest_spans_and_reports_an_unclosed_one() -> None:
+    text = "a {{ x }} b {{ y {{ z }} c {{ open"
+    assert list(citations.brace_spans(text)) == [(2, 9), (12, 24), (27, -1)]
+    errors = [str(c) for c in citations.parse(text)]
+    assert len(errors) == 3 and "unclosed" in errors[-1]
+    assert [f.text for f in citations.find_figures("{{ 52.3 tok/s")] == ["52.3 tok/s"]  # unclosed hides nothing
