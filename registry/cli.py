@@ -400,10 +400,10 @@ def _build(root: Path, out: Path | None, as_of: str | None, fmt: str) -> int:
     catalog.export_tables(db, downloads)
     out = out or root / "build" / "site"
     logging.getLogger("mkdocs").setLevel(logging.WARNING)
-    orphans = sitebuild.build_site(root, db, downloads, out)
-    if orphans:
-        emit(orphans, {"errors": len(orphans), "warnings": 0}, fmt)
-        click.echo("build failed: rendered pages show figures that are not citations", err=True)
+    refused = sitebuild.build_site(root, db, downloads, out)
+    if refused:
+        emit(refused, {"errors": len(refused), "warnings": 0}, fmt)
+        click.echo("build failed: nothing was published (see the findings above)", err=True)
         return EXIT_FINDINGS
     pages = sum(1 for _ in out.rglob("index.html"))
     size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())

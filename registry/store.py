@@ -34,6 +34,7 @@ from pydantic import ValidationError
 
 from registry import jsonio
 from registry.citations import is_prose_key
+from registry.containment import outside_repository
 from registry.evidence import is_evidence_key
 from registry.findings import Finding, RecordRef, Severity, join_pointer
 from registry.layout import PACKETS, Place, id_key, place_keys, place_of, unit_of
@@ -136,8 +137,12 @@ class WorkTree:
         return self._evidence[path]
 
     def _evidence_state(self, path: str) -> EvidenceState:
+        if outside_repository(path):
+            return EvidenceState.ESCAPE
         full = os.path.realpath(self.root / path)
         if os.path.commonpath([full, self.real_root]) != str(self.real_root):
+            return EvidenceState.ESCAPE
+        if outside_repository(os.path.relpath(full, self.real_root)):  # a symlink into .git/
             return EvidenceState.ESCAPE
         if not os.path.lexists(self.root / path) or not os.path.exists(full):
             return EvidenceState.MISSING
@@ -227,6 +232,8 @@ class GitTree:
         return sorted(item.name for item in tree) if isinstance(tree, git.Tree) else []
 
     def evidence(self, path: str) -> EvidenceState:
+        if outside_repository(path):
+            return EvidenceState.ESCAPE
         parts = path.split("/")
         resolved: list[str] = []
         hops = 0
@@ -252,6 +259,8 @@ class GitTree:
                 resolved.pop()
                 parts = posixpath.normpath(target).split("/") + parts
             elif not parts:
+                if outside_repository("/".join(resolved)):  # a symlink into a VCS folder
+                    return EvidenceState.ESCAPE
                 return EvidenceState.FILE if isinstance(obj, git.Blob) else EvidenceState.NOT_FILE
         return EvidenceState.NOT_FILE
 
@@ -751,8 +760,12 @@ class Registry:
         return self.source.evidence(path)
 
     def read_file(self, path: str) -> bytes:
+        """An evidence file's bytes. Refuses (PermissionError) anything but a regular file inside
+        the repository's own files: callers check ``evidence(path)`` first."""
         if _reads is not None and _reads.outside(path):
             _reads.note(f"file:{path}")
+        if self.source.evidence(path) is not EvidenceState.FILE:
+            raise PermissionError(f"{path!r} is not a regular file inside the repository")
         return self.source.read_all(path)  # type: ignore[attr-defined,no-any-return]
 
     def names(self, folder: str) -> list[str]:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import EVIDENCE, F, Reg, only
+from conftest import EVIDENCE, F, Reg, only  # noqa: F401
 
 from registry import catalog, citations, jsonio, rules
 from registry.cli import cli
@@ -74,7 +74,11 @@ def test_query_refuses_everything_but_reading_the_catalog(catalog_reg: Reg, name
 
 def test_query_still_answers_read_only_sql(catalog_reg: Reg) -> None:
     code, out, _ = run_cli(
-        "query", "WITH s AS (SELECT * FROM samples) SELECT count(*) AS n FROM s", "--format", "csv", root=catalog_reg.root
+        "query",
+        "WITH s AS (SELECT * FROM samples) SELECT count(*) AS n FROM s",
+        "--format",
+        "csv",
+        root=catalog_reg.root,
     )
     assert (code, out) == (0, "n\n2\n")
     assert run_cli("query", "DESCRIBE samples", root=catalog_reg.root)[0] == 0

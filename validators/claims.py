@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from registry import citations
+from registry.containment import SITE_DIR, regular_files
 from registry.evidence import parse_ref
 from registry.findings import Finding, Severity, join_pointer
+from registry.jsonio import MAX_RECORD_BYTES
 from registry.rules import UNIT, CodeDoc, Rule
 from registry.store import Document, Registry
 from registry.vocab import load as load_vocab
@@ -158,11 +160,18 @@ def markdown_prose(text: str) -> Iterator[tuple[int, str]]:
 def check_site_pages(registry: Registry) -> Iterator[Finding]:
     """Citations and orphan figures of the hand-written pages under site/."""
     measurements = index(registry).measurement_data
-    site = Path(registry.root) / "site"
-    if registry.source.label != "working tree" or not site.is_dir():
+    if registry.source.label != "working tree":
         return
-    for page in sorted(site.rglob("*.md")):
-        rel = page.relative_to(registry.root).as_posix()
+    for rel in regular_files(Path(registry.root), SITE_DIR, ".md"):
+        page = Path(registry.root) / rel
+        if page.stat().st_size > MAX_RECORD_BYTES:
+            yield Finding(
+                code="file-too-large",
+                file=rel,
+                message=f"hand-written page of {page.stat().st_size} bytes is over the {MAX_RECORD_BYTES} byte limit",
+                hint="split the page",
+            )
+            continue
         for n, line in markdown_prose(page.read_text("utf-8", errors="replace")):
             for c in citations.parse(line):
                 problem = str(c) if isinstance(c, citations.CitationError) else citations.resolve(c, measurements)

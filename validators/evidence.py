@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from registry import citations, jsonio
+from registry.containment import outside_repository
 from registry.evidence import parse_ref
 from registry.findings import Finding, join_pointer, split_pointer
 from registry.rules import UNIT, CodeDoc, Rule
@@ -47,7 +48,6 @@ UNSAFE = CodeDoc(
     '{"evidence": "packets/f/p/evidence/run\u202ejson.txt"}',
 )
 
-_WINDOWS_DRIVE = (":\\", ":/")
 _SAFE_PATH = re.compile(r"[A-Za-z0-9._+/-]+")
 
 
@@ -62,11 +62,6 @@ def _unsafe(path: str) -> str | None:
     return None
 
 
-def _escapes(path: str) -> bool:
-    parts = path.replace("\\", "/").split("/")
-    return path.startswith(("/", "\\", "~")) or ".." in parts or path[1:3] in _WINDOWS_DRIVE
-
-
 def _case_twins(registry: Registry, path: str) -> list[str]:
     """Other files in the same folder whose names equal this one's but for case."""
     if "/" not in path:
@@ -77,8 +72,9 @@ def _case_twins(registry: Registry, path: str) -> list[str]:
 
 def _path_verdict(registry: Registry, value: str) -> tuple[list[tuple[str, str, str]], bool]:
     """(code, message, hint) for one local evidence path, whoever cites it, and whether it is a file."""
-    if _escapes(value) or "\x00" in value:
-        return [("evidence-escape", f"evidence path {value!r} leaves the repository", ESCAPE.hint)], False
+    outside = outside_repository(value)
+    if outside:
+        return [("evidence-escape", f"evidence path {value!r} leaves the repository: {outside}", ESCAPE.hint)], False
     why = _unsafe(value)
     if why:
         return [("path-unsafe", f"evidence path {value!r} is unsafe: {why}", UNSAFE.hint)], False
@@ -91,7 +87,7 @@ def _path_verdict(registry: Registry, value: str) -> tuple[list[tuple[str, str, 
         out.append(
             (
                 "evidence-escape",
-                f"evidence path {value!r} resolves outside the repository (through a symlink)",
+                f"evidence path {value!r} resolves outside the repository's own files (through a symlink)",
                 ESCAPE.hint,
             )
         )
@@ -111,7 +107,17 @@ def check_evidence(registry: Registry) -> Iterator[Finding]:
         hashes = doc.data.get("evidence_sha256") or {}
         cited: set[str] = set()
         for pointer, value in doc.refs:
-            if parse_ref(value).kind != "local":
+            ref = parse_ref(value)
+            if ref.kind == "external":
+                outside = outside_repository(ref.path)
+                if outside:
+                    yield doc.finding(
+                        "evidence-escape",
+                        pointer,
+                        f"path {ref.path!r} into source {ref.source!r} is not a plain relative path: {outside}",
+                        "write the path relative to the root of the external source, without '..'",
+                    )
+            if ref.kind != "local":
                 continue
             cited.add(value)
             if value not in verdicts:
@@ -171,12 +177,7 @@ def check_evidence_values(registry: Registry) -> Iterator[Finding]:
         if not locators:
             continue
         ev = doc.data.get("evidence")
-        if (
-            not isinstance(ev, str)
-            or parse_ref(ev).kind != "local"
-            or _escapes(ev)
-            or registry.evidence(ev) is not EvidenceState.FILE
-        ):
+        if not isinstance(ev, str) or parse_ref(ev).kind != "local" or registry.evidence(ev) is not EvidenceState.FILE:
             yield doc.finding(
                 "evidence-value-mismatch",
                 "/evidence_locators",

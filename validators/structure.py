@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 from registry import schemas
+from registry.containment import SITE_DIR, unsafe_files
 from registry.findings import Finding
 from registry.rules import UNIT, CodeDoc, Rule
 from registry.store import Registry
@@ -121,11 +123,31 @@ def check_family_ids(registry: Registry) -> Iterator[Finding]:
                 ids.setdefault(rid, ptr)
 
 
+SITE_FILE = CodeDoc(
+    "site-file-unsafe",
+    "A file under site/ the build must not publish",
+    "Everything under site/ is copied into the public site. A symlink there (to /proc/self/environ, "
+    "~/.ssh, /etc/hosts, or another part of the repository) would publish the build machine's files.",
+    "Replace the symlink with a regular file holding what the page should show, or delete it.",
+    "site/assets/env.txt -> /proc/self/environ",
+)
+
+
+def check_site_files(registry: Registry) -> Iterator[Finding]:
+    if registry.source.label != "working tree":
+        return  # a commit's tree is checked when it is checked out; the build checks what it publishes
+    for rel, why in unsafe_files(Path(registry.root), SITE_DIR):
+        yield Finding(
+            code="site-file-unsafe", file=rel, message=f"{rel} cannot be published: {why}", hint=SITE_FILE.hint
+        )
+
+
 RULES = [
     Rule("parse", PARSE_CODES, check_parse, UNIT),
     Rule("layout", (LAYOUT,), check_layout, UNIT),
     Rule("duplicate-id", (DUPLICATE,), check_duplicates),
     Rule("family-ids", (), check_family_ids, UNIT),
+    Rule("site-files", (SITE_FILE,), check_site_files),
 ]
 
 
