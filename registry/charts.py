@@ -32,17 +32,16 @@ class Series:
 
 
 def _ticks(lo: float, hi: float, n: int = 5) -> list[float]:
-    if hi <= lo:
-        hi = lo + 1
+    """Round tick values from at or below ``lo`` to at or above ``hi``: the axis holds every value."""
+    if not hi > lo:
+        hi = lo + max(1.0, abs(lo))
     raw = (hi - lo) / n
+    if not math.isfinite(raw) or raw <= 0:
+        return [lo, hi]
     mag = 10 ** math.floor(math.log10(raw))
-    step = min((s * mag for s in (1, 2, 2.5, 5, 10) if s * mag >= raw), default=mag * 10)
-    start = math.floor(lo / step) * step
-    ticks, t = [], start
-    while t <= hi + step * 1e-9:
-        ticks.append(round(t, 10))
-        t += step
-    return ticks
+    step = next((s * mag for s in (1, 2, 2.5, 5, 10) if s * mag >= raw), mag * 10)
+    first, last = math.floor(lo / step), math.ceil(hi / step)
+    return [round(k * step, 12) for k in range(first, last + 1)]
 
 
 def _fmt_tick(v: float) -> str:

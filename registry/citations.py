@@ -26,9 +26,12 @@ from registry.jsonio import iter_keyed_strings, map_keyed_strings
 from registry.vocab import metrics as metric_vocab
 
 _ID = r"[a-z0-9]+(?:-[a-z0-9]+)*"
+METRIC_NAME = r"[a-z][a-z0-9_]{0,63}"
+"""The one grammar of a metric name: in records (``metrics`` keys, point keys, ``metric`` fields)
+and in citations."""
 _NUM = r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
 CITATION = re.compile(
-    r"\{\{\s*m:(?P<id>" + _ID + r")\.(?P<metric>[A-Za-z_][A-Za-z0-9_]*)"
+    r"\{\{\s*m:(?P<id>" + _ID + r")\.(?P<metric>" + METRIC_NAME + r")"
     r"(?:\[(?P<index>\d+)\]|@(?P<x>" + _NUM + r"))"
     r"(?P<filters>(?:\s*\|\s*[a-z0-9]+)*)\s*\}\}"
 )

@@ -10,10 +10,12 @@ rules (references, evidence, citations, scope) live in ``validators``.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
-from pydantic import AllowInfNan, BaseModel, ConfigDict, Field, Strict, StringConstraints
+from pydantic import AllowInfNan, BaseModel, ConfigDict, Field, Strict, StringConstraints, model_validator
 
+from registry.citations import METRIC_NAME
 from registry.vocab import OBSERVED_STATES, STATES
 
 SLUG_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
@@ -25,7 +27,12 @@ Text = Annotated[str, Strict(), StringConstraints(min_length=1)]
 Hex40 = Annotated[str, Strict(), StringConstraints(pattern=r"^[0-9a-f]{40}$")]
 Sha256 = Annotated[str, Strict(), StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 Date = Annotated[str, Strict(), StringConstraints(pattern=r"^\d{4}-\d{2}-\d{2}$")]
-Number = Annotated[float, Strict(), AllowInfNan(False)]
+NUMBER_BOUND = 1e15
+"""Largest magnitude a stored number may have. No inference measurement comes near it; beyond
+it a value is a typo or an attack (1.7e308 overflows chart scaling to infinity)."""
+Number = Annotated[float, Strict(), AllowInfNan(False), Field(ge=-NUMBER_BOUND, le=NUMBER_BOUND)]
+MetricName = Annotated[str, Strict(), StringConstraints(pattern=f"^{METRIC_NAME}$")]
+"""A metric name: what a citation can name (``{{ m:ID.METRIC[0] }}``) and a page can anchor."""
 Count = Annotated[int, Strict(), Field(ge=0)]
 Scalar = Annotated[str, Strict()] | Annotated[bool, Strict()] | Number
 State = Literal[STATES]
@@ -59,7 +66,7 @@ class Record(Open):
     )
     evidence_locators: (
         dict[
-            Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*(\[\d+\]|@-?\d+(\.\d+)?)$")],
+            Annotated[str, StringConstraints(pattern=f"^{METRIC_NAME}" + r"(\[\d+\]|@-?\d+(\.\d+)?)$")],
             Annotated[str, StringConstraints(pattern=r"^(/.*)?$")],
         ]
         | None
@@ -112,7 +119,7 @@ class FeaturedResult(Open):
     label: Text
     quality_label: Text
     measurement_id: Slug
-    metric: Text
+    metric: MetricName
     sample_index: Count | None = None
     point_x: Number | None = None
 
@@ -145,7 +152,7 @@ class Family(Record):
 
 
 class FeaturedMetric(Open):
-    metric: Text
+    metric: MetricName
     measurement_id: Slug
     sample_index: Count | None = None
     point_x: Number | None = None
@@ -172,6 +179,22 @@ class Packet(Record):
 
 
 class Point(Open):
+    """One point of a series. Besides the named metrics, a point may carry other values (counts,
+    statuses, hashes) under metric-name keys; its numbers obey the same bound."""
+
+    model_config = ConfigDict(
+        extra="allow", populate_by_name=True, json_schema_extra={"propertyNames": {"pattern": f"^{METRIC_NAME}$"}}
+    )
+
+    @model_validator(mode="after")
+    def _extra_keys_and_numbers(self) -> Point:
+        for key, value in (self.model_extra or {}).items():
+            if not re.fullmatch(METRIC_NAME, key):
+                raise ValueError(f"point key {key!r} is not a metric name (lowercase letters, digits and _)")
+            if isinstance(value, int | float) and not isinstance(value, bool) and abs(value) > NUMBER_BOUND:
+                raise ValueError(f"point value {key!r} = {value!r} is beyond the bound of {NUMBER_BOUND:g}")
+        return self
+
     x: Number
     decode_tok_s: Number | None = None
     wall_output_tok_s: Number | None = None
@@ -185,7 +208,7 @@ class Point(Open):
 
 
 class SampleAnnotation(Open):
-    metric: Text
+    metric: MetricName
     index: Count
     label: Text
     value: Number | None = None
@@ -206,7 +229,7 @@ class Measurement(Record):
     quality: str | None = None
     caveat: str | None = None
     evidence: EvidenceRef
-    metrics: dict[str, Annotated[list[Number], Field(min_length=1)]] | None = None
+    metrics: dict[MetricName, Annotated[list[Number], Field(min_length=1)]] | None = None
     axis: Text | None = None
     points: Annotated[list[Point], Field(min_length=1)] | None = None
     sample_annotations: list[SampleAnnotation] | None = None
@@ -238,7 +261,7 @@ class View(Record):
     title: Text | None = None
     subtitle: str | None = None
     x_label: str | None = None
-    metrics: Annotated[list[Text], Field(min_length=1)]
+    metrics: Annotated[list[MetricName], Field(min_length=1)]
     series: list[ViewSeries]
     discrete: Annotated[bool, Strict()] | None = None
     missing_x: list[Number] | None = None
@@ -329,7 +352,7 @@ class Estimate(Record):
     id: Slug
     state: Literal["estimated"]
     selectors: dict[str, Scalar]
-    metric: Text
+    metric: MetricName
     unit: Text
     value: Number
     interval: Interval

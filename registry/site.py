@@ -165,11 +165,12 @@ class Pages:
     ) -> str:
         """The one way a measured number reaches a page: resolved, formatted and linked."""
         raw = citations.citation_text(mid, metric, index, x, decimals, unit)
-        [c] = list(citations.parse(raw))
-        resolved = citations.resolve(c, self.measurements)  # type: ignore[arg-type]
+        parsed = list(citations.parse(raw))
+        c = parsed[0] if len(parsed) == 1 else citations.CitationError(f"{raw!r} is not one citation")
+        resolved = str(c) if isinstance(c, citations.CitationError) else citations.resolve(c, self.measurements)
         if isinstance(resolved, str):
             return f'<mark class="evreg-unresolved" title="{escape(resolved)}">{esc(raw)}</mark>'
-        anchor = slug_anchor(f"{metric}-{c.selector}")
+        anchor = slug_anchor(f"{metric}-{c.selector}")  # type: ignore[union-attr]
         return (
             f'<a class="evreg-cite" href="{self.m_url(mid, anchor)}" data-cite="{escape(raw[3:-3].strip())}" '
             f'title="{escape(mid)}">{escape(resolved.text)}</a>'

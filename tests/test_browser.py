@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import copy
 import functools
 import http.server
 import os
 import shutil
 import threading
+import typing
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import REPO, F, Reg, evreg
+
+from registry.evidence import is_evidence_key
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = REPO / "test-artifacts"
@@ -188,3 +193,186 @@ def test_pages_have_no_horizontal_overflow(real_site: str, browser: object, widt
     overflow = pg.evaluate("document.documentElement.scrollWidth - window.innerWidth")
     context.close()
     assert overflow <= 0, f"{path} at {width}px overflows by {overflow}px"
+
+
+# -- hostile text in every string field the models allow, in every rendering context ----------
+
+PAYLOADS = (
+    "![c](x){: onerror=alert(101) }",  # Markdown image + attr_list
+    "[x](javascript:alert(102))",  # javascript: link
+    "[d](data:text/html;base64,PHNjcmlwdD5hbGVydCgxMDMpPC9zY3JpcHQ+)",  # data: link
+    "<img src=x onerror=alert(104)>",  # raw HTML
+    "<svg onload=alert(105)><circle/></svg>",  # SVG
+    '<math><mtext><a xlink:href="javascript:alert(106)">m</a></mtext></math>',  # MathML
+    '{: onclick="alert(107)" }',  # attribute list on its own
+    "<https://evil.example/autolink>",  # autolink
+    "[ref][r]\n\n[r]: javascript:alert(108)",  # reference-style link
+    "&lt;img src=x onerror=alert(109)&gt; &#60;script&#62;alert(110)&#60;/script&#62;",  # entity-encoded tags
+    "{% raw %}${alert(111)}{# c #}",  # template syntax (Jinja, JS template literal); {{ is citation syntax
+    '"><script>alert(112)</script><p x="',  # attribute break-out
+    "</title></text></svg><script>alert(113)</script>",  # context break-out (title, SVG text)
+    "<!-- <style>*{display:none}</style> -->",
+)
+PAYLOAD = " ".join(PAYLOADS)
+
+
+def _accepts(annotation: Any, value: Any) -> bool:
+    from pydantic import TypeAdapter, ValidationError
+
+    try:
+        TypeAdapter(annotation).validate_python(value)
+    except ValidationError:
+        return False
+    return True
+
+
+def _models_in(annotation: Any) -> list[type]:
+    """Record-model classes an annotation holds (directly, in a list, or as dict values)."""
+    from pydantic import BaseModel
+
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [m for arg in typing.get_args(annotation) for m in _models_in(arg)]
+
+
+def plant(model: type, data: dict[str, Any], payload: str, at: str = "") -> list[str]:
+    """Put ``payload`` into every field of ``data`` whose model type accepts that string
+    (present or not: the field list comes from the models, so a new text field is covered),
+    recurse into nested records, and add an unknown field. Returns the JSON pointers planted."""
+    planted = []
+    for name, info in model.model_fields.items():  # type: ignore[attr-defined]
+        key = info.alias or name
+        if is_evidence_key(key):
+            continue  # a path: anything but a safe path is refused (path-unsafe), so never rendered
+        value = data.get(key)
+        annotation = info.rebuild_annotation()
+        nested = _models_in(info.annotation)
+        if nested and isinstance(value, dict) and set(value) & set(nested[0].model_fields):
+            planted += plant(nested[0], value, payload, f"{at}/{key}")
+        elif nested and isinstance(value, dict):
+            for k, v in value.items():
+                if isinstance(v, dict):
+                    planted += plant(nested[0], v, payload, f"{at}/{key}/{k}")
+        elif nested and isinstance(value, list):
+            for i, v in enumerate(value):
+                if isinstance(v, dict):
+                    planted += plant(nested[0], v, payload, f"{at}/{key}/{i}")
+        elif _accepts(annotation, payload):
+            data[key] = payload
+            planted.append(f"{at}/{key}")
+    data["lab_remark"] = payload
+    return [*planted, f"{at}/lab_remark"]
+
+
+PROSE_ENDINGS = tuple(f"/{k}" for k in ("summary", "caveat", "quality", "reason", "basis", "scope", "subtitle"))
+
+
+def _restore(reg: Reg, originals: dict[str, dict[str, Any]], target: str) -> None:
+    """Put back the original value of one planted field (or remove it if it was added)."""
+    from registry.findings import split_pointer
+
+    path, ptr = target.split("#", 1)
+    parts: list[Any] = split_pointer(ptr)
+    whole = reg.read(path)
+    node, original = whole, originals[path]
+    for part in parts[:-1]:
+        key = int(part) if isinstance(node, list) else part
+        node, original = node[key], original[key]
+    if parts[-1] in original:
+        node[parts[-1]] = original[parts[-1]]
+    else:
+        node.pop(parts[-1], None)
+    reg.put(path, whole)
+
+
+@pytest.fixture(scope="session")
+def hostile_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path, list[str]]]:
+    """A registry with the payload planted in every string field the models accept, as far as
+    the rules allow (a field whose value the rules check against other records -- a metric
+    name, a runtime compared across records -- keeps its value), built and served."""
+    from registry import rules
+    from registry.models import MODELS
+    from registry.store import load
+
+    reg = Reg(tmp_path_factory.mktemp("hostile") / "reg")
+    shutil.copy(REPO / "mkdocs.yml", reg.root / "mkdocs.yml")
+    shutil.copytree(REPO / "site", reg.root / "site")
+    originals: dict[str, dict[str, Any]] = {}
+    planted: list[str] = []
+    for path in sorted(p.relative_to(reg.root).as_posix() for p in (reg.root / "packets").rglob("*.json")):
+        data = reg.read(path)
+        if "kind" not in data:
+            continue  # an evidence file
+        originals[path] = copy.deepcopy(data)
+        planted += [f"{path}#{ptr}" for ptr in plant(MODELS[data["kind"]], data, PAYLOAD)]
+        reg.put(path, data)
+    kept: list[str] = []
+    for _ in range(6):  # give back the fields the rules tie to other records, until clean
+        errors = [f for f in rules.run(load(reg.root), rules.discover()).findings if f.severity == "error"]
+        if not errors:
+            break
+        for f in errors:
+            # the planted fields the finding is about: at its pointer, or beside it (a finding on
+            # sample_index that names the metric); prose and unknown fields carry no meaning
+            def near(p: str, f: Any = f) -> bool:
+                ptr = p.split("#", 1)[1]
+                return p.startswith(f"{f.file}#") and (
+                    f.pointer.startswith(ptr) or f.pointer.rsplit("/", 1)[0] == ptr.rsplit("/", 1)[0]
+                )
+
+            targets = [p for p in planted if near(p) and not p.endswith(("/lab_remark", *PROSE_ENDINGS))]
+            assert targets, f"a finding on a field nobody planted: {f}"
+            for target in targets:
+                planted.remove(target)
+                kept.append(target)
+                _restore(reg, originals, target)
+    reg.commit("hostile text everywhere")
+    result = evreg("build", cwd=reg.root)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    out = reg.root / "build/site"
+    server, url = serve(out)
+    yield url, out, planted
+    server.shutdown()
+
+
+INJECTED = """() => {
+  const bad = [];
+  for (const el of document.querySelectorAll('.md-content *, .md-sidebar *, title')) {
+    for (const a of el.attributes) {
+      const v = a.value.trim().toLowerCase();
+      if (a.name.startsWith('on')) bad.push(`${el.tagName} ${a.name}`);
+      if (/(^|:)(href|src|action|formaction|data)$/.test(a.name) && /^(javascript|data|vbscript):/.test(v))
+        bad.push(`${el.tagName} ${a.name}=${v.slice(0, 40)}`);
+      if (a.name === 'href' && /^[a-z]+:/.test(v) && !v.startsWith(location.origin)) bad.push(`external ${v}`);
+    }
+    if (['SCRIPT', 'IMG', 'IFRAME', 'OBJECT', 'EMBED', 'FORM', 'MATH', 'STYLE'].includes(el.tagName)) bad.push(el.tagName);
+  }
+  return bad;
+}"""
+
+
+def test_hostile_text_in_every_field_stays_text_on_every_page(
+    hostile_site: tuple[str, Path, list[str]], page: object
+) -> None:
+    url, out, planted = hostile_site
+    fields = {p.split("#", 1)[1].rsplit("/", 1)[-1] for p in planted}
+    # the prose fields, chart texts and identity fields all carry the payload
+    for name in ("summary", "label", "caveat", "quality", "title", "x_label", "axis", "reason", "workload", "runtime"):
+        assert name in fields, f"{name} was not planted: {sorted(fields)}"
+    pages = sorted(p.relative_to(out).parent.as_posix() for p in out.rglob("index.html"))
+    shown = 0
+    for rel in pages:
+        page.goto(url + ("" if rel == "." else rel + "/"))
+        page.wait_for_timeout(50)
+        assert page.dialogs == [], (rel, page.dialogs)
+        assert page.evaluate(INJECTED) == [], rel
+        shown += page.locator(".md-content").inner_text().count("onerror=alert(104)")
+    assert shown >= len(planted) // 4, (shown, len(planted))  # rendered as text, not dropped
+    # the search index and its results
+    page.goto(url)
+    page.locator("label.md-search__icon, .md-search__input").first.click()
+    page.locator("input.md-search__input").type("onerror")
+    page.wait_for_timeout(1500)
+    assert page.dialogs == []
+    assert page.locator(".md-search-result img, .md-search-result script, .md-search-result svg[onload]").count() == 0
+    assert "onerror" in (out / "search/search_index.json").read_text()  # indexed, escaped

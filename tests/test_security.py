@@ -7,12 +7,16 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 from conftest import EVIDENCE, F, Reg, only  # noqa: F401
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from registry import catalog, citations, jsonio, rules
 from registry.cli import cli
@@ -153,3 +157,118 @@ def test_brace_scan_matches_the_shortest_spans_and_reports_an_unclosed_one() -> 
     errors = [str(c) for c in citations.parse(text)]
     assert len(errors) == 3 and "unclosed" in errors[-1]
     assert [f.text for f in citations.find_figures("{{ 52.3 tok/s")] == ["52.3 tok/s"]  # unclosed hides nothing
+
+
+# -- validate clean => build succeeds ------------------------------------------------------------
+
+metric_names = st.sampled_from(["decode_tok_s", "ttft_ms", "prefill_tok_s", "draft_acceptance_rate"]) | st.from_regex(
+    citations.METRIC_NAME, fullmatch=True
+)
+numbers = st.floats(-2e15, 2e15, allow_nan=False) | st.sampled_from([0.0, 5e-324, 1e15, -1e15, 1e-300])
+texts = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40)
+
+
+@st.composite
+def registry_edits(draw: st.DrawFn) -> dict[str, Any]:
+    """Values for the fixture registry's records, drawn from (and beyond) what the models allow."""
+    run_metrics = draw(st.dictionaries(metric_names, st.lists(numbers, min_size=1, max_size=3), min_size=1, max_size=3))
+    run_metrics.setdefault("decode_tok_s", draw(st.lists(numbers, min_size=1, max_size=3)))
+    point_keys = draw(st.lists(metric_names, min_size=1, max_size=3, unique=True))
+    points = draw(
+        st.lists(st.fixed_dictionaries({"x": numbers, **{k: numbers for k in point_keys}}), min_size=1, max_size=6)
+    )
+    return {
+        "metrics": run_metrics,
+        "points": points,
+        "view_metrics": draw(st.lists(metric_names, min_size=1, max_size=2)),
+        "texts": draw(st.lists(texts, min_size=6, max_size=6)),
+        "log": draw(st.booleans()),
+        "discrete": draw(st.booleans()),
+    }
+
+
+def _apply(reg: Reg, e: dict[str, Any]) -> None:
+    label, x_label, title, axis, summary, caveat = e["texts"]
+    reg.edit(f"{F}/pkt/measurements/run-1.json", lambda d: d.update(metrics=e["metrics"], caveat=caveat))
+    reg.edit(f"{F}/measurements/sweep-1.json", lambda d: d.update(points=e["points"], axis=axis or "x"))
+    reg.edit(
+        f"{F}/views/tp-view.json",
+        lambda d: d.update(
+            metrics=e["view_metrics"],
+            title=title or "t",
+            x_label=x_label,
+            x_scale="log" if e["log"] else "linear",
+            discrete=e["discrete"],
+            series=[
+                {"label": label or "s", "measurement_ids": ["run-1"], "x_from": "config.tp"},
+                {"label": "sweep", "measurement_ids": ["sweep-1"]},
+            ],
+        ),
+    )
+    reg.edit(f"{F}/pkt/packet.json", lambda d: d.update(summary=summary, label=label or "p"))
+
+
+@settings(
+    max_examples=int(os.environ.get("EVREG_FUZZ_EXAMPLES", "60")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(registry_edits())
+def test_a_registry_that_validates_clean_always_renders(tmp_path_factory: pytest.TempPathFactory, e: Any) -> None:
+    """validate clean => every page renders, with no figure outside the citation path and every
+    chart point inside its plot (the build's own checks, run on the renderer in process)."""
+    from registry.charts import BOTTOM, LEFT, RIGHT, TOP, H, W
+    from registry.site import Pages, render_pages
+    from registry.sitebuild import orphans_in_html
+
+    reg = _property_registry(tmp_path_factory)
+    _apply(reg, e)
+    registry = load(reg.root)
+    report = rules.run(registry, rules.discover())
+    assert not only(report.findings, "internal-error")
+    if report.errors():
+        CLEAN["invalid"] += 1
+        return  # the property is about what validate accepts
+    CLEAN["valid"] += 1
+    db = reg.root / "build" / "p.duckdb"
+    catalog.build(registry, report.findings, {}, db, {"schema_version": "1"})
+    for path, page in render_pages(Pages(db)).items():
+        assert orphans_in_html(page.html) == [], path
+        for cx, cy in re.findall(r'<circle cx="([-\d.e+]+)" cy="([-\d.e+]+)"', page.html):
+            assert LEFT - 0.1 <= float(cx) <= W - RIGHT + 0.1 and TOP - 0.1 <= float(cy) <= H - BOTTOM + 0.1, path
+
+
+_PROPERTY: dict[str, Reg] = {}
+CLEAN = {"valid": 0, "invalid": 0}
+
+
+def _property_registry(factory: pytest.TempPathFactory) -> Reg:
+    if "reg" not in _PROPERTY:
+        _PROPERTY["reg"] = Reg(factory.mktemp("property") / "reg")
+    return _PROPERTY["reg"]
+
+
+@pytest.mark.slow
+def test_validate_clean_implies_build_succeeds_end_to_end(reg: Reg) -> None:
+    """The same property through the real CLI and MkDocs, on the extremes the models allow."""
+    import shutil
+
+    from conftest import REPO
+
+    shutil.copy(REPO / "mkdocs.yml", reg.root / "mkdocs.yml")
+    shutil.copytree(REPO / "site", reg.root / "site")
+    _apply(
+        reg,
+        {
+            "metrics": {"decode_tok_s": [1e15, 5e-324, -1e15], "z_9": [0.0]},
+            "points": [{"x": -1e15, "decode_tok_s": 1e15}, {"x": 1e15, "decode_tok_s": 5e-324}],
+            "view_metrics": ["decode_tok_s", "z_9"],
+            "texts": ["</svg><script>", "x & y", "<title>", "a\u200bb", "", "plain"],
+            "log": True,
+            "discrete": False,
+        },
+    )
+    code, out, err = run_cli("validate", root=reg.root)
+    assert code == 0, out
+    code, out, err = run_cli("build", root=reg.root)
+    assert code == 0, out + err
