@@ -345,7 +345,8 @@ INJECTED = """() => {
         bad.push(`${el.tagName} ${a.name}=${v.slice(0, 40)}`);
       if (a.name === 'href' && /^[a-z]+:/.test(v) && !v.startsWith(location.origin)) bad.push(`external ${v}`);
     }
-    if (['SCRIPT', 'IMG', 'IFRAME', 'OBJECT', 'EMBED', 'FORM', 'MATH', 'STYLE'].includes(el.tagName)) bad.push(el.tagName);
+    const tag = el.tagName.toUpperCase();
+    if (['SCRIPT', 'IMG', 'IFRAME', 'OBJECT', 'EMBED', 'FORM', 'MATH', 'STYLE'].includes(tag)) bad.push(tag);
   }
   return bad;
 }"""

@@ -272,3 +272,108 @@ def test_validate_clean_implies_build_succeeds_end_to_end(reg: Reg) -> None:
     assert code == 0, out
     code, out, err = run_cli("build", root=reg.root)
     assert code == 0, out + err
+
+
+# -- 2. the build publishes only the repository's own files --------------------------------------
+
+
+def _site(reg: Reg) -> None:
+    import shutil
+
+    from conftest import REPO
+
+    shutil.copy(REPO / "mkdocs.yml", reg.root / "mkdocs.yml")
+    shutil.copytree(REPO / "site", reg.root / "site")
+
+
+SITE_ATTACKS = {
+    "symlink to a system file": lambda root: os.symlink("/etc/hostname", root / "site/assets/host.txt"),
+    "symlink to the environment": lambda root: os.symlink("/proc/self/environ", root / "site/env.md"),
+    "symlink into .git": lambda root: os.symlink(root / ".git/config", root / "site/assets/config.txt"),
+    "relative symlink out": lambda root: os.symlink("../../../../etc/hostname", root / "site/assets/h.txt"),
+    "symlinked folder": lambda root: os.symlink("/etc", root / "site/etc"),
+    "symlink to a repository file": lambda root: os.symlink(root / "packets/fam/family.json", root / "site/f.json"),
+    "a fifo": lambda root: os.mkfifo(root / "site/assets/pipe"),
+    "a .git folder under site": lambda root: (root / "site/.git").mkdir() or (root / "site/.git/x").write_text("x"),
+}
+
+
+@pytest.mark.parametrize("name", SITE_ATTACKS)
+def test_files_under_site_that_are_not_regular_files_are_refused(reg: Reg, name: str) -> None:
+    _site(reg)
+    SITE_ATTACKS[name](reg.root)
+    findings = only(rules.run(load(reg.root), rules.discover()).findings, "site-file-unsafe")
+    assert len(findings) == 1 and findings[0].file.startswith("site/"), findings
+    code, out, err = run_cli("build", root=reg.root)  # the build refuses on its own, even past validation
+    assert code == 1 and "site-file-unsafe" in out, out + err
+    assert not (reg.root / "build/site").exists()
+    from registry.sitebuild import build_site
+
+    refused = build_site(reg.root, reg.root / "x.duckdb", reg.root / "d", reg.root / "build/site")
+    assert [f.code for f in refused] == ["site-file-unsafe"] and not (reg.root / "build/site").exists()
+
+
+def test_the_build_refuses_a_docs_dir_outside_site(reg: Reg) -> None:
+    from registry.sitebuild import build_site
+
+    _site(reg)
+    (reg.root / "elsewhere").mkdir()
+    text = (reg.root / "mkdocs.yml").read_text().replace("docs_dir: site", "docs_dir: elsewhere")
+    (reg.root / "mkdocs.yml").write_text(text)
+    refused = build_site(reg.root, reg.root / "x.duckdb", reg.root / "d", reg.root / "build/site")
+    assert [(f.code, f.file) for f in refused] == [("site-file-unsafe", "mkdocs.yml")]
+
+
+def test_a_clean_site_folder_builds(reg: Reg) -> None:
+    _site(reg)
+    assert not only(rules.run(load(reg.root), rules.discover()).findings, "site-file-unsafe")
+    code, out, err = run_cli("build", root=reg.root)
+    assert code == 0, out + err
+
+
+# -- 2. evidence stays inside the repository's own files ----------------------------------------
+
+EVIDENCE_ATTACKS = {
+    "the git config": ".git/config",
+    "git in another case": ".GIT/config",
+    "git below a folder": "packets/.git/config",
+    "mercurial": ".hg/hgrc",
+    "absolute": "/etc/hostname",
+    "climbing out": "packets/../../etc/hostname",
+    "home": "~/.ssh/id_rsa",
+    "windows drive": "C:/Windows/win.ini",
+}
+
+
+@pytest.mark.parametrize("name", EVIDENCE_ATTACKS)
+def test_evidence_paths_outside_the_repositorys_own_files_are_refused(reg: Reg, name: str) -> None:
+    path = EVIDENCE_ATTACKS[name]
+    reg.edit(f"{F}/pkt/measurements/run-1.json", lambda d: d.update(evidence=path, evidence_sha256={}))
+    findings = only(rules.run(load(reg.root), rules.discover()).findings, "evidence-escape")
+    assert [f.pointer for f in findings] == ["/evidence"], findings
+
+
+def test_a_symlink_into_git_is_not_evidence_and_is_never_read(reg: Reg) -> None:
+    link = reg.root / F / "pkt/evidence/cfg.json"
+    os.symlink(reg.root / ".git/config", link)
+    reg.edit(f"{F}/pkt/measurements/run-1.json", lambda d: d.update(evidence=f"{F}/pkt/evidence/cfg.json"))
+    registry = load(reg.root)
+    assert [f.pointer for f in only(rules.run(registry, rules.discover()).findings, "evidence-escape")] == ["/evidence"]
+    with pytest.raises(PermissionError):
+        registry.read_file(f"{F}/pkt/evidence/cfg.json")  # hashing it is refused too
+    # and in a commit's tree
+    reg.commit("a symlink into .git")
+    committed = load(reg.root, reg.repo.head.commit.hexsha)
+    assert [f.pointer for f in only(rules.run(committed, rules.discover()).findings, "evidence-escape")] == [
+        "/evidence"
+    ]
+
+
+@pytest.mark.parametrize("path", ["../outside.json", "/etc/passwd", "a/../../b.json", ".git/config"])
+def test_external_source_paths_must_be_plain_relative_paths(reg: Reg, path: str) -> None:
+    reg.edit(f"{F}/family.json", lambda d: d.update(sources={"lab": {"repository": "https://example.org/lab"}}))
+    reg.edit(f"{F}/pkt/packet.json", lambda d: d.update(manifest=f"lab:{path}"))
+    findings = only(rules.run(load(reg.root), rules.discover()).findings, "evidence-escape")
+    assert [f.pointer for f in findings] == ["/manifest"], findings
+    reg.edit(f"{F}/pkt/packet.json", lambda d: d.update(manifest="lab:results/run.json"))
+    assert not only(rules.run(load(reg.root), rules.discover()).findings, "evidence-escape")
