@@ -272,6 +272,48 @@ def measure(root: Path) -> dict[str, Any]:
     }
 
 
+ADVERSARIAL = {
+    "unclosed braces": "{{ ",
+    "unclosed citations": "{{ m:run-1.decode_tok_s[",
+    "many bad citations": "{{x}}",
+    "many figures": "1.5 tok/s ",
+    "long digit run": "7",
+    "decimals without units": "1.5 ",
+    "nested brackets": "[[((",
+    "long whitespace after a metric word": " ",
+    "escaped quotes": '\\"',
+    "closing braces": "}}",
+}
+"""Hostile prose patterns: each fills one field of a record up to the size limit."""
+
+
+def adversarial_text(pattern: str, size: int) -> str:
+    """``pattern`` repeated to ``size`` bytes as written in a JSON string."""
+    return ("decode" if pattern == " " else "") + pattern * (size // (len(json.dumps(pattern)) - 2))
+
+
+def adversarial() -> dict[str, float]:
+    """Seconds to validate a small registry in which one record's caveat is a pattern of
+    ``ADVERSARIAL`` filling the record to just under the size limit; and the worst case."""
+    from registry import rules
+    from registry.jsonio import MAX_RECORD_BYTES
+    from registry.store import load
+
+    out: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="evreg-bench-adversarial-") as tmp:
+        root = Path(tmp)
+        generate(root, 100)
+        target = next((root / "packets").rglob("measurements/*.json"))
+        record = orjson.loads(target.read_bytes())
+        for name, pattern in ADVERSARIAL.items():
+            record["caveat"] = adversarial_text(pattern, MAX_RECORD_BYTES - 4096)
+            target.write_text(canonical(record), "utf-8")
+            seconds, _ = _timed(lambda: rules.run(load(root), rules.discover()))
+            out[name] = round(seconds, 2)
+    worst = max(out, key=out.__getitem__)
+    return {**out, "worst": out[worst], "worst_pattern": worst}  # type: ignore[dict-item]
+
+
 def run(sizes: list[int], keep: Path | None = None) -> list[dict[str, Any]]:
     results = []
     for n in sizes:

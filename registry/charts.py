@@ -41,7 +41,7 @@ def _ticks(lo: float, hi: float, n: int = 5) -> list[float]:
     mag = 10 ** math.floor(math.log10(raw))
     step = next((s * mag for s in (1, 2, 2.5, 5, 10) if s * mag >= raw), mag * 10)
     first, last = math.floor(lo / step), math.ceil(hi / step)
-    return [round(k * step, 12) for k in range(first, last + 1)]
+    return [float(f"{k * step:.12g}") for k in range(first, last + 1)]  # relative rounding: tiny steps stay
 
 
 def _fmt_tick(v: float) -> str:

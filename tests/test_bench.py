@@ -9,11 +9,16 @@ from pathlib import Path
 import pytest
 from conftest import evreg
 
+from registry.bench import ADVERSARIAL
+
 
 def test_bench_measures_every_phase_on_a_packed_synthetic_registry(tmp_path: Path) -> None:
     result = evreg("bench", "--sizes", "1000", "--keep", str(tmp_path))
     assert result.returncode == 0, result.stderr
-    [size] = json.loads(result.stdout)
+    out = json.loads(result.stdout)
+    [size] = out["sizes"]
+    adversarial = out["adversarial_8mib_record_s"]  # the worst case of a hostile 8 MiB record
+    assert set(ADVERSARIAL) < set(adversarial) and adversarial["worst"] == adversarial[adversarial["worst_pattern"]]
     assert (size["measurements"], size["families"]) == (1000, 1)
     assert len(size["full_validation_runs_s"]) == 3 and len(size["catalog_build_runs_s"]) == 3
     assert len(size["incremental_runs_s"]) == 5
