@@ -326,6 +326,7 @@ def hostile_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str
                 planted.remove(target)
                 kept.append(target)
                 _restore(reg, originals, target)
+    print(f"hostile text planted in {len(planted)} fields; {len(kept)} kept their values: {kept}")
     reg.commit("hostile text everywhere")
     result = evreg("build", cwd=reg.root)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]

@@ -67,12 +67,11 @@ ATTACKS = {
 
 @pytest.mark.parametrize("name", ATTACKS)
 def test_query_refuses_everything_but_reading_the_catalog(catalog_reg: Reg, name: str) -> None:
-    before = sorted(os.listdir("/tmp"))
     code, out, err = run_cli("query", ATTACKS[name], root=catalog_reg.root)
     assert code == 1, (name, out, err)
     assert out == "" and err.startswith(("query refused:", "query failed:")), err
     assert "Traceback" not in err
-    assert sorted(os.listdir("/tmp")) == before  # nothing written
+    assert not [n for n in os.listdir("/tmp") if n.startswith("evreg-query-escape")]  # nothing written
     assert not any(Path(p).exists() for p in (f"{OUTSIDE}.csv", f"{OUTSIDE}-dir", f"{OUTSIDE}.duckdb"))
 
 
