@@ -117,6 +117,7 @@ def generate(root: Path, measurements: int, seed: int = 7) -> dict[str, int]:
                 "quality": "objective battery pass",
                 "caveat": f"See {{{{ m:{fam}-m-{m}.decode_tok_s[0] }}}}.",
             }
+            rec: dict[str, Any]
             if m % 5:
                 rec = {
                     "kind": "run-measurement",

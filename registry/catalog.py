@@ -50,7 +50,7 @@ def unit_rows(registry: Registry, unit: str, paths: list[str] | None = None) -> 
     out: dict[str, list[dict[str, Any]]] = {name: [] for name in UNIT_TABLES}
     # Citations resolve as in validation: a measurement of the unit itself first.
     own = {m.id: m.data for m in view.records(*MEASUREMENT_KINDS)}
-    measurements = ChainMap(own, ById(registry, MEASUREMENT_KINDS, data=True))
+    measurements: ChainMap[str, Any] = ChainMap(own, ById(registry, MEASUREMENT_KINDS, data=True))  # type: ignore[arg-type]  # ById is a read-only Mapping: ChainMap only reads the maps after the first
     files: dict[str, tuple[bool, int | None, str | None]] = {}
     for doc in view.records():
         data, fam, kind, rid, path = doc.data, doc.place.family, doc.kind, doc.id, doc.path
@@ -165,7 +165,7 @@ def unit_rows(registry: Registry, unit: str, paths: list[str] | None = None) -> 
                 if isinstance(c, citations.CitationError):
                     continue
                 resolved = citations.resolve(c, measurements)
-                ok = isinstance(resolved, citations.Resolved)
+                ok = resolved if isinstance(resolved, citations.Resolved) else None
                 out["citations"].append(
                     {
                         "key": f"{path}#{pointer}@{c.start}",
@@ -176,10 +176,10 @@ def unit_rows(registry: Registry, unit: str, paths: list[str] | None = None) -> 
                         "measurement": c.measurement,
                         "metric": c.metric,
                         "selector": c.selector,
-                        "value": resolved.value if ok else None,  # type: ignore[union-attr]
-                        "text": resolved.text if ok else None,
+                        "value": ok.value if ok else None,
+                        "text": ok.text if ok else None,
                     }
-                )  # type: ignore[union-attr]
+                )
     return out
 
 
@@ -327,11 +327,7 @@ def ddl() -> list[str]:
     return out
 
 
-UNIT_TABLES = tuple(
-    t.__tablename__  # type: ignore[attr-defined]
-    for t in tables.TABLES
-    if t.__tablename__ not in ("findings", "provenance")  # type: ignore[attr-defined]
-)
+UNIT_TABLES = tuple(str(t.__tablename__) for t in tables.TABLES if t.__tablename__ not in ("findings", "provenance"))
 
 
 STAGED = {
@@ -463,7 +459,7 @@ class QueryRefused(ValueError):
 QUERY_TIMEOUT_S = 30.0
 """Wall-clock bound of one ``evreg query`` statement; DuckDB is interrupted after it."""
 
-SANDBOX = {
+SANDBOX: dict[str, str | bool | int | float | list[str]] = {
     # Nothing outside the catalog file: no file reads or writes (read_csv, COPY ... TO, EXPORT
     # DATABASE, ATTACH, glob), no network, no extension installs or loads ...
     "enable_external_access": False,
@@ -516,7 +512,7 @@ def export_tables(db: Path, out_dir: Path) -> list[str]:
         con.execute("SET threads = 1")
         con.execute("SET enable_progress_bar = false")
         for table in tables.TABLES:
-            name = table.__tablename__  # type: ignore[attr-defined]
+            name = table.__tablename__
             order = "key" if "key" in table.__table__.columns else "id"  # type: ignore[attr-defined]
             for ext, opts in (("parquet", "FORMAT parquet, COMPRESSION zstd"), ("jsonl", "FORMAT json")):
                 target = out_dir / f"{name}.{ext}"
@@ -532,4 +528,4 @@ def export_tables(db: Path, out_dir: Path) -> list[str]:
 
 
 def table_names() -> Iterable[str]:
-    return [t.__tablename__ for t in tables.TABLES]  # type: ignore[attr-defined]
+    return [str(t.__tablename__) for t in tables.TABLES]

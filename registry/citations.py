@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -58,7 +58,7 @@ class Citation(NamedTuple):  # made once per citation in every record: a tuple i
     end: int
     measurement: str
     metric: str
-    index: int | None
+    index: int | None  # type: ignore[assignment]  # a field that shadows tuple.index, deliberately: c.index reads well
     x: float | None
     decimals: int | None = None
     unit: bool = True
@@ -195,7 +195,7 @@ def lookup(measurement: dict[str, Any], metric: str, index: int | None, x: float
     return float(value)
 
 
-def resolve(c: Citation, measurements: dict[str, dict[str, Any]]) -> Resolved | str:
+def resolve(c: Citation, measurements: Mapping[str, dict[str, Any]]) -> Resolved | str:
     m = measurements.get(c.measurement)
     if m is None:
         return f"names no measurement {c.measurement!r}"

@@ -186,12 +186,12 @@ def explain(code: str | None) -> None:
         for doc in sorted(docs.values(), key=lambda d: d.code):
             click.echo(f"{doc.code:28} {doc.title}")
         return
-    doc = docs.get(code)
-    if doc is None:
+    found = docs.get(code)
+    if found is None:
         raise click.UsageError(f"unknown code {code!r}; `evreg explain` lists them")
-    click.echo(f"{doc.code}: {doc.title}\n\nWhy: {doc.why}\n\nFix: {doc.hint}")
-    if doc.example:
-        click.echo(f"\nFails, for example:\n  {doc.example}")
+    click.echo(f"{found.code}: {found.title}\n\nWhy: {found.why}\n\nFix: {found.hint}")
+    if found.example:
+        click.echo(f"\nFails, for example:\n  {found.example}")
 
 
 @cli.command("schema")

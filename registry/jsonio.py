@@ -40,7 +40,7 @@ class _OutOfRange(str):
     """Stands in for an integer outside the 64-bit range (its text), so its pointer can be found."""
 
 
-class _Duplicates(dict):  # type: ignore[type-arg]
+class _Duplicates(dict):
     """A JSON object in which at least one key was repeated."""
 
     repeated: list[str]
@@ -434,7 +434,7 @@ def iter_keyed_strings(
 def map_keyed_strings(data: Any, is_key: Callable[[str], bool], fn: Callable[[str], str]) -> Any:
     """A copy of ``data`` with every string ``iter_keyed_strings`` selects replaced by ``fn(s)``."""
     if isinstance(data, dict):
-        out = {}
+        out: dict[str, Any] = {}
         for key, value in data.items():
             if is_key(key) and isinstance(value, str):
                 out[key] = fn(value)

@@ -35,8 +35,8 @@ MetricName = Annotated[str, Strict(), StringConstraints(pattern=f"^{METRIC_NAME}
 """A metric name: what a citation can name (``{{ m:ID.METRIC[0] }}``) and a page can anchor."""
 Count = Annotated[int, Strict(), Field(ge=0)]
 Scalar = Annotated[str, Strict()] | Annotated[bool, Strict()] | Number
-State = Literal[STATES]
-ObservedState = Literal[OBSERVED_STATES]
+State = Literal[STATES]  # type: ignore[valid-type]  # the states are data (registry/vocab/states.json)
+ObservedState = Literal[OBSERVED_STATES]  # type: ignore[valid-type]  # ditto
 EvidenceRef = Annotated[str, Strict(), StringConstraints(min_length=1, max_length=1024)]
 """A repository-relative file path, ``SOURCE:path`` into a declared external
 source, or an ``https://`` URL."""

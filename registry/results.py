@@ -162,7 +162,7 @@ class ResultCache:
                     first = keys.setdefault(key, p)
                     if first != p:
                         shared.setdefault(key, [first]).append(p)
-            entry = {
+            entry: dict[str, Any] = {
                 "version": self.version,
                 "unit": unit,
                 "digest": registry.digest(unit),
@@ -179,9 +179,9 @@ class ResultCache:
             }
             self._write(unit, entry)
         for unit, listing in self.listings.items():  # reused units git was asked about: keep what it said
-            entry = self._entries.get(unit)
-            if unit not in results and entry is not None and any(entry.get(k) != v for k, v in listing.items()):
-                self._write(unit, entry)
+            kept = self._entries.get(unit)
+            if unit not in results and kept is not None and any(kept.get(k) != v for k, v in listing.items()):
+                self._write(unit, kept)
         if results and self.folder.is_dir():
             keep = {self._file(u).name for u in registry.unit_paths}
             for path in self.folder.glob("*.json"):
@@ -282,10 +282,10 @@ def git_state(root: Path, cache: ResultCache | None = None) -> WorktreeState | N
     committed: dict[str, str] = {}
     for record in tree.split(b"\0"):
         if record:
-            meta, path = record.split(b"\t", 1)
+            meta, raw_path = record.split(b"\t", 1)
             _mode, kind, sha = meta.split()
             if kind == b"tree":
-                committed[os.fsdecode(path)[len(PACKETS) + 1 :]] = f"tree:{sha.decode()}"
+                committed[os.fsdecode(raw_path)[len(PACKETS) + 1 :]] = f"tree:{sha.decode()}"
     dirty = {""} | (on_disk - committed.keys())  # the files directly in packets/; new folders
     fields = status.split(b"\0")
     i = 0

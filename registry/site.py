@@ -590,7 +590,8 @@ def _contract_cells(c: dict[str, Any]) -> tuple[list[tuple[dict[str, Any], dict[
     import itertools
 
     keys = [a["key"] for a in c["axes"]]
-    cells, counts = [], Counter()
+    cells: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    counts: Counter[str] = Counter()
     for values in itertools.product(*(a["values"] for a in c["axes"])):
         sel = dict(zip(keys, values, strict=True))
         merged: dict[str, Any] = {}
@@ -659,7 +660,7 @@ def _packet(p: Pages, pid: str) -> Page:
     family, _, file = p.where[("packet", pid)]
     page = Page(pk.get("label") or pid, boost=2)
     page.h(1, esc(pk.get("label") or pid))
-    page.p(f"Packet <code>{esc(pid)}</code> of family {p.link('family', family)} · file <code>{esc(file)}</code>")
+    page.p(f"Packet <code>{esc(pid)}</code> of family {p.link('family', str(family))} · file <code>{esc(file)}</code>")
     page.h(2, "Scope")
     rows = [[esc(key), esc(pk[key])] for key in PACKET_SCOPE_FIELDS if key in pk]
     if pk.get("coverage"):
@@ -756,7 +757,7 @@ def _measurement(p: Pages, mid: str) -> Page:
     page = Page(mid, search=False)
     page.h(1, f"Measurement <code>{esc(mid)}</code>")
     page.p(
-        f"{p.state(m['state'])} · {esc(kind)} · family {p.link('family', family)}"
+        f"{p.state(m['state'])} · {esc(kind)} · family {p.link('family', str(family))}"
         + (f" · packet {p.link('packet', packet)}" if packet else "")
         + f" · file <code>{esc(file)}</code>"
     )

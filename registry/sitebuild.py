@@ -45,13 +45,11 @@ def _installed(path: str) -> bool:
     import material
     import mkdocs
 
-    return any(
-        os.path.commonpath([path, os.path.dirname(pkg.__file__)]) == os.path.dirname(pkg.__file__)
-        for pkg in (material, mkdocs)
-    )
+    homes = [os.path.dirname(str(pkg.__file__)) for pkg in (material, mkdocs)]
+    return any(os.path.commonpath([path, home]) == home for home in homes)
 
 
-class SitePlugin(BasePlugin):  # type: ignore[type-arg]
+class SitePlugin(BasePlugin):
     """The registry's part of a MkDocs build. One object per build: no module state."""
 
     def __init__(self, root: Path, db: Path, downloads: Path) -> None:

@@ -63,6 +63,7 @@ class Source(Protocol):
 
     def entries(self, under: str = PACKETS, deep: bool = True) -> Iterator[Entry]: ...
     def read(self, path: str) -> bytes: ...
+    def read_all(self, path: str) -> bytes: ...
     def prefetch(self, paths: Iterable[str]) -> None: ...
     def evidence(self, path: str) -> EvidenceState: ...
     def names(self, folder: str) -> list[str]: ...
@@ -219,8 +220,8 @@ class GitTree:
             return fetched
         sha = self._blobs.get(path)
         if sha is None:
-            return (self.commit.tree / path).data_stream.read()  # type: ignore[no-any-return]
-        return self.repo.odb.stream(bytes.fromhex(sha)).read()  # type: ignore[no-any-return]
+            return (self.commit.tree / path).data_stream.read()
+        return self.repo.odb.stream(bytes.fromhex(sha)).read()
 
     read_all = read
 
@@ -587,7 +588,9 @@ class Registry:
         """Id keys more than one file provides (each a ``duplicate-id``) -> all of them, in path order."""
         for doc in listed:
             self.files[doc.path] = doc.blob
-            self.unit_paths.setdefault(doc.unit, []).append(doc.path)
+            paths = self.unit_paths.setdefault(doc.unit, [])
+            assert paths is not None  # listed units always have their list
+            paths.append(doc.path)
             if not doc.entry.regular:
                 self.special.add(doc.path)
             for key in place_keys(doc.place):
@@ -766,7 +769,7 @@ class Registry:
             _reads.note(f"file:{path}")
         if self.source.evidence(path) is not EvidenceState.FILE:
             raise PermissionError(f"{path!r} is not a regular file inside the repository")
-        return self.source.read_all(path)  # type: ignore[attr-defined,no-any-return]
+        return self.source.read_all(path)
 
     def names(self, folder: str) -> list[str]:
         if _reads is not None and _reads.outside(folder + "/"):
@@ -789,7 +792,7 @@ class Registry:
         if name in self.files and self.files[name] is not None:
             return f"file {self.files[name]}"
         try:
-            return f"file {blob_id(self.source.read_all(name))}"  # type: ignore[attr-defined]
+            return f"file {blob_id(self.source.read_all(name))}"
         except OSError:
             return "unreadable"
 

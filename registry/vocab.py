@@ -12,15 +12,15 @@ from typing import Any
 @cache
 def load(name: str) -> dict[str, Any]:
     text = resources.files("registry").joinpath("vocab", f"{name}.json").read_text("utf-8")
-    return json.loads(text)  # type: ignore[no-any-return]
+    return json.loads(text)
 
 
 def states() -> dict[str, dict[str, Any]]:
-    return load("states")["states"]  # type: ignore[no-any-return]
+    return load("states")["states"]
 
 
 def metrics() -> dict[str, dict[str, Any]]:
-    return load("metrics")["metrics"]  # type: ignore[no-any-return]
+    return load("metrics")["metrics"]
 
 
 STATES = tuple(load("states")["states"])
@@ -40,7 +40,7 @@ def promotable(record: dict[str, Any]) -> str | None:
     if record.get("kind") == "estimate":
         return "it is an estimate"
     state = record.get("state")
-    if not states().get(state, {}).get("promotable"):
+    if not states().get(str(state), {}).get("promotable"):
         return f"its state is {state!r}"
     if is_diagnostic(record):
         return f"its measurement_class {record.get('measurement_class')!r} is diagnostic"

@@ -342,7 +342,7 @@ def rubric_checks(registry: Registry, packet: Document, attached: list[Document]
 
     def hashed(m: dict[str, Any]) -> bool:
         ev = m.get("evidence")
-        return parse_ref(ev).kind == "local" and ev in (m.get("evidence_sha256") or {})
+        return isinstance(ev, str) and parse_ref(ev).kind == "local" and ev in (m.get("evidence_sha256") or {})
 
     return {
         "promotable-observation": bool(ok),
@@ -362,7 +362,8 @@ def check_grades(registry: Registry) -> Iterator[Finding]:
         grade = (doc.data.get("grades") or {}).get("evidence")
         if not grade:
             continue
-        in_scope, outside = [], []
+        in_scope: list[Document] = []
+        outside: list[Document] = []
         for m in attached_evidence(registry, doc, grade):
             (
                 outside
@@ -385,7 +386,7 @@ def check_grades(registry: Registry) -> Iterator[Finding]:
         if failed:
             supported = max(
                 (g for g, spec in rubric["grades"].items() if all(checks[c] for c in spec["requires"])),
-                key=RANK.get,
+                key=lambda g: RANK[g],
                 default=None,
             )
             yield doc.finding(

@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
+from collections.abc import Mapping
 from typing import Any
 
 from registry import citations, jsonio
@@ -250,12 +251,12 @@ def export(registry: Registry, family_id: str) -> dict[str, Any]:
                 item.pop("id", None)
             items.append(item)
         manifest[key] = items
-    measurements = {d.id: d.data for d in registry.records(*MEASUREMENT_KINDS)}
+    measurements = {str(d.id): d.data for d in registry.records(*MEASUREMENT_KINDS)}
     manifest = map_prose(manifest, lambda text: render_plain(text, measurements))
-    return map_refs(manifest, external_to_local)  # type: ignore[no-any-return]
+    return map_refs(manifest, external_to_local)
 
 
-def render_plain(text: str, measurements: dict[str, dict[str, Any]]) -> str:
+def render_plain(text: str, measurements: Mapping[str, dict[str, Any]]) -> str:
     """Prose with each citation replaced by its formatted figure (the lab's plain text)."""
     out, last = [], 0
     for c in citations.parse(text):

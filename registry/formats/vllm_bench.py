@@ -30,7 +30,7 @@ def plan_import(raw: bytes, file: str, target: Target, name: str, state: str) ->
         raise ImportRefused(findings)
     forbid_citation_markers(result, file)
     need(result, dict, file, "", "the vllm bench serve result object")
-    need(result.get("output_throughput"), int | float, file, "/output_throughput", "output_throughput")
+    need(result.get("output_throughput"), (int, float), file, "/output_throughput", "output_throughput")
     completed = need(result.get("completed"), int, file, "/completed", "completed")
     evidence = target.evidence_path(name)
     metrics: dict[str, list[Any]] = {"aggregate_tok_s": [result["output_throughput"]]}
