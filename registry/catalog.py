@@ -6,12 +6,13 @@ so a reader or a second build never sees a half-written catalog.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
 import tempfile
 from collections import ChainMap
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -475,6 +476,32 @@ SANDBOX: dict[str, str | bool | int | float | list[str]] = {
 """The DuckDB configuration ``evreg query`` runs under (on a read-only connection)."""
 
 _READ_ONLY_STATEMENTS = frozenset({"SELECT", "EXPLAIN"})
+QUERY_MAX_ROWS = 100_000
+"""Rows ``evreg query`` returns at most; more is refused (``evreg export parquet`` has all)."""
+QUERY_ADDRESS_SPACE = 3 << 30
+"""Address space a query may add to the process. DuckDB's ``memory_limit`` does not count every
+allocation (``repeat()`` of a huge string, results handed to Python); the process limit does."""
+
+
+@contextlib.contextmanager
+def _bounded_address_space(extra: int) -> Iterator[None]:
+    """Limit the process's address space to its current size plus ``extra`` for the duration
+    (a soft limit, restored after; DuckDB then reports out-of-memory instead of exhausting the host)."""
+    try:
+        import resource
+
+        with open("/proc/self/statm") as fh:
+            current = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    except (ImportError, OSError, ValueError):  # not Linux: DuckDB's own limits only
+        yield
+        return
+    limit = current + extra if hard == resource.RLIM_INFINITY else min(current + extra, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 
 def query(db: Path, sql: str, timeout: float = QUERY_TIMEOUT_S) -> tuple[list[str], list[tuple[Any, ...]]]:
@@ -494,11 +521,17 @@ def query(db: Path, sql: str, timeout: float = QUERY_TIMEOUT_S) -> tuple[list[st
         timer = threading.Timer(timeout, con.interrupt)
         timer.start()
         try:
-            cur = con.execute(statements[0])
-            columns = [d[0] for d in cur.description] if cur.description else []
-            return columns, cur.fetchall()
+            with _bounded_address_space(QUERY_ADDRESS_SPACE):
+                cur = con.execute(statements[0])
+                columns = [d[0] for d in cur.description] if cur.description else []
+                rows = cur.fetchmany(QUERY_MAX_ROWS + 1)
         finally:
             timer.cancel()
+        if len(rows) > QUERY_MAX_ROWS:
+            raise QueryRefused(
+                f"the query returns more than {QUERY_MAX_ROWS:,} rows: add a LIMIT, or use `evreg export parquet`"
+            )
+        return columns, rows
     finally:
         con.close()
 

@@ -12,6 +12,7 @@ import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 VCS_FOLDERS = frozenset({".git", ".hg", ".svn", ".bzr", "_darcs", "cvs", ".jj", ".pijul", ".fossil"})
 """Version-control folders: their files (credentials in ``.git/config``, hooks, objects) are
@@ -83,3 +84,67 @@ def regular_files(root: Path, folder: str, suffix: str = "") -> list[str]:
             if name.endswith(suffix) and stat.S_ISREG(os.lstat(full).st_mode):
                 out.append(os.path.relpath(full, root).replace(os.sep, "/"))
     return sorted(out)
+
+
+SITE_CONFIG = "mkdocs.yml"
+_CONFIG_KEYS = frozenset(
+    {
+        "site_name", "site_description", "site_author", "site_url", "copyright", "repo_url", "repo_name", "edit_uri",
+        "docs_dir", "site_dir", "use_directory_urls", "theme", "plugins", "markdown_extensions", "extra_css", "nav",
+        "not_in_nav", "exclude_docs", "validation", "strict", "dev_addr", "watch",
+    }
+)  # fmt: skip
+_THEME_KEYS = frozenset({"name", "font", "features", "palette", "language", "icon", "logo", "favicon"})
+_PLUGINS = frozenset({"search"})
+_EXTENSIONS = frozenset(
+    {"tables", "attr_list", "md_in_html", "admonition", "toc", "footnotes", "def_list", "abbr", "sane_lists"}
+)
+
+
+def _names(value: Any) -> list[str]:
+    """Names in a MkDocs list of plugins or extensions (``- name`` or ``- name: {options}``)."""
+    items = value if isinstance(value, list) else [value] if value is not None else []
+    return [str(k) for item in items for k in (item if isinstance(item, dict) else [item])]
+
+
+def unsafe_config(root: Path) -> list[str]:
+    """Why the site configuration (``mkdocs.yml``) could run code, read files or load scripts
+    during a build or in a reader's browser; empty when it cannot. MkDocs reads its configuration
+    with PyYAML's full loader (``!!python/object/apply`` runs code, ``!ENV`` publishes the build
+    machine's environment) and runs ``hooks``, plugins and Markdown extensions named there, so a
+    pull request's configuration is held to plain YAML and an allowlist."""
+    import yaml
+
+    try:
+        config = yaml.safe_load((root / SITE_CONFIG).read_bytes())
+    except OSError:
+        return [f"{SITE_CONFIG} cannot be read"]
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1})" if mark is not None else ""
+        return [f"it is not plain YAML{where}: tags such as !ENV or !!python are not allowed"]
+    if not isinstance(config, dict):
+        return ["it is not a mapping of settings"]
+    out = [
+        f"setting {k!r} is not allowed (it can run code or load outside content)"
+        for k in config
+        if k not in _CONFIG_KEYS
+    ]
+    if config.get("docs_dir", SITE_DIR) != SITE_DIR:
+        out.append(f"docs_dir must be {SITE_DIR}")
+    theme = config.get("theme")
+    if isinstance(theme, dict):
+        out += [f"theme setting {k!r} is not allowed" for k in theme if k not in _THEME_KEYS]
+    if (theme.get("name") if isinstance(theme, dict) else theme) not in (None, "material"):
+        out.append("the theme must be material")
+    out += [f"plugin {n!r} is not allowed" for n in _names(config.get("plugins")) if n not in _PLUGINS]
+    out += [
+        f"Markdown extension {n!r} is not allowed"
+        for n in _names(config.get("markdown_extensions"))
+        if n not in _EXTENSIONS
+    ]
+    for css in config.get("extra_css") or []:
+        why = outside_repository(str(css)) or (None if not re.match(r"^[a-z]+:", str(css)) else "it is a URL")
+        if why:
+            out.append(f"extra_css {css!r}: {why}")
+    return out

@@ -79,6 +79,8 @@ def _integer(text: str) -> int | _OutOfRange:
 
 _DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant, parse_int=_integer)
 _HUGE_EXPONENT = re.compile(r"[eE]\+?\d{3}")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+"""A ``\\uD800``-``\\uDFFF`` escape: valid as a pair, not as text on its own."""
 
 
 def _walk(value: Any, pointer: str = "") -> Iterator[tuple[str, Any]]:
@@ -91,6 +93,14 @@ def _walk(value: Any, pointer: str = "") -> Iterator[tuple[str, Any]]:
             stack.extend((join_pointer_suffix(ptr, k), v) for k, v in reversed(node.items()))
         elif isinstance(node, list):
             stack.extend((join_pointer_suffix(ptr, i), v) for i, v in reversed(list(enumerate(node))))
+
+
+def _is_text(s: str) -> bool:
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def join_pointer_suffix(pointer: str, token: str | int) -> str:
@@ -203,7 +213,7 @@ def parse(raw: bytes, file: str) -> tuple[Any, list[Finding]]:
             1,
             1,
         )
-    if not _Seen.suspicious and not _HUGE_EXPONENT.search(text):
+    if not _Seen.suspicious and not _HUGE_EXPONENT.search(text) and not _SURROGATE_ESCAPE.search(text):
         return value, []
     findings: list[Finding] = []
     locator = Locator(text)  # only for the rare file that needs a closer look
@@ -213,6 +223,15 @@ def parse(raw: bytes, file: str) -> tuple[Any, list[Finding]]:
         findings.append(Finding(code=code, file=file, pointer=ptr, line=line, column=col, message=message, hint=hint))
 
     for ptr, node in _walk(value):
+        texts = [node] if isinstance(node, str) else list(node) if isinstance(node, dict) else []
+        if not all(_is_text(t) for t in texts):
+            found(  # at the string, or at the object whose key it is (the pointer itself must be text)
+                "json-syntax",
+                ptr,
+                f"{'a string' if isinstance(node, str) else 'a key of this object'} holds a lone surrogate escape "
+                "(\\ud800-\\udfff without its pair), which is not text",
+                "write the character itself, or its full surrogate pair",
+            )
         if isinstance(node, _NonFinite) or (isinstance(node, float) and not math.isfinite(node)):
             found(
                 "json-non-finite",

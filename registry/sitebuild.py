@@ -23,7 +23,7 @@ from typing import Any
 from mkdocs.plugins import BasePlugin
 
 from registry import citations
-from registry.containment import SITE_DIR, outside_repository, unsafe_files
+from registry.containment import SITE_CONFIG, SITE_DIR, outside_repository, unsafe_config, unsafe_files
 from registry.findings import Finding
 from registry.site import Page, Pages, page_base, render_pages
 
@@ -168,7 +168,8 @@ def orphans_in_html(content: str) -> list[str]:
 
 
 def unpublishable(root: Path) -> list[Finding]:
-    """Files under site/ a build must not publish (the rule ``site-file-unsafe`` reports the same)."""
+    """Files under site/ a build must not publish, and a configuration it must not load (the
+    rules ``site-file-unsafe`` and ``site-config-unsafe`` report the same)."""
     return [
         Finding(
             code="site-file-unsafe",
@@ -177,6 +178,9 @@ def unpublishable(root: Path) -> list[Finding]:
             hint="replace the symlink with a regular file, or delete it",
         )
         for rel, why in unsafe_files(root, SITE_DIR)
+    ] + [
+        Finding(code="site-config-unsafe", file=SITE_CONFIG, message=why, hint="see site/security.md")
+        for why in unsafe_config(root)
     ]
 
 

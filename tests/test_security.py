@@ -374,3 +374,82 @@ def test_external_source_paths_must_be_plain_relative_paths(reg: Reg, path: str)
     assert [f.pointer for f in findings] == ["/manifest"], findings
     reg.edit(f"{F}/pkt/packet.json", lambda d: d.update(manifest="lab:results/run.json"))
     assert not only(rules.run(load(reg.root), rules.discover()).findings, "evidence-escape")
+
+
+def test_query_results_and_memory_are_bounded_in_the_cli(catalog_reg: Reg) -> None:
+    code, _, err = run_cli("query", "SELECT * FROM range(30000000)", root=catalog_reg.root)
+    assert code == 1 and "more than 100,000 rows" in err
+    code, _, err = run_cli("query", "SELECT length(repeat(repeat('a', 1000000), 3000))", root=catalog_reg.root)
+    assert code == 1 and "Out of Memory" in err  # the process address-space bound, not the host's memory
+
+
+# -- the site configuration cannot run code -------------------------------------------------------
+
+MARKER = "/tmp/evreg-config-pwned"
+CONFIG_ATTACKS = {
+    "hooks": ("hooks:\n  - evil.py\n", "setting 'hooks'"),
+    "python tag": (f'extra_css:\n  - !!python/object/apply:os.system ["touch {MARKER}"]\n', "not plain YAML"),
+    "environment": ("site_author: !ENV [HOME, x]\n", "not plain YAML"),
+    "a plugin": ("plugins:\n  - search\n  - macros\n", "plugin 'macros'"),
+    "a file-including extension": ("markdown_extensions:\n  - pymdownx.snippets:\n      base_path: /\n", "snippets"),
+    "theme templates": ("theme:\n  name: material\n  custom_dir: /etc\n", "custom_dir"),
+    "page script": ("extra_javascript:\n  - https://evil.example/x.js\n", "extra_javascript"),
+    "analytics": ("extra:\n  analytics:\n    provider: google\n", "setting 'extra'"),
+    "outside stylesheet": ("extra_css:\n  - https://evil.example/x.css\n", "URL"),
+}
+
+
+@pytest.mark.parametrize("name", CONFIG_ATTACKS)
+def test_a_site_configuration_that_could_run_code_is_refused_unread(reg: Reg, name: str) -> None:
+    text, why = CONFIG_ATTACKS[name]
+    _site(reg)
+    (reg.root / "evil.py").write_text(f"import pathlib\npathlib.Path({MARKER!r}).touch()\n")
+    config = reg.root / "mkdocs.yml"
+    kept = "\n".join(
+        line for line in config.read_text().splitlines() if not line.startswith(("extra_css", "  - assets"))
+    )
+    config.write_text(kept + "\n" + text if name in ("python tag", "outside stylesheet") else config.read_text() + text)
+    findings = only(rules.run(load(reg.root), rules.discover()).findings, "site-config-unsafe")
+    assert findings and any(why in f.message for f in findings), findings
+    code, out, _ = run_cli("build", root=reg.root)
+    assert code == 1 and "site-config-unsafe" in out
+    assert not Path(MARKER).exists() and not (reg.root / "build/site").exists()
+
+
+# -- hand-written pages run no script -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "html",
+    [
+        "<script>alert(1)</script>",
+        "<img src=x onerror=alert(1)>",
+        '<a href="javascript:alert(1)">x</a>',
+        "[x](javascript:alert(1))",
+        '<iframe src="https://evil.example/"></iframe>',
+        '<a href="data:text/html;base64,PHNjcmlwdD4=">x</a>',
+        "<SCRIPT SRC=//evil.example/x.js></SCRIPT>",
+    ],
+)
+def test_hand_written_pages_may_not_hold_script(reg: Reg, html: str) -> None:
+    _site(reg)
+    page = reg.root / "site/contributing.md"
+    page.write_text(page.read_text() + f"\nSee {html} here.\n\n```\n{html} in a code block is text\n```\n")
+    findings = only(rules.run(load(reg.root), rules.discover()).findings, "site-html-unsafe")
+    assert len(findings) >= 1 and {f.file for f in findings} == {"site/contributing.md"}
+    assert all(f.line == len(page.read_text().splitlines()) - 4 for f in findings)  # not the code block
+
+
+# -- strings are text -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("escape", ["\\ud800", "\\udfff", "a\\uDBFFb"])
+def test_a_lone_surrogate_escape_is_a_syntax_finding_not_a_crash(reg: Reg, escape: str) -> None:
+    path = reg.root / f"{F}/pkt/measurements/run-1.json"
+    path.write_text(path.read_text().replace('"workload": "', f'"workload": "{escape}'))
+    findings = only(rules.run(load(reg.root), rules.discover()).findings, "json-syntax")
+    assert [(f.file, f.pointer) for f in findings] == [(f"{F}/pkt/measurements/run-1.json", "/workload")]
+    code, _, err = run_cli("catalog", root=reg.root)
+    assert code == 0, err  # the record is left out of the catalog, not a crash
+    path.write_text(path.read_text().replace(escape, "\\ud83d\\ude00"))  # a full pair is text
+    assert not only(rules.run(load(reg.root), rules.discover()).findings, "json-syntax")

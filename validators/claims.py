@@ -157,6 +157,20 @@ def markdown_prose(text: str) -> Iterator[tuple[int, str]]:
             yield n, re.sub(r"`[^`]*`", lambda m: " " * len(m.group()), line)
 
 
+PAGE_HTML = CodeDoc(
+    "site-html-unsafe",
+    "Script in a hand-written page",
+    "Hand-written pages are Markdown and may hold HTML, but nothing that runs in a reader's browser: no script, "
+    "frame, object, embed or form elements, no event-handler attributes, no javascript: or data: URLs.",
+    "Describe the behaviour in text, or link to a page; the site ships no page-specific script.",
+    '<a href="javascript:alert(1)">x</a>',
+)
+_PAGE_SCRIPT = re.compile(
+    r"<\s*/?\s*(?:script|iframe|object|embed|form|base|meta)\b|\son[a-z]+\s*=|\b(?:javascript|vbscript|data)\s*:(?!\s)",
+    re.I,
+)
+
+
 def check_site_pages(registry: Registry) -> Iterator[Finding]:
     """Citations and orphan figures of the hand-written pages under site/."""
     measurements = index(registry).measurement_data
@@ -173,6 +187,15 @@ def check_site_pages(registry: Registry) -> Iterator[Finding]:
             )
             continue
         for n, line in markdown_prose(page.read_text("utf-8", errors="replace")):
+            for m in _PAGE_SCRIPT.finditer(line):
+                yield Finding(
+                    code="site-html-unsafe",
+                    file=rel,
+                    line=n,
+                    column=m.start() + 1,
+                    message=f"{m.group().strip()!r} on a hand-written page could run script in a reader's browser",
+                    hint=PAGE_HTML.hint,
+                )
             for c in citations.parse(line):
                 problem = str(c) if isinstance(c, citations.CitationError) else citations.resolve(c, measurements)
                 if isinstance(problem, str):
@@ -627,7 +650,7 @@ def check_views(registry: Registry) -> Iterator[Finding]:
 
 RULES = [
     Rule("citations", (UNRESOLVED, ORPHAN), check_citations, UNIT),
-    Rule("site-citations", (), check_site_pages),
+    Rule("site-citations", (PAGE_HTML,), check_site_pages),
     Rule("featured", (UNBOUND, FEATURED_MISMATCH, SIDEWAYS, NON_PROMOTABLE), check_featured, UNIT),
     Rule("grades", (GRADE,), check_grades, UNIT),
     Rule("coverage", (STATE, INCOMPLETE), check_coverage, UNIT),

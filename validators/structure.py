@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from registry import schemas
-from registry.containment import SITE_DIR, unsafe_files
+from registry.containment import SITE_CONFIG, SITE_DIR, unsafe_config, unsafe_files
 from registry.findings import Finding
 from registry.rules import UNIT, CodeDoc, Rule
 from registry.store import Registry
@@ -133,13 +133,28 @@ SITE_FILE = CodeDoc(
 )
 
 
+SITE_CONFIG_CODE = CodeDoc(
+    "site-config-unsafe",
+    "A site configuration that could run code or load outside content",
+    "MkDocs reads mkdocs.yml with a YAML loader that runs `!!python/...` tags and expands `!ENV` (publishing the "
+    "build machine's environment), and runs the hooks, plugins and Markdown extensions it names (`pymdownx.snippets` "
+    "includes any file). A pull request's configuration is held to plain YAML and an allowlist of settings.",
+    "Use plain YAML and only the settings, plugins (search) and Markdown extensions listed in site/security.md.",
+    "hooks: [evil.py]",
+)
+
+
 def check_site_files(registry: Registry) -> Iterator[Finding]:
     if registry.source.label != "working tree":
         return  # a commit's tree is checked when it is checked out; the build checks what it publishes
-    for rel, why in unsafe_files(Path(registry.root), SITE_DIR):
+    root = Path(registry.root)
+    for rel, why in unsafe_files(root, SITE_DIR):
         yield Finding(
             code="site-file-unsafe", file=rel, message=f"{rel} cannot be published: {why}", hint=SITE_FILE.hint
         )
+    if (root / SITE_CONFIG).exists():
+        for why in unsafe_config(root):
+            yield Finding(code="site-config-unsafe", file=SITE_CONFIG, message=why, hint=SITE_CONFIG_CODE.hint)
 
 
 RULES = [
@@ -147,7 +162,7 @@ RULES = [
     Rule("layout", (LAYOUT,), check_layout, UNIT),
     Rule("duplicate-id", (DUPLICATE,), check_duplicates),
     Rule("family-ids", (), check_family_ids, UNIT),
-    Rule("site-files", (SITE_FILE,), check_site_files),
+    Rule("site-files", (SITE_FILE, SITE_CONFIG_CODE), check_site_files),
 ]
 
 
