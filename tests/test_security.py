@@ -318,7 +318,7 @@ def test_the_build_refuses_a_docs_dir_outside_site(reg: Reg) -> None:
     text = (reg.root / "mkdocs.yml").read_text().replace("docs_dir: site", "docs_dir: elsewhere")
     (reg.root / "mkdocs.yml").write_text(text)
     refused = build_site(reg.root, reg.root / "x.duckdb", reg.root / "d", reg.root / "build/site")
-    assert [(f.code, f.file) for f in refused] == [("site-file-unsafe", "mkdocs.yml")]
+    assert [(f.code, f.file) for f in refused] == [("site-config-unsafe", "mkdocs.yml")]
 
 
 def test_a_clean_site_folder_builds(reg: Reg) -> None:
