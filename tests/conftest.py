@@ -15,10 +15,10 @@ from typing import Any
 import git
 import pytest
 
-from registry import rules
-from registry.findings import Finding
-from registry.jsonio import canonical
-from registry.store import load
+from evreg import rules
+from evreg.findings import Finding
+from evreg.jsonio import canonical
+from evreg.store import load
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO / "tests" / "data"  # copies of ../shared/data, so tests are self-contained

@@ -7,9 +7,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import evreg
 
-from registry.bench import ADVERSARIAL
+from conftest import evreg
+from evreg.bench import ADVERSARIAL
 
 
 def test_bench_measures_every_phase_on_a_packed_synthetic_registry(tmp_path: Path) -> None:

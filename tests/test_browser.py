@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO, F, Reg, evreg
 
-from registry.evidence import is_evidence_key
+from conftest import REPO, F, Reg, evreg
+from evreg.evidence import is_evidence_key
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = REPO / "test-artifacts"
@@ -269,7 +269,7 @@ PROSE_ENDINGS = tuple(f"/{k}" for k in ("summary", "caveat", "quality", "reason"
 
 def _restore(reg: Reg, originals: dict[str, dict[str, Any]], target: str) -> None:
     """Put back the original value of one planted field (or remove it if it was added)."""
-    from registry.findings import split_pointer
+    from evreg.findings import split_pointer
 
     path, ptr = target.split("#", 1)
     parts: list[Any] = split_pointer(ptr)
@@ -290,9 +290,9 @@ def hostile_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str
     """A registry with the payload planted in every string field the models accept, as far as
     the rules allow (a field whose value the rules check against other records -- a metric
     name, a runtime compared across records -- keeps its value), built and served."""
-    from registry import rules
-    from registry.models import MODELS
-    from registry.store import load
+    from evreg import rules
+    from evreg.models import MODELS
+    from evreg.store import load
 
     reg = Reg(tmp_path_factory.mktemp("hostile") / "reg")
     shutil.copy(REPO / "mkdocs.yml", reg.root / "mkdocs.yml")

@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import LAB_MANIFEST, REPO, F, Reg, evreg
 
-from registry import catalog
+from conftest import LAB_MANIFEST, REPO, F, Reg, evreg
+from evreg import catalog
 
 RUN = f"{F}/pkt/measurements/run-1.json"
 

@@ -10,11 +10,11 @@ from typing import Any
 
 import git
 import pytest
-from conftest import REPO, F, Reg, evreg, only
 
-from registry import citations, rules
-from registry.jsonio import canonical
-from registry.results import validate
+from conftest import REPO, F, Reg, evreg, only
+from evreg import citations, rules
+from evreg.jsonio import canonical
+from evreg.results import validate
 
 Q = "packets/qwen-27b"
 

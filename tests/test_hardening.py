@@ -14,13 +14,13 @@ from typing import Any
 
 import git
 import pytest
-from conftest import EVIDENCE, LAB_MANIFEST, REPO, F, Reg, evreg, only
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from registry import citations, jsonio, rules
-from registry.formats import ImportRefused, neural_download
-from registry.store import load
+from conftest import EVIDENCE, LAB_MANIFEST, REPO, F, Reg, evreg, only
+from evreg import citations, jsonio, rules
+from evreg.formats import ImportRefused, neural_download
+from evreg.store import load
 
 FUZZ = settings(
     max_examples=int(os.environ.get("EVREG_FUZZ_EXAMPLES", "150")),

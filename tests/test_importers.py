@@ -8,6 +8,7 @@ from pathlib import Path
 
 import git
 import pytest
+
 from conftest import REPO, SHARED, F, Reg, evreg, only
 
 TOOLS = SHARED / "tools"

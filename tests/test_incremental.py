@@ -14,9 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from conftest import EVIDENCE, F, Reg, evreg, family, run
-
-from registry import rules, workers
-from registry.results import CACHE_DIR, ResultCache, git_state, load_worktree, validate
+from evreg import rules, workers
+from evreg.results import CACHE_DIR, ResultCache, git_state, load_worktree, validate
 
 OTH = "packets/oth"
 RUN_O = f"{OTH}/measurements/run-o.json"
@@ -236,7 +235,7 @@ def test_a_commit_is_checked_in_one_process(reg: Reg, monkeypatch: Any) -> None:
     monkeypatch.setenv("EVREG_WORKERS", "2")
     other_family(reg)
     reg.commit("two families")
-    from registry.store import load
+    from evreg.store import load
 
     assert workers.count(load(reg.root), ["fam", "oth"]) == 2
     committed = load(reg.root, "HEAD")

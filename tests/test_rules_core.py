@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 
 import pytest
+
 from conftest import EVIDENCE, F, Reg, only
 
 RUN = f"{F}/pkt/measurements/run-1.json"

@@ -13,14 +13,14 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import EVIDENCE, F, Reg, only  # noqa: F401
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from registry import catalog, citations, jsonio, rules
-from registry.bench import ADVERSARIAL, adversarial_text
-from registry.cli import cli
-from registry.store import load
+from conftest import EVIDENCE, F, Reg, only  # noqa: F401
+from evreg import catalog, citations, jsonio, rules
+from evreg.bench import ADVERSARIAL, adversarial_text
+from evreg.cli import cli
+from evreg.store import load
 
 
 def run_cli(*args: str, root: Path) -> tuple[int, str, str]:
@@ -214,9 +214,9 @@ def _apply(reg: Reg, e: dict[str, Any]) -> None:
 def test_a_registry_that_validates_clean_always_renders(tmp_path_factory: pytest.TempPathFactory, e: Any) -> None:
     """validate clean => every page renders, with no figure outside the citation path and every
     chart point inside its plot (the build's own checks, run on the renderer in process)."""
-    from registry.charts import BOTTOM, LEFT, RIGHT, TOP, H, W
-    from registry.site import Pages, render_pages
-    from registry.sitebuild import orphans_in_html
+    from evreg.charts import BOTTOM, LEFT, RIGHT, TOP, H, W
+    from evreg.site import Pages, render_pages
+    from evreg.sitebuild import orphans_in_html
 
     reg = _property_registry(tmp_path_factory)
     _apply(reg, e)
@@ -304,14 +304,14 @@ def test_files_under_site_that_are_not_regular_files_are_refused(reg: Reg, name:
     code, out, err = run_cli("build", root=reg.root)  # the build refuses on its own, even past validation
     assert code == 1 and "site-file-unsafe" in out, out + err
     assert not (reg.root / "build/site").exists()
-    from registry.sitebuild import build_site
+    from evreg.sitebuild import build_site
 
     refused = build_site(reg.root, reg.root / "x.duckdb", reg.root / "d", reg.root / "build/site")
     assert [f.code for f in refused] == ["site-file-unsafe"] and not (reg.root / "build/site").exists()
 
 
 def test_the_build_refuses_a_docs_dir_outside_site(reg: Reg) -> None:
-    from registry.sitebuild import build_site
+    from evreg.sitebuild import build_site
 
     _site(reg)
     (reg.root / "elsewhere").mkdir()

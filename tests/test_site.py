@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import REPO, F, Reg, evreg
-
-from registry.sitebuild import orphans_in_html
+from evreg.sitebuild import orphans_in_html
 
 
 def site_setup(reg: Reg) -> None:
@@ -60,9 +59,9 @@ def test_rendered_page_scan_catches_figures_outside_the_citation_path() -> None:
 
 
 def test_record_text_is_inert_in_generated_markdown(reg: Reg, tmp_path: Path) -> None:
-    from registry import catalog, rules
-    from registry.site import Pages, render_pages
-    from registry.store import load
+    from evreg import catalog, rules
+    from evreg.site import Pages, render_pages
+    from evreg.store import load
 
     evil = "<script>alert(1)</script> [x](javascript:alert(1)) {{ config }} {% raw %} **bold** | pipe"
     reg.edit(f"{F}/pkt/packet.json", lambda d: d.update(label=evil, summary=evil))

@@ -7,10 +7,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import EVIDENCE, LAB_MANIFEST, REPO, F, Reg, evreg
 
-from registry.jsonio import canonical
-from registry.store import load
+from conftest import EVIDENCE, LAB_MANIFEST, REPO, F, Reg, evreg
+from evreg.jsonio import canonical
+from evreg.store import load
 
 RUN = f"{F}/pkt/measurements/run-1.json"
 

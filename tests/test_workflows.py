@@ -6,9 +6,9 @@ import re
 import shlex
 
 import yaml
-from conftest import REPO, evreg
 
-from registry.cli import cli
+from conftest import REPO, evreg
+from evreg.cli import cli
 
 
 def _evreg_commands(text: str) -> list[list[str]]:

@@ -1,3 +1,0 @@
-from registry.cli import main
-
-main()

@@ -1,0 +1,3 @@
+from evreg.cli import main
+
+main()

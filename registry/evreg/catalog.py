@@ -1,0 +1,564 @@
+"""The DuckDB catalog: every record of the store as normalized tables.
+
+``build`` writes the database to a temporary file and renames it into place,
+so a reader or a second build never sees a half-written catalog.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import os
+import tempfile
+from collections import ChainMap
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import duckdb_engine
+import orjson
+
+from evreg import citations, tables, workers
+from evreg.evidence import parse_ref
+from evreg.findings import Finding
+from evreg.jsonio import write_atomic
+from evreg.provenance import Change
+from evreg.store import MEASUREMENT_KINDS, ById, EvidenceState, Registry, no_cycle_collection
+from evreg.vocab import promotable
+
+DEFAULT_DB = "build/catalog.duckdb"
+
+
+def fingerprint(registry: Registry, head: str | None, findings: list[Finding]) -> str:
+    """Identifies what a catalog is built from without reading the records: the schema
+    version, the commit (for provenance), every unit's digest (a git tree id, or a hash
+    of its files' blob ids) and the validator's findings."""
+    h = hashlib.sha256(f"schema {tables.SCHEMA_VERSION} head {head}\n".encode())
+    for unit in sorted(registry.unit_paths):
+        h.update(f"{unit} {registry.digest(unit)}\n".encode())
+    for finding in findings:
+        h.update(finding.model_dump_json().encode() + b"\n")
+    return h.hexdigest()
+
+
+def unit_rows(registry: Registry, unit: str, paths: list[str] | None = None) -> dict[str, list[dict[str, Any]]]:
+    """Rows of the records of one unit, or of its files at ``paths`` (records, families, ...,
+    evidence, citations), in their staged shape (``STAGED``)."""
+    view = registry.scoped([unit]) if paths is None else registry.view(paths)
+    out: dict[str, list[dict[str, Any]]] = {name: [] for name in UNIT_TABLES}
+    # Citations resolve as in validation: a measurement of the unit itself first.
+    own = {m.id: m.data for m in view.records(*MEASUREMENT_KINDS)}
+    measurements: ChainMap[str, Any] = ChainMap(own, ById(registry, MEASUREMENT_KINDS, data=True))  # type: ignore[arg-type]  # ById is a read-only Mapping: ChainMap only reads the maps after the first
+    files: dict[str, tuple[bool, int | None, str | None]] = {}
+    for doc in view.records():
+        data, fam, kind, rid, path = doc.data, doc.place.family, doc.kind, doc.id, doc.path
+        scoped = kind in ("view", "coverage-view", "coverage-contract", "closure")
+        out["records"].append(
+            {
+                "key": f"{kind}/{fam}/{rid}" if scoped else f"{kind}/{rid}",
+                "kind": kind,
+                "id": rid,
+                "family": fam,
+                "packet": doc.place.packet,
+                "file": path,
+                "blob": doc.blob,
+                "content": data,  # staged as JSON; DuckDB keeps its compact text
+            }
+        )
+        if kind == "family":
+            out["families"].append(
+                {
+                    **{k: data.get(k) for k in ("id", "name", "display_name", "summary", "primary_packet_id")},
+                    "file": path,
+                }
+            )
+            for rev in data.get("weight_revisions", []):
+                out["revisions"].append(
+                    {
+                        "key": f"{fam}/{rev['id']}",
+                        "id": rev["id"],
+                        "family": fam,
+                        **{k: rev.get(k) for k in ("label", "role", "repository", "revision", "revision_status")},
+                    }
+                )
+                for art in rev.get("quantized_artifacts", []):
+                    out["artifacts"].append(
+                        {
+                            "key": f"{fam}/{art['id']}",
+                            "id": art["id"],
+                            "family": fam,
+                            "revision_id": rev["id"],
+                            "pinned": bool(art.get("revision") or art.get("file_sha256")),
+                            **{
+                                k: art.get(k)
+                                for k in (
+                                    "label",
+                                    "quantization",
+                                    "repository",
+                                    "revision",
+                                    "file_sha256",
+                                    "revision_status",
+                                )
+                            },
+                        }
+                    )
+                cap = (rev.get("grades") or {}).get("capability")
+                if cap:
+                    out["grades"].append(_grade(fam, "revision", rev["id"], "capability", cap))
+        elif kind == "packet":
+            fm = data.get("featured_metric") or {}
+            out["packets"].append(
+                {
+                    "id": rid,
+                    "family": fam,
+                    "file": path,
+                    "featured_measurement": fm.get("measurement_id"),
+                    "featured_metric": fm.get("metric"),
+                    "featured_value": fm.get("value"),
+                    **{
+                        k: data.get(k)
+                        for k in (
+                            "label",
+                            "revision",
+                            "artifact_id",
+                            "quantization",
+                            "runtime",
+                            "cards",
+                            "status",
+                            "summary",
+                        )
+                    },
+                }
+            )
+            for axis, grade in (data.get("grades") or {}).items():
+                if isinstance(grade, dict) and "grade" in grade:
+                    out["grades"].append(_grade(fam, "packet", rid, axis, grade))
+        elif kind in MEASUREMENT_KINDS:
+            _measurement(out, rid, kind, fam, doc.place.packet, path, data)
+        for pointer, ref in doc.refs:
+            parsed = parse_ref(ref)
+            present = size = digest = None
+            if parsed.kind == "local":
+                if ref not in files:
+                    files[ref] = _evidence_file(registry, ref)
+                present, size, digest = files[ref]
+            out["evidence"].append(
+                {
+                    "key": f"{path}#{pointer}",
+                    "record_kind": kind,
+                    "record_id": rid,
+                    "file": path,
+                    "pointer": pointer,
+                    "ref": ref,
+                    "ref_kind": parsed.kind,
+                    "source": parsed.source,
+                    "path": parsed.path,
+                    "sha256": digest,
+                    "bytes": size,
+                    "present": present,
+                }
+            )
+        for pointer, text in doc.prose:
+            for c in citations.parse(text):
+                if isinstance(c, citations.CitationError):
+                    continue
+                resolved = citations.resolve(c, measurements)
+                ok = resolved if isinstance(resolved, citations.Resolved) else None
+                out["citations"].append(
+                    {
+                        "key": f"{path}#{pointer}@{c.start}",
+                        "record_kind": kind,
+                        "record_id": rid,
+                        "file": path,
+                        "field": pointer,
+                        "measurement": c.measurement,
+                        "metric": c.metric,
+                        "selector": c.selector,
+                        "value": ok.value if ok else None,
+                        "text": ok.text if ok else None,
+                    }
+                )
+    return out
+
+
+def _evidence_file(registry: Registry, ref: str) -> tuple[bool, int | None, str | None]:
+    if registry.evidence(ref) is not EvidenceState.FILE:
+        return False, None, None
+    content = registry.read_file(ref)
+    return True, len(content), hashlib.sha256(content).hexdigest()
+
+
+def store_rows(
+    registry: Registry, findings: list[Finding], history: dict[str, list[Change]]
+) -> dict[str, list[dict[str, Any]]]:
+    """Rows that are not of one unit: findings and provenance."""
+    out: dict[str, list[dict[str, Any]]] = {"findings": [], "provenance": []}
+    for i, f in enumerate(findings):
+        out["findings"].append(
+            {
+                "key": f"{i:07d}",
+                "code": f.code,
+                "severity": f.severity.value,
+                "file": f.file,
+                "pointer": f.pointer,
+                "line": f.line,
+                "col": f.column,
+                "message": f.message,
+                "hint": f.hint,
+                "record_kind": f.record.kind if f.record else None,
+                "record_id": f.record.id if f.record else None,
+                "baselined": f.baselined,
+                "baseline_reason": f.baseline_reason,
+            }
+        )
+    for path, changes in history.items():
+        doc = registry.document(path)
+        for seq, ch in enumerate(changes):
+            out["provenance"].append(
+                {
+                    "key": f"{path}@{seq}",
+                    "path": path,
+                    "record_kind": doc.kind if doc else None,
+                    "record_id": doc.id if doc else None,
+                    "seq": seq,
+                    "commit": ch.commit,
+                    "author": ch.author,
+                    "date": ch.date,
+                    "change": ch.change,
+                }
+            )
+    return out
+
+
+def _grade(family: str | None, kind: str, rid: str | None, axis: str, g: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "key": f"{kind}/{rid}/{axis}",
+        "family": family,
+        "record_kind": kind,
+        "record_id": rid,
+        "axis": axis,
+        "grade": g.get("grade"),
+        "scope": g.get("scope"),
+        "basis": g.get("basis"),
+        "reviewed_at": g.get("reviewed_at"),
+        "evidence_count": len(g.get("evidence") or []),
+    }
+
+
+def _measurement(
+    out: dict[str, list[dict[str, Any]]],
+    mid: str | None,
+    kind: str | None,
+    fam: str | None,
+    packet: str | None,
+    path: str,
+    data: dict[str, Any],
+) -> None:
+    config = data.get("config") or {}
+    tp = config.get("tp")
+    retired = data.get("retired")
+    out["measurements"].append(
+        {
+            "id": mid,
+            "kind": kind,
+            "family": fam,
+            "packet": packet,
+            "state": data["state"],
+            "promotable": promotable(data) is None,
+            "tp": tp if isinstance(tp, int | float) and not isinstance(tp, bool) else None,
+            "config": config or None,  # staged as JSON; DuckDB keeps its compact text
+            "retired": retired.get("reason") if isinstance(retired, dict) else None,
+            "file": path,
+            **{
+                k: data.get(k)
+                for k in (
+                    "revision",
+                    "artifact_id",
+                    "quantization",
+                    "runtime",
+                    "runtime_family",
+                    "workload",
+                    "measurement_class",
+                    "axis",
+                    "quality",
+                    "caveat",
+                    "evidence",
+                    "supersedes",
+                )
+            },
+        }
+    )
+    for metric, samples in (data.get("metrics") or {}).items():  # one staged row per metric: see STAGED
+        out["samples"].append(
+            {"measurement": mid, "metric": metric, "unit": citations.unit_of(metric), "samples": samples}
+        )
+    for p in data.get("points") or []:
+        for metric, v in p.items():
+            if metric in ("x", "samples") or isinstance(v, bool) or not isinstance(v, int | float):
+                continue
+            out["points"].append(
+                {
+                    "key": f"{mid}/{metric}@{p['x']}",
+                    "measurement": mid,
+                    "axis": data.get("axis"),
+                    "x": float(p["x"]),
+                    "metric": metric,
+                    "value": float(v),
+                    "unit": citations.unit_of(metric),
+                    "samples": p.get("samples") if isinstance(p.get("samples"), int) else None,
+                }
+            )
+
+
+def ddl() -> list[str]:
+    """CREATE TABLE statements from the SQLModel declarations. Columns keep their types and
+    NOT NULL; keys are not enforced as primary keys, so a store with a duplicate id (a
+    validation finding) still gets a catalog, with both rows."""
+    dialect = duckdb_engine.Dialect()
+    out = []
+    for table in [tables.Meta, *tables.TABLES]:
+        columns = ", ".join(
+            f"{c.name} {c.type.compile(dialect=dialect)}{'' if c.nullable else ' NOT NULL'}"
+            for c in table.__table__.columns  # type: ignore[attr-defined]
+        )
+        out.append(f"CREATE TABLE {table.__tablename__} ({columns})")  # type: ignore[attr-defined]
+    return out
+
+
+UNIT_TABLES = tuple(str(t.__tablename__) for t in tables.TABLES if t.__tablename__ not in ("findings", "provenance"))
+
+
+STAGED = {
+    "samples": (
+        {"measurement": "VARCHAR", "metric": "VARCHAR", "unit": "VARCHAR", "samples": "DOUBLE[]"},
+        "SELECT concat(measurement, '/', metric, '/', idx) AS key, measurement, metric, idx, value, unit FROM ("
+        "SELECT measurement, metric, unit, unnest(samples) AS value, generate_subscripts(samples, 1) - 1 AS idx "
+        "FROM {source})",
+    )
+}
+"""Tables staged in another shape than their rows, as (staged columns, SELECT of the rows
+from ``{source}``). A run's samples are staged as one list per metric and numbered by
+DuckDB: a row object per sample value was the largest Python cost of the build."""
+
+
+def _write_unit_rows(registry: Registry, unit: str, paths: list[str], folder: Path) -> None:
+    """Stage the rows of a unit's records at ``paths`` as JSON arrays, one file per table."""
+    name = hashlib.sha1(f"{unit}\0{paths[0] if paths else ''}".encode(), usedforsecurity=False).hexdigest()
+    _stage(unit_rows(registry, unit, paths), folder, name)
+
+
+def _stage(rows: dict[str, list[dict[str, Any]]], folder: Path, name: str) -> None:
+    for table, items in rows.items():
+        if items:
+            (folder / f"{table}.{name}.json").write_bytes(orjson.dumps(items, option=orjson.OPT_SORT_KEYS))
+
+
+def _load_staged(con: duckdb.DuckDBPyConnection, folder: Path) -> None:
+    """Bulk-load the staged JSON arrays, largest table first and several tables at once:
+    DuckDB appends to different tables concurrently, and one table's load leaves a core idle."""
+    jobs = []
+    for table in table_names():
+        parts = sorted(str(f) for f in folder.glob(f"{table}.*.json"))
+        if parts:
+            jobs.append((sum(os.path.getsize(p) for p in parts), table, parts))
+
+    queue = sorted(jobs)  # popped from the end: largest first
+
+    def drain(cur: duckdb.DuckDBPyConnection) -> None:
+        while queue:
+            try:
+                _size, table, parts = queue.pop()
+            except IndexError:  # another thread took the last one
+                return
+            if table in STAGED:
+                types, select = STAGED[table]
+            else:
+                types = dict(
+                    cur.execute(
+                        "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ?", [table]
+                    ).fetchall()
+                )
+                select = "SELECT * FROM {source}"
+            columns = "{" + ", ".join(f"'{c}': '{t}'" for c, t in types.items()) + "}"
+            source = f"read_json(?, format = 'array', columns = {columns})"
+            cur.execute(f"INSERT INTO {table} BY NAME {select.format(source=source)}", [parts])
+
+    cursors = [con.cursor() for _ in range(max(1, min(len(jobs), workers.cores())))]  # one per thread
+    try:
+        with ThreadPoolExecutor(max_workers=len(cursors)) as pool:
+            list(pool.map(drain, cursors))
+    finally:
+        for cur in cursors:
+            cur.close()
+
+
+def build(
+    registry: Registry, findings: list[Finding], history: dict[str, list[Change]], db: Path, meta: dict[str, str]
+) -> dict[str, int]:
+    """Write the catalog to ``db`` atomically. Returns row counts per table.
+
+    Rows are made unit by unit (in worker processes on a large store) and staged as JSON
+    arrays that DuckDB loads in bulk (see ``STAGED``; exports order rows by key)."""
+    db.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{db.name}.", suffix=".tmp", dir=db.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    tmp.unlink()  # DuckDB creates the file itself
+    try:
+        with no_cycle_collection(), tempfile.TemporaryDirectory(prefix=".rows-", dir=db.parent) as staging:
+            folder = Path(staging)
+            workers.map_units(registry, list(registry.unit_paths), functools.partial(_write_unit_rows, folder=folder))
+            _stage(store_rows(registry, findings, history), folder, "store")
+            con = duckdb.connect(str(tmp))
+            try:
+                con.execute("SET enable_progress_bar = false")
+                con.execute("SET preserve_insertion_order = false")  # exports order rows by key
+                con.execute("SET force_compression = 'zstd'")  # as small as the default, less work to write
+                for statement in ddl():
+                    con.execute(statement)
+                _load_staged(con, folder)
+                appender = con.appender("catalog_meta")
+                appender.append_rows(sorted(meta.items()))
+                appender.flush()
+                for name, sql in tables.VIEWS.items():
+                    con.execute(f"CREATE VIEW {name} AS {sql}")
+                con.execute("CHECKPOINT")
+                counts = {t: con.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0] for t in table_names()}
+            finally:
+                con.close()
+        os.replace(tmp, db)
+        return counts
+    finally:
+        for leftover in (tmp, Path(str(tmp) + ".wal")):
+            leftover.unlink(missing_ok=True)
+
+
+def read_meta(db: Path) -> dict[str, str] | None:
+    """The catalog's meta table, or None when the file is missing, corrupt or of another schema."""
+    if not db.exists():
+        return None
+    try:
+        con = duckdb.connect(str(db), read_only=True)
+    except duckdb.Error:
+        return None
+    try:
+        meta = dict(con.execute("SELECT key, value FROM catalog_meta").fetchall())
+    except duckdb.Error:
+        return None
+    finally:
+        con.close()
+    return meta if meta.get("schema_version") == str(tables.SCHEMA_VERSION) else None
+
+
+class QueryRefused(ValueError):
+    """SQL that ``evreg query`` does not run: not exactly one read-only statement."""
+
+
+QUERY_TIMEOUT_S = 30.0
+"""Wall-clock bound of one ``evreg query`` statement; DuckDB is interrupted after it."""
+
+SANDBOX: dict[str, str | bool | int | float | list[str]] = {
+    # Nothing outside the catalog file: no file reads or writes (read_csv, COPY ... TO, EXPORT
+    # DATABASE, ATTACH, glob), no network, no extension installs or loads ...
+    "enable_external_access": False,
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "allow_community_extensions": False,
+    # ... bounded resources ...
+    "memory_limit": "1GB",
+    "threads": 2,
+    # ... and a query cannot SET any of it back.
+    "lock_configuration": True,
+}
+"""The DuckDB configuration ``evreg query`` runs under (on a read-only connection)."""
+
+_READ_ONLY_STATEMENTS = frozenset({"SELECT", "EXPLAIN"})
+QUERY_MAX_ROWS = 100_000
+"""Rows ``evreg query`` returns at most; more is refused (``evreg export parquet`` has all)."""
+QUERY_ADDRESS_SPACE = 3 << 30
+"""Address space a query may add to the process. DuckDB's ``memory_limit`` does not count every
+allocation (``repeat()`` of a huge string, results handed to Python); the process limit does."""
+
+
+@contextlib.contextmanager
+def _bounded_address_space(extra: int) -> Iterator[None]:
+    """Limit the process's address space to its current size plus ``extra`` for the duration
+    (a soft limit, restored after; DuckDB then reports out-of-memory instead of exhausting the host)."""
+    try:
+        import resource
+
+        with open("/proc/self/statm") as fh:
+            current = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    except (ImportError, OSError, ValueError):  # not Linux: DuckDB's own limits only
+        yield
+        return
+    limit = current + extra if hard == resource.RLIM_INFINITY else min(current + extra, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+def query(db: Path, sql: str, timeout: float = QUERY_TIMEOUT_S) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """Run one read-only SQL statement in the sandbox. Raises QueryRefused for anything but
+    one SELECT (or EXPLAIN), and duckdb.Error with DuckDB's message (a refused file access is a
+    duckdb.PermissionException, a timeout a duckdb.InterruptException)."""
+    import threading
+
+    con = duckdb.connect(str(db), read_only=True, config=SANDBOX)
+    try:
+        statements = con.extract_statements(sql)
+        if len(statements) != 1:
+            raise QueryRefused(f"evreg query runs exactly one statement; this SQL has {len(statements)}")
+        kind = statements[0].type.name
+        if kind not in _READ_ONLY_STATEMENTS:
+            raise QueryRefused(f"evreg query runs only SELECT statements (and EXPLAIN); this one is {kind}")
+        timer = threading.Timer(timeout, con.interrupt)
+        timer.start()
+        try:
+            with _bounded_address_space(QUERY_ADDRESS_SPACE):
+                cur = con.execute(statements[0])
+                columns = [d[0] for d in cur.description] if cur.description else []
+                rows = cur.fetchmany(QUERY_MAX_ROWS + 1)
+        finally:
+            timer.cancel()
+        if len(rows) > QUERY_MAX_ROWS:
+            raise QueryRefused(
+                f"the query returns more than {QUERY_MAX_ROWS:,} rows: add a LIMIT, or use `evreg export parquet`"
+            )
+        return columns, rows
+    finally:
+        con.close()
+
+
+def export_tables(db: Path, out_dir: Path) -> list[str]:
+    """Parquet and JSON Lines per table plus SHA256SUMS; deterministic bytes."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    con = duckdb.connect(str(db), read_only=True)
+    names = []
+    try:
+        con.execute("SET threads = 1")
+        con.execute("SET enable_progress_bar = false")
+        for table in tables.TABLES:
+            name = table.__tablename__
+            order = "key" if "key" in table.__table__.columns else "id"  # type: ignore[attr-defined]
+            for ext, opts in (("parquet", "FORMAT parquet, COMPRESSION zstd"), ("jsonl", "FORMAT json")):
+                target = out_dir / f"{name}.{ext}"
+                tmp = out_dir / f".{name}.{ext}.{os.getpid()}.tmp"
+                con.execute(f"COPY (SELECT * FROM {name} ORDER BY {order}) TO '{tmp}' ({opts})")
+                os.replace(tmp, target)
+                names.append(target.name)
+    finally:
+        con.close()
+    sums = "".join(f"{hashlib.sha256((out_dir / n).read_bytes()).hexdigest()}  {n}\n" for n in sorted(names))
+    write_atomic(out_dir / "SHA256SUMS", sums)
+    return sorted(names)
+
+
+def table_names() -> Iterable[str]:
+    return [str(t.__tablename__) for t in tables.TABLES]

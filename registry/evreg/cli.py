@@ -1,0 +1,688 @@
+"""The ``evreg`` command line.
+
+Exit codes: 0 success (warnings allowed unless ``--strict``), 1 findings
+with errors (or a check that failed), 2 usage or internal failure.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+import duckdb
+import git
+
+from evreg import catalog, jsonio, provenance, results, rules, schemas
+from evreg.findings import Finding, Severity
+from evreg.formats import (
+    ImportRefused,
+    find_target,
+    llama_bench,
+    lm_eval,
+    neural_download,
+    vllm_bench,
+    vllm_run_log,
+    write_plan,
+)
+from evreg.layout import PACKETS
+from evreg.store import BaseNotFound, Registry, load, no_cycle_collection
+from evreg.vocab import OBSERVED_STATES
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+
+
+def find_root(start: Path) -> Path:
+    """The registry root: ``start`` when it holds packets/, else its git work tree."""
+    if (start / PACKETS).is_dir():
+        return start
+    try:
+        with git.Repo(start, search_parent_directories=True) as repo:
+            if repo.working_tree_dir:
+                return Path(repo.working_tree_dir)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        pass
+    return start
+
+
+class Context:
+    def __init__(self, root: Path | None) -> None:
+        self.root = (root or find_root(Path.cwd())).resolve()
+
+
+pass_ctx = click.make_pass_decorator(Context)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--root",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Registry to act on (default: the git work tree containing the current directory).",
+)
+@click.version_option(package_name="evidence-registry")
+@click.pass_context
+def cli(ctx: click.Context, root: Path | None) -> None:
+    """Evidence registry for LLM inference results."""
+    ctx.obj = Context(root)
+
+
+# -- reporting -------------------------------------------------------------
+
+
+def _human(f: Finding) -> str:
+    where = f.file + (f":{f.line}:{f.column}" if f.line else "")
+    ptr = f" at {f.pointer}" if f.pointer else ""
+    tag = " (baselined)" if f.baselined else ""
+    intro = " (not introduced by this change)" if f.introduced is False else ""
+    text = f"{where}: {f.severity.value} [{f.code}]{tag}{intro} {f.message}{ptr}"
+    if f.hint:
+        text += f"\n    hint: {f.hint}"
+    if f.baseline_reason:
+        text += f"\n    baselined because: {f.baseline_reason}"
+    return text
+
+
+def _github(f: Finding) -> str:
+    def esc(s: str) -> str:
+        return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+    level = "warning" if f.severity is Severity.WARNING or f.baselined else "error"
+    props = [f"file={esc(f.file)}"] if f.file else []
+    if f.line:
+        props += [f"line={f.line}", f"col={f.column}"]
+    props.append(f"title={esc(f.code)}")
+    message = f.message + (f" ({f.pointer})" if f.pointer else "") + (f" Hint: {f.hint}" if f.hint else "")
+    return f"::{level} {','.join(props).replace('::', '%3A%3A')}::{esc(message)}"
+
+
+def emit(findings: list[Finding], summary: dict[str, Any], fmt: str) -> None:
+    if fmt == "json":
+        payload = {"findings": [f.model_dump(mode="json") for f in findings], "summary": summary}
+        click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+        return
+    for f in findings:
+        click.echo(_github(f) if fmt == "github" else _human(f))
+    if fmt == "human":
+        extra = f", {summary['baselined']} baselined" if summary.get("baselined") else ""
+        ext = summary.get("external_evidence_refs", 0)
+        click.echo(
+            f"{summary.get('records', 0)} records in {summary.get('files', 0)} files: "
+            f"{summary['errors']} errors, {summary['warnings']} warnings{extra}"
+            + (f"; {ext} evidence references point into external sources (not checked here)" if ext else "")
+        )
+
+
+FORMAT_OPTION = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["human", "json", "github"]),
+    default="human",
+    show_default=True,
+    help="Output format.",
+)
+
+
+def _in_paths(f: Finding, paths: list[str]) -> bool:
+    return not paths or any(f.file == p or f.file.startswith(p.rstrip("/") + "/") for p in paths)
+
+
+def run_validation(root: Path, base: str | None = None, use_cache: bool = True) -> tuple[Registry, rules.Report]:
+    try:
+        return results.validate(root, rules.discover(), base=base, use_cache=use_cache)
+    except BaseNotFound as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@FORMAT_OPTION
+@click.option("--strict", is_flag=True, help="Treat warnings as errors.")
+@click.option(
+    "--base",
+    "base",
+    metavar="REV",
+    help="Validate the change since REV (its merge base with HEAD): adds the history rules and "
+    "marks findings in files the change did not touch as introduced: false.",
+)
+@click.option("--no-cache", is_flag=True, help=f"Check every unit afresh (the cache is {results.CACHE_DIR}/).")
+@pass_ctx
+def validate(ctx: Context, paths: tuple[Path, ...], fmt: str, strict: bool, base: str | None, no_cache: bool) -> None:
+    """Check the registry; report findings with file, line and JSON pointer.
+
+    With PATHS, only findings in those files or folders are reported (the
+    whole registry is still loaded, since references cross files).
+    """
+    rel = [_relative(ctx.root, p) for p in paths]
+    _registry, report = run_validation(ctx.root, base, not no_cache)
+    findings = [f for f in report.findings if _in_paths(f, rel)]
+    shown = rules.Report(findings, report.records, report.files, report.external_refs)
+    emit(findings, shown.summary(), fmt)
+    sys.exit(EXIT_FINDINGS if shown.errors(strict) else EXIT_OK)
+
+
+def _relative(root: Path, path: Path) -> str:
+    full = (Path.cwd() / path).resolve()
+    try:
+        return full.relative_to(root).as_posix()
+    except ValueError as exc:
+        raise click.UsageError(f"{path} is not inside the registry at {root}") from exc
+
+
+@cli.command()
+@click.argument("code", required=False)
+def explain(code: str | None) -> None:
+    """Say what rule CODE checks, why, how to fix it, and a failing example.
+
+    Without CODE, list every code.
+    """
+    docs = rules.code_docs(rules.discover())
+    if code is None:
+        for doc in sorted(docs.values(), key=lambda d: d.code):
+            click.echo(f"{doc.code:28} {doc.title}")
+        return
+    found = docs.get(code)
+    if found is None:
+        raise click.UsageError(f"unknown code {code!r}; `evreg explain` lists them")
+    click.echo(f"{found.code}: {found.title}\n\nWhy: {found.why}\n\nFix: {found.hint}")
+    if found.example:
+        click.echo(f"\nFails, for example:\n  {found.example}")
+
+
+@cli.command("schema")
+@click.option("--check", is_flag=True, help="Fail with schema-drift instead of writing.")
+@pass_ctx
+def schema_cmd(ctx: Context, check: bool) -> None:
+    """Write schema/*.schema.json from the record models (or check them)."""
+    if check:
+        findings = schemas.check(ctx.root)
+        for f in findings:
+            click.echo(_human(f))
+        click.echo("schema/ is up to date" if not findings else f"{len(findings)} schema files drifted")
+        sys.exit(EXIT_FINDINGS if findings else EXIT_OK)
+    for name, text in schemas.generate().items():
+        jsonio.write_atomic(ctx.root / schemas.SCHEMA_DIR / name, text)
+    click.echo(f"wrote {len(schemas.generate())} schemas to {schemas.SCHEMA_DIR}/")
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--check", is_flag=True, help="List files that are not canonical; change nothing.")
+@pass_ctx
+def fmt(ctx: Context, paths: tuple[Path, ...], check: bool) -> None:
+    """Rewrite record files in canonical JSON (every field kept)."""
+    rel = [_relative(ctx.root, p) for p in paths]
+    registry = load(ctx.root)
+    changed, broken = [], []
+    for doc in registry.documents:
+        if not doc.place.kinds or not _in_paths(Finding(code="", file=doc.path, message=""), rel):
+            continue
+        if doc.data is None and doc.raw is not None:
+            broken.extend(doc.findings)
+            continue
+        if doc.raw is None:
+            continue
+        text = jsonio.canonical(doc.data)
+        if text.encode("utf-8") != doc.raw:
+            changed.append(doc.path)
+            if not check:
+                jsonio.write_atomic(ctx.root / doc.path, text)
+    for f in broken:
+        click.echo(_human(f))
+    verb = "would reformat" if check else "reformatted"
+    for path in changed:
+        click.echo(f"{verb} {path}")
+    click.echo(
+        f"{len(changed)} files {verb}, {len(broken)} unreadable"
+        if changed or broken
+        else "all record files are canonical"
+    )
+    sys.exit(EXIT_FINDINGS if broken or (check and changed) else EXIT_OK)
+
+
+# -- catalog -----------------------------------------------------------------
+
+DB_OPTION = click.option(
+    "--db",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help=f"Catalog file (default: {catalog.DEFAULT_DB} in the registry).",
+)
+AS_OF_OPTION = click.option(
+    "--as-of",
+    "as_of",
+    metavar="REV|DATE",
+    help="Use the store as committed at a revision, or at the end of a date (YYYY-MM-DD).",
+)
+
+
+def ensure_catalog(
+    root: Path, db: Path | None, as_of: str | None, force: bool = False
+) -> tuple[Path, bool, rules.Report]:
+    """The catalog for the store (at ``as_of``), built when missing, stale or corrupt; and the
+    validation report it holds."""
+    db = db or root / catalog.DEFAULT_DB
+    rev = None
+    if as_of:
+        try:
+            rev = provenance.resolve(root, as_of)
+        except (ValueError, git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
+            raise click.UsageError(f"--as-of: {exc}") from None
+    head = rev or _head(root)
+    pack = rules.discover()
+    # A commit is validated afresh; the working tree reuses the unit results cache.
+    cache = results.ResultCache.open(root, pack) if rev is None else None
+    with no_cycle_collection():
+        registry = load(root, rev) if rev else results.load_worktree(root, cache)
+        report = rules.run(registry, pack, cache)
+        print_ = catalog.fingerprint(registry, head, report.findings)
+        meta = catalog.read_meta(db)
+        if not force and meta and meta.get("fingerprint") == print_:
+            return db, False, report
+        history = provenance.history(root, rev or "HEAD") if head else {}
+        catalog.build(
+            registry,
+            report.findings,
+            history,
+            db,
+            {
+                "schema_version": str(catalog.tables.SCHEMA_VERSION),
+                "fingerprint": print_,
+                "source": registry.source.label,
+                "commit": head or "",
+            },
+        )
+    return db, True, report
+
+
+def _head(root: Path) -> str | None:
+    try:
+        with git.Repo(root) as repo:
+            return repo.head.commit.hexsha
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError, ValueError):
+        return None
+
+
+@cli.command("catalog")
+@DB_OPTION
+@AS_OF_OPTION
+@pass_ctx
+def catalog_cmd(ctx: Context, db: Path | None, as_of: str | None) -> None:
+    """Build the DuckDB catalog of the store (atomically)."""
+    path, _, _ = ensure_catalog(ctx.root, db, as_of, force=True)
+    counts = ", ".join(
+        f"{n} {catalog.query(path, f'SELECT count(*) FROM {n}')[1][0][0]}" for n in catalog.table_names()
+    )
+    click.echo(f"catalog written to {path}: {counts}")
+
+
+def _table(columns: list[str], rows: list[tuple[Any, ...]]) -> str:
+    cells = [[("" if v is None else str(v)) for v in row] for row in rows]
+    widths = [min(60, max([len(c)] + [len(r[i]) for r in cells])) for i, c in enumerate(columns)]
+    line = lambda vals: "  ".join(v[:60].ljust(w) for v, w in zip(vals, widths, strict=True)).rstrip()  # noqa: E731
+    return "\n".join([line(columns), line(["-" * w for w in widths]), *(line(r) for r in cells)])
+
+
+@cli.command()
+@click.argument("sql")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
+@DB_OPTION
+@AS_OF_OPTION
+@pass_ctx
+def query(ctx: Context, sql: str, fmt: str, db: Path | None, as_of: str | None) -> None:
+    """Run one read-only SQL statement against the catalog (built first when missing or stale).
+
+    The query runs in a sandbox: no file or network access, no extensions, locked settings,
+    bounded memory, threads and time (see site/security.md)."""
+    path, _, _ = ensure_catalog(ctx.root, db, as_of)
+    try:
+        columns, rows = catalog.query(path, sql)
+    except catalog.QueryRefused as exc:
+        click.echo(f"query refused: {exc}", err=True)
+        sys.exit(EXIT_FINDINGS)
+    except duckdb.InterruptException:
+        click.echo(f"query stopped: it ran longer than {catalog.QUERY_TIMEOUT_S:g} s", err=True)
+        sys.exit(EXIT_FINDINGS)
+    except duckdb.PermissionException as exc:
+        click.echo(f"query refused: it reads or writes outside the catalog ({exc})", err=True)
+        sys.exit(EXIT_FINDINGS)
+    except duckdb.Error as exc:
+        click.echo(f"query failed: {exc}", err=True)
+        sys.exit(EXIT_FINDINGS)
+    if fmt == "json":
+        click.echo(
+            json.dumps([dict(zip(columns, r, strict=True)) for r in rows], indent=2, default=str, ensure_ascii=False)
+        )
+    elif fmt == "csv":
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(columns)
+        writer.writerows(rows)
+        click.echo(buf.getvalue(), nl=False)
+    else:
+        click.echo(_table(columns, rows))
+
+
+# -- site ------------------------------------------------------------------------
+
+
+@cli.command()
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="Output folder (default: build/site).")
+@AS_OF_OPTION
+@FORMAT_OPTION
+@pass_ctx
+def build(ctx: Context, out: Path | None, as_of: str | None, fmt: str) -> None:
+    """Validate, build the catalog and the data downloads, and build the site.
+
+    Refuses to publish when validation has errors, and fails on any rendered
+    figure that did not come through a citation (orphan-number).
+    """
+    sys.exit(_build(ctx.root, out, as_of, fmt))
+
+
+def _build(root: Path, out: Path | None, as_of: str | None, fmt: str) -> int:
+    import logging
+    import time
+
+    from evreg import sitebuild
+
+    started = time.perf_counter()
+    db, _built, report = ensure_catalog(root, None, as_of)
+    if report.errors():
+        emit(report.blocking, report.summary(), fmt)
+        click.echo("build refused: validation has errors; nothing was published", err=True)
+        return EXIT_FINDINGS
+    downloads = root / "build" / "downloads"
+    catalog.export_tables(db, downloads)
+    out = out or root / "build" / "site"
+    logging.getLogger("mkdocs").setLevel(logging.WARNING)
+    refused = sitebuild.build_site(root, db, downloads, out)
+    if refused:
+        emit(refused, {"errors": len(refused), "warnings": 0}, fmt)
+        click.echo("build failed: nothing was published (see the findings above)", err=True)
+        return EXIT_FINDINGS
+    pages = sum(1 for _ in out.rglob("index.html"))
+    size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
+    click.echo(
+        f"built {pages} pages ({size / 1e6:.1f} MB) into {out} in {time.perf_counter() - started:.1f} s", err=True
+    )
+    return EXIT_OK
+
+
+@cli.command()
+@click.option("--port", default=8000, show_default=True, help="Port on 127.0.0.1.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="Output folder (default: build/site).")
+@pass_ctx
+def serve(ctx: Context, port: int, out: Path | None) -> None:
+    """Build the site, then serve it on http://127.0.0.1:PORT/ until interrupted."""
+    import functools
+    import http.server
+
+    out = out or ctx.root / "build" / "site"
+    code = _build(ctx.root, out, None, "human")
+    if code:
+        sys.exit(code)
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(out))
+    with http.server.ThreadingHTTPServer(("127.0.0.1", port), handler) as server:
+        click.echo(f"serving the registry at http://127.0.0.1:{port}/ (Ctrl-C to stop)", err=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            server.serve_forever()
+
+
+@cli.group("import")
+def import_group() -> None:
+    """Bring outside data into the store."""
+
+
+@import_group.command("neural-download")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--source",
+    default=neural_download.DEFAULT_SOURCE,
+    show_default=True,
+    help="Name under which the lab's evidence paths are cited (SOURCE:path).",
+)
+@click.option(
+    "--repository",
+    default=neural_download.DEFAULT_REPOSITORY,
+    show_default=True,
+    help="Where the lab's evidence files live.",
+)
+@click.option("--overwrite", is_flag=True, help="Replace record files that exist with other content.")
+@FORMAT_OPTION
+@pass_ctx
+def import_neural_download(ctx: Context, file: Path, source: str, repository: str, overwrite: bool, fmt: str) -> None:
+    """Split a neural.download family manifest into packets/<family>/."""
+    _run_import(
+        ctx, lambda: neural_download.plan_import(file.read_bytes(), str(file), source, repository), overwrite, fmt
+    )
+
+
+def _run_import(ctx: Context, make_plan: Any, overwrite: bool, fmt: str) -> None:
+    """Plan, write (never overwriting silently), then report what validation finds."""
+    try:
+        plan = make_plan()
+    except ImportRefused as exc:
+        emit(exc.findings, {"errors": len(exc.findings), "warnings": 0}, fmt)
+        click.echo("import refused: nothing was written", err=True)
+        sys.exit(EXIT_FINDINGS)
+    result = write_plan(ctx.root, plan, overwrite)
+    if result.conflicts and not overwrite:
+        for path in result.conflicts:
+            click.echo(f"exists with other content: {path}", err=True)
+        click.echo(
+            f"import refused: {len(result.conflicts)} files would be overwritten; "
+            "nothing was written (use --overwrite to replace them)",
+            err=True,
+        )
+        sys.exit(EXIT_FINDINGS)
+    for note in plan.notes:
+        click.echo(note, err=True)
+    click.echo(f"wrote {len(result.written)} files, {len(result.unchanged)} unchanged", err=True)
+    _registry, report = run_validation(ctx.root)
+    emit(report.findings, report.summary(), fmt)
+    click.echo("import done; the findings above are what `evreg validate` reports now", err=True)
+
+
+@import_group.command("vllm-run-log")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--overwrite", is_flag=True, help="Replace record files that exist with other content.")
+@FORMAT_OPTION
+@pass_ctx
+def import_vllm_run_log(ctx: Context, file: Path, overwrite: bool, fmt: str) -> None:
+    """Import the RTX 5090 lab's vLLM run log (runs, failures, sweeps, jitter, divergence)."""
+    _run_import(ctx, lambda: vllm_run_log.plan_import(file.read_bytes(), str(file)), overwrite, fmt)
+
+
+def _tool_importer(name: str, module: Any, help_text: str) -> None:
+    @import_group.command(name, help=help_text)
+    @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+    @click.option(
+        "--packet",
+        "packet",
+        required=True,
+        metavar="FAMILY/PACKET",
+        help="The existing packet the results belong to (its revision, artifact and runtime apply).",
+    )
+    @click.option(
+        "--state",
+        type=click.Choice(list(OBSERVED_STATES)),
+        default="community-measured",
+        show_default=True,
+        help="State of the imported measurements.",
+    )
+    @click.option("--overwrite", is_flag=True, help="Replace record files that exist with other content.")
+    @FORMAT_OPTION
+    @pass_ctx
+    def command(ctx: Context, file: Path, packet: str, state: str, overwrite: bool, fmt: str) -> None:
+        def make() -> Any:
+            target = find_target(ctx.root, packet, str(file))
+            return module.plan_import(file.read_bytes(), str(file), target, file.name, state)
+
+        _run_import(ctx, make, overwrite, fmt)
+
+
+_tool_importer("llama-bench", llama_bench, "Import `llama-bench -o json` output into a packet.")
+_tool_importer("vllm-bench", vllm_bench, "Import a `vllm bench serve --save-result` JSON file into a packet.")
+_tool_importer("lm-eval", lm_eval, "Import lm-evaluation-harness results JSON into a packet.")
+
+
+# -- scaffolding ------------------------------------------------------------------
+
+
+@cli.group()
+def new() -> None:
+    """Scaffold a family or a packet (never overwrites)."""
+
+
+def _scaffold(root: Path, path: str, record: dict[str, Any], next_steps: str) -> None:
+    target = root / path
+    if target.exists():
+        raise click.ClickException(f"{path} exists already; nothing was written")
+    jsonio.write_atomic(target, jsonio.canonical(record))
+    click.echo(f"wrote {path}\n\nNext:\n{next_steps}")
+
+
+@new.command("family")
+@click.argument("family")
+@click.option("--name", required=True, help="Display name of the model line.")
+@click.option("--revision", "revision_id", required=True, help="Id of its first weight revision (e.g. model-1.0).")
+@click.option("--repository", required=True, help="Repository of the base weights (org/name).")
+@click.option("--commit", help="40-hex commit of the weights; without it the revision is unpinned.")
+@pass_ctx
+def new_family(ctx: Context, family: str, name: str, revision_id: str, repository: str, commit: str | None) -> None:
+    """Scaffold packets/FAMILY/family.json with one weight revision."""
+    rev: dict[str, Any] = {"id": revision_id, "repository": repository, "quantized_artifacts": []}
+    rev.update({"revision": commit} if commit else {"revision_status": "Commit not recorded yet."})
+    _scaffold(
+        ctx.root,
+        f"packets/{family}/family.json",
+        {"kind": "family", "id": family, "name": name, "weight_revisions": [rev]},
+        "  - add quantized artifacts under weight_revisions[].quantized_artifacts\n"
+        f"  - evreg new packet {family} PACKET --revision {revision_id} ...\n  - evreg validate",
+    )
+
+
+@new.command("packet")
+@click.argument("family")
+@click.argument("packet")
+@click.option("--revision", required=True, help="Weight revision id of the family.")
+@click.option("--artifact", help="Quantized artifact id (required when the revision has artifacts).")
+@click.option("--quantization", help="The artifact's exact quantization.")
+@click.option("--runtime", required=True, help="Runtime and version, e.g. 'vLLM 0.9.1'.")
+@click.option("--cards", type=int, default=1, show_default=True, help="Number of accelerators (topology).")
+@click.option("--label", help="Human label.")
+@pass_ctx
+def new_packet(
+    ctx: Context,
+    family: str,
+    packet: str,
+    revision: str,
+    artifact: str | None,
+    quantization: str | None,
+    runtime: str,
+    cards: int,
+    label: str | None,
+) -> None:
+    """Scaffold packets/FAMILY/PACKET/packet.json."""
+    record: dict[str, Any] = {
+        "kind": "packet",
+        "id": packet,
+        "revision": revision,
+        "runtime": runtime,
+        "cards": cards,
+        "status": "candidate",
+        "label": label or packet,
+    }
+    if artifact:
+        record["artifact_id"] = artifact
+    if quantization:
+        record["quantization"] = quantization
+    _scaffold(
+        ctx.root,
+        f"packets/{family}/{packet}/packet.json",
+        record,
+        f"  - evreg import llama-bench|vllm-bench|lm-eval FILE --packet {family}/{packet}\n"
+        "  - write numbers in prose as {{ m:ID.METRIC[INDEX] }}\n"
+        "  - evreg fmt && evreg validate --base origin/main\n  - open the pull request",
+    )
+
+
+@cli.group("export")
+def export_group() -> None:
+    """Write store data out in other formats."""
+
+
+@export_group.command("parquet")
+@click.argument("out_dir", type=click.Path(file_okay=False, path_type=Path))
+@DB_OPTION
+@AS_OF_OPTION
+@pass_ctx
+def export_parquet(ctx: Context, out_dir: Path, db: Path | None, as_of: str | None) -> None:
+    """Write every catalog table as Parquet and JSON Lines, with SHA256SUMS."""
+    path, _, _ = ensure_catalog(ctx.root, db, as_of)
+    names = catalog.export_tables(path, out_dir)
+    click.echo(f"wrote {len(names)} files and SHA256SUMS to {out_dir}")
+
+
+@export_group.command("neural-download")
+@click.argument("family")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write here (atomically) instead of standard output.",
+)
+@pass_ctx
+def export_neural_download(ctx: Context, family: str, output: Path | None) -> None:
+    """Join packets/FAMILY back into one neural.download family manifest."""
+    registry = load(ctx.root)
+    try:
+        manifest = neural_download.export(registry, family)
+    except neural_download.ExportRefused as exc:
+        raise click.ClickException(str(exc)) from None
+    except KeyError:
+        raise click.ClickException(
+            f"no valid family {family!r} in {ctx.root / PACKETS}; run `evreg validate` to see why"
+        ) from None
+    text = neural_download.dumps(manifest)
+    if output:
+        jsonio.write_atomic(output, text)
+    else:
+        click.echo(text, nl=False)
+
+
+@cli.command()
+@click.option("--sizes", default="1000,10000", show_default=True, help="Comma-separated measurement counts.")
+@click.option("--keep", type=click.Path(file_okay=False, path_type=Path), help="Keep the generated registries here.")
+def bench(sizes: str, keep: Path | None) -> None:
+    """Benchmark validation, catalog and queries on synthetic registries; print JSON with ratios to the floor."""
+    from evreg import bench as bench_mod
+
+    try:
+        counts = [int(s) for s in sizes.split(",") if s.strip()]
+    except ValueError:
+        raise click.UsageError("--sizes takes whole numbers separated by commas") from None
+    results = {"sizes": bench_mod.run(counts, keep), "adversarial_8mib_record_s": bench_mod.adversarial()}
+    click.echo(json.dumps(results, indent=2))
+
+
+def main() -> None:
+    try:
+        cli.main(standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(EXIT_USAGE if isinstance(exc, click.UsageError) else exc.exit_code)
+    except click.Abort:
+        sys.exit(EXIT_USAGE)
+    except Exception as exc:  # never a traceback for the user; EVREG_DEBUG=1 shows it
+        if os.environ.get("EVREG_DEBUG"):
+            raise
+        click.echo(f"evreg: internal error: {type(exc).__name__}: {exc}", err=True)
+        sys.exit(EXIT_USAGE)

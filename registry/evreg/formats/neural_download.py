@@ -1,0 +1,365 @@
+"""The neural.download lab's family manifest (``neural-download-model-family-v1``).
+
+Import splits one manifest into the store: ``family.json`` keeps the family's
+own fields with its weight revisions and artifacts; every entry of the
+manifest's record lists becomes one file. Export joins them back into a
+manifest equal to the input (same keys, values and list order).
+
+What the import adds, and the export removes again:
+
+- ``kind`` on every record;
+- ``id`` on family closures (the lab's closures have none): ``closure-N``,
+  N the closure's position in the manifest, from 1;
+- on the family, ``record_order`` (each list's ids in manifest order) and
+  ``sources`` (the external source evidence paths point into);
+- the prefix ``SOURCE:`` on evidence paths, which point into the lab's own
+  repository and are not files here.
+
+Measurements go into the folder of a packet when exactly one packet claims
+them: it features them (``featured_metric.measurement_id``), names their
+evidence file as its ``manifest`` or grade evidence, or pairs them with itself
+in a coverage cell or contract rule (``packet_id`` + ``evidence_id``). All
+other measurements stay at family level, in ``packets/<family>/measurements/``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from collections.abc import Mapping
+from typing import Any
+
+from evreg import citations, jsonio
+from evreg.citations import map_prose
+from evreg.evidence import map_refs, parse_ref
+from evreg.findings import Finding, join_pointer, split_pointer
+from evreg.formats import ImportRefused, Plan, forbid_citation_markers
+from evreg.jsonio import iter_keyed_strings
+from evreg.layout import record_path
+from evreg.models import SLUG_PATTERN
+from evreg.store import MEASUREMENT_KINDS, Registry
+
+FORMAT = "neural-download-model-family-v1"
+DEFAULT_SOURCE = "neural-download"
+DEFAULT_REPOSITORY = "https://github.com/steveseguin/b70-optimization-lab"
+
+LISTS: tuple[tuple[str, str], ...] = (
+    ("packets", "packet"),
+    ("run_measurements", "run-measurement"),
+    ("series_measurements", "series-measurement"),
+    ("views", "view"),
+    ("coverage_views", "coverage-view"),
+    ("coverage_contracts", "coverage-contract"),
+    ("family_closures", "closure"),
+    ("estimates", "estimate"),
+)
+LIST_OF_KIND = {kind: key for key, kind in LISTS}
+ADDED_FAMILY_FIELDS = ("kind", "record_order", "sources")
+_SLUG = re.compile(SLUG_PATTERN)
+
+
+def _refuse(file: str, pointer: str, message: str, hint: str) -> ImportRefused:
+    return ImportRefused([Finding(code="import-unmappable", file=file, pointer=pointer, message=message, hint=hint)])
+
+
+def plan_import(raw: bytes, file: str, source: str = DEFAULT_SOURCE, repository: str = DEFAULT_REPOSITORY) -> Plan:
+    manifest, findings = jsonio.parse(raw, file)
+    if findings:
+        raise ImportRefused(findings)
+    forbid_citation_markers(manifest, file)
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise _refuse(
+            file,
+            "/format",
+            f"not a {FORMAT} manifest",
+            "pass a neural.download family manifest (families/<family>.json)",
+        )
+    family_id = manifest.get("id")
+    if not isinstance(family_id, str) or not _SLUG.fullmatch(family_id):
+        raise _refuse(
+            file,
+            "/id",
+            f"family id {family_id!r} is not a lowercase slug",
+            "the family id becomes a folder name and must be a slug",
+        )
+    for key in ADDED_FAMILY_FIELDS:
+        if key in manifest:
+            raise _refuse(
+                file,
+                join_pointer(key),
+                f"the manifest already has a field {key!r}, which the registry uses for itself",
+                "rename the field in the source",
+            )
+
+    def local_to_external(value: str) -> str:
+        return value if parse_ref(value).kind == "url" else f"{source}:{value}"
+
+    family: dict[str, Any] = {"kind": "family"}
+    order: dict[str, list[str]] = {}
+    records: list[tuple[str, dict[str, Any]]] = []
+    for key, value in manifest.items():
+        if key not in LIST_OF_KIND.values():
+            family[key] = value
+            continue
+        kind = dict(LISTS)[key]
+        if not isinstance(value, list):
+            raise _refuse(file, join_pointer(key), f"{key} is not a list", "each record list is a JSON array")
+        order[key] = []
+        for index, item in enumerate(value):
+            pointer = join_pointer(key, index)
+            if not isinstance(item, dict):
+                raise _refuse(file, pointer, "a record is not a JSON object", "fix the manifest")
+            if "kind" in item:
+                raise _refuse(
+                    file,
+                    join_pointer(key, index, "kind"),
+                    "the record already has a field 'kind', which the registry uses for itself",
+                    "rename the field in the source",
+                )
+            record = {"kind": kind, **item}
+            if kind == "closure":
+                if "id" in item:
+                    raise _refuse(
+                        file,
+                        join_pointer(key, index, "id"),
+                        "family closures carry no id in this format",
+                        "remove the id; the import numbers closures by position",
+                    )
+                record["id"] = f"closure-{index + 1}"
+            rid = record.get("id")
+            if not isinstance(rid, str) or not _SLUG.fullmatch(rid):
+                raise _refuse(
+                    file,
+                    join_pointer(key, index, "id"),
+                    f"record id {rid!r} is not a lowercase slug",
+                    "ids become file names: lowercase letters, digits and single hyphens",
+                )
+            order[key].append(rid)
+            records.append((kind, map_refs(record, local_to_external)))
+    family = map_refs(family, local_to_external)
+    bound, left = bind_figures([family, *(r for _, r in records)])
+    family["record_order"] = order
+    family["sources"] = {
+        source: {
+            "repository": repository,
+            "note": "Evidence paths of the imported manifest point into this "
+            "repository; its files are not copied here.",
+        }
+    }
+
+    plan = Plan()
+    plan.add(record_path("family", family_id, family_id), family)
+    owners = _packet_owners(manifest)
+    placed = 0
+    for kind, record in records:
+        packet = owners.get(record["id"]) if kind in MEASUREMENT_KINDS else None
+        placed += packet is not None
+        plan.add(record_path(kind, family_id, record["id"], packet), record)
+    counts = {key: len(ids) for key, ids in order.items()}
+    plan.notes.append(f"family {family_id}: " + ", ".join(f"{n} {k}" for k, n in counts.items()))
+    plan.notes.append(f"{bound} figures in prose bound to citations; {left} left as written (orphan numbers)")
+    plan.notes.append(
+        f"{placed} measurements placed in packet folders, "
+        f"{counts.get('run_measurements', 0) + counts.get('series_measurements', 0) - placed} "
+        "at family level"
+    )
+    return plan
+
+
+def _packet_owners(manifest: dict[str, Any]) -> dict[str, str]:
+    """Measurement id -> the one packet that claims it (see module docstring)."""
+    claims: dict[str, set[str]] = defaultdict(set)
+    measurements = [
+        m for key in ("run_measurements", "series_measurements") for m in manifest.get(key) or [] if isinstance(m, dict)
+    ]
+    by_evidence: dict[str, set[str]] = defaultdict(set)
+    for m in measurements:
+        if isinstance(m.get("evidence"), str) and isinstance(m.get("id"), str):
+            by_evidence[m["evidence"]].add(m["id"])
+    for p in manifest.get("packets") or []:
+        if not isinstance(p, dict) or not isinstance(p.get("id"), str):
+            continue
+        featured = p.get("featured_metric")
+        if isinstance(featured, dict) and isinstance(featured.get("measurement_id"), str):
+            claims[featured["measurement_id"]].add(p["id"])
+        paths = {p.get("manifest")}
+        for grade in (p.get("grades") or {}).values():
+            if isinstance(grade, dict) and isinstance(grade.get("evidence"), list):
+                paths.update(e for e in grade["evidence"] if isinstance(e, str))
+        for path in paths:
+            for mid in by_evidence.get(path, ()):  # type: ignore[arg-type]
+                claims[mid].add(p["id"])
+    cells: list[Any] = []
+    for view in manifest.get("coverage_views") or []:
+        if isinstance(view, dict) and isinstance(view.get("cells"), dict):
+            cells.extend(view["cells"].values())
+    for contract in manifest.get("coverage_contracts") or []:
+        if isinstance(contract, dict) and isinstance(contract.get("rules"), list):
+            cells.extend(contract["rules"])
+    for cell in cells:
+        if (
+            isinstance(cell, dict)
+            and isinstance(cell.get("packet_id"), str)
+            and isinstance(cell.get("evidence_id"), str)
+        ):
+            claims[cell["evidence_id"]].add(cell["packet_id"])
+    return {mid: next(iter(pids)) for mid, pids in claims.items() if len(pids) == 1}
+
+
+class ExportRefused(ValueError):
+    """Files of the family cannot be read, so a manifest would silently lose them."""
+
+
+def export(registry: Registry, family_id: str) -> dict[str, Any]:
+    """Join a family's records back into one manifest.
+
+    Every record file of the family that parses is exported, whether or not it
+    passes validation (an export must not lose data); a file that does not
+    parse refuses the export, naming it."""
+    mine = [d for d in registry.documents if d.place.family == family_id and d.place.kinds and not d.place.evidence]
+    unreadable = [d.path for d in mine if not isinstance(d.data, dict)]
+    if unreadable:
+        raise ExportRefused(f"cannot export {family_id!r}: unreadable record files {', '.join(unreadable[:5])}")
+    family_doc = next((d for d in mine if d.place.kinds == ("family",)), None)
+    if family_doc is None:
+        raise KeyError(family_id)
+    family = dict(family_doc.data)
+    order: dict[str, list[str]] = family.get("record_order") or {}
+    sources = tuple(family.get("sources") or {})
+
+    def external_to_local(value: str) -> str:
+        ref = parse_ref(value)
+        return ref.path if ref.kind == "external" and ref.source in sources else value
+
+    by_list: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
+    for doc in mine:
+        kind = doc.data.get("kind")
+        if kind in LIST_OF_KIND:
+            by_list[LIST_OF_KIND[kind]][str(doc.data.get("id", doc.place.id))] = doc.data
+    manifest = {k: v for k, v in family.items() if k not in ADDED_FAMILY_FIELDS}
+    for key, kind in LISTS:
+        if key not in order and not by_list.get(key):
+            continue
+        records = by_list.get(key, {})
+        ids = [i for i in order.get(key, []) if i in records]
+        ids += sorted(set(records) - set(ids))
+        items = []
+        for rid in ids:
+            item = {k: v for k, v in records[rid].items() if k != "kind"}
+            if kind == "closure":
+                item.pop("id", None)
+            items.append(item)
+        manifest[key] = items
+    measurements = {str(d.id): d.data for d in registry.records(*MEASUREMENT_KINDS)}
+    manifest = map_prose(manifest, lambda text: render_plain(text, measurements))
+    return map_refs(manifest, external_to_local)
+
+
+def render_plain(text: str, measurements: Mapping[str, dict[str, Any]]) -> str:
+    """Prose with each citation replaced by its formatted figure (the lab's plain text)."""
+    out, last = [], 0
+    for c in citations.parse(text):
+        if isinstance(c, citations.CitationError):
+            continue
+        resolved = citations.resolve(c, measurements)
+        if isinstance(resolved, citations.Resolved):
+            out += [text[last : c.start], resolved.text]
+            last = c.end
+    return "".join(out) + text[last:]
+
+
+_UNIT_SUFFIX = {"tok/s": "_tok_s", "t/s": "_tok_s", "tokens/s": "_tok_s", "ms": "_ms", "%": "_pct"}
+_REFERENCE_KEYS = ("evidence_id", "measurement_id", "measurement_ids", "basis_measurement_ids")
+
+
+def bind_figures(records: list[dict[str, Any]]) -> tuple[int, int]:
+    """Turn figures in prose that state a measured value into citations, in place.
+
+    A figure is bound when, at the written precision, it equals exactly one
+    sample or point value of a metric its unit or notation names, searched in
+    order: the measurement the surrounding cell cites (``evidence_id``, at its
+    ``point_x``), the record itself, measurements the record references, then
+    the whole family. Ambiguous or unmatched figures stay as written, and the
+    citation renders back to exactly the written text (a lossless export).
+    Returns (bound, left).
+    """
+    values: dict[str, list[tuple[str, int | None, float | None, float]]] = defaultdict(list)
+    for r in records:
+        if r.get("kind") not in MEASUREMENT_KINDS:
+            continue
+        for metric, samples in (r.get("metrics") or {}).items():
+            for i, v in enumerate(samples if isinstance(samples, list) else []):
+                if isinstance(v, int | float) and not isinstance(v, bool):
+                    values[r["id"]].append((metric, i, None, float(v)))
+        for p in r.get("points") or []:
+            if not isinstance(p, dict) or not isinstance(p.get("x"), int | float):
+                continue
+            for metric, v in p.items():
+                if metric != "x" and isinstance(v, int | float) and not isinstance(v, bool):
+                    values[r["id"]].append((metric, None, float(p["x"]), float(v)))
+    bound = left = 0
+
+    def matches(mids: list[str], fig: citations.Figure, point_x: float | None = None) -> set[tuple[Any, ...]]:
+        found = set()
+        for mid in mids:
+            for metric, index, x, value in values.get(mid, ()):
+                if point_x is not None and x != point_x:
+                    continue
+                if fig.metric_hint and metric != fig.metric_hint:
+                    continue
+                if not fig.metric_hint and not metric.endswith(_UNIT_SUFFIX.get(fig.unit, "\0")):
+                    continue
+                if citations.format_value(value, metric, fig.decimals, unit=False) == fig.number:
+                    found.add((mid, metric, index, x))
+        return found
+
+    for record in records:
+        referenced = [v for _, _, v in iter_keyed_strings(record, lambda k: k in _REFERENCE_KEYS)]
+        own = [record["id"]] if record.get("kind") in MEASUREMENT_KINDS else []
+        family_wide = list(values)
+        for pointer, text in list(citations.iter_prose(record)):
+            parent = _parent(record, pointer)
+            cell = [parent["evidence_id"]] if isinstance(parent.get("evidence_id"), str) else []
+            point_x = parent.get("point_x") if isinstance(parent.get("point_x"), int | float) else None
+            new = text
+            for fig in reversed(citations.find_figures(text)):
+                hit = None
+                for mids, px in ((cell, point_x), (own, None), (referenced, None), (family_wide, None)):
+                    found = matches(mids, fig, px) if mids else set()
+                    if found:
+                        hit = next(iter(found)) if len(found) == 1 else None
+                        break
+                if hit is None:
+                    left += 1
+                    continue
+                mid, metric, index, x = hit
+                cite = citations.citation_text(mid, metric, index, x, fig.decimals, unit=False)
+                new = new[: fig.start] + cite + new[fig.start + len(fig.number) :]
+                bound += 1
+            if new != text:
+                _set(record, pointer, new)
+    return bound, left
+
+
+def _parent(record: dict[str, Any], pointer: str) -> dict[str, Any]:
+    node: Any = record
+    tokens = split_pointer(pointer)[:-1]
+    for t in tokens:
+        node = node[int(t)] if isinstance(node, list) else node[t]
+    while isinstance(node, list):  # prose in a list: the object holding the list
+        node = _parent(record, "/" + "/".join(tokens[:-1])) if tokens else record
+        break
+    return node if isinstance(node, dict) else {}
+
+
+def _set(record: dict[str, Any], pointer: str, value: str) -> None:
+    node: Any = record
+    tokens = split_pointer(pointer)
+    for t in tokens[:-1]:
+        node = node[int(t)] if isinstance(node, list) else node[t]
+    node[int(tokens[-1]) if isinstance(node, list) else tokens[-1]] = value
+
+
+def dumps(manifest: dict[str, Any]) -> str:
+    return json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,414 @@
+"""The RTX 5090 lab's vLLM run log (``schema_version`` 1).
+
+Top level: ``hardware``, ``software``, ``method``, and the record lists
+``runs``, ``failures``, ``sweeps``, ``jitter``, ``divergence``.
+
+Mapping (identity is never invented: what the log does not name stays missing):
+
+- one **family** per model (``Qwen3.8-27B`` -> ``qwen3-8-27b``), with one weight
+  revision whose base-weight commit the log does not record, and one
+  **artifact** per checkpoint the log names (NVFP4, FP8 ... exports and the
+  base BF16 checkpoint), unpinned (the log records no repository revisions);
+- one **packet** per checkpoint with runs: vLLM ``software.vllm`` on one
+  ``hardware.gpu``;
+- ``runs`` -> run measurements (``community-measured``): the post-warm-up
+  ``decode_samples`` as ``decode_tok_s`` samples, ``spec_acceptance`` as
+  ``draft_acceptance_rate``;
+- ``failures`` -> family closures kept with their reason: ``not_attempted`` is
+  ``closed``, every other failure (out of memory, too little KV cache) is
+  ``unsupported`` on this hardware;
+- ``sweeps`` -> series measurements along ``concurrency`` (and one view per
+  family charting them): per-stream decode
+  as ``decode_tok_s``, total throughput as ``aggregate_tok_s``, the latency
+  percentiles under their own keys (seconds). A sweep's checkpoint is its
+  profile's: the checkpoint every run of that profile without a ``MODEL=``
+  override used; a sweep whose profile is unknown has no artifact;
+- ``jitter`` and ``divergence`` -> quality measurements (KL divergence,
+  top-1 flip rate and agreement, perplexities). Their checkpoint is the
+  model's only checkpoint in the log, or the one checkpoint the label or
+  dimensions name; a comparison across two checkpoints has none.
+
+The log is copied once per family into ``packets/<family>/evidence/`` and every
+stored number carries an ``evidence_locators`` pointer back into it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import defaultdict
+from typing import Any
+
+from evreg import jsonio
+from evreg.findings import Finding, join_pointer
+from evreg.formats import ImportRefused, Plan, forbid_citation_markers
+from evreg.layout import record_path
+
+EVIDENCE_NAME = "rtx5090-vllm-runs.json"
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def _refuse(file: str, pointer: str, message: str) -> ImportRefused:
+    return ImportRefused(
+        [
+            Finding(
+                code="import-unmappable",
+                file=file,
+                pointer=pointer,
+                message=message,
+                hint="this importer reads the vLLM run log format, schema_version 1",
+            )
+        ]
+    )
+
+
+def _need(log: dict[str, Any], file: str, path: str, kind: type | tuple[type, ...]) -> Any:
+    node: Any = log
+    for part in path.split("/"):
+        if not isinstance(node, dict) or part not in node:
+            raise _refuse(file, "/" + path, f"the run log has no {path!r}")
+        node = node[part]
+    if not isinstance(node, kind):
+        raise _refuse(file, "/" + path, f"{path!r} has the wrong type ({type(node).__name__})")
+    return node
+
+
+def plan_import(raw: bytes, file: str) -> Plan:
+    log, findings = jsonio.parse(raw, file)
+    if findings:
+        raise ImportRefused(findings)
+    forbid_citation_markers(log, file)
+    if not isinstance(log, dict) or log.get("schema_version") != 1:
+        raise _refuse(file, "/schema_version", "not a vLLM run log with schema_version 1")
+    gpu = _need(log, file, "hardware/gpu", str)
+    vllm = _need(log, file, "software/vllm", str)
+    workload = _need(log, file, "method/workload", str)
+    lists = {k: _need(log, file, k, list) for k in ("runs", "failures", "sweeps", "jitter", "divergence")}
+
+    models: set[str] = set()
+    checkpoints: dict[str, tuple[str, str]] = {}  # checkpoint -> (model, precision)
+    for i, run in enumerate(lists["runs"]):
+        for key in ("id", "model", "checkpoint", "precision", "decode_samples"):
+            if key not in run:
+                raise _refuse(file, join_pointer("runs", i, key), f"run {i} has no {key!r}")
+        models.add(run["model"])
+        checkpoints[run["checkpoint"]] = (run["model"], run["precision"])
+    for key in ("sweeps", "jitter", "divergence"):
+        for i, rec in enumerate(lists[key]):
+            if not isinstance(rec, dict) or not isinstance(rec.get("model"), str):
+                raise _refuse(file, join_pointer(key, i, "model"), f"{key} entry {i} names no model")
+            models.add(rec["model"])
+    for i, fail in enumerate(lists["failures"]):
+        model = next((m for m in sorted(models, key=len, reverse=True) if m in str(fail.get("checkpoint"))), None)
+        if model is None or "id" not in fail:
+            raise _refuse(file, join_pointer("failures", i), "a failure names no checkpoint of a known model")
+        checkpoints.setdefault(fail["checkpoint"], (model, fail.get("precision", "unknown")))
+
+    fam_of = {m: slug(m) for m in models}
+    rev_of = {m: m.lower() for m in models}
+    art_of = {c: slug(c) for c in checkpoints}
+    plan = Plan()
+    evidence = {m: f"packets/{fam_of[m]}/evidence/{EVIDENCE_NAME}" for m in models}
+    digest = hashlib.sha256(raw).hexdigest()
+    for m in sorted(models):
+        plan.add_file(evidence[m], raw)
+        arts = [
+            {
+                "id": art_of[c],
+                "label": c,
+                "quantization": prec,
+                "repository": c,
+                "revision_status": "The run log records no repository revision for this checkpoint.",
+                "evidence": evidence[m],
+            }
+            for c, (mm, prec) in sorted(checkpoints.items())
+            if mm == m
+        ]
+        plan.add(
+            record_path("family", fam_of[m], fam_of[m]),
+            {
+                "kind": "family",
+                "id": fam_of[m],
+                "name": m,
+                "weight_revisions": [
+                    {
+                        "id": rev_of[m],
+                        "label": m,
+                        "revision_status": "The run log names no base-weight commit.",
+                        "quantized_artifacts": arts,
+                    }
+                ],
+                "evidence_sha256": {evidence[m]: digest},
+            },
+        )
+
+    def base(model: str, checkpoint: str | None) -> dict[str, Any]:
+        out: dict[str, Any] = {"state": "community-measured", "revision": rev_of[model]}
+        if checkpoint:
+            out.update(artifact_id=art_of[checkpoint], quantization=checkpoints[checkpoint][1])
+        out.update(
+            runtime=f"vLLM {vllm}",
+            runtime_family="vLLM",
+            hardware=gpu,
+            evidence=evidence[model],
+            evidence_sha256={evidence[model]: digest},
+        )
+        return out
+
+    packet_of: dict[str, str] = {}
+    for i, run in enumerate(lists["runs"]):
+        c, model = run["checkpoint"], run["model"]
+        packet = packet_of.setdefault(c, f"rtx5090-{art_of[c]}")
+        if run.get("status") != "ok":
+            raise _refuse(
+                file,
+                join_pointer("runs", i, "status"),
+                f"run {run['id']!r} has status {run.get('status')!r}; failed runs belong in `failures`",
+            )
+        metrics = {"decode_tok_s": run["decode_samples"]}
+        locators = {
+            f"decode_tok_s[{j}]": join_pointer("runs", i, "decode_samples", j)
+            for j in range(len(run["decode_samples"]))
+        }
+        if "spec_acceptance" in run:
+            metrics["draft_acceptance_rate"] = [run["spec_acceptance"]]
+            locators["draft_acceptance_rate[0]"] = join_pointer("runs", i, "spec_acceptance")
+        config = {
+            "tp": 1,
+            "cards": 1,
+            **{
+                k: run[k]
+                for k in ("max_model_len", "cuda_graphs", "spec_decode", "vision", "kv_cache_dtype", "overrides")
+                if k in run
+            },
+        }
+        extra = {
+            k: v
+            for k, v in run.items()
+            if k
+            not in ("id", "model", "checkpoint", "precision", "status", "decode_samples", "spec_acceptance", *config)
+        }
+        plan.add(
+            record_path("run-measurement", fam_of[model], run["id"], packet),
+            {
+                "kind": "run-measurement",
+                "id": slug(run["id"]),
+                **base(model, c),
+                "config": config,
+                "workload": workload,
+                "measurement_class": "single-request-decode",
+                "metrics": metrics,
+                "evidence_locators": locators,
+                **extra,
+            },
+        )
+    for c, packet in packet_of.items():
+        model, precision = checkpoints[c]
+        plan.add(
+            record_path("packet", fam_of[model], packet),
+            {
+                "kind": "packet",
+                "id": packet,
+                "label": f"{c} · vLLM {vllm} · {gpu}",
+                "revision": rev_of[model],
+                "artifact_id": art_of[c],
+                "quantization": precision,
+                "runtime": f"vLLM {vllm}",
+                "cards": 1,
+                "status": "community-run-log",
+                "manifest": evidence[model],
+            },
+        )
+
+    for fail in lists["failures"]:
+        c = fail["checkpoint"]
+        model = checkpoints[c][0]
+        state = "closed" if fail.get("status") == "not_attempted" else "unsupported"
+        selectors: dict[str, Any] = {"revision": rev_of[model], "hardware": gpu, "runtime": f"vLLM {vllm}"}
+        if isinstance(fail.get("config"), str):
+            selectors["config"] = fail["config"]
+        rec = {
+            "kind": "closure",
+            "id": slug(fail["id"]),
+            "state": state,
+            "selectors": selectors,
+            "artifact_id": art_of[c],
+            "reason": fail.get("reason") or f"failed: {fail.get('status')}",
+            "evidence": evidence[model],
+            "evidence_sha256": {evidence[model]: digest},
+            "failure": {k: v for k, v in fail.items() if k not in ("id", "reason")},
+        }
+        plan.add(record_path("closure", fam_of[model], rec["id"]), rec)
+
+    profile_checkpoint: dict[str, set[str]] = defaultdict(set)
+    for run in lists["runs"]:
+        if "MODEL=" not in str(run.get("overrides", "")) and run.get("profile"):
+            profile_checkpoint[run["profile"]].add(run["checkpoint"])
+    placed = 0
+    sweep_ids: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for i, sweep in enumerate(lists["sweeps"]):
+        model = sweep["model"]
+        profile = str(sweep.get("label", "")).split(" ")[0]
+        found = profile_checkpoint.get(profile, set())
+        notes = str(sweep.get("notes", ""))
+        c = next(iter(found)) if len(found) == 1 and "MODEL=" not in notes else None
+        dims = sweep.get("dimensions") or {}
+        points, locators = [], {}
+        for j, level in enumerate(sweep.get("levels") or []):
+            x = level["concurrency"]
+            point = {
+                "x": x,
+                "decode_tok_s": level["decode_tok_s_per_stream"],
+                "aggregate_tok_s": level["total_tok_s"],
+                **{
+                    k: v for k, v in level.items() if k not in ("concurrency", "decode_tok_s_per_stream", "total_tok_s")
+                },
+            }
+            points.append(point)
+            for key, src in (
+                ("decode_tok_s", "decode_tok_s_per_stream"),
+                ("aggregate_tok_s", "total_tok_s"),
+                ("ttft_p50_s", "ttft_p50_s"),
+                ("ttft_p95_s", "ttft_p95_s"),
+                ("latency_p50_s", "latency_p50_s"),
+                ("latency_p95_s", "latency_p95_s"),
+            ):
+                if src in level:
+                    locators[f"{key}@{x}"] = join_pointer("sweeps", i, "levels", j, src)
+        w = sweep.get("workload") or {}
+        text = (
+            f"{w.get('prompt_words', '?')}-word prompt, {w.get('output_tokens', '?')} output tokens, "
+            f"{w.get('rounds', '?')} rounds per concurrency level, ignore_eos {w.get('ignore_eos')}, "
+            f"thinking {w.get('thinking')}"
+        )
+        config = {
+            "tp": 1,
+            "cards": 1,
+            "max_num_seqs": _int(dims.get("seqs")),
+            "vision": dims.get("vision") == "on",
+            "cuda_graphs": dims.get("graphs") == "on",
+            "spec_decode": dims.get("mtp") == "on",
+            "max_model_len": sweep.get("max_model_len"),
+        }
+        rid = slug(f"sweep-{sweep.get('label', i)}")
+        rec = {
+            "kind": "series-measurement",
+            "id": rid,
+            **base(model, c),
+            "config": config,
+            "workload": text,
+            "measurement_class": "concurrency-sweep",
+            "axis": "concurrency",
+            "points": points,
+            "evidence_locators": locators,
+            "label": sweep.get("label"),
+            **({"caveat": notes} if notes else {}),
+            **(
+                {"identity_basis": f"checkpoint of profile {profile!r} (its runs without a MODEL= override)"}
+                if c
+                else {}
+            ),
+        }
+        placed += bool(c)
+        sweep_ids[model].append((rid, str(sweep.get("label", rid))))
+        plan.add(record_path("series-measurement", fam_of[model], rid, packet_of.get(c) if c else None), rec)
+    for model, members in sweep_ids.items():
+        plan.add(
+            record_path("view", fam_of[model], "concurrency-sweeps"),
+            {
+                "kind": "view",
+                "id": "concurrency-sweeps",
+                "title": f"{model} · concurrency sweeps on one {gpu}",
+                "x_label": "concurrent requests",
+                "x_scale": "log",
+                "metrics": ["decode_tok_s", "aggregate_tok_s"],
+                "series": [{"label": label, "measurement_ids": [rid]} for rid, label in members],
+            },
+        )
+
+    def named_checkpoint(model: str, text: str) -> str | None:
+        """The model's only checkpoint in the log, or the one checkpoint the text names."""
+        words = re.sub(r"\b(bf16|fp8|fp16)\s+kv\b", " ", text.lower())
+        mine = [c for c, (m, _p) in checkpoints.items() if m == model]
+        if len(mine) == 1:
+            return mine[0]
+        hits = [
+            c
+            for c in mine
+            if ("nvfp4" in c.lower()) == ("nvfp4" in words)
+            and ("fp8" in c.lower().replace("nvfp4", "")) == ("fp8" in words.replace("nvfp4", "").replace("fp8 kv", ""))
+        ]
+        return hits[0] if len(hits) == 1 else None
+
+    for key, cls in (("jitter", "reproducibility-jitter"), ("divergence", "quality-divergence")):
+        for i, rec_in in enumerate(lists[key]):
+            model = rec_in["model"]
+            label = str(rec_in.get("label", ""))
+            metrics, locators = {}, {}
+            sources = (
+                [((), rec_in)]
+                if key == "jitter"
+                else [
+                    (("teacher_forced",), rec_in.get("teacher_forced") or {}),
+                    (("generation",), rec_in.get("generation") or {}),
+                ]
+            )
+            for prefix, block in sources:
+                for k, v in block.items():
+                    if (
+                        isinstance(v, int | float)
+                        and not isinstance(v, bool)
+                        and k not in ("prompts", "repeats", "positions", "max_tokens", "top_k", "schema_version")
+                    ):
+                        name = k if not prefix or prefix == ("teacher_forced",) else f"generation_{k}"
+                        metrics[name] = [v]
+                        locators[f"{name}[0]"] = join_pointer(key, i, *prefix, k)
+            dims = rec_in.get("dimensions") or {}
+            text = f"{label} {dims.get('quant', '')}"
+            c = named_checkpoint(model, text)
+            rid = slug(f"{key}-{rec_in.get('a', '')}-vs-{rec_in['b']}" if key == "divergence" else f"{key}-{label}")
+            caveat = " ".join(str(rec_in[k]) for k in ("suspect", "notes") if rec_in.get(k))
+            rec = {
+                "kind": "run-measurement",
+                "id": rid,
+                **base(model, c),
+                "measurement_class": cls,
+                "workload": label,
+                "metrics": metrics,
+                "evidence_locators": locators,
+                "config": {
+                    "tp": 1,
+                    "cards": 1,
+                    **{
+                        k: rec_in[k]
+                        for k in ("prompts", "repeats", "positions", "max_tokens", "top_k", "thinking")
+                        if k in rec_in
+                    },
+                    **(rec_in.get("settings") or {}),
+                },
+                **({"caveat": caveat} if caveat else {}),
+                **{k: v for k, v in rec_in.items() if k in ("a", "b", "dimensions", "prompt_set", "generated")},
+                **(
+                    {"per_category": rec_in["teacher_forced"]["per_category"]}
+                    if isinstance(rec_in.get("teacher_forced"), dict) and "per_category" in rec_in["teacher_forced"]
+                    else {}
+                ),
+            }
+            plan.add(record_path("run-measurement", fam_of[model], rid, packet_of.get(c) if c else None), rec)
+    plan.notes.append(
+        f"{len(models)} families, {len(checkpoints)} artifacts, {len(packet_of)} packets; "
+        f"{len(lists['runs'])} runs, {len(lists['failures'])} failures as closures, "
+        f"{len(lists['sweeps'])} sweeps ({placed} with a checkpoint), {len(lists['jitter'])} jitter and "
+        f"{len(lists['divergence'])} divergence measurements"
+    )
+    return plan
+
+
+def _int(value: Any) -> int | None:
+    try:
+        return int(str(value))
+    except (TypeError, ValueError):
+        return None

@@ -1,0 +1,467 @@
+"""Reading, locating and writing JSON records.
+
+``parse`` turns file bytes into a value or into findings (``json-syntax``,
+``json-duplicate-key``, ``json-non-finite``, ``file-too-large``) and never
+raises on bad input. ``Locator`` maps a JSON pointer back to a line and
+column of the source text. ``canonical`` and ``write_atomic`` produce the
+one on-disk form every record has.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import math
+import os
+import re
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from evreg.findings import Finding, escape_token, join_pointer
+
+MAX_RECORD_BYTES = 8 * 1024 * 1024
+"""Record files larger than this are refused unread (``file-too-large``)."""
+
+MAX_DEPTH = 64
+"""Records nested deeper than this are refused (``json-syntax``)."""
+
+_BOM = b"\xef\xbb\xbf"
+
+
+class _NonFinite(str):
+    """Stands in for NaN/Infinity while parsing, so their pointers can be found."""
+
+
+class _OutOfRange(str):
+    """Stands in for an integer outside the 64-bit range (its text), so its pointer can be found."""
+
+
+class _Duplicates(dict):
+    """A JSON object in which at least one key was repeated."""
+
+    repeated: list[str]
+
+
+class _Seen:
+    suspicious = False
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        _Seen.suspicious = True
+        seen: set[str] = set()
+        dup = _Duplicates(obj)
+        dup.repeated = [k for k, _ in pairs if k in seen or seen.add(k)]  # type: ignore[func-returns-value]
+        return dup
+    return obj
+
+
+def _constant(name: str) -> _NonFinite:
+    _Seen.suspicious = True
+    return _NonFinite(name)
+
+
+def _integer(text: str) -> int | _OutOfRange:
+    """An integer that every reader of the store holds exactly: within the 64-bit range
+    (signed or unsigned). Others (and Python's limit on digits) are marked, not parsed."""
+    if len(text) < 19:  # 18 digits always fit
+        return int(text)
+    if len(text) <= 21 and -(2**63) <= (value := int(text)) < 2**64:
+        return value
+    _Seen.suspicious = True
+    return _OutOfRange(text)
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant, parse_int=_integer)
+_HUGE_EXPONENT = re.compile(r"[eE]\+?\d{3}")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+"""A ``\\uD800``-``\\uDFFF`` escape: valid as a pair, not as text on its own."""
+
+
+def _walk(value: Any, pointer: str = "") -> Iterator[tuple[str, Any]]:
+    """Yield (pointer, value) for every node, iteratively (no recursion limit)."""
+    stack: list[tuple[str, Any]] = [(pointer, value)]
+    while stack:
+        ptr, node = stack.pop()
+        yield ptr, node
+        if isinstance(node, dict):
+            stack.extend((join_pointer_suffix(ptr, k), v) for k, v in reversed(node.items()))
+        elif isinstance(node, list):
+            stack.extend((join_pointer_suffix(ptr, i), v) for i, v in reversed(list(enumerate(node))))
+
+
+def _is_text(s: str) -> bool:
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def join_pointer_suffix(pointer: str, token: str | int) -> str:
+    return pointer + join_pointer(token)
+
+
+def depth(value: Any, limit: int = MAX_DEPTH) -> int:
+    """Nesting depth of containers, exact up to ``limit + 1`` (it stops descending there)."""
+
+    def walk(node: Any, d: int) -> int:
+        children = node.values() if isinstance(node, dict) else node
+        deepest = d
+        for child in children:
+            if isinstance(child, dict | list):
+                deepest = max(deepest, walk(child, d + 1) if d <= limit else d + 1)
+                if deepest > limit:
+                    return deepest
+        return deepest
+
+    return walk(value, 1) if isinstance(value, dict | list) else 0
+
+
+def _line_col(text: str, offset: int) -> tuple[int, int]:
+    line = text.count("\n", 0, offset) + 1
+    start = text.rfind("\n", 0, offset) + 1
+    return line, offset - start + 1
+
+
+def _parse_canonical(raw: bytes) -> Any:
+    """The value of a file already in the written form (``orjson`` indent-2), else None.
+
+    Most records are in the form ``evreg`` writes. For them a C parser suffices: if
+    re-serialising the value reproduces the bytes exactly, the text cannot repeat a
+    key (the value would have fewer), hold NaN or an overflowing number (orjson
+    refuses them) or a BOM; only nesting depth is left to check. Anything else takes
+    the careful path below, which explains what is wrong."""
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    if orjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n" != raw:
+        return None
+    # Each level needs a bracket: few brackets bound the depth without a walk.
+    if raw.count(b"{") + raw.count(b"[") > MAX_DEPTH and depth(value) > MAX_DEPTH:
+        return None
+    return value
+
+
+def parse(raw: bytes, file: str) -> tuple[Any, list[Finding]]:
+    """Parse one JSON file. Returns (value, []) or (None, findings)."""
+
+    def bad(
+        code: str, message: str, hint: str, line: int | None = None, column: int | None = None, pointer: str = ""
+    ) -> tuple[None, list[Finding]]:
+        return None, [
+            Finding(code=code, file=file, pointer=pointer, line=line, column=column, message=message, hint=hint)
+        ]
+
+    if len(raw) > MAX_RECORD_BYTES:
+        return bad(
+            "file-too-large",
+            f"file is {len(raw):,} bytes; records are limited to {MAX_RECORD_BYTES:,} bytes",
+            "split the record, or keep large raw output as an evidence file",
+        )
+    fast = _parse_canonical(raw)
+    if fast is not None:
+        return fast, []
+    if raw.startswith(_BOM):
+        return bad(
+            "json-syntax",
+            "file starts with a UTF-8 byte-order mark",
+            "save the file as UTF-8 without a BOM (`evreg fmt` does this)",
+            1,
+            1,
+        )
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        prefix = raw[: exc.start].decode("utf-8", errors="replace")
+        line, col = _line_col(prefix, len(prefix))
+        return bad(
+            "json-syntax",
+            f"byte 0x{raw[exc.start]:02x} at offset {exc.start} is not UTF-8",
+            "records must be UTF-8 text",
+            line,
+            col,
+        )
+    if not text.strip():
+        return bad("json-syntax", "file is empty", "a record file holds one JSON object", 1, 1)
+    _Seen.suspicious = False
+    try:
+        value = _DECODER.decode(text)
+    except json.JSONDecodeError as exc:
+        return bad(
+            "json-syntax",
+            f"invalid JSON: {exc.msg}",
+            "fix the syntax at the position shown (an editor with JSON support helps)",
+            exc.lineno,
+            exc.colno,
+        )
+    except RecursionError:
+        return bad(
+            "json-syntax", "JSON is nested too deeply to read", f"records may nest at most {MAX_DEPTH} levels", 1, 1
+        )
+    if depth(value) > MAX_DEPTH:
+        return bad(
+            "json-syntax",
+            f"JSON nests deeper than {MAX_DEPTH} levels",
+            f"records may nest at most {MAX_DEPTH} levels",
+            1,
+            1,
+        )
+    if not _Seen.suspicious and not _HUGE_EXPONENT.search(text) and not _SURROGATE_ESCAPE.search(text):
+        return value, []
+    findings: list[Finding] = []
+    locator = Locator(text)  # only for the rare file that needs a closer look
+
+    def found(code: str, ptr: str, message: str, hint: str) -> None:
+        line, col = locator.position(ptr)
+        findings.append(Finding(code=code, file=file, pointer=ptr, line=line, column=col, message=message, hint=hint))
+
+    for ptr, node in _walk(value):
+        texts = [node] if isinstance(node, str) else list(node) if isinstance(node, dict) else []
+        if not all(_is_text(t) for t in texts):
+            found(  # at the string, or at the object whose key it is (the pointer itself must be text)
+                "json-syntax",
+                ptr,
+                f"{'a string' if isinstance(node, str) else 'a key of this object'} holds a lone surrogate escape "
+                "(\\ud800-\\udfff without its pair), which is not text",
+                "write the character itself, or its full surrogate pair",
+            )
+        if isinstance(node, _NonFinite) or (isinstance(node, float) and not math.isfinite(node)):
+            found(
+                "json-non-finite",
+                ptr,
+                f"{locator.token(ptr)} is not a finite JSON number",
+                "record a finite number, or leave the sample out and say why in a caveat",
+            )
+        elif isinstance(node, _OutOfRange):
+            found(
+                "json-non-finite",
+                ptr,
+                f"{node[:30]}{'...' if len(node) > 30 else ''} is an integer beyond 64 bits; "
+                "JSON readers turn it into an inexact float or refuse it",
+                "write a measurement as a decimal with an exponent (1e+20), an identifier as a string",
+            )
+        elif isinstance(node, _Duplicates):
+            for key in node.repeated:
+                found(
+                    "json-duplicate-key",
+                    join_pointer_suffix(ptr, key),
+                    f"key {key!r} appears more than once in this object",
+                    "keep one value per key; JSON readers disagree on which duplicate wins",
+                )
+    if findings:
+        return None, findings
+    return value, []
+
+
+_WS = re.compile(r"[ \t\n\r]*")
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)  # unrolled: runs of plain characters in one step
+_SCALAR = re.compile(r"[^\s,\]\}]+")
+
+
+class Locator:
+    """Maps JSON pointers to 1-based (line, column) of the value in the text.
+
+    A tolerant, iterative scanner: it accepts NaN and repeated keys (a
+    repeated key maps to its last occurrence) and stops quietly at a syntax
+    error, so it can locate findings in any file ``parse`` read.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._offsets: dict[str, int] | None = None
+        self._lines = [0] + [m.end() for m in re.finditer("\n", text)]
+
+    def _scan(self) -> dict[str, int]:
+        text, out = self.text, {}
+        n = len(text)
+        # stack of [pointer, is_object, next_index]
+        stack: list[list[Any]] = []
+        i = _WS.match(text, 0).end()  # type: ignore[union-attr]
+        ptr = ""
+        state = "value"
+        while i < n:
+            if state == "value":
+                out[ptr] = i
+                c = text[i]
+                if c in "{[":
+                    stack.append([ptr, c == "{", 0])
+                    i = _WS.match(text, i + 1).end()  # type: ignore[union-attr]
+                    if i < n and text[i] in "}]":
+                        stack.pop()
+                        i += 1
+                        state = "after"
+                    elif c == "{":
+                        state = "key"
+                    else:
+                        ptr = join_pointer_suffix(stack[-1][0], 0)
+                    continue
+                m = (_STRING if c == '"' else _SCALAR).match(text, i)
+                if not m:
+                    break
+                i = m.end()
+                state = "after"
+            elif state == "key":
+                m = _STRING.match(text, i)
+                if not m:
+                    break
+                try:
+                    key = json.loads(m.group())
+                except ValueError:
+                    break
+                i = _WS.match(text, m.end()).end()  # type: ignore[union-attr]
+                if i >= n or text[i] != ":":
+                    break
+                i = _WS.match(text, i + 1).end()  # type: ignore[union-attr]
+                ptr = join_pointer_suffix(stack[-1][0], key)
+                state = "value"
+            else:  # after a value
+                i = _WS.match(text, i).end()  # type: ignore[union-attr]
+                if not stack or i >= n:
+                    break
+                top = stack[-1]
+                c = text[i]
+                if c == ",":
+                    i = _WS.match(text, i + 1).end()  # type: ignore[union-attr]
+                    if top[1]:
+                        state = "key"
+                    else:
+                        top[2] += 1
+                        ptr = join_pointer_suffix(top[0], top[2])
+                        state = "value"
+                elif c in "}]":
+                    stack.pop()
+                    i += 1
+                else:
+                    break
+        return out
+
+    def token(self, pointer: str) -> str:
+        """The source text of the scalar at ``pointer`` (as written)."""
+        if self._offsets is None:
+            self._offsets = self._scan()
+        offset = self._offsets.get(pointer)
+        if offset is None:
+            return "?"
+        m = (_STRING if self.text[offset] == '"' else _SCALAR).match(self.text, offset)
+        return m.group() if m else "?"
+
+    def position(self, pointer: str) -> tuple[int | None, int | None]:
+        """Line and column of the value at ``pointer``, or of its nearest located parent."""
+        if self._offsets is None:
+            self._offsets = self._scan()
+        ptr = pointer
+        while True:
+            if ptr in self._offsets:
+                offset = self._offsets[ptr]
+                line = bisect.bisect_right(self._lines, offset)
+                return line, offset - self._lines[line - 1] + 1
+            if not ptr:
+                return None, None
+            ptr = ptr[: ptr.rfind("/")]
+
+
+_HEAD_KEYS = ("kind", "id")
+
+
+def _sorted(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _sorted(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted(v) for v in value]
+    return value
+
+
+def canonical(value: Any) -> str:
+    """The one on-disk form of a record: `kind` and `id` first, other keys
+    sorted, 2-space indent, UTF-8 (no ASCII escaping), trailing newline."""
+    if isinstance(value, dict):
+        ordered = {k: _sorted(value[k]) for k in _HEAD_KEYS if k in value}
+        ordered.update((k, _sorted(value[k])) for k in sorted(value) if k not in _HEAD_KEYS)
+        value = ordered
+    else:
+        value = _sorted(value)
+    return json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def write_atomic(path: Path, data: str | bytes) -> None:
+    """Write a file so that readers see the old or the new content, never a part."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        try:
+            mode = os.stat(path).st_mode & 0o7777
+        except FileNotFoundError:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(tmp, mode)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def iter_keyed_strings(
+    data: Any, is_key: Callable[[str], bool], pointer: str = "", memo: dict[str, bool] | None = None
+) -> list[tuple[str, str, str]]:
+    """(pointer, key, string) for every string held by a selected key, directly or
+    in a list under it, at any depth. Objects under a selected key are walked
+    as ordinary objects. ``memo`` keeps ``is_key``'s answers across calls."""
+    out: list[tuple[str, str, str]] = []
+    selected: dict[str, bool] = {} if memo is None or len(memo) > 10_000 else memo
+
+    def walk(node: Any, ptr: str) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                chosen = selected.get(key)
+                if chosen is None:
+                    chosen = selected[key] = is_key(key)
+                if isinstance(value, str):
+                    if chosen:
+                        out.append((f"{ptr}/{escape_token(key)}", key, value))
+                elif isinstance(value, list):
+                    base = f"{ptr}/{escape_token(key)}"
+                    for i, item in enumerate(value):
+                        if isinstance(item, str):
+                            if chosen:
+                                out.append((f"{base}/{i}", key, item))
+                        elif isinstance(item, dict | list):
+                            walk(item, f"{base}/{i}")
+                elif isinstance(value, dict):
+                    walk(value, f"{ptr}/{escape_token(key)}")
+        elif isinstance(node, list):
+            for i, item in enumerate(node):
+                if isinstance(item, dict | list):
+                    walk(item, f"{ptr}/{i}")
+
+    walk(data, pointer)
+    return out
+
+
+def map_keyed_strings(data: Any, is_key: Callable[[str], bool], fn: Callable[[str], str]) -> Any:
+    """A copy of ``data`` with every string ``iter_keyed_strings`` selects replaced by ``fn(s)``."""
+    if isinstance(data, dict):
+        out: dict[str, Any] = {}
+        for key, value in data.items():
+            if is_key(key) and isinstance(value, str):
+                out[key] = fn(value)
+            elif is_key(key) and isinstance(value, list):
+                out[key] = [fn(v) if isinstance(v, str) else map_keyed_strings(v, is_key, fn) for v in value]
+            else:
+                out[key] = map_keyed_strings(value, is_key, fn)
+        return out
+    if isinstance(data, list):
+        return [map_keyed_strings(v, is_key, fn) for v in data]
+    return data

@@ -1,0 +1,379 @@
+"""Record models, one per kind stored in ``packets/``.
+
+Strict where identity lives (ids, revisions, artifacts, states, numbers);
+open where labs vary: every model keeps unknown fields (``extra="allow"``),
+so a lab's own fields survive a load, a ``fmt`` and an export untouched.
+
+These models say only what JSON Schema can say. Cross-field and cross-file
+rules (references, evidence, citations, scope) live in ``validators``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import AllowInfNan, BaseModel, ConfigDict, Field, Strict, StringConstraints, model_validator
+
+from evreg.citations import METRIC_NAME
+from evreg.vocab import OBSERVED_STATES, STATES
+
+SLUG_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
+REVISION_ID_PATTERN = r"^[a-z0-9]+([.-][a-z0-9]+)*$"
+
+Slug = Annotated[str, Strict(), StringConstraints(pattern=SLUG_PATTERN, max_length=128)]
+RevisionId = Annotated[str, Strict(), StringConstraints(pattern=REVISION_ID_PATTERN, max_length=128)]
+Text = Annotated[str, Strict(), StringConstraints(min_length=1)]
+Hex40 = Annotated[str, Strict(), StringConstraints(pattern=r"^[0-9a-f]{40}$")]
+Sha256 = Annotated[str, Strict(), StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+Date = Annotated[str, Strict(), StringConstraints(pattern=r"^\d{4}-\d{2}-\d{2}$")]
+NUMBER_BOUND = 1e15
+"""Largest magnitude a stored number may have. No inference measurement comes near it; beyond
+it a value is a typo or an attack (1.7e308 overflows chart scaling to infinity)."""
+Number = Annotated[float, Strict(), AllowInfNan(False), Field(ge=-NUMBER_BOUND, le=NUMBER_BOUND)]
+MetricName = Annotated[str, Strict(), StringConstraints(pattern=f"^{METRIC_NAME}$")]
+"""A metric name: what a citation can name (``{{ m:ID.METRIC[0] }}``) and a page can anchor."""
+Count = Annotated[int, Strict(), Field(ge=0)]
+Scalar = Annotated[str, Strict()] | Annotated[bool, Strict()] | Number
+State = Literal[STATES]  # type: ignore[valid-type]  # the states are data (registry/evreg/vocab/states.json)
+ObservedState = Literal[OBSERVED_STATES]  # type: ignore[valid-type]  # ditto
+EvidenceRef = Annotated[str, Strict(), StringConstraints(min_length=1, max_length=1024)]
+"""A repository-relative file path, ``SOURCE:path`` into a declared external
+source, or an ``https://`` URL."""
+
+
+class Open(BaseModel):
+    """A JSON object whose unknown fields are kept as they are."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+
+class Retired(Open):
+    reason: Text
+    date: Date
+
+
+class Record(Open):
+    """Fields every record file may carry beside its kind's own fields."""
+
+    retired: Retired | None = Field(
+        default=None,
+        description="A published record is never deleted; it is retired with a reason and stays citable.",
+    )
+    evidence_sha256: dict[EvidenceRef, Sha256] | None = Field(
+        default=None,
+        description="sha256 of local evidence files this record cites, by path.",
+    )
+    evidence_locators: (
+        dict[
+            Annotated[str, StringConstraints(pattern=f"^{METRIC_NAME}" + r"(\[\d+\]|@-?\d+(\.\d+)?)$")],
+            Annotated[str, StringConstraints(pattern=r"^(/.*)?$")],
+        ]
+        | None
+    ) = Field(
+        default=None,
+        description="Where each stored number sits in the record's JSON evidence file: METRIC[INDEX] or "
+        "METRIC@X -> RFC 6901 pointer. The validator re-reads the evidence and compares (evidence-value-mismatch).",
+    )
+
+
+class Grade(Open):
+    grade: Literal["A", "B", "C", "D"]
+    scope: Text
+    basis: Text
+    reviewed_at: Date
+    evidence: Annotated[list[EvidenceRef], Field(min_length=1)]
+
+
+class Grades(Open):
+    capability: Grade | None = None
+    evidence: Grade | None = None
+
+
+class Artifact(Open):
+    id: Slug
+    label: Text
+    quantization: Text
+    repository: Text
+    evidence: EvidenceRef
+    revision: Hex40 | None = None
+    revision_status: Text | None = None
+    file_sha256: Sha256 | None = None
+    quantization_origin: Literal["export", "runtime"] | None = None
+    role: Text | None = None
+
+
+class WeightRevision(Open):
+    id: RevisionId
+    label: Text | None = None
+    role: Text | None = None
+    repository: Text | None = None
+    revision: Hex40 | None = None
+    revision_status: Text | None = None
+    quantized_artifacts: list[Artifact] = Field(default_factory=list)
+    grades: Grades | None = None
+
+
+class FeaturedResult(Open):
+    role: Literal["hero", "support"]
+    label: Text
+    quality_label: Text
+    measurement_id: Slug
+    metric: MetricName
+    sample_index: Count | None = None
+    point_x: Number | None = None
+
+
+class ExternalSource(Open):
+    repository: Text = Field(description="Where the lab's own evidence files live.")
+    note: Text | None = None
+
+
+class Family(Record):
+    kind: Literal["family"]
+    id: Slug
+    name: Text
+    display_name: Text | None = None
+    summary: str | None = None
+    publisher: Text | None = None
+    updated_at: Text | None = None
+    primary_packet_id: Slug | None = None
+    featured_results: list[FeaturedResult] | None = None
+    weight_revisions: list[WeightRevision] = Field(default_factory=list)
+    initial_view_ids: list[Slug] | None = None
+    sources: dict[Slug, ExternalSource] | None = Field(
+        default=None,
+        description="External evidence sources; an evidence reference `NAME:path` points into one.",
+    )
+    record_order: dict[str, list[str]] | None = Field(
+        default=None,
+        description="Order of the family's records in the lab's manifest, for a lossless export.",
+    )
+
+
+class FeaturedMetric(Open):
+    metric: MetricName
+    measurement_id: Slug
+    sample_index: Count | None = None
+    point_x: Number | None = None
+    value: Number
+    unit: Text
+    workload: Text
+    evidence: EvidenceRef
+
+
+class Packet(Record):
+    kind: Literal["packet"]
+    id: Slug
+    revision: RevisionId
+    artifact_id: Slug | None = None
+    quantization: Text | None = None
+    label: Text | None = None
+    runtime: Text | None = None
+    cards: Count | None = None
+    topologies: list[Count] | None = None
+    status: Text | None = None
+    grades: Grades | None = None
+    featured_metric: FeaturedMetric | None = None
+    manifest: EvidenceRef | None = None
+
+
+class Point(Open):
+    """One point of a series. Besides the named metrics, a point may carry other values (counts,
+    statuses, hashes) under metric-name keys; its numbers obey the same bound."""
+
+    model_config = ConfigDict(
+        extra="allow", populate_by_name=True, json_schema_extra={"propertyNames": {"pattern": f"^{METRIC_NAME}$"}}
+    )
+
+    @model_validator(mode="after")
+    def _extra_keys_and_numbers(self) -> Point:
+        for key, value in (self.model_extra or {}).items():
+            if not re.fullmatch(METRIC_NAME, key):
+                raise ValueError(f"point key {key!r} is not a metric name (lowercase letters, digits and _)")
+            if isinstance(value, int | float) and not isinstance(value, bool) and abs(value) > NUMBER_BOUND:
+                raise ValueError(f"point value {key!r} = {value!r} is beyond the bound of {NUMBER_BOUND:g}")
+        return self
+
+    x: Number
+    decode_tok_s: Number | None = None
+    wall_output_tok_s: Number | None = None
+    aggregate_tok_s: Number | None = None
+    prefill_tok_s: Number | None = None
+    ttft_ms: Number | None = None
+    mean_acceptance_length: Number | None = None
+    draft_acceptance_rate: Number | None = None
+    effective_tokens_per_verification: Number | None = None
+    samples: Count | None = None
+
+
+class SampleAnnotation(Open):
+    metric: MetricName
+    index: Count
+    label: Text
+    value: Number | None = None
+
+
+class Measurement(Record):
+    id: Slug
+    state: ObservedState
+    revision: RevisionId
+    artifact_id: Slug | None = None
+    quantization: Text | None = None
+    runtime: Text | None = None
+    runtime_family: Text | None = None
+    config: dict[str, Any] | None = None
+    workload: Text | None = None
+    measurement_class: Text | None = None
+    promotion_status: Text | None = None
+    quality: str | None = None
+    caveat: str | None = None
+    evidence: EvidenceRef
+    metrics: dict[MetricName, Annotated[list[Number], Field(min_length=1)]] | None = None
+    axis: Text | None = None
+    points: Annotated[list[Point], Field(min_length=1)] | None = None
+    sample_annotations: list[SampleAnnotation] | None = None
+    supersedes: Slug | None = Field(default=None, description="Id of the measurement this one corrects.")
+
+
+class RunMeasurement(Measurement):
+    """One observed arm with repeat samples per metric."""
+
+    kind: Literal["run-measurement"]
+
+
+class SeriesMeasurement(Measurement):
+    """One observed arm swept along one axis."""
+
+    kind: Literal["series-measurement"]
+    points: Annotated[list[Point], Field(min_length=1)]
+
+
+class ViewSeries(Open):
+    label: Text | None = None
+    measurement_ids: Annotated[list[Slug], Field(min_length=1)]
+    x_from: Text | None = None
+
+
+class View(Record):
+    kind: Literal["view"]
+    id: Slug
+    title: Text | None = None
+    subtitle: str | None = None
+    x_label: str | None = None
+    metrics: Annotated[list[MetricName], Field(min_length=1)]
+    series: list[ViewSeries]
+    discrete: Annotated[bool, Strict()] | None = None
+    missing_x: list[Number] | None = None
+    unsupported_x: list[Number] | None = None
+
+
+class Cell(Open):
+    state: State
+    label: str | None = None
+    evidence_id: Slug | None = None
+    estimate_id: Slug | None = None
+    packet_id: Slug | None = None
+    point_x: Number | None = None
+    selectors: dict[str, Scalar] | None = None
+    reason: str | None = None
+    evidence: EvidenceRef | None = None
+
+
+class Axis(Open):
+    key: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$")]
+    label: Text | None = None
+    prefix: str | None = None
+
+
+class CoverageView(Record):
+    kind: Literal["coverage-view"]
+    id: Slug
+    label: Text | None = None
+    rows: Annotated[list[Scalar], Field(min_length=1)]
+    columns: Annotated[list[Scalar], Field(min_length=1)]
+    row_axis: Axis | None = None
+    column_axis: Axis | None = None
+    fixed_selectors: dict[str, Scalar] | None = None
+    cells: dict[str, Cell]
+    evidence: EvidenceRef | None = None
+
+
+class ContractAxis(Axis):
+    values: Annotated[list[Scalar], Field(min_length=1)]
+
+
+class ContractRule(Open):
+    id: Slug
+    match: dict[str, Scalar]
+    state: State | None = None
+    label: str | None = None
+    reason: str | None = None
+    evidence_id: Slug | None = None
+    estimate_id: Slug | None = None
+    packet_id: Slug | None = None
+    point_x: Number | None = None
+    evidence: EvidenceRef | None = None
+
+
+class CoverageContract(Record):
+    kind: Literal["coverage-contract"]
+    id: Slug
+    label: Text
+    description: str | None = None
+    fixed_selectors: dict[str, Scalar] | None = None
+    axes: Annotated[list[ContractAxis], Field(min_length=1)]
+    rules: Annotated[list[ContractRule], Field(min_length=1)]
+
+
+class Closure(Record):
+    kind: Literal["closure"]
+    id: Slug
+    state: State
+    selectors: dict[str, Scalar | Annotated[list[Scalar], Field(min_length=1)]]
+    artifact_id: Slug | None = None
+    reason: Text
+    evidence: EvidenceRef
+
+
+class Interval(Open):
+    low: Number
+    high: Number
+
+
+class Engine(Open):
+    name: Text
+    version: Text
+    snapshot_sha256: Annotated[str, StringConstraints(pattern=r"^(sha256:)?[0-9a-f]{64}$")]
+
+
+class Estimate(Record):
+    kind: Literal["estimate"]
+    id: Slug
+    state: Literal["estimated"]
+    selectors: dict[str, Scalar]
+    metric: MetricName
+    unit: Text
+    value: Number
+    interval: Interval
+    engine: Engine
+    generated_at: Text
+    record: EvidenceRef
+    basis_measurement_ids: Annotated[list[Slug], Field(min_length=1)]
+    not_for_promotion: Literal[True]
+    limitations: Text
+    supersedes: Slug | None = None
+
+
+MODELS: dict[str, type[Record]] = {
+    "family": Family,
+    "packet": Packet,
+    "run-measurement": RunMeasurement,
+    "series-measurement": SeriesMeasurement,
+    "view": View,
+    "coverage-view": CoverageView,
+    "coverage-contract": CoverageContract,
+    "closure": Closure,
+    "estimate": Estimate,
+}
+"""Every record kind, by the name records carry in their ``kind`` field."""

@@ -1,0 +1,354 @@
+"""Validation results cached per unit (one family folder), with what they depend on.
+
+A unit's entry holds its digest (the git tree id of its folder, or a hash of its
+files' paths and blob ids), its files and the id keys they provide, the findings
+of the unit rules, and every dependency those rules read outside the unit
+(``store.Reads``) with its fingerprint. An entry is reused only while the unit's
+digest is the same and none of its dependencies changed: a dependency naming a
+file or id that changed anywhere, or anything outside ``packets/`` (or behind a
+symlink), is fingerprinted again. So a stale entry can never hide a finding.
+
+In a git working tree, which units changed is asked of git (``git status``
+compares file stat data with the index), so an unchanged unit is not even
+listed. Entries are JSON (never pickled), one file per unit under ``CACHE_DIR``,
+and all of them are dropped when the code that validates changes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import inspect
+import os
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pydantic
+
+from evreg.findings import Finding
+from evreg.jsonio import write_atomic
+from evreg.layout import PACKETS, place_keys, place_of, unit_of
+from evreg.rules import Report, Rule, UnitResult, run
+from evreg.store import (
+    Registry,
+    TooManyFiles,
+    WorkTree,
+    change_base,
+    file_limit,
+    from_entries,
+    list_entries,
+    load,
+    no_cycle_collection,
+    refused,
+)
+
+CACHE_DIR = "build/cache/units"
+
+
+def code_version(rules: list[Rule]) -> str:
+    """Changes whenever the code or data that validates changes: every module and
+    vocabulary of ``registry`` and of each rule's package, and pydantic's version."""
+    h = hashlib.sha256(pydantic.VERSION.encode())
+    folders = {Path(__file__).parent}
+    folders.update(Path(inspect.getfile(r.check)).parent for r in rules)
+    for folder in sorted(folders):
+        for path in sorted([*folder.glob("*.py"), *folder.glob("vocab/*.json")]):
+            h.update(path.name.encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
+
+
+def _volatile(dep: str, special: set[str]) -> bool:
+    """A dependency that a changed file list cannot vouch for: outside packets/, or through a symlink."""
+    what, _, path = dep.partition(":")
+    if what == "key" or what == "doc":
+        return False
+    if not path.startswith(f"{PACKETS}/"):
+        return True
+    parts = path.split("/")
+    return any("/".join(parts[:i]) in special for i in range(2, len(parts) + 1))
+
+
+class ResultCache:
+    def __init__(self, folder: Path, version: str) -> None:
+        self.folder = folder
+        self.version = version
+        self._entries: dict[str, dict[str, Any] | None] = {}
+        self.reused = 0
+        self.listings: dict[str, dict[str, Any]] = {}
+        """Unit -> folder times and untracked files seen while listing it (``load_worktree``)."""
+
+    @classmethod
+    def open(cls, root: Path, rules: list[Rule]) -> ResultCache:
+        return cls(root / CACHE_DIR, code_version(rules))
+
+    def _file(self, unit: str) -> Path:
+        return self.folder / f"{hashlib.sha1(unit.encode(), usedforsecurity=False).hexdigest()[:20]}.json"
+
+    def entry(self, unit: str) -> dict[str, Any] | None:
+        if unit not in self._entries:
+            try:
+                stored = orjson.loads(self._file(unit).read_bytes())
+                ok = stored.get("version") == self.version and stored.get("unit") == unit
+                self._entries[unit] = stored if ok else None
+            except (OSError, orjson.JSONDecodeError, AttributeError):
+                self._entries[unit] = None
+        return self._entries[unit]
+
+    def _write(self, unit: str, entry: dict[str, Any]) -> None:
+        entry.update(self.listings.get(unit, {}))
+        with contextlib.suppress(OSError):  # a read-only checkout still validates; it just is not cached
+            write_atomic(self._file(unit), orjson.dumps(entry))
+        self._entries[unit] = entry
+
+    def reusable(self, registry: Registry) -> dict[str, UnitResult]:
+        """Stored results still valid for ``registry``, by unit.
+
+        A unit's entry is a candidate when the unit's digest is the one stored. Every other
+        unit -- changed, new, or gone -- is *changed*: a candidate's dependency on a file
+        in a changed unit, every dependency on an id (which any changed unit may now provide
+        or no longer provide), and every volatile one is fingerprinted again. The entry is
+        reused only if all of those still have their stored fingerprints."""
+        candidates: list[tuple[str, dict[str, Any]]] = []
+        changed: set[str] = set()
+        for unit in registry.unit_paths:
+            entry = self.entry(unit)
+            if entry is not None and entry["digest"] == registry.digest(unit):
+                candidates.append((unit, entry))
+            else:
+                changed.add(unit)
+        if not candidates:
+            return {}
+        present = {self._file(u).name for u in registry.unit_paths}
+        if self.folder.is_dir() and any(p.name not in present for p in self.folder.glob("*.json")):
+            changed.add("\0gone")  # a unit that is gone: its files may be what a candidate read
+        fingerprints: dict[str, str] = {}
+
+        def current(dep: str) -> str:
+            if dep not in fingerprints:
+                fingerprints[dep] = registry.fingerprint(dep)
+            return fingerprints[dep]
+
+        out: dict[str, UnitResult] = {}
+        for unit, entry in candidates:
+            deps: dict[str, str] = entry["deps"]
+            suspects = entry["volatile"] + [
+                d
+                for d in deps
+                if d.startswith("key:") or "\0gone" in changed or unit_of(d.partition(":")[2]) in changed
+            ]
+            if all(current(dep) == deps[dep] for dep in suspects):
+                out[unit] = UnitResult(
+                    [Finding(**f) for f in entry["findings"]],
+                    deps,
+                    entry["records"],
+                    entry["files_count"],
+                    entry["external"],
+                )
+        self.reused = len(out)
+        return out
+
+    def update(self, registry: Registry, results: dict[str, UnitResult]) -> None:
+        """Store fresh results (atomically, per unit); drop entries of units that are gone."""
+        for unit, result in results.items():
+            paths = registry.paths_of(unit)
+            keys: dict[str, str] = {}
+            shared: dict[str, list[str]] = {}
+            for p in paths:
+                for key in place_keys(place_of(p)):
+                    first = keys.setdefault(key, p)
+                    if first != p:
+                        shared.setdefault(key, [first]).append(p)
+            entry: dict[str, Any] = {
+                "version": self.version,
+                "unit": unit,
+                "digest": registry.digest(unit),
+                "special": sorted(p for p in paths if p in registry.special),
+                **{k: (self.entry(unit) or {}).get(k) for k in ("folders", "untracked")},
+                "keys": keys,
+                "shared": shared,
+                "findings": [f.model_dump(mode="json") for f in result.findings],
+                "deps": result.deps,
+                "volatile": sorted(d for d in result.deps if _volatile(d, registry.special)),
+                "records": result.records,
+                "files_count": result.files,
+                "external": result.external,
+            }
+            self._write(unit, entry)
+        for unit, listing in self.listings.items():  # reused units git was asked about: keep what it said
+            kept = self._entries.get(unit)
+            if unit not in results and kept is not None and any(kept.get(k) != v for k, v in listing.items()):
+                self._write(unit, kept)
+        if results and self.folder.is_dir():
+            keep = {self._file(u).name for u in registry.unit_paths}
+            for path in self.folder.glob("*.json"):
+                if path.name not in keep:
+                    path.unlink(missing_ok=True)
+
+
+# -- which units changed, from git and folder times ---------------------------------------------
+
+TRUSTED_AGE_NS = 2_000_000_000
+"""A folder's modification time vouches for its names only once it is this old: file
+system clocks are coarse, so a file added in the same tick would leave it unchanged."""
+
+
+@dataclass
+class WorktreeState:
+    """What git (and folder times) say about the units of a working tree."""
+
+    clean: dict[str, str]  # unit -> "tree:<id>": exactly as committed at HEAD
+    dirty: set[str]  # units to list and read
+    asked: dict[str, dict[str, Any]]  # unit -> folder times (taken first) and untracked files, where git was asked
+
+
+def folder_times(root: Path, unit: str) -> dict[str, int] | None:
+    """The modification time of every folder of a unit (their names change only with
+    them), or None when one is too recent to vouch for anything yet."""
+    now, out = time.time_ns(), {}
+    stack = [f"{PACKETS}/{unit}"]
+    while stack:
+        folder = stack.pop()
+        try:
+            mtime = os.stat(root / folder).st_mtime_ns
+            if now - mtime < TRUSTED_AGE_NS:
+                return None
+            out[folder] = mtime
+            with os.scandir(root / folder) as listing:
+                stack.extend(f"{folder}/{e.name}" for e in listing if e.is_dir(follow_symlinks=False))
+        except OSError:
+            return None
+    return out
+
+
+def _same_folders(root: Path, times: dict[str, int]) -> bool:
+    base = f"{root}{os.sep}"
+    try:
+        return all(os.stat(base + folder).st_mtime_ns == mtime for folder, mtime in times.items())
+    except OSError:
+        return False
+
+
+def _spawn(root: Path, *commands: list[str]) -> list[subprocess.Popen[bytes]] | None:
+    try:
+        return [subprocess.Popen(c, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) for c in commands]
+    except OSError:
+        return None
+
+
+def _collect(procs: list[subprocess.Popen[bytes]] | None) -> list[bytes] | None:
+    if procs is None:
+        return None
+    outs = [p.communicate()[0] for p in procs]
+    return None if any(p.returncode for p in procs) else outs
+
+
+def git_state(root: Path, cache: ResultCache | None = None) -> WorktreeState | None:
+    """Which units of a working tree are exactly as committed, or None when git cannot say
+    (not a repository's top level, no commit yet, packets/ a link).
+
+    Git gives the tree id of each family folder at HEAD and the tracked files that differ
+    from it, staged or not (comparing file stat data with its index). Untracked files
+    (ignored ones too: the loader reads them) are asked of git only for units whose
+    cached folder times changed or that had untracked files: a file cannot appear in a
+    folder without changing the folder's time."""
+    packets = root / PACKETS
+    if packets.is_symlink() or not packets.is_dir():
+        return None
+    procs = _spawn(
+        root,
+        ["git", "rev-parse", "--show-toplevel"],
+        ["git", "ls-tree", "-z", "HEAD", "--", f"{PACKETS}/"],
+        ["git", "--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=no", "--", PACKETS],
+    )
+    # While git compares file stat data, read the cache and check folder times.
+    with os.scandir(packets) as listing:
+        on_disk = {e.name for e in listing if e.is_dir(follow_symlinks=False)}
+    vouched = set()
+    for unit in on_disk:
+        entry = cache.entry(unit) if cache is not None else None
+        folders = entry.get("folders") if entry else None
+        if folders and not entry.get("untracked") and _same_folders(root, folders):  # type: ignore[union-attr]
+            vouched.add(unit)
+    outs = _collect(procs)
+    if outs is None:
+        return None
+    top, tree, status = outs
+    if Path(os.fsdecode(top.strip())).resolve() != root.resolve():
+        return None
+    committed: dict[str, str] = {}
+    for record in tree.split(b"\0"):
+        if record:
+            meta, raw_path = record.split(b"\t", 1)
+            _mode, kind, sha = meta.split()
+            if kind == b"tree":
+                committed[os.fsdecode(raw_path)[len(PACKETS) + 1 :]] = f"tree:{sha.decode()}"
+    dirty = {""} | (on_disk - committed.keys())  # the files directly in packets/; new folders
+    fields = status.split(b"\0")
+    i = 0
+    while i < len(fields):
+        item = fields[i]
+        i += 1
+        if len(item) > 3:
+            dirty.add(unit_of(os.fsdecode(item[3:])))
+            if item[:1] in (b"R", b"C"):
+                dirty.add(unit_of(os.fsdecode(fields[i])))  # the rename's source
+                i += 1
+    unknown = sorted((committed.keys() & on_disk) - vouched)
+    # Folder times first: a file added while git looks then changes them for the next run.
+    asked: dict[str, dict[str, Any]] = {u: {"folders": folder_times(root, u), "untracked": []} for u in unknown}
+    if unknown:
+        spec = [PACKETS] if len(unknown) > 100 else [f"{PACKETS}/{u}" for u in unknown]
+        others = _collect(_spawn(root, ["git", "ls-files", "--others", "-z", "--", *spec]))
+        if others is None:
+            return None
+        for raw in others[0].split(b"\0"):
+            if raw:
+                path = os.fsdecode(raw)
+                dirty.add(unit_of(path))
+                if unit_of(path) in asked:
+                    asked[unit_of(path)]["untracked"].append(path)
+    clean = {u: d for u, d in committed.items() if u not in dirty and u in on_disk}
+    return WorktreeState(clean, dirty | (committed.keys() - on_disk), asked)
+
+
+def load_worktree(root: Path, cache: ResultCache | None) -> Registry:
+    """The working tree's registry. With a cache, units git vouches for and the cache
+    knows are not listed or read: their files and ids come from the cache entry."""
+    state = git_state(root, cache) if cache is not None else None
+    if state is None or cache is None:
+        return load(root)
+    source = WorkTree(root)
+    listed, known = [], []
+    try:
+        for unit in sorted(state.clean.keys() | state.dirty):
+            entry = cache.entry(unit)
+            if unit in state.clean and entry is not None and entry["digest"] == state.clean[unit]:
+                known.append((unit, entry))
+            else:
+                listed.extend(list_entries(source, f"{PACKETS}/{unit}" if unit else PACKETS, deep=bool(unit)))
+        registry = from_entries(root, source, listed)
+        for unit, entry in known:
+            registry.know(unit, entry["keys"], entry["shared"], entry["special"])
+        if len(registry.files) > file_limit():
+            raise TooManyFiles(file_limit())
+    except TooManyFiles as exc:
+        return refused(root, source, exc.args[0])
+    registry.digests.update(state.clean)
+    cache.listings.update(state.asked)  # kept with the units' entries for the next run
+    return registry
+
+
+def validate(root: Path, rules: list[Rule], base: str | None = None, use_cache: bool = True) -> tuple[Registry, Report]:
+    """Validate the working tree (against ``base`` when given), reusing cached unit results."""
+    change = change_base(root, base) if base else None
+    cache = ResultCache.open(root, rules) if use_cache else None
+    with no_cycle_collection():
+        registry = load_worktree(root, cache)
+        if change is not None:
+            registry.base = load(root, change[0])
+            registry.changed = change[1]
+        return registry, run(registry, rules, cache)

@@ -1,0 +1,296 @@
+"""The rule interface and the validation engine.
+
+Rule packs are discovered through the ``evreg.rules`` entry point group (the
+project's own pack is ``validators``), so this package never imports a rule
+by name and a lab can ship its own pack.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from typing import TYPE_CHECKING, Any
+
+from evreg import workers
+from evreg.evidence import parse_ref
+from evreg.findings import Finding, Severity
+from evreg.layout import BASELINE
+from evreg.store import Reads, Registry, reading
+
+if TYPE_CHECKING:
+    from evreg.results import ResultCache
+
+ENTRY_POINT_GROUP = "evreg.rules"
+
+
+@dataclass(frozen=True)
+class CodeDoc:
+    """What one finding code rejects, why, and how to fix it."""
+
+    code: str
+    title: str
+    why: str
+    hint: str
+    example: str = ""
+
+
+UNIT = "unit"
+STORE = "store"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A check over a loaded registry, and the codes it may report.
+
+    A ``unit`` rule checks ``registry.records()`` -- the records of one family folder
+    at a time -- and reaches everything else through lookups (``registry.get``,
+    ``validators.index``), so its findings can be cached per unit with what they
+    depend on. A ``store`` rule (the default, right for any rule that gathers over
+    all records) runs once over the whole store on every validation."""
+
+    name: str
+    codes: tuple[CodeDoc, ...]
+    check: Callable[[Registry], Iterable[Finding]]
+    scope: str = STORE
+
+
+def discover() -> list[Rule]:
+    """Every rule of every installed rule pack, in a stable order."""
+    rules: list[Rule] = []
+    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        rules.extend(ep.load())
+    return rules
+
+
+CORE_CODES = (
+    CodeDoc(
+        "baseline-stale",
+        "A baseline entry that matches no finding",
+        "The baseline lists accepted defects of imported data; an entry whose defect is gone (or changed) "
+        "would silently excuse a future finding at the same place.",
+        "Remove the entry, or update it after reviewing the new finding.",
+        "",
+    ),
+    CodeDoc(
+        "import-unmappable",
+        "Import input that cannot be mapped to records",
+        "An importer writes what it reads; input it cannot map is refused whole, never half-written.",
+        "Fix the named field in the source file, or import it with the format it is in.",
+        '{"format": "neural-download-model-family-v1", "id": "Not A Slug"}',
+    ),
+    CodeDoc(
+        "too-many-files",
+        "A registry larger than the file limit",
+        "Validation holds every record in memory; refusing an oversized tree with one finding keeps a hostile or "
+        "accidental pull request of millions of tiny files from exhausting the machine.",
+        "Split the registry, or raise EVREG_MAX_FILES where the memory exists.",
+        "",
+    ),
+    CodeDoc(
+        "internal-error",
+        "A rule failed",
+        "A bug in a rule must not hide the findings of other rules, nor pass silently.",
+        "Report it with the message; this is not a defect of your data.",
+        "",
+    ),
+)
+
+
+def code_docs(rules: list[Rule]) -> dict[str, CodeDoc]:
+    docs = {doc.code: doc for doc in CORE_CODES}
+    docs.update((doc.code, doc) for rule in rules for doc in rule.codes)
+    return docs
+
+
+@dataclass
+class Report:
+    findings: list[Finding]
+    records: int
+    files: int
+    external_refs: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def blocking(self) -> list[Finding]:
+        return [f for f in self.findings if not f.baselined]
+
+    def errors(self, strict: bool = False) -> list[Finding]:
+        return [f for f in self.blocking if f.severity is Severity.ERROR or strict]
+
+    def summary(self) -> dict[str, Any]:
+        by_code = Counter(f.code for f in self.blocking)
+        return {
+            "files": self.files,
+            "records": self.records,
+            "errors": sum(1 for f in self.blocking if f.severity is Severity.ERROR),
+            "warnings": sum(1 for f in self.blocking if f.severity is Severity.WARNING),
+            "baselined": sum(1 for f in self.findings if f.baselined),
+            "external_evidence_refs": self.external_refs,
+            "by_code": dict(sorted(by_code.items())),
+            **self.extra,
+        }
+
+
+def _internal(rule: Rule, exc: BaseException) -> Finding:
+    last = traceback.extract_tb(exc.__traceback__)[-1]
+    return Finding(
+        code="internal-error",
+        file="",
+        message=f"rule {rule.name!r} failed: {type(exc).__name__}: {exc} ({last.filename}:{last.lineno})",
+        hint="this is a bug in the rule, not in your data; please report it",
+    )
+
+
+@dataclass
+class UnitResult:
+    """What the unit rules found in one unit, and what outside the unit they read."""
+
+    findings: list[Finding]
+    deps: dict[str, str]
+    records: int
+    files: int
+    external: int
+    blobs: dict[str, str] = field(default_factory=dict)  # path -> blob id of the unit's files, when checked
+
+
+def _checked(rules: Iterable[Rule], registry: Registry) -> list[Finding]:
+    findings: list[Finding] = []
+    for rule in rules:
+        try:
+            findings.extend(rule.check(registry))
+        except Exception as exc:  # a broken rule must not hide other findings
+            findings.append(_internal(rule, exc))
+    return findings
+
+
+def check_unit(registry: Registry, unit: str, rules: list[Rule], paths: list[str] | None = None) -> UnitResult:
+    """Run the unit rules over one unit (or the files at ``paths`` of it), recording its
+    reads outside the unit. A unit rule's findings on a record depend on that record and
+    on lookups only, so the results of a unit's parts add up to the unit's."""
+    view = registry.scoped([unit]) if paths is None else registry.view(paths)
+    reads = Reads(registry, unit)
+    reading(reads)
+    try:
+        findings = _checked((r for r in rules if r.scope == UNIT), view)
+        records = view.records()
+        external = sum(1 for d in records for _, ref in d.refs if parse_ref(ref).kind == "external")
+    finally:
+        reading(None)
+    blobs = {d.path: d.content_id() for d in view.documents}
+    return UnitResult(findings, reads.deps, len(records), len(view.documents), external, blobs)
+
+
+def check_units(registry: Registry, units: list[str], rules: list[Rule]) -> dict[str, UnitResult]:
+    """Check units, in worker processes on a large store."""
+    parts = workers.map_units(registry, units, lambda r, unit, paths: check_unit(r, unit, rules, paths))
+    return {unit: _whole(results) for unit, results in parts.items()}
+
+
+def _whole(parts: list[UnitResult]) -> UnitResult:
+    if len(parts) == 1:
+        return parts[0]
+    return UnitResult(
+        [f for p in parts for f in p.findings],
+        {k: v for p in parts for k, v in p.deps.items()},
+        sum(p.records for p in parts),
+        sum(p.files for p in parts),
+        sum(p.external for p in parts),
+        {k: v for p in parts for k, v in p.blobs.items()},
+    )
+
+
+def run(registry: Registry, rules: list[Rule], cache: ResultCache | None = None) -> Report:
+    """Run every rule, accumulate every finding, apply the baseline.
+
+    Unit rules run unit by unit; with a ``cache``, a unit whose files and recorded
+    dependencies are all unchanged keeps its stored result."""
+    units = list(registry.unit_paths)
+    kept = cache.reusable(registry) if cache is not None else {}
+    fresh = check_units(registry, [u for u in units if u not in kept], rules)
+    for result in fresh.values():
+        registry.files.update(result.blobs)
+    if cache is not None:
+        cache.update(registry, fresh)
+    results = {**kept, **fresh}
+    findings = [f for unit in units for f in results[unit].findings]
+    findings.extend(_checked((r for r in rules if r.scope != UNIT), registry))
+    findings = apply_baseline(registry, findings)
+    if registry.base is not None:
+        findings = [f.model_copy(update={"introduced": f.file in registry.changed or not f.file}) for f in findings]
+        findings.sort(key=lambda f: (f.introduced is False, *f.sort_key()))
+    else:
+        findings.sort(key=Finding.sort_key)
+    records = sum(results[u].records for u in units)
+    files = sum(results[u].files for u in units)
+    external = sum(results[u].external for u in units)
+    return Report(findings, records, files, external)
+
+
+def apply_baseline(registry: Registry, findings: list[Finding]) -> list[Finding]:
+    """Mark findings the reviewed baseline accepts. An entry matches on code,
+    file, pointer and, when it gives one, the exact message, so a claim that
+    gets worse at the same place (say, a grade raised further) is not hidden."""
+    doc = registry.document(BASELINE)
+    if doc is None or not isinstance(doc.data, dict):
+        return findings
+    entries = doc.data.get("entries")
+    if not isinstance(entries, list):
+        return [
+            *findings,
+            doc.finding(
+                "schema",
+                "/entries" if "entries" in doc.data else "",
+                "baseline has no `entries` list",
+                'baseline.json is {"kind": "baseline", "entries": [...]}',
+            ),
+        ]
+    out: list[Finding] = []
+    accepted: dict[tuple[str, str, str], list[tuple[int, dict[str, Any]]]] = {}
+    for i, entry in enumerate(entries):
+        keys = ("code", "file", "pointer", "reason")
+        if (
+            not isinstance(entry, dict)
+            or not all(isinstance(entry.get(k), str) for k in keys)
+            or not entry["reason"].strip()
+        ):
+            out.append(
+                doc.finding(
+                    "schema",
+                    f"/entries/{i}",
+                    "a baseline entry needs string code, file, pointer and a non-empty reason",
+                    "say why the finding is a genuine defect of the source data",
+                )
+            )
+            continue
+        accepted.setdefault((entry["code"], entry["file"], entry["pointer"]), []).append((i, entry))
+    used: set[int] = set()
+    for f in findings:
+        match = next(
+            (
+                i_e
+                for i_e in accepted.get((f.code, f.file, f.pointer), [])
+                if i_e[1].get("message") in (None, f.message)
+            ),
+            None,
+        )
+        if match:
+            used.add(match[0])
+            out.append(f.model_copy(update={"baselined": True, "baseline_reason": match[1]["reason"]}))
+        else:
+            out.append(f)
+    for group in accepted.values():
+        for i, entry in group:
+            if i not in used:
+                out.append(
+                    doc.finding(
+                        "baseline-stale",
+                        f"/entries/{i}",
+                        f"baseline entry {entry['code']} at {entry['file']}{entry['pointer']} matches no finding",
+                        "remove the entry: the defect it excused is gone or has changed",
+                        Severity.WARNING,
+                    )
+                )
+    return out

@@ -1,0 +1,111 @@
+"""JSON Schemas (draft 2020-12) generated from the record models.
+
+``schema/<kind>.schema.json`` is committed so editors and other tools can use
+it; ``evreg schema --check`` fails with ``schema-drift`` when the committed
+files differ from what the models generate.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pydantic
+from pydantic.json_schema import GenerateJsonSchema
+
+from evreg.findings import Finding
+from evreg.jsonio import write_atomic
+from evreg.models import MODELS
+
+SCHEMA_DIR = "schema"
+BASE_ID = "https://evidence-registry.invalid/schema/v1/"
+"""Schema ids are names, not addresses: nothing is fetched from them."""
+
+
+class _Generator(GenerateJsonSchema):
+    def generate(self, schema: Any, mode: Any = "validation") -> dict[str, Any]:
+        out = super().generate(schema, mode=mode)
+        return {"$schema": self.schema_dialect, **out}
+
+
+def generate() -> dict[str, str]:
+    """File name -> schema text, for every record kind."""
+    files = {}
+    for kind, model in MODELS.items():
+        schema = model.model_json_schema(schema_generator=_Generator)
+        schema = {"$schema": schema.pop("$schema"), "$id": f"{BASE_ID}{kind}.schema.json", **schema}
+        files[f"{kind}.schema.json"] = json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+    return files
+
+
+CACHE_FILE = "build/cache/schemas.json"
+
+
+def _models_version() -> str:
+    """Changes whenever the generated schemas could: the models, the vocabularies, pydantic."""
+    h = hashlib.sha256(pydantic.VERSION.encode())
+    package = Path(__file__).parent
+    for path in [
+        package / "models.py",
+        *sorted(package.glob("vocab*.py")),
+        *sorted((package / "vocab").glob("*.json")),
+    ]:
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def generated(root: Path) -> dict[str, str]:
+    """``generate()``, kept in ``build/cache`` for the code that generated it (it takes pydantic a while)."""
+    cache, version = root / CACHE_FILE, _models_version()
+    try:
+        stored = json.loads(cache.read_text("utf-8"))
+        if stored["version"] == version and isinstance(stored["files"], dict):
+            return {str(k): str(v) for k, v in stored["files"].items()}
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    files = generate()
+    with contextlib.suppress(OSError):  # a read-only checkout still validates
+        write_atomic(cache, json.dumps({"version": version, "files": files}))
+    return files
+
+
+def check(root: Path) -> list[Finding]:
+    """``schema-drift`` findings for every file that differs from the models."""
+    findings = []
+    expected = generated(root)
+    folder = root / SCHEMA_DIR
+    for name, text in expected.items():
+        path = folder / name
+        if not path.exists():
+            findings.append(
+                Finding(
+                    code="schema-drift",
+                    file=f"{SCHEMA_DIR}/{name}",
+                    message=f"{SCHEMA_DIR}/{name} is missing",
+                    hint="run `evreg schema` to regenerate schema/",
+                )
+            )
+        elif path.read_text("utf-8") != text:
+            findings.append(
+                Finding(
+                    code="schema-drift",
+                    file=f"{SCHEMA_DIR}/{name}",
+                    message=f"{SCHEMA_DIR}/{name} differs from what the models generate",
+                    hint="run `evreg schema` and commit the result with the model change",
+                )
+            )
+    if folder.is_dir():
+        for path in sorted(folder.glob("*.schema.json")):
+            if path.name not in expected:
+                findings.append(
+                    Finding(
+                        code="schema-drift",
+                        file=f"{SCHEMA_DIR}/{path.name}",
+                        message=f"{SCHEMA_DIR}/{path.name} belongs to no record kind",
+                        hint="delete it, or add the model it describes",
+                    )
+                )
+    return findings

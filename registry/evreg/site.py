@@ -1,0 +1,967 @@
+"""Site pages, generated from the catalog as HTML (never committed).
+
+``render_pages(Pages(db))`` is pure: catalog in, ``{path: Page}`` out. Generated pages never pass
+through Markdown: MkDocs gets a front-matter stub, and the plugin (``evreg.sitebuild``)
+puts the page's HTML in place of the stub's rendering. So record text has exactly one
+rendering rule in every context -- body text, table cells, headings, SVG text, attributes,
+tooltips: ``esc`` (HTML-escaped characters, nothing else). Every number that states a
+measurement goes through ``Pages.cite`` (the citation path); record prose goes through
+``Pages.prose`` (escaped text plus resolved citations).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from html import escape, unescape
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from evreg import charts, citations
+from evreg.vocab import load as load_vocab
+from evreg.vocab import states as state_vocab
+
+
+def esc(text: Any) -> str:
+    """Record text as inert HTML text (and attribute values): whitespace collapsed, every
+    character that means something to HTML escaped. Generated pages are never Markdown, so
+    nothing else can give the text a meaning."""
+    return escape(_SPACE.sub(" ", str(text)))
+
+
+_SPACE = re.compile(r"\s+")
+
+
+def slug_anchor(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def page_base(path: str) -> str:
+    """Relative prefix from a page's URL to the site root (directory URLs)."""
+    depth = path.count("/") + (0 if path.endswith("index.md") else 1)
+    return "../" * depth
+
+
+_TAGS = re.compile(r"<[^>]+>")
+
+
+@dataclass
+class Page:
+    """One generated page: its title (plain text), its HTML and its table of contents."""
+
+    title: str
+    search: bool = True
+    boost: float | None = None
+    parts: list[str] = field(default_factory=list)
+    toc: list[dict[str, Any]] = field(default_factory=list)  # MkDocs toc tokens, nested by level
+    _ids: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def html(self) -> str:
+        return "\n".join(self.parts) + "\n"
+
+    def stub(self) -> str:
+        """The Markdown file MkDocs sees: front matter only (the plugin supplies the body).
+        MkDocs puts the title into templates unescaped, so it keeps only plain characters."""
+        plain = " ".join(re.sub(r"[^\w\s.·→/+-]", " ", self.title).split()) or "Untitled"
+        fm = "---\ntitle: " + json.dumps(plain, ensure_ascii=False) + "\n"
+        if not self.search:
+            fm += "search:\n  exclude: true\n"
+        elif self.boost:
+            fm += f"search:\n  boost: {self.boost}\n"
+        return fm + "---\n"
+
+    def h(self, level: int, inner: str) -> None:
+        """A heading (``inner`` is HTML) with a unique id and a permalink, listed in the toc."""
+        text = " ".join(unescape(_TAGS.sub(" ", inner)).split())
+        base = slug_anchor(text) or "section"
+        self._ids[base] += 1
+        hid = base if self._ids[base] == 1 else f"{base}-{self._ids[base] - 1}"
+        self.parts.append(
+            f'<h{level} id="{hid}">{inner}<a class="headerlink" href="#{hid}" title="Permanent link">¶</a></h{level}>'
+        )
+        token = {"level": level, "id": hid, "name": escape(text), "children": []}  # toc titles are HTML
+        siblings = self.toc
+        while siblings and siblings[-1]["level"] < level:
+            siblings = siblings[-1]["children"]
+        siblings.append(token)
+
+    def p(self, inner: str) -> None:
+        self.parts.append(f"<p>{inner}</p>")
+
+    def note(self, inner: str) -> None:
+        self.parts.append(f"<p><em>{inner}</em></p>")
+
+    def ul(self, items: list[str]) -> None:
+        self.parts.append("<ul>" + "".join(f"<li>{i}</li>" for i in items) + "</ul>")
+
+    def table(self, head: list[str], rows: list[list[str]], cls: str = "") -> None:
+        """A table; ``head`` and every cell are HTML."""
+        attr = f' class="{cls}"' if cls else ""
+        self.parts.append(
+            f"<table{attr}><thead><tr>"
+            + "".join(f"<th>{h}</th>" for h in head)
+            + "</tr></thead><tbody>"
+            + "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
+            + "</tbody></table>"
+        )
+
+    def add(self, raw: str) -> None:
+        """HTML made by the renderer (a chart, a matrix)."""
+        self.parts.append(raw)
+
+
+class Pages:
+    def __init__(self, db: Path) -> None:
+        con = duckdb.connect(str(db), read_only=True)
+        try:
+            fetch = lambda sql: con.execute(sql).fetchall()  # noqa: E731
+            self.records: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
+            self.where: dict[tuple[str, str], tuple[str | None, str | None, str]] = {}
+            for kind, rid, family, packet, file, content in fetch(
+                "SELECT kind, id, family, packet, file, content FROM records ORDER BY key"
+            ):
+                key = f"{family}/{rid}" if kind in ("view", "coverage-view", "coverage-contract", "closure") else rid
+                self.records[kind][key] = json.loads(content)
+                self.where[(kind, key)] = (family, packet, file)
+            self.evidence = defaultdict(list)
+            for row in fetch(
+                "SELECT file, pointer, ref, ref_kind, source, path, sha256, bytes, present FROM evidence ORDER BY key"
+            ):
+                self.evidence[row[0]].append(row[1:])
+            self.provenance = defaultdict(list)
+            for path, seq, commit, author, date, change in fetch(
+                "SELECT path, seq, commit, author, date, change FROM provenance ORDER BY path, seq"
+            ):
+                self.provenance[path].append((seq, commit, author, date, change))
+            self.defects = fetch(
+                "SELECT code, file, pointer, message, baseline_reason FROM findings "
+                "WHERE baselined ORDER BY file, pointer"
+            )
+            self.meta = dict(fetch("SELECT key, value FROM catalog_meta"))
+        finally:
+            con.close()
+        self.measurements = {**self.records.get("run-measurement", {}), **self.records.get("series-measurement", {})}
+        self.superseded_by = {m["supersedes"]: mid for mid, m in self.measurements.items() if m.get("supersedes")}
+        self.base = ""
+
+    # -- the citation path ----------------------------------------------------------------
+
+    def m_url(self, mid: str, anchor: str = "") -> str:
+        return f"{self.base}measurements/{mid}/" + (f"#{anchor}" if anchor else "")
+
+    def cite(
+        self,
+        mid: str,
+        metric: str,
+        index: int | None = None,
+        x: float | None = None,
+        decimals: int | None = None,
+        unit: bool = True,
+    ) -> str:
+        """The one way a measured number reaches a page: resolved, formatted and linked."""
+        raw = citations.citation_text(mid, metric, index, x, decimals, unit)
+        parsed = list(citations.parse(raw))
+        c = parsed[0] if len(parsed) == 1 else citations.CitationError(f"{raw!r} is not one citation")
+        resolved = str(c) if isinstance(c, citations.CitationError) else citations.resolve(c, self.measurements)
+        if isinstance(resolved, str):
+            return f'<mark class="evreg-unresolved" title="{escape(resolved)}">{esc(raw)}</mark>'
+        anchor = slug_anchor(f"{metric}-{c.selector}")  # type: ignore[union-attr]
+        return (
+            f'<a class="evreg-cite" href="{self.m_url(mid, anchor)}" data-cite="{escape(raw[3:-3].strip())}" '
+            f'title="{escape(mid)}">{escape(resolved.text)}</a>'
+        )
+
+    def prose(self, text: Any) -> str:
+        """Record prose: escaped text, citations resolved and linked, typed figures marked as orphans."""
+        if not isinstance(text, str):
+            return ""
+        out, last = [], 0
+        for c in citations.parse(text):
+            if isinstance(c, citations.CitationError):
+                continue
+            out.append(self._literal(text[last : c.start]))
+            out.append(self.cite(c.measurement, c.metric, c.index, c.x, c.decimals, c.unit))
+            last = c.end
+        out.append(self._literal(text[last:]))
+        return "".join(out)
+
+    def _literal(self, text: str) -> str:
+        out, last = [], 0
+        for fig in citations.find_figures(text):
+            out.append(esc(text[last : fig.start]))
+            out.append(
+                f'<mark class="evreg-orphan" title="A typed figure, not a citation: a baselined defect of '
+                f'the source data">{esc(text[fig.start : fig.end])}</mark>'
+            )
+            last = fig.end
+        out.append(esc(text[last:]))
+        return "".join(out)
+
+    # -- small pieces ---------------------------------------------------------------------------
+
+    def measurement_where(self, mid: str) -> tuple[str | None, str | None, str]:
+        """(family, packet, file) of a measurement of either kind."""
+        return self.where.get(("run-measurement", mid)) or self.where[("series-measurement", mid)]
+
+    def link(self, kind: str, rid: str, text: str | None = None) -> str:
+        folder = {"packet": "packets", "family": "families", "measurement": "measurements"}[kind]
+        return f'<a href="{self.base}{folder}/{esc(rid)}/">{esc(text or rid)}</a>'
+
+    def state(self, state: str) -> str:
+        meaning = state_vocab().get(state, {}).get("meaning", "")
+        return f'<span class="evreg-state evreg-state-{escape(state)}" title="{escape(meaning)}">{escape(state)}</span>'
+
+    def grade_badge(self, axis: str, grade: dict[str, Any] | None) -> str:
+        if not grade:
+            return ""
+        name = "EVID" if axis == "evidence" else "CAP"
+        return (
+            f'<span class="evreg-grade evreg-grade-{escape(str(grade.get("grade")))}" '
+            f'title="{esc(grade.get("scope", ""))}">{name} {esc(grade.get("grade"))}</span>'
+        )
+
+    def evidence_list(self, page: Page, file: str) -> None:
+        rows = self.evidence.get(file, [])
+        if not rows:
+            page.note("No evidence references.")
+            return
+        out = []
+        for pointer, ref, kind, source, path, sha, size, present in rows:
+            if kind == "external":
+                what = f"external: {esc(path)} in source {esc(source)} (not copied here; not checked)"
+            elif kind == "url":
+                what = f"link: {esc(ref)}"
+            else:
+                what = esc(path) + ("" if present else " (missing)")
+            digest = f"<code>{esc(sha)}</code> ({esc(size)} bytes)" if sha else "—"
+            out.append([f"<code>{esc(pointer)}</code>", what, esc(kind), digest])
+        page.table(["Where", "Evidence", "Kind", "sha256"], out)
+
+    def history(self, page: Page, file: str) -> None:
+        rows = self.provenance.get(file, [])
+        if not rows:
+            page.note("No git history for this record (not committed yet).")
+            return
+        names = {"A": "added", "M": "changed", "D": "deleted"}
+        page.table(
+            ["Change", "Commit", "Author", "Date"],
+            [
+                [esc(names.get(change, change)), f"<code>{esc(commit[:12])}</code>", esc(author), esc(date[:10])]
+                for _seq, commit, author, date, change in rows
+            ],
+        )
+
+
+def render_pages(p: Pages, downloads: list[tuple[str, str, int]] | None = None) -> dict[str, Page]:
+    """Every generated page of the site: path (under docs_dir) -> Page."""
+    pages: dict[str, Page] = {}
+
+    def add(path: str, fn: Any, *args: Any) -> None:
+        p.base = page_base(path)
+        pages[path] = fn(p, *args)
+
+    add("index.md", _home)
+    add("families/index.md", _families_index)
+    for fid in p.records.get("family", {}):
+        add(f"families/{fid}.md", _family, fid)
+    add("packets/index.md", _packets_index)
+    for pid in p.records.get("packet", {}):
+        add(f"packets/{pid}.md", _packet, pid)
+    add("measurements/index.md", _measurements_index)
+    for mid in p.measurements:
+        add(f"measurements/{mid}.md", _measurement, mid)
+    for key in p.records.get("coverage-contract", {}):
+        add(f"coverage/{key}.md", _contract_page, key)
+    add("quarantine.md", _quarantine)
+    add("defects.md", _defects)
+    add("downloads.md", _downloads, downloads or [])
+    add("methodology/grades.md", _grades_page)
+    add("methodology/rules.md", _rules_page)
+    add("schema.md", _schema_page)
+    return pages
+
+
+# -- pages ------------------------------------------------------------------------------------
+
+
+def _home(p: Pages) -> Page:
+    states = Counter(m["state"] for m in p.measurements.values())
+    grades = Counter(
+        g["grade"]
+        for pk in p.records.get("packet", {}).values()
+        for g in [(pk.get("grades") or {}).get("evidence")]
+        if g
+    )
+    page = Page("Evidence registry")
+    page.h(1, "Evidence registry for LLM inference results")
+    page.p(
+        "Every number here is a receipt: it links to the measurement that produced it, and the measurement "
+        "names its exact weights, quantized artifact, runtime, hardware, configuration, workload and evidence."
+    )
+    page.h(2, "What the registry holds")
+    page.p(
+        f"{len(p.records.get('family', {}))} families, {len(p.records.get('packet', {}))} packets and "
+        f"{len(p.measurements)} measurements."
+    )
+    page.table(["State", "Measurements"], [[p.state(s), str(n)] for s, n in sorted(states.items())])
+    page.table(["Evidence grade (EVID)", "Packets"], [[esc(g), str(n)] for g, n in sorted(grades.items())])
+    page.h(2, "Declared headlines")
+    page.p(
+        "Headlines are declared by each family (its featured results and primary packet), never computed as a maximum."
+    )
+    for fid, fam in p.records.get("family", {}).items():
+        page.h(3, p.link("family", fid, fam.get("display_name") or fam["name"]))
+        _featured_rows(p, page, fam)
+        if fam.get("primary_packet_id"):
+            page.p(f"Primary packet: {p.link('packet', fam['primary_packet_id'])}")
+    added = []
+    for pid, _pk in p.records.get("packet", {}).items():
+        file = p.where[("packet", pid)][2]
+        hist = p.provenance.get(file)
+        if hist:
+            added.append((hist[0][3], pid, hist[0][2]))
+    page.h(2, "Recently added packets")
+    page.table(
+        ["Packet", "Added", "By"],
+        [
+            [p.link("packet", pid), esc(date[:10]), esc(author)]
+            for date, pid, author in sorted(added, reverse=True)[:10]
+        ],
+    )
+    return page
+
+
+def _featured_rows(p: Pages, page: Page, fam: dict[str, Any]) -> None:
+    rows = fam.get("featured_results") or []
+    if not rows:
+        page.note("This family declares no headline.")
+        return
+    page.table(
+        ["Role", "Result", "Value", "Quality"],
+        [
+            [
+                esc(fr["role"]),
+                p.prose(fr["label"]),
+                p.cite(fr["measurement_id"], fr["metric"], fr.get("sample_index"), fr.get("point_x")),
+                p.prose(fr.get("quality_label")),
+            ]
+            for fr in rows
+        ],
+    )
+
+
+def _families_index(p: Pages) -> Page:
+    page = Page("Families")
+    page.h(1, "Model families")
+    rows = []
+    for fid, fam in p.records.get("family", {}).items():
+        packets = sum(1 for k in p.records.get("packet", {}) if p.where[("packet", k)][0] == fid)
+        ms = sum(1 for k in p.measurements if p.measurement_where(k)[0] == fid)
+        rows.append(
+            [p.link("family", fid, fam["name"]), str(len(fam.get("weight_revisions", []))), str(packets), str(ms)]
+        )
+    page.table(["Family", "Revisions", "Packets", "Measurements"], rows)
+    return page
+
+
+def _family_records(p: Pages, kind: str, fid: str) -> dict[str, dict[str, Any]]:
+    return {
+        k.split("/", 1)[1] if "/" in k else k: v
+        for k, v in p.records.get(kind, {}).items()
+        if p.where[(kind, k)][0] == fid
+    }
+
+
+def _family(p: Pages, fid: str) -> Page:
+    fam = p.records["family"][fid]
+    page = Page(fam["name"])
+    page.h(1, esc(fam.get("display_name") or fam["name"]))
+    if fam.get("summary"):
+        page.p(p.prose(fam["summary"]))
+    page.h(2, "Headline")
+    _featured_rows(p, page, fam)
+    if fam.get("primary_packet_id"):
+        page.p(f"Primary packet: {p.link('packet', fam['primary_packet_id'])}")
+    page.h(2, "Lineage")
+    page.p("Weight revisions and their quantized artifacts. A measurement never transfers across revisions.")
+    for rev in fam.get("weight_revisions", []):
+        pin = (
+            f"<code>{esc(rev['revision'])}</code>"
+            if rev.get("revision")
+            else esc(rev.get("revision_status", "unpinned"))
+        )
+        page.h(3, esc(rev.get("label") or rev["id"]))
+        page.p(
+            f"Revision id <code>{esc(rev['id'])}</code> · {esc(rev.get('role', ''))} · "
+            f"{esc(rev.get('repository', ''))} at {pin}"
+        )
+        rows = []
+        for art in rev.get("quantized_artifacts", []):
+            ident = []
+            if art.get("revision"):
+                ident.append(f"revision <code>{esc(art['revision'])}</code>")
+            if art.get("file_sha256"):
+                ident.append(f"file sha256 <code>{esc(art['file_sha256'])}</code>")
+            if art.get("revision_status"):
+                ident.append("unpinned: " + esc(art["revision_status"]))
+            rows.append(
+                [
+                    f"{esc(art['label'])} <code>{esc(art['id'])}</code>",
+                    esc(art["quantization"]),
+                    esc(art["repository"]),
+                    "<br>".join(ident) or "unpinned",
+                ]
+            )
+        page.table(["Artifact", "Quantization", "Repository", "Pinned identity"], rows)
+    ts = fam.get("transfer_scope")
+    if isinstance(ts, dict):
+        page.h(2, "Transfer scope")
+        page.p(f"Status: {esc(ts.get('status', ''))}")
+        page.p("<strong>Transfers between revisions:</strong>")
+        page.ul([p.prose(t) for t in ts.get("transfers", [])])
+        page.p("<strong>Does not transfer:</strong>")
+        page.ul([p.prose(t) for t in ts.get("does_not_transfer", [])])
+    page.h(2, "Packets")
+    page.table(
+        ["Packet", "Grades", "Status", "Revision · artifact"],
+        [
+            [
+                p.link("packet", pid, pk.get("label") or pid),
+                " ".join(p.grade_badge(a, g) for a, g in (pk.get("grades") or {}).items()),
+                esc(pk.get("status", "")),
+                f"{esc(pk['revision'])} · {esc(pk.get('artifact_id', '—'))}",
+            ]
+            for pid, pk in _family_records(p, "packet", fid).items()
+        ],
+    )
+    views = _family_records(p, "view", fid)
+    order = fam.get("initial_view_ids") or []
+    if views:
+        page.h(2, "Charts")
+        page.p(
+            "Each point links to its measurement; hover for the value. Screened series are "
+            "dashed and hollow: they are not measured curves."
+        )
+        for vid in [*[v for v in order if v in views], *[v for v in views if v not in order]]:
+            _view(p, page, views[vid])
+    cov = _family_records(p, "coverage-view", fid)
+    if cov:
+        page.h(2, "Coverage matrices")
+        page.p("Every cell is explicit; <em>missing</em> means nobody measured it, never zero.")
+        for view in cov.values():
+            _coverage_view(p, page, view)
+    contracts = _family_records(p, "coverage-contract", fid)
+    if contracts:
+        page.h(2, "Coverage contracts")
+        page.table(
+            ["Contract", "Cells by state"],
+            [
+                [
+                    f'<a href="{p.base}coverage/{esc(fid)}/{esc(cid)}/">{esc(c["label"])}</a>',
+                    ", ".join(f"{n} {esc(s)}" for s, n in sorted(_contract_cells(c)[1].items())),
+                ]
+                for cid, c in contracts.items()
+            ],
+        )
+    closures = _family_records(p, "closure", fid)
+    if closures:
+        page.h(2, "Closures")
+        _closure_rows(p, page, closures.values())
+    return page
+
+
+def _closure_rows(p: Pages, page: Page, closures: Any) -> None:
+    page.table(
+        ["State", "Scope", "Reason"],
+        [
+            [
+                p.state(c["state"]),
+                ", ".join(f"{esc(k)}={esc(v)}" for k, v in c["selectors"].items()),
+                p.prose(c["reason"]),
+            ]
+            for c in closures
+        ],
+    )
+
+
+def _x_of(m: dict[str, Any], x_from: str) -> Any:
+    node: Any = m
+    for part in x_from.split("."):
+        node = node.get(part) if isinstance(node, dict) else None
+    return node
+
+
+def _view(p: Pages, page: Page, view: dict[str, Any]) -> None:
+    page.h(3, esc(view.get("title") or view["id"]))
+    if view.get("subtitle"):
+        page.p(p.prose(view["subtitle"]))
+    for metric in view["metrics"]:
+        series = []
+        for s in view["series"]:
+            members = [(mid, p.measurements[mid]) for mid in s["measurement_ids"] if mid in p.measurements]
+            state = members[0][1]["state"] if members else "missing"
+            cs = charts.Series(s.get("label") or "series", state)
+            for mid, m in members:
+                if m.get("points"):
+                    for pt in m["points"]:
+                        v = pt.get(metric)
+                        if isinstance(v, int | float) and not isinstance(v, bool):
+                            cs.dots.append(_dot(p, mid, metric, None, pt["x"], float(pt["x"]), float(v)))
+                else:
+                    x = _x_of(m, s.get("x_from") or "config.tp")
+                    samples = (m.get("metrics") or {}).get(metric) or []
+                    if isinstance(x, int | float) and not isinstance(x, bool):
+                        for i, v in enumerate(samples):
+                            cs.dots.append(_dot(p, mid, metric, i, None, float(x), float(v)))
+            series.append(cs)
+        unit = citations.unit_of(metric)
+        label = load_vocab("metrics")["metrics"].get(metric, {}).get("label", metric)
+        page.add(
+            charts.svg(
+                series,
+                view.get("x_label") or "x",
+                f"{label} ({unit})" if unit else label,
+                view.get("x_scale") == "log",
+                not view.get("discrete"),
+                view.get("title", ""),
+            )
+        )
+
+
+def _dot(p: Pages, mid: str, metric: str, index: int | None, x: float | None, xv: float, v: float) -> charts.Dot:
+    raw = citations.citation_text(mid, metric, index, x)
+    text = citations.format_value(v, metric)
+    sel = citations.selector(index, x)
+    return charts.Dot(xv, v, p.m_url(mid, slug_anchor(f"{metric}-{sel}")), f"{mid}: {text}", raw[3:-3].strip())
+
+
+def _axis_key(axis: dict[str, Any] | None, default: str) -> str:
+    return (axis or {}).get("key", default)
+
+
+def _cell(p: Pages, cell: dict[str, Any]) -> str:
+    parts = [p.state(cell["state"])]
+    if cell.get("label"):
+        parts.append(p.prose(cell["label"]))
+    if cell.get("evidence_id"):
+        parts.append(p.link("measurement", cell["evidence_id"], "measurement"))
+    if cell.get("packet_id"):
+        parts.append(p.link("packet", cell["packet_id"], "packet"))
+    if cell.get("reason"):
+        parts.append(f'<span class="evreg-reason">{p.prose(cell["reason"])}</span>')
+    return f'<td class="evreg-cell evreg-cell-{esc(cell["state"])}">' + "<br>".join(parts) + "</td>"
+
+
+def _coverage_view(p: Pages, page: Page, view: dict[str, Any]) -> None:
+    row_axis, col_axis = (
+        view.get("row_axis") or {"label": "MTP", "prefix": "MTP"},
+        view.get("column_axis") or {"label": "TP", "prefix": "TP"},
+    )
+    page.h(3, esc(view.get("label") or view["id"]))
+    if view.get("fixed"):
+        page.p(p.prose(view["fixed"]))
+    head = "".join(f"<th>{esc(col_axis.get('prefix', ''))}{esc(c)}</th>" for c in view["columns"])
+    html = [
+        f'<table class="evreg-matrix"><thead><tr><th>{esc(row_axis.get("label", ""))} \\ '
+        f"{esc(col_axis.get('label', ''))}</th>{head}</tr></thead><tbody>"
+    ]
+    for r in view["rows"]:
+        cells = "".join(
+            _cell(p, view["cells"].get(f"{_k(r)}:{_k(c)}", {"state": "missing", "label": "not listed"}))
+            for c in view["columns"]
+        )
+        html.append(f"<tr><th>{esc(row_axis.get('prefix', ''))}{esc(r)}</th>{cells}</tr>")
+    html.append("</tbody></table>")
+    page.add("".join(html))
+    if view.get("decision_note"):
+        page.p(p.prose(view["decision_note"]))
+
+
+def _k(v: Any) -> str:
+    return str(int(v)) if isinstance(v, float) and v.is_integer() else str(v).lower() if isinstance(v, bool) else str(v)
+
+
+def _contract_cells(c: dict[str, Any]) -> tuple[list[tuple[dict[str, Any], dict[str, Any]]], Counter[str]]:
+    import itertools
+
+    keys = [a["key"] for a in c["axes"]]
+    cells: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    counts: Counter[str] = Counter()
+    for values in itertools.product(*(a["values"] for a in c["axes"])):
+        sel = dict(zip(keys, values, strict=True))
+        merged: dict[str, Any] = {}
+        for rule in c["rules"]:
+            if all(rule["match"].get(k) in ("*", v) for k, v in sel.items()):
+                merged.update({k: v for k, v in rule.items() if k not in ("id", "match")})
+        merged.setdefault("state", "missing")
+        counts[merged["state"]] += 1
+        cells.append((sel, merged))
+    return cells, counts
+
+
+def _contract_page(p: Pages, key: str) -> Page:
+    c = p.records["coverage-contract"][key]
+    cells, counts = _contract_cells(c)
+    page = Page(c["label"], search=False)
+    page.h(1, esc(c["label"]))
+    if c.get("description"):
+        page.p(p.prose(c["description"]))
+    page.p("Cells by state: " + ", ".join(f"{p.state(s)} {n}" for s, n in sorted(counts.items())))
+    keys = [a["key"] for a in c["axes"]]
+    html = [
+        '<table class="evreg-matrix"><thead><tr>'
+        + "".join(f"<th>{esc(k)}</th>" for k in keys)
+        + "<th>Cell</th></tr></thead><tbody>"
+    ]
+    for sel, cell in cells:
+        html.append("<tr>" + "".join(f"<td>{esc(sel[k])}</td>" for k in keys) + _cell(p, cell) + "</tr>")
+    html.append("</tbody></table>")
+    page.add("".join(html))
+    return page
+
+
+def _packets_index(p: Pages) -> Page:
+    page = Page("Packets")
+    page.h(1, "Result packets")
+    page.table(
+        ["Packet", "Family", "Grades", "Status"],
+        [
+            [
+                f"{p.link('packet', pid, pk.get('label') or pid)} <code>{esc(pid)}</code>",
+                esc(p.where[("packet", pid)][0]),
+                " ".join(p.grade_badge(a, g) for a, g in (pk.get("grades") or {}).items()),
+                esc(pk.get("status", "")),
+            ]
+            for pid, pk in p.records.get("packet", {}).items()
+        ],
+    )
+    return page
+
+
+PACKET_SCOPE_FIELDS = (
+    "revision",
+    "artifact_id",
+    "quantization",
+    "runtime",
+    "cards",
+    "topologies",
+    "status",
+    "evidence_level",
+)
+
+
+def _packet(p: Pages, pid: str) -> Page:
+    pk = p.records["packet"][pid]
+    family, _, file = p.where[("packet", pid)]
+    page = Page(pk.get("label") or pid, boost=2)
+    page.h(1, esc(pk.get("label") or pid))
+    page.p(f"Packet <code>{esc(pid)}</code> of family {p.link('family', str(family))} · file <code>{esc(file)}</code>")
+    page.h(2, "Scope")
+    rows = [[esc(key), esc(pk[key])] for key in PACKET_SCOPE_FIELDS if key in pk]
+    if pk.get("coverage"):
+        rows.append(["coverage", ", ".join(esc(c) for c in pk["coverage"])])
+    page.table(["Field", "Value"], rows)
+    if pk.get("summary"):
+        page.h(2, "Summary")
+        page.p(p.prose(pk["summary"]))
+    fm = pk.get("featured_metric")
+    if fm:
+        page.h(2, "Featured result")
+        page.p(
+            f"{esc(fm['metric'])}: "
+            f"{p.cite(fm['measurement_id'], fm['metric'], fm.get('sample_index'), fm.get('point_x'))} "
+            f"({esc(fm['workload'])})"
+        )
+    grades = pk.get("grades") or {}
+    if grades:
+        page.h(2, "Grades")
+        page.table(
+            ["Grade", "Scope", "Basis", "Reviewed", "Evidence"],
+            [
+                [
+                    p.grade_badge(axis, g),
+                    p.prose(g["scope"]),
+                    p.prose(g["basis"]),
+                    esc(g["reviewed_at"]),
+                    "<br>".join(esc(e) for e in g.get("evidence", [])),
+                ]
+                for axis, g in grades.items()
+            ],
+        )
+        page.p(f'What each letter requires: <a href="{p.base}methodology/grades/">the grade rubric</a>.')
+    page.h(2, "Measurements")
+    ms = [(mid, m) for mid, m in p.measurements.items() if p.measurement_where(mid)[1] == pid]
+    if not ms:
+        page.note("No measurements filed in this packet's folder.")
+    for mid, m in ms:
+        page.h(3, f"{p.link('measurement', mid)} {p.state(m['state'])}")
+        page.ul(_metric_lines(p, mid, m))
+    page.h(2, "Evidence")
+    p.evidence_list(page, file)
+    page.h(2, "Provenance")
+    p.history(page, file)
+    return page
+
+
+def _metric_lines(p: Pages, mid: str, m: dict[str, Any]) -> list[str]:
+    out = []
+    for metric, samples in (m.get("metrics") or {}).items():
+        cites = ", ".join(p.cite(mid, metric, i) for i in range(len(samples)))
+        out.append(f"{esc(metric)}: {cites}")
+    if m.get("points"):
+        out.append(
+            f"{len(m['points'])} points along {esc(m.get('axis') or 'x')} ({p.link('measurement', mid, 'all points')})"
+        )
+    return out
+
+
+def _measurements_index(p: Pages) -> Page:
+    page = Page("Measurements", search=False)
+    page.h(1, "Measurements")
+    page.table(
+        ["Measurement", "State", "Runtime", "Workload"],
+        [
+            [p.link("measurement", mid), p.state(m["state"]), esc(m.get("runtime", "")), esc(m.get("workload", ""))]
+            for mid, m in p.measurements.items()
+        ],
+    )
+    return page
+
+
+IDENTITY_FIELDS = (
+    "state",
+    "revision",
+    "artifact_id",
+    "quantization",
+    "variant",
+    "runtime",
+    "runtime_family",
+    "runtime_profile_id",
+    "profile_id",
+    "measurement_class",
+    "promotion_status",
+    "workload",
+    "axis",
+)
+
+
+def _measurement(p: Pages, mid: str) -> Page:
+    m = p.measurements[mid]
+    kind = "run-measurement" if ("run-measurement", mid) in p.where else "series-measurement"
+    family, packet, file = p.where[(kind, mid)]
+    page = Page(mid, search=False)
+    page.h(1, f"Measurement <code>{esc(mid)}</code>")
+    page.p(
+        f"{p.state(m['state'])} · {esc(kind)} · family {p.link('family', str(family))}"
+        + (f" · packet {p.link('packet', packet)}" if packet else "")
+        + f" · file <code>{esc(file)}</code>"
+    )
+    if m.get("retired"):
+        page.add(
+            '<div class="admonition warning"><p class="admonition-title">Retired</p>'
+            f"<p>{p.prose(m['retired'].get('reason'))}</p></div>"
+        )
+    if m.get("supersedes"):
+        page.p(f"Supersedes {p.link('measurement', m['supersedes'])}.")
+    if mid in p.superseded_by:
+        page.p(f"Superseded by {p.link('measurement', p.superseded_by[mid])}.")
+    page.h(2, "Identity")
+    rows = [[esc(k), esc(m[k])] for k in IDENTITY_FIELDS if k in m]
+    rows += [[f"identity.{esc(k)}", f"<code>{esc(v)}</code>"] for k, v in (m.get("identity") or {}).items()]
+    page.table(["Field", "Value"], rows)
+    page.h(2, "Config")
+    page.table(
+        ["Key", "Value"],
+        [[esc(k), esc(json.dumps(v) if not isinstance(v, str) else v)] for k, v in (m.get("config") or {}).items()],
+    )
+    if m.get("metrics"):
+        page.h(2, "Samples")
+        rows = []
+        for metric, samples in m["metrics"].items():
+            for i in range(len(samples)):
+                anchor = slug_anchor(f"{metric}-[{i}]")
+                rows.append([f'<span id="{anchor}"></span>{esc(metric)}', str(i), p.cite(mid, metric, i)])
+        page.table(["Metric", "Sample", "Value"], rows)
+    if m.get("points"):
+        _series_points(p, page, mid, m)
+    for key in ("quality", "caveat"):
+        if m.get(key):
+            page.h(2, key.capitalize())
+            page.p(p.prose(m[key]))
+    page.h(2, "Evidence")
+    p.evidence_list(page, file)
+    page.h(2, "Provenance")
+    p.history(page, file)
+    return page
+
+
+def _series_points(p: Pages, page: Page, mid: str, m: dict[str, Any]) -> None:
+    metric_vocab = load_vocab("metrics")["metrics"]
+    for metric in [k for k in metric_vocab if any(k in pt for pt in m["points"])]:
+        series = charts.Series(
+            mid,
+            m["state"],
+            [
+                _dot(p, mid, metric, None, pt["x"], float(pt["x"]), float(pt[metric]))
+                for pt in m["points"]
+                if isinstance(pt.get(metric), int | float) and not isinstance(pt.get(metric), bool)
+            ],
+        )
+        unit = citations.unit_of(metric)
+        label = metric_vocab[metric]["label"]
+        page.add(
+            charts.svg(
+                [series],
+                m.get("axis") or "x",
+                f"{label} ({unit})" if unit else label,
+                m.get("axis") == "concurrency",
+                True,
+                mid,
+            )
+        )
+    metric_keys = [
+        k
+        for k in dict.fromkeys(k for pt in m["points"] for k in pt)
+        if k not in ("x", "samples")
+        and all(
+            isinstance(pt.get(k), int | float | type(None)) and not isinstance(pt.get(k), bool) for pt in m["points"]
+        )
+    ]
+    page.h(2, f"Points along {esc(m.get('axis') or 'x')}")
+    rows = []
+    for pt in m["points"]:
+        cells = []
+        for k in metric_keys:
+            if isinstance(pt.get(k), int | float):
+                anchor = slug_anchor(f"{k}-{citations.selector(None, pt['x'])}")
+                cells.append(f'<span id="{anchor}"></span>{p.cite(mid, k, None, pt["x"])}')
+            else:
+                cells.append("—")
+        rows.append([esc(citations.fmt_x(pt["x"])), *cells, esc(pt.get("samples", ""))])
+    page.table(["x", *(esc(k) for k in metric_keys), "samples"], rows)
+
+
+def _quarantine(p: Pages) -> Page:
+    page = Page("Quarantine and closures")
+    page.h(1, "Quarantine and closures")
+    page.p("Observed but invalid for promotion, kept with the reason; and deliberate stops of lines of work.")
+    page.h(2, "Quarantined measurements")
+    page.table(
+        ["Measurement", "Reason"],
+        [
+            [p.link("measurement", mid), p.prose(m.get("caveat") or m.get("quality") or "")]
+            for mid, m in p.measurements.items()
+            if m["state"] == "quarantined"
+        ],
+    )
+    page.h(2, "Closures")
+    _closure_rows(p, page, p.records.get("closure", {}).values())
+    return page
+
+
+def _defects(p: Pages) -> Page:
+    page = Page("Known data defects")
+    page.h(1, "Known data defects")
+    page.p(
+        "Findings on imported lab data that are genuine defects of that data. They are accepted in the "
+        "reviewed baseline (<code>packets/baseline.json</code>) so that CI can pass, and shown here rather than "
+        "hidden. Typed figures in prose are marked where they appear."
+    )
+    page.table(
+        ["Code", "Where", "Finding", "Why accepted"],
+        [
+            [
+                f"<code>{esc(code)}</code>",
+                f"<code>{esc(file)}</code> <code>{esc(pointer)}</code>",
+                p._literal(message),
+                p._literal(reason),
+            ]
+            for code, file, pointer, message, reason in p.defects
+        ],
+    )
+    return page
+
+
+def _downloads(p: Pages, files: list[tuple[str, str, int]]) -> Page:
+    page = Page("Data downloads")
+    page.h(1, "Data downloads")
+    page.p(
+        "The whole catalog, one file per table, as Parquet and JSON Lines (<code>evreg export parquet</code>). "
+        "The same rows the site is built from; query them with DuckDB, e.g. "
+        "<code>duckdb -c \"SELECT * FROM 'samples.parquet' LIMIT 5\"</code>."
+    )
+    page.table(
+        ["File", "Bytes", "sha256"],
+        [
+            [f'<a href="{esc(name)}">{esc(name)}</a>', str(size), f"<code>{esc(sha)}</code>"]
+            for name, sha, size in files
+        ],
+    )
+    if files:
+        page.p('Checksums: <a href="SHA256SUMS">SHA256SUMS</a>')
+    return page
+
+
+def _grades_page(p: Pages) -> Page:
+    rubric = load_vocab("rubric")
+    page = Page("Grade rubric")
+    page.h(1, "Grade rubric (EVID)")
+    page.p(
+        f"Rubric version {esc(rubric['version'])}, read from <code>registry/evreg/vocab/rubric.json</code>; "
+        "the validator checks every declared grade against it (<code>grade-unsupported</code>)."
+    )
+    page.p(f"<strong>Attached evidence.</strong> {esc(rubric['attached_evidence'])}")
+    page.table(
+        ["Grade", "Meaning", "Requires"],
+        [
+            [esc(g), esc(spec["meaning"]), ", ".join(f"<code>{esc(c)}</code>" for c in spec["requires"])]
+            for g, spec in rubric["grades"].items()
+        ],
+    )
+    page.h(2, "Checks")
+    page.table(["Check", "What it requires"], [[f"<code>{esc(c)}</code>", esc(t)] for c, t in rubric["checks"].items()])
+    return page
+
+
+def _rules_page(p: Pages) -> Page:
+    from evreg import rules
+
+    page = Page("Rule reference")
+    page.h(1, "Rule reference")
+    page.p("Every finding code the validator reports (<code>evreg explain CODE</code> prints the same).")
+    for doc in sorted(rules.code_docs(rules.discover()).values(), key=lambda d: d.code):
+        page.h(2, esc(doc.code))
+        page.p(f"<strong>{esc(doc.title)}.</strong> {esc(doc.why)}")
+        page.p(f"<em>Fix:</em> {esc(doc.hint)}")
+        if doc.example:
+            page.p(f"<em>Fails, for example:</em> <code>{esc(doc.example)}</code>")
+    return page
+
+
+def _schema_page(p: Pages) -> Page:
+    from evreg import schemas
+
+    page = Page("Schema reference")
+    page.h(1, "Schema reference")
+    page.p(
+        "One JSON Schema (draft 2020-12) per record kind, generated from the record models and committed in "
+        "<code>schema/</code>. Unknown fields are kept."
+    )
+    for name, text in schemas.generate().items():
+        schema = json.loads(text)
+        page.h(2, esc(name.removesuffix(".schema.json")))
+        page.p(f"<code>schema/{esc(name)}</code> · <code>$id</code> <code>{esc(schema['$id'])}</code>")
+        required = set(schema.get("required", []))
+        page.table(
+            ["Field", "Required", "Description"],
+            [
+                [f"<code>{esc(f)}</code>", "yes" if f in required else "", esc(spec.get("description", ""))]
+                for f, spec in schema.get("properties", {}).items()
+            ],
+        )
+    return page

@@ -1,0 +1,247 @@
+"""Building the site: MkDocs Material over pages generated from the catalog.
+
+``SitePlugin`` (a MkDocs plugin object that ``build_site`` adds to the configuration, holding
+its own state) adds the generated pages, puts their HTML in place of MkDocs' rendering (record
+text never passes through Markdown), renders citations in hand-written pages, refuses to
+publish any file that is not a regular file inside the repository, and scans every rendered
+page for figures that did not come through the citation path: such a page fails the build
+with ``orphan-number``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import os
+import re
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from mkdocs.plugins import BasePlugin
+
+from evreg import citations
+from evreg.containment import SITE_CONFIG, SITE_DIR, outside_repository, unsafe_config, unsafe_files
+from evreg.findings import Finding
+from evreg.site import Page, Pages, page_base, render_pages
+
+NOT_IN_NAV = ("measurements/", "coverage/", "packets/", "families/")
+
+
+def _downloads(folder: Path) -> list[tuple[str, str, int]]:
+    if not folder.is_dir():
+        return []
+    return [
+        (f.name, hashlib.sha256(f.read_bytes()).hexdigest(), f.stat().st_size)
+        for f in sorted(folder.iterdir())
+        if f.is_file() and not f.name.startswith(".")  # skip another build's files in flight
+    ]
+
+
+def _installed(path: str) -> bool:
+    """A file of an installed theme (MkDocs' or Material's own templates and assets)."""
+    import material
+    import mkdocs
+
+    homes = [os.path.dirname(str(pkg.__file__)) for pkg in (material, mkdocs)]
+    return any(os.path.commonpath([path, home]) == home for home in homes)
+
+
+class SitePlugin(BasePlugin):
+    """The registry's part of a MkDocs build. One object per build: no module state."""
+
+    def __init__(self, root: Path, db: Path, downloads: Path) -> None:
+        super().__init__()
+        self.root, self.db, self.downloads = root, db, downloads
+        self.pages = Pages(db)
+        self.generated: dict[str, Page] = {}
+        self.findings: list[Finding] = []
+
+    def on_files(self, files: Any, config: Any) -> Any:
+        from mkdocs.exceptions import PluginError
+        from mkdocs.structure.files import File, InclusionLevel
+
+        real_root = os.path.realpath(self.root)
+        for f in files:
+            src = f.abs_src_path
+            if src is None or _installed(os.path.realpath(src)):
+                continue
+            rel = os.path.relpath(os.path.abspath(src), os.path.abspath(self.root)).replace(os.sep, "/")
+            real = os.path.realpath(src)
+            if (
+                outside_repository(rel)
+                or real != os.path.abspath(src)  # a symlink somewhere on the way
+                or os.path.commonpath([real, real_root]) != real_root
+                or not os.path.isfile(real)
+            ):
+                raise PluginError(f"refusing to publish {src}: not a regular file inside the repository")
+        downloads = _downloads(self.downloads)
+        self.generated = render_pages(self.pages, downloads)
+        for path, page in self.generated.items():
+            hidden = path.startswith(NOT_IN_NAV) and not path.endswith("index.md")
+            inclusion = InclusionLevel.NOT_IN_NAV if hidden else InclusionLevel.UNDEFINED
+            if files.get_file_from_path(path):
+                files.remove(files.get_file_from_path(path))
+            files.append(File.generated(config, path, content=page.stub(), inclusion=inclusion))
+        for name, _sha, _size in downloads:
+            files.append(File.generated(config, f"downloads/{name}", abs_src_path=str(self.downloads / name)))
+        return files
+
+    def on_page_markdown(self, markdown: str, page: Any, config: Any, files: Any) -> str:
+        """Citations in hand-written pages become resolved, linked figures."""
+        src = page.file.src_uri
+        if src in self.generated:
+            return ""  # the body is the generated HTML, put in place in on_page_content
+        self.pages.base = page_base(src).removeprefix("../") if src.endswith("index.md") else page_base(src)
+        out = []
+        fenced = False
+        for line in markdown.split("\n"):
+            if line.lstrip().startswith(("```", "~~~")):
+                fenced = not fenced
+            out.append(line if fenced else self._render_line(line))
+        return "\n".join(out)
+
+    def _render_line(self, line: str) -> str:
+        """Render citations outside inline code spans."""
+        parts = re.split(r"(`[^`]*`)", line)
+        for i, part in enumerate(parts):
+            if part.startswith("`"):
+                continue
+            pieces, last = [], 0
+            for c in citations.parse(part):
+                if isinstance(c, citations.CitationError):
+                    continue
+                pieces += [
+                    part[last : c.start],
+                    self.pages.cite(c.measurement, c.metric, c.index, c.x, c.decimals, c.unit),
+                ]
+                last = c.end
+            parts[i] = "".join(pieces) + part[last:]
+        return "".join(parts)
+
+    def on_page_content(self, content: str, page: Any, config: Any, files: Any) -> str:
+        from mkdocs.structure.toc import get_toc
+
+        src = page.file.src_uri
+        generated = self.generated.get(src)
+        if generated is not None:
+            content = generated.html
+            page.toc = get_toc(generated.toc)  # type: ignore[arg-type]
+        for figure in orphans_in_html(content):
+            source = generated.html if generated is not None else page.markdown or ""
+            rel = src if generated is not None else f"{SITE_DIR}/{src}"
+            line = next((n for n, text in enumerate(source.split("\n"), 1) if figure in html.unescape(text)), None)
+            self.findings.append(
+                Finding(
+                    code="orphan-number",
+                    file=rel,
+                    line=line,
+                    column=1,
+                    message=f"rendered page {src} shows figure {figure!r} that did not come through a citation",
+                    hint="write {{ m:ID.METRIC[INDEX] }} instead of the typed figure",
+                )
+            )
+        return content
+
+    def on_post_build(self, config: Any) -> None:
+        if self.findings:
+            from mkdocs.exceptions import PluginError
+
+            raise PluginError(f"{len(self.findings)} orphan numbers on rendered pages")
+
+
+_EXEMPT = re.compile(
+    r"<(pre|code)\b[^>]*>.*?</\1>|<(a|mark|span)\b[^>]*class=\"evreg-(?:cite|orphan|unresolved)\"[^>]*>.*?</\2>", re.S
+)
+_SVG_CITE = re.compile(r'<a class="evreg-cite"[^>]*>.*?</a>', re.S)
+_TAG = re.compile(r"<[^>]+>")
+
+
+def orphans_in_html(content: str) -> list[str]:
+    """Figures in rendered page content that did not come through the citation path."""
+    text = _SVG_CITE.sub(" ", content)
+    text = _EXEMPT.sub(" ", text)
+    text = html.unescape(_TAG.sub(" ", text))
+    return [f.text for f in citations.find_figures(text)]
+
+
+def unpublishable(root: Path) -> list[Finding]:
+    """Files under site/ a build must not publish, and a configuration it must not load (the
+    rules ``site-file-unsafe`` and ``site-config-unsafe`` report the same)."""
+    return [
+        Finding(
+            code="site-file-unsafe",
+            file=rel,
+            message=f"{rel} cannot be published: {why}",
+            hint="replace the symlink with a regular file, or delete it",
+        )
+        for rel, why in unsafe_files(root, SITE_DIR)
+    ] + [
+        Finding(code="site-config-unsafe", file=SITE_CONFIG, message=why, hint="see site/security.md")
+        for why in unsafe_config(root)
+    ]
+
+
+def build_site(root: Path, db: Path, downloads: Path, out: Path) -> list[Finding]:
+    """Run MkDocs over the generated and hand-written pages. Returns the findings that stopped
+    the build (unpublishable files, orphan numbers); empty: built."""
+    from mkdocs.commands.build import build
+    from mkdocs.config import load_config
+    from mkdocs.exceptions import Abort, BuildError, PluginError
+
+    refused = unpublishable(root)
+    if refused:
+        return refused
+    os.environ.setdefault("NO_MKDOCS_2_WARNING", "true")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    config = load_config(str(root / "mkdocs.yml"), site_dir=str(staging))
+    docs = os.path.realpath(config["docs_dir"])
+    if docs != os.path.realpath(root / SITE_DIR):
+        shutil.rmtree(staging, ignore_errors=True)
+        return [
+            Finding(
+                code="site-file-unsafe",
+                file="mkdocs.yml",
+                message=f"docs_dir is {config['docs_dir']}; the registry publishes only its own {SITE_DIR}/ folder",
+                hint=f"set docs_dir: {SITE_DIR}",
+            )
+        ]
+    plugin = SitePlugin(root, db, downloads)
+    config.plugins["evreg"] = plugin
+    try:
+        build(config)
+    except (PluginError, BuildError, Abort):
+        shutil.rmtree(staging, ignore_errors=True)
+        if not plugin.findings:
+            raise
+        return list(plugin.findings)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    _replace_dir(staging, out)
+    return []
+
+
+def _replace_dir(new: Path, target: Path) -> None:
+    """Put a finished folder in place of ``target``: readers and a concurrent
+    build see the old site or the new one, never a half-written one."""
+    for _ in range(20):
+        old = target.with_name(f".{target.name}-old-{os.getpid()}-{time.monotonic_ns()}")
+        try:
+            os.rename(target, old)
+        except FileNotFoundError:
+            old = None  # type: ignore[assignment]
+        try:
+            os.rename(new, target)
+        except OSError:  # another build put its site in place meanwhile: move it aside and retry
+            if old is not None:
+                shutil.rmtree(old, ignore_errors=True)
+            continue
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+        return
+    shutil.rmtree(new, ignore_errors=True)
+    raise OSError(f"could not put the built site in place at {target}")

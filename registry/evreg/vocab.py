@@ -1,0 +1,49 @@
+"""Controlled vocabularies, read from the data files in ``registry/evreg/vocab/``."""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import cache
+from importlib import resources
+from typing import Any
+
+
+@cache
+def load(name: str) -> dict[str, Any]:
+    text = resources.files("evreg").joinpath("vocab", f"{name}.json").read_text("utf-8")
+    return json.loads(text)
+
+
+def states() -> dict[str, dict[str, Any]]:
+    return load("states")["states"]
+
+
+def metrics() -> dict[str, dict[str, Any]]:
+    return load("metrics")["metrics"]
+
+
+STATES = tuple(load("states")["states"])
+OBSERVED_STATES = tuple(k for k, v in load("states")["states"].items() if v["observed"])
+METRICS = tuple(load("metrics")["metrics"])
+
+
+_DIAGNOSTIC = re.compile(r"(^|-)diagnostic(-|$)")
+
+
+def is_diagnostic(measurement: dict[str, Any]) -> bool:
+    return bool(_DIAGNOSTIC.search(str(measurement.get("measurement_class") or "")))
+
+
+def promotable(record: dict[str, Any]) -> str | None:
+    """None when the record may back a promotion; else why not."""
+    if record.get("kind") == "estimate":
+        return "it is an estimate"
+    state = record.get("state")
+    if not states().get(str(state), {}).get("promotable"):
+        return f"its state is {state!r}"
+    if is_diagnostic(record):
+        return f"its measurement_class {record.get('measurement_class')!r} is diagnostic"
+    if record.get("retired"):
+        return "it is retired"
+    return None

@@ -1,0 +1,81 @@
+"""Forked worker processes over the units of a registry.
+
+A worker inherits the registry as it is when the pool starts (a listing; records are
+read on demand), computes one unit at a time and sends back only the (small) result,
+so the parent never reads what the workers read. Units go out largest first for an
+even load. Platforms without ``fork`` run everything in-process.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from evreg.store import Registry, WorkTree
+
+T = TypeVar("T")
+
+PARALLEL_FROM_FILES = 4000
+"""Below this many files, starting processes costs more than it saves."""
+
+PART_FILES = 250
+"""The smallest part of a unit given to a worker."""
+
+_job: tuple[Registry, Callable[[Registry, str, list[str]], Any]] | None = None  # what forked workers inherit
+
+
+def _in_worker(part: tuple[str, list[str]]) -> Any:
+    assert _job is not None
+    return _job[1](_job[0], *part)
+
+
+def count(registry: Registry, units: list[str]) -> int:
+    """Processes to use for ``units``: one per core for a large store (``EVREG_WORKERS`` overrides).
+    A store read from git objects is checked in-process: GitPython talks to one long-lived
+    ``git cat-file`` process, which forked workers would share."""
+    if not isinstance(registry.source, WorkTree):
+        return 1
+    files = sum(len(registry.paths_of(u)) for u in units)
+    return max(1, min(count_for_files(files), len(units)))
+
+
+def count_for_files(files: int) -> int:
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    if "EVREG_WORKERS" in os.environ:
+        return max(1, int(os.environ["EVREG_WORKERS"]))
+    return cores() if files >= PARALLEL_FROM_FILES else 1
+
+
+def cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def map_units(registry: Registry, units: list[str], fn: Callable[[Registry, str, list[str]], T]) -> dict[str, list[T]]:
+    """``fn(registry, unit, paths)`` over every unit, in worker processes when it pays.
+
+    With workers, a large unit is cut into parts (``fn`` then sees some of its paths,
+    and must give for them what it would give for the part of the whole unit), so one
+    big unit does not leave the other cores idle. Results come back per unit, parts in
+    path order."""
+    workers = count(registry, units)
+    parts = [(u, registry.paths_of(u)) for u in units]
+    if workers < 2:
+        return {unit: [fn(registry, unit, paths)] for unit, paths in parts}
+    size = max(PART_FILES, sum(len(p) for _, p in parts) // (workers * 8) + 1)
+    parts = [(u, paths[i : i + size]) for u, paths in parts for i in range(0, max(len(paths), 1), size)]
+    global _job
+    order = sorted(range(len(parts)), key=lambda i: -len(parts[i][1]))
+    _job = (registry, fn)
+    try:
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            done = dict(zip(order, pool.map(_in_worker, [parts[i] for i in order], chunksize=1), strict=True))
+    finally:
+        _job = None
+    out: dict[str, list[T]] = {}
+    for i, (unit, _paths) in enumerate(parts):
+        out.setdefault(unit, []).append(done[i])
+    return out

@@ -1,0 +1,12 @@
+"""The rule set CI runs over the registry.
+
+This package depends on ``registry`` and never the reverse: the registry
+finds these rules through the ``evreg.rules`` entry point (``RULES``).
+"""
+
+from __future__ import annotations
+
+from evreg.rules import Rule
+from evreg_rules import claims, evidence, history, references, structure
+
+RULES: list[Rule] = [*structure.RULES, *references.RULES, *evidence.RULES, *claims.RULES, *history.RULES]

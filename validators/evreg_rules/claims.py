@@ -1,0 +1,658 @@
+"""Claim integrity: citations, orphan numbers, featured results, grades,
+coverage matrices and curves. A number reaches a reader only through a
+citation, and a promotion stands only on promotable evidence of its own scope."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from evreg import citations
+from evreg.containment import SITE_DIR, regular_files
+from evreg.evidence import parse_ref
+from evreg.findings import Finding, Severity, join_pointer
+from evreg.jsonio import MAX_RECORD_BYTES
+from evreg.rules import UNIT, CodeDoc, Rule
+from evreg.store import Document, Registry
+from evreg.vocab import load as load_vocab
+from evreg.vocab import promotable
+from evreg_rules.index import index
+from evreg_rules.scope import curve_identity, has, packet_scope_mismatches, selector_value
+
+# -- code documentation ---------------------------------------------------------
+
+UNRESOLVED = CodeDoc(
+    "citation-unresolved",
+    "A citation to an unknown measurement, metric, sample or point",
+    "A citation is how a number reaches text; one that resolves to nothing shows the reader a number "
+    "with no receipt, or none at all.",
+    "Cite an existing measurement id, a metric it has, and a sample index or point x it has.",
+    "caveat: 'peak {{ m:run-1.decode_tok_s[5] }}' when run-1 has 2 samples",
+)
+ORPHAN = CodeDoc(
+    "orphan-number",
+    "A figure with a unit in prose that is not a citation",
+    "A typed-in number cannot be traced and silently diverges from the data it was copied from.",
+    "Replace the figure with {{ m:ID.METRIC[INDEX] }} (or @X for a series point); the renderer formats and links it.",
+    "summary: 'reaches 52.3 tok/s on one card'",
+)
+UNBOUND = CodeDoc(
+    "featured-unbound",
+    "A featured result that does not bind exactly one measurement and one sample",
+    "A headline must name one observation; without an exact binding a renderer falls back to picking "
+    "a maximum, which is cherry-picking.",
+    "Give exactly one of sample_index or point_x, selecting a value that exists; a family lists exactly one hero.",
+    '{"measurement_id": "run-1", "metric": "decode_tok_s"}  (no sample_index or point_x)',
+)
+FEATURED_MISMATCH = CodeDoc(
+    "featured-mismatch",
+    "A featured value, unit, workload or evidence that differs from the cited sample",
+    "A copied headline value must be exactly the stored sample, or the headline and its receipt disagree.",
+    "Copy value, unit, workload and evidence exactly from the measurement (no rounding).",
+    '{"value": 30.21, ...} when the sample is 30.2134',
+)
+SIDEWAYS = CodeDoc(
+    "sideways-promotion",
+    "A promotion backed by evidence of another scope",
+    "A result of one revision, artifact, runtime, topology, workload or class says nothing about "
+    "another; using it to feature, grade or fill a cell of a different scope is a sideways promotion.",
+    "Cite evidence whose scope equals the claim's, or narrow the claim to the evidence's scope.",
+    "a family hero for qwen3.8-27b citing a qwen3.6-27b run",
+)
+NON_PROMOTABLE = CodeDoc(
+    "non-promotable-evidence",
+    "Estimate, screened, quarantined, closed or diagnostic evidence used to promote",
+    "Estimates are projections, screens are bounded boot checks, quarantined runs are known-invalid and "
+    "diagnostics measure something other than the claim; none may back a headline or a measured curve.",
+    "Feature and chart lab-measured or community-measured, non-diagnostic runs only; show others as what they are.",
+    "a view series listing an estimate id",
+)
+GRADE = CodeDoc(
+    "grade-unsupported",
+    "A grade above what its attached evidence supports",
+    "A grade is a claim about evidence maturity; the rubric (registry/evreg/vocab/rubric.json, shown on the "
+    "site) says what each letter requires in checkable terms.",
+    "Lower the grade, or attach the evidence the rubric asks for.",
+    "EVID B on a packet whose only in-scope evidence is a lab-screened run",
+)
+STATE = CodeDoc(
+    "state-mismatch",
+    "A coverage cell or view whose state differs from its cited record's",
+    "A cell cannot upgrade what it cites: a quarantined run shown as measured is a false claim.",
+    "Copy the cited record's state into the cell; keep one state per view series.",
+    '{"state": "lab-measured", "evidence_id": "run-q"} where run-q is quarantined',
+)
+INCOMPLETE = CodeDoc(
+    "coverage-incomplete",
+    "A matrix that does not list every cell of its axes",
+    "Coverage is exhaustive and explicit: an absent cell reads as a gap to one reader and as zero to "
+    "another; 'missing' is a state, not an absence.",
+    "List every row x column cell (state 'missing' where nobody measured); in contracts, make the "
+    "rules cover every cell with an unambiguous chain.",
+    'rows [0, 1] x columns [1, 2] with cells {"0:1", "0:2", "1:1"}',
+)
+CURVE = CodeDoc(
+    "curve-identity-mixed",
+    "A chart series whose points differ in anything but the x axis",
+    "A line joins like with like; mixing runtimes, workloads or configs in one curve draws a trend "
+    "that no single setup shows.",
+    "Split the series by identity, or mark the view `discrete` so points are not joined.",
+    "a series joining a vLLM run and a llama.cpp run",
+)
+
+
+# -- citations and orphan numbers ---------------------------------------------------
+
+
+MAX_PER_FIELD = 20
+"""Findings reported per prose field and code; the rest are counted in one more finding, so a
+hostile field of a million bad citations costs one pass, not a million findings."""
+
+
+def _field_problems(text: str, field: str, measurements: Any) -> Iterator[tuple[str, str]]:
+    """(code, message) of every unresolved citation and orphan figure in one prose string."""
+    for c in citations.parse(text):
+        if isinstance(c, citations.CitationError):
+            yield "citation-unresolved", str(c)
+            continue
+        resolved = citations.resolve(c, measurements)
+        if isinstance(resolved, str):
+            yield "citation-unresolved", f"citation {c.raw} {resolved}"
+    for fig in citations.find_figures(text):
+        yield "orphan-number", f"figure {fig.text!r} in {field} is not a citation"
+
+
+def check_citations(registry: Registry) -> Iterator[Finding]:
+    measurements = index(registry).measurement_data
+    hints = {"citation-unresolved": UNRESOLVED.hint, "orphan-number": ORPHAN.hint}
+    for doc in registry.records():
+        for pointer, text in doc.prose:
+            counts: Counter[str] = Counter()
+            for code, message in _field_problems(text, pointer.rsplit("/", 1)[-1], measurements):
+                counts[code] += 1
+                if counts[code] <= MAX_PER_FIELD:
+                    yield doc.finding(code, pointer, message, hints[code])
+            for code, n in counts.items():
+                if n > MAX_PER_FIELD:
+                    yield doc.finding(
+                        code, pointer, f"... and {n - MAX_PER_FIELD} more {code} findings in this field", hints[code]
+                    )
+
+
+_FENCE = re.compile(r"^(```|~~~)")
+
+
+def markdown_prose(text: str) -> Iterator[tuple[int, str]]:
+    """(line number, line) of a Markdown page outside fenced code blocks and inline code."""
+    fenced = False
+    for n, line in enumerate(text.splitlines(), 1):
+        if _FENCE.match(line.lstrip()):
+            fenced = not fenced
+            continue
+        if not fenced:
+            yield n, re.sub(r"`[^`]*`", lambda m: " " * len(m.group()), line)
+
+
+PAGE_HTML = CodeDoc(
+    "site-html-unsafe",
+    "Script in a hand-written page",
+    "Hand-written pages are Markdown and may hold HTML, but nothing that runs in a reader's browser: no script, "
+    "frame, object, embed or form elements, no event-handler attributes, no javascript: or data: URLs.",
+    "Describe the behaviour in text, or link to a page; the site ships no page-specific script.",
+    '<a href="javascript:alert(1)">x</a>',
+)
+_PAGE_SCRIPT = re.compile(
+    r"<\s*/?\s*(?:script|iframe|object|embed|form|base|meta)\b|\son[a-z]+\s*=|\b(?:javascript|vbscript|data)\s*:(?!\s)",
+    re.I,
+)
+
+
+def check_site_pages(registry: Registry) -> Iterator[Finding]:
+    """Citations and orphan figures of the hand-written pages under site/."""
+    measurements = index(registry).measurement_data
+    if registry.source.label != "working tree":
+        return
+    for rel in regular_files(Path(registry.root), SITE_DIR, ".md"):
+        page = Path(registry.root) / rel
+        if page.stat().st_size > MAX_RECORD_BYTES:
+            yield Finding(
+                code="file-too-large",
+                file=rel,
+                message=f"hand-written page of {page.stat().st_size} bytes is over the {MAX_RECORD_BYTES} byte limit",
+                hint="split the page",
+            )
+            continue
+        for n, line in markdown_prose(page.read_text("utf-8", errors="replace")):
+            for m in _PAGE_SCRIPT.finditer(line):
+                yield Finding(
+                    code="site-html-unsafe",
+                    file=rel,
+                    line=n,
+                    column=m.start() + 1,
+                    message=f"{m.group().strip()!r} on a hand-written page could run script in a reader's browser",
+                    hint=PAGE_HTML.hint,
+                )
+            for c in citations.parse(line):
+                problem = str(c) if isinstance(c, citations.CitationError) else citations.resolve(c, measurements)
+                if isinstance(problem, str):
+                    raw = "" if isinstance(c, citations.CitationError) else f"citation {c.raw} "
+                    yield Finding(
+                        code="citation-unresolved",
+                        file=rel,
+                        line=n,
+                        column=1,
+                        message=raw + problem,
+                        hint=UNRESOLVED.hint,
+                    )
+            for fig in citations.find_figures(line):
+                yield Finding(
+                    code="orphan-number",
+                    file=rel,
+                    line=n,
+                    column=fig.start + 1,
+                    message=f"figure {fig.text!r} on a hand-written page is not a citation",
+                    hint=ORPHAN.hint,
+                )
+
+
+# -- featured results ---------------------------------------------------------------
+
+
+def _selected(doc: Document, base: str, binding: dict[str, Any], m: dict[str, Any]) -> tuple[Any, Finding | None]:
+    has_index, has_x = binding.get("sample_index") is not None, binding.get("point_x") is not None
+    if has_index == has_x:
+        return None, doc.finding(
+            "featured-unbound", base, "a featured result needs exactly one of sample_index and point_x", UNBOUND.hint
+        )
+    value = citations.lookup(m, binding.get("metric", ""), binding.get("sample_index"), binding.get("point_x"))
+    if isinstance(value, str):
+        ptr = f"{base}/sample_index" if has_index else f"{base}/point_x"
+        return None, doc.finding(
+            "featured-unbound", ptr, f"measurement {binding['measurement_id']!r} {value}", UNBOUND.hint
+        )
+    return value, None
+
+
+def check_featured(registry: Registry) -> Iterator[Finding]:
+    ix = index(registry)
+    for doc in registry.records("packet"):
+        fm = doc.data.get("featured_metric")
+        m_doc = ix.measurements.get(fm["measurement_id"]) if fm else None
+        if not fm or m_doc is None:
+            continue
+        m = m_doc.data
+        value, problem = _selected(doc, "/featured_metric", fm, m)
+        if problem:
+            yield problem
+            continue
+        if fm["value"] != value:
+            yield doc.finding(
+                "featured-mismatch",
+                "/featured_metric/value",
+                f"featured value {fm['value']!r} differs from the cited sample {value!r}",
+                FEATURED_MISMATCH.hint,
+            )
+        unit = citations.unit_of(fm["metric"])
+        if fm["unit"] != unit:
+            yield doc.finding(
+                "featured-mismatch",
+                "/featured_metric/unit",
+                f"unit {fm['unit']!r} is not {fm['metric']}'s unit {unit!r}",
+                FEATURED_MISMATCH.hint,
+            )
+        for key in ("workload", "evidence"):
+            if fm[key] != m.get(key):
+                yield doc.finding(
+                    "featured-mismatch",
+                    f"/featured_metric/{key}",
+                    f"featured {key} differs from measurement {m['id']!r}'s {key}",
+                    FEATURED_MISMATCH.hint,
+                )
+        for why in packet_scope_mismatches(doc.data, m):
+            yield doc.finding(
+                "sideways-promotion",
+                "/featured_metric/measurement_id",
+                f"featured measurement {m['id']!r}: {why}",
+                SIDEWAYS.hint,
+            )
+        reason = promotable(m)
+        if reason:
+            yield doc.finding(
+                "non-promotable-evidence",
+                "/featured_metric/measurement_id",
+                f"featured measurement {m['id']!r} cannot be a headline: {reason}",
+                NON_PROMOTABLE.hint,
+            )
+    for doc in registry.records("family"):
+        results = doc.data.get("featured_results") or []
+        heroes = [i for i, r in enumerate(results) if r["role"] == "hero"]
+        if results and len(heroes) != 1:
+            yield doc.finding(
+                "featured-unbound",
+                "/featured_results",
+                f"featured_results has {len(heroes)} heroes; exactly one is required",
+                UNBOUND.hint,
+            )
+        primary = ix.packets.get(doc.data.get("primary_packet_id") or "")
+        for i, fr in enumerate(results):
+            base = f"/featured_results/{i}"
+            m_doc = ix.measurements.get(fr["measurement_id"])
+            if m_doc is None:
+                continue
+            _, problem = _selected(doc, base, fr, m_doc.data)
+            if problem:
+                yield problem
+            claimed = fr.get("revision") or (primary.data["revision"] if primary else None)
+            if claimed and m_doc.data["revision"] != claimed:
+                source = "its `revision`" if fr.get("revision") else f"primary packet {primary.id!r}"  # type: ignore[union-attr]
+                yield doc.finding(
+                    "sideways-promotion",
+                    f"{base}/measurement_id",
+                    f"featured result cites {m_doc.id!r} of revision {m_doc.data['revision']!r}, "
+                    f"but the family's headline speaks for revision {claimed!r} ({source})",
+                    SIDEWAYS.hint,
+                )
+            if m_doc.place.family != doc.id:
+                yield doc.finding(
+                    "sideways-promotion",
+                    f"{base}/measurement_id",
+                    f"featured result cites {m_doc.id!r} of family {m_doc.place.family!r}",
+                    SIDEWAYS.hint,
+                )
+            reason = promotable(m_doc.data)
+            if reason:
+                yield doc.finding(
+                    "non-promotable-evidence",
+                    f"{base}/measurement_id",
+                    f"featured measurement {m_doc.id!r} cannot be featured: {reason}",
+                    NON_PROMOTABLE.hint,
+                )
+
+
+# -- grades ---------------------------------------------------------------------------
+
+RANK = {"D": 1, "C": 2, "B": 3, "A": 4}
+
+
+def attached_evidence(registry: Registry, packet: Document, grade: dict[str, Any]) -> list[Document]:
+    """Measurements a packet's grade rests on (see the rubric's `attached_evidence`)."""
+    ix = index(registry)
+    listed = set(grade.get("evidence") or [])
+    fm = packet.data.get("featured_metric") or {}
+    return [
+        m
+        for m in ix.measurements_of_family(packet.place.family)
+        if m.data.get("evidence") in listed or m.place.packet == packet.id or m.id == fm.get("measurement_id")
+    ]
+
+
+def _pinned(registry: Registry, packet: Document) -> bool:
+    fam = index(registry).family_of(packet)
+    art = fam.artifacts.get(packet.data.get("artifact_id") or "")
+    if art:
+        return bool(art[0].get("revision") or art[0].get("file_sha256"))
+    rev = fam.revisions.get(packet.data["revision"], {})
+    return bool(rev.get("revision"))
+
+
+def rubric_checks(registry: Registry, packet: Document, attached: list[Document]) -> dict[str, bool]:
+    ok = [m.data for m in attached if promotable(m.data) is None]
+    evidence_files = {m.get("evidence") for m in ok}
+
+    def hashed(m: dict[str, Any]) -> bool:
+        ev = m.get("evidence")
+        return isinstance(ev, str) and parse_ref(ev).kind == "local" and ev in (m.get("evidence_sha256") or {})
+
+    return {
+        "promotable-observation": bool(ok),
+        "runtime-identity": all(m.get("runtime") for m in ok),
+        "pinned-artifact": _pinned(registry, packet),
+        "repeat-samples": len(ok) >= 2 or any(len(v) >= 2 for m in ok for v in (m.get("metrics") or {}).values()),
+        "quality-gate": any((m.get("quality") or "").strip() for m in ok),
+        "hashed-local-evidence": bool(attached) and all(hashed(m.data) for m in attached),
+        "reproduction-record": any("reproduction" in str(m.get("measurement_class") or "") for m in ok),
+        "independent-repeats": len(evidence_files) >= 2,
+    }
+
+
+def check_grades(registry: Registry) -> Iterator[Finding]:
+    rubric = load_vocab("rubric")
+    for doc in registry.records("packet"):
+        grade = (doc.data.get("grades") or {}).get("evidence")
+        if not grade:
+            continue
+        in_scope: list[Document] = []
+        outside: list[Document] = []
+        for m in attached_evidence(registry, doc, grade):
+            (
+                outside
+                if packet_scope_mismatches(doc.data, m.data) and m.data.get("evidence") in grade["evidence"]
+                else in_scope
+            ).append(m)
+        for m in outside:
+            why = "; ".join(packet_scope_mismatches(doc.data, m.data))
+            yield doc.finding(
+                "sideways-promotion",
+                "/grades/evidence/evidence",
+                f"grade evidence {m.data['evidence']!r} is measurement {m.id!r} of another scope: {why}",
+                SIDEWAYS.hint,
+                Severity.WARNING,
+            )
+        in_scope = [m for m in in_scope if not packet_scope_mismatches(doc.data, m.data)]
+        checks = rubric_checks(registry, doc, in_scope)
+        letter = grade["grade"]
+        failed = [c for c in rubric["grades"][letter]["requires"] if not checks[c]]
+        if failed:
+            supported = max(
+                (g for g, spec in rubric["grades"].items() if all(checks[c] for c in spec["requires"])),
+                key=lambda g: RANK[g],
+                default=None,
+            )
+            yield doc.finding(
+                "grade-unsupported",
+                "/grades/evidence/grade",
+                f"EVID {letter} requires {', '.join(failed)}, which the {len(in_scope)} attached "
+                f"in-scope measurements do not show; they support "
+                f"{'EVID ' + supported if supported else 'no grade'}",
+                GRADE.hint,
+            )
+
+
+# -- coverage ---------------------------------------------------------------------------
+
+DEFAULT_AXES = ({"key": "mtp"}, {"key": "tp"})
+
+
+def _key(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _cell_against(
+    doc: Document, pointer: str, cell: dict[str, Any], selectors: dict[str, Any], registry: Registry
+) -> Iterator[Finding]:
+    ix = index(registry)
+    state = cell.get("state")
+    if cell.get("estimate_id") is not None:
+        if state != "estimated":
+            yield doc.finding(
+                "state-mismatch",
+                f"{pointer}/state",
+                f"cell cites estimate {cell['estimate_id']!r} but says {state!r}",
+                STATE.hint,
+            )
+        return
+    if state == "estimated":
+        yield doc.finding(
+            "state-mismatch", f"{pointer}/state", "an estimated cell must cite an estimate_id", STATE.hint
+        )
+    evidence_id = cell.get("evidence_id")
+    m_doc = ix.measurements.get(evidence_id or "")
+    if m_doc is None:
+        if state in ("lab-measured", "community-measured"):
+            yield doc.finding(
+                "state-mismatch",
+                f"{pointer}/state",
+                f"a {state} cell must cite the measurement (evidence_id)",
+                STATE.hint,
+            )
+        return
+    m = m_doc.data
+    if m["state"] != state:
+        yield doc.finding(
+            "state-mismatch",
+            f"{pointer}/state",
+            f"cell says {state!r} but cites {evidence_id!r}, which is {m['state']!r}",
+            STATE.hint,
+        )
+    point_x = cell.get("point_x")
+    if point_x is not None and not any(p.get("x") == point_x for p in m.get("points") or []):
+        yield doc.finding(
+            "citation-unresolved",
+            f"{pointer}/point_x",
+            f"measurement {evidence_id!r} has no point at x = {_key(point_x)}",
+            UNRESOLVED.hint,
+        )
+    for key, want in selectors.items():
+        got = point_x if point_x is not None and key == m.get("axis") else selector_value(m, key)
+        if not has(got) or got != want or isinstance(got, bool) != isinstance(want, bool):
+            shown = repr(got) if has(got) else "nothing"
+            yield doc.finding(
+                "sideways-promotion",
+                f"{pointer}/evidence_id",
+                f"cell selects {key} = {want!r}, but {evidence_id!r} has {shown}",
+                SIDEWAYS.hint,
+            )
+
+
+def check_coverage(registry: Registry) -> Iterator[Finding]:
+    for doc in registry.records("coverage-view"):
+        data = doc.data
+        axes = (data.get("row_axis") or DEFAULT_AXES[0], data.get("column_axis") or DEFAULT_AXES[1])
+        expected = {f"{_key(r)}:{_key(c)}": (r, c) for r in data["rows"] for c in data["columns"]}
+        for key in sorted(set(expected) - set(data["cells"])):
+            yield doc.finding(
+                "coverage-incomplete", "/cells", f"cell {key!r} of rows x columns is not listed", INCOMPLETE.hint
+            )
+        for key in sorted(set(data["cells"]) - set(expected)):
+            yield doc.finding(
+                "coverage-incomplete",
+                join_pointer("cells", key),
+                f"cell {key!r} is not a row x column of this matrix",
+                INCOMPLETE.hint,
+            )
+        for key, (r, c) in expected.items():
+            cell = data["cells"].get(key)
+            if cell is None:
+                continue
+            selectors = {
+                **(data.get("fixed_selectors") or {}),
+                axes[0]["key"]: r,
+                axes[1]["key"]: c,
+                **(cell.get("selectors") or {}),
+            }
+            yield from _cell_against(doc, join_pointer("cells", key), cell, selectors, registry)
+    for doc in registry.records("coverage-contract"):
+        yield from _contract(doc, registry)
+
+
+MAX_CONTRACT_CELLS = 50_000
+
+
+def _contract(doc: Document, registry: Registry) -> Iterator[Finding]:
+    data = doc.data
+    axes = data["axes"]
+    keys = [a["key"] for a in axes]
+    size = 1
+    for a in axes:
+        size *= len(a["values"])
+    if size > MAX_CONTRACT_CELLS:
+        yield doc.finding(
+            "coverage-incomplete",
+            "/axes",
+            f"contract expands to {size:,} cells; the limit is {MAX_CONTRACT_CELLS:,}",
+            "split the contract",
+        )
+        return
+    rules = data["rules"]
+    for i, rule in enumerate(rules):
+        if sorted(rule["match"]) != sorted(keys):
+            yield doc.finding(
+                "coverage-incomplete",
+                f"/rules/{i}/match",
+                f"rule {rule['id']!r} must name every axis exactly once ({', '.join(keys)})",
+                INCOMPLETE.hint,
+            )
+            return
+    seen: set[tuple[str, str]] = set()
+    for values in itertools.product(*(a["values"] for a in axes)):
+        cell_sel = dict(zip(keys, values, strict=True))
+        matching = [
+            (i, r)
+            for i, r in enumerate(rules)
+            if all(r["match"][k] == "*" or r["match"][k] == v for k, v in cell_sel.items())
+        ]
+        label = ", ".join(f"{k}={_key(v)}" for k, v in cell_sel.items())
+        if not matching:
+            if ("none", "") not in seen:
+                seen.add(("none", ""))
+                yield doc.finding("coverage-incomplete", "/rules", f"no rule covers cell {label}", INCOMPLETE.hint)
+            continue
+        exact = [frozenset(k for k, v in r["match"].items() if v != "*") for _, r in matching]
+        if any(not (a < b) for a, b in itertools.pairwise(exact)):
+            ptr = f"/rules/{matching[-1][0]}"
+            if ("chain", ptr) not in seen:
+                seen.add(("chain", ptr))
+                yield doc.finding(
+                    "coverage-incomplete",
+                    ptr,
+                    f"rules {[r['id'] for _, r in matching]} match cell {label} ambiguously or out of order",
+                    INCOMPLETE.hint,
+                )
+            continue
+        merged: dict[str, Any] = {}
+        source: dict[str, int] = {}
+        for i, r in matching:
+            for k, v in r.items():
+                if k not in ("id", "match"):
+                    merged[k] = v
+                    source[k] = i
+        if "state" not in merged:
+            yield doc.finding(
+                "coverage-incomplete", f"/rules/{matching[-1][0]}", f"cell {label} resolves no state", INCOMPLETE.hint
+            )
+            continue
+        ptr = f"/rules/{source.get('evidence_id', source['state'])}"
+        for f in _cell_against(doc, ptr, merged, {**(data.get("fixed_selectors") or {}), **cell_sel}, registry):
+            if (f.code + f.message, f.pointer) not in seen:
+                seen.add((f.code + f.message, f.pointer))
+                yield f
+
+
+# -- views ---------------------------------------------------------------------------------
+
+
+def check_views(registry: Registry) -> Iterator[Finding]:
+    ix = index(registry)
+    for doc in registry.records("view"):
+        for si, series in enumerate(doc.data["series"]):
+            x_key = (series.get("x_from") or "config.tp").split(".")[-1]
+            members = []
+            for mi, mid in enumerate(series["measurement_ids"]):
+                ptr = f"/series/{si}/measurement_ids/{mi}"
+                if mid in ix.estimates:
+                    yield doc.finding(
+                        "non-promotable-evidence",
+                        ptr,
+                        f"{mid!r} is an estimate; estimates are never charted",
+                        NON_PROMOTABLE.hint,
+                    )
+                    continue
+                m_doc = ix.measurements.get(mid)
+                if m_doc is None:
+                    continue
+                if m_doc.data["state"] in ("quarantined",):
+                    yield doc.finding(
+                        "non-promotable-evidence",
+                        ptr,
+                        f"{mid!r} is quarantined and cannot be charted",
+                        NON_PROMOTABLE.hint,
+                    )
+                members.append((ptr, m_doc))
+            states = {m.data["state"] for _, m in members}
+            if len(states) > 1:
+                yield doc.finding(
+                    "state-mismatch",
+                    f"/series/{si}",
+                    f"series mixes states {sorted(states)}; one series shows one state",
+                    STATE.hint,
+                )
+            if doc.data.get("discrete") or len(members) < 2:
+                continue
+            first = curve_identity(members[0][1].data, x_key)
+            for ptr, m_doc in members[1:]:
+                ident = curve_identity(m_doc.data, x_key)
+                if ident != first:
+                    diff = sorted(k for k in set(first) | set(ident) if first.get(k) != ident.get(k))
+                    yield doc.finding(
+                        "curve-identity-mixed",
+                        ptr,
+                        f"{m_doc.id!r} differs from {members[0][1].id!r} in {', '.join(diff)}; "
+                        "a joined curve may vary only along its x axis",
+                        CURVE.hint,
+                    )
+
+
+RULES = [
+    Rule("citations", (UNRESOLVED, ORPHAN), check_citations, UNIT),
+    Rule("site-citations", (PAGE_HTML,), check_site_pages),
+    Rule("featured", (UNBOUND, FEATURED_MISMATCH, SIDEWAYS, NON_PROMOTABLE), check_featured, UNIT),
+    Rule("grades", (GRADE,), check_grades, UNIT),
+    Rule("coverage", (STATE, INCOMPLETE), check_coverage, UNIT),
+    Rule("views", (CURVE,), check_views, UNIT),
+]

@@ -1,0 +1,233 @@
+"""Evidence: local evidence files exist inside the repository and match
+their recorded sha256. External references are counted, not checked."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from evreg import citations, jsonio
+from evreg.containment import outside_repository
+from evreg.evidence import parse_ref
+from evreg.findings import Finding, join_pointer, split_pointer
+from evreg.rules import UNIT, CodeDoc, Rule
+from evreg.store import EvidenceState, Registry
+
+MISSING = CodeDoc(
+    "evidence-missing",
+    "A local evidence path that is not a file",
+    "A number is only as good as the file that backs it; a path that leads nowhere is no evidence.",
+    "Commit the evidence file at that path (packets/<family>/<packet>/evidence/...), or fix the path. "
+    "Evidence kept elsewhere is cited as SOURCE:path with the source declared in family.json.",
+    '{"evidence": "packets/qwen-27b/p/evidence/run.json"}  (no such file)',
+)
+ESCAPE = CodeDoc(
+    "evidence-escape",
+    "An evidence path outside the repository",
+    "Absolute paths, `..` and symlinks leading out of the repository name files a reviewer cannot "
+    "see, and could read files of the machine that builds the site.",
+    "Copy the file into the packet's evidence/ folder and cite its repository-relative path.",
+    '{"evidence": "../../etc/passwd"}',
+)
+HASH = CodeDoc(
+    "evidence-hash-mismatch",
+    "Evidence bytes differ from the recorded sha256",
+    "Evidence is content-addressed: an edited evidence file would silently change what a published number rests on.",
+    "Restore the original file; new evidence is a new file with its own hash in `evidence_sha256`.",
+    '{"evidence_sha256": {"packets/f/p/evidence/run.json": "00...00"}}',
+)
+
+UNSAFE = CodeDoc(
+    "path-unsafe",
+    "An evidence path with hard-to-see or look-alike characters",
+    "Paths are read by people in review: control and bidi characters, non-ASCII look-alikes, trailing dots or "
+    "spaces and names that differ only in case can make a path show one file and name another.",
+    "Rename the evidence file with plain ASCII letters, digits, '.', '_', '-' and '/' only.",
+    '{"evidence": "packets/f/p/evidence/run\u202ejson.txt"}',
+)
+
+_SAFE_PATH = re.compile(r"[A-Za-z0-9._+/-]+")
+
+
+def _unsafe(path: str) -> str | None:
+    """Why a local evidence path is hard to read safely, or None."""
+    if not _SAFE_PATH.fullmatch(path):
+        bad = sorted({c for c in path if not _SAFE_PATH.fullmatch(c)})
+        return "it contains " + ", ".join(f"U+{ord(c):04X}" for c in bad[:5])
+    for part in path.split("/"):
+        if part == "" or part.endswith((".", " ")):
+            return f"its part {part!r} is empty or ends in a dot"
+    return None
+
+
+def _case_twins(registry: Registry, path: str) -> list[str]:
+    """Other files in the same folder whose names equal this one's but for case."""
+    if "/" not in path:
+        return []
+    folder, name = path.rsplit("/", 1)
+    return [f"{folder}/{n}" for n in registry.names(folder) if n != name and n.lower() == name.lower()]
+
+
+def _path_verdict(registry: Registry, value: str) -> tuple[list[tuple[str, str, str]], bool]:
+    """(code, message, hint) for one local evidence path, whoever cites it, and whether it is a file."""
+    outside = outside_repository(value)
+    if outside:
+        return [("evidence-escape", f"evidence path {value!r} leaves the repository: {outside}", ESCAPE.hint)], False
+    why = _unsafe(value)
+    if why:
+        return [("path-unsafe", f"evidence path {value!r} is unsafe: {why}", UNSAFE.hint)], False
+    out = []
+    twins = _case_twins(registry, value)
+    if twins:
+        out.append(("path-unsafe", f"evidence path {value!r} differs only in case from {twins[0]!r}", UNSAFE.hint))
+    state = registry.evidence(value)
+    if state is EvidenceState.ESCAPE:
+        out.append(
+            (
+                "evidence-escape",
+                f"evidence path {value!r} resolves outside the repository's own files (through a symlink)",
+                ESCAPE.hint,
+            )
+        )
+    elif state is EvidenceState.MISSING:
+        out.append(
+            ("evidence-missing", f"evidence file {value!r} does not exist in the {registry.source.label}", MISSING.hint)
+        )
+    elif state is EvidenceState.NOT_FILE:
+        out.append(("evidence-missing", f"evidence path {value!r} is not a regular file", MISSING.hint))
+    return out, state is EvidenceState.FILE
+
+
+def check_evidence(registry: Registry) -> Iterator[Finding]:
+    verdicts: dict[str, tuple[list[tuple[str, str, str]], bool]] = {}
+    digests: dict[str, str] = {}
+    for doc in registry.records():
+        hashes = doc.data.get("evidence_sha256") or {}
+        cited: set[str] = set()
+        for pointer, value in doc.refs:
+            ref = parse_ref(value)
+            if ref.kind == "external":
+                outside = outside_repository(ref.path)
+                if outside:
+                    yield doc.finding(
+                        "evidence-escape",
+                        pointer,
+                        f"path {ref.path!r} into source {ref.source!r} is not a plain relative path: {outside}",
+                        "write the path relative to the root of the external source, without '..'",
+                    )
+            if ref.kind != "local":
+                continue
+            cited.add(value)
+            if value not in verdicts:
+                verdicts[value] = _path_verdict(registry, value)
+            problems, is_file = verdicts[value]
+            for code, message, hint in problems:
+                yield doc.finding(code, pointer, message, hint)
+            if value in hashes and is_file:
+                if value not in digests:
+                    digests[value] = hashlib.sha256(registry.read_file(value)).hexdigest()
+                if digests[value] != hashes[value]:
+                    yield doc.finding(
+                        "evidence-hash-mismatch",
+                        join_pointer("evidence_sha256", value),
+                        f"{value} has sha256 {digests[value]}, the record says {hashes[value]}",
+                        HASH.hint,
+                    )
+        for path in hashes:
+            if path not in cited:
+                yield doc.finding(
+                    "evidence-hash-mismatch",
+                    join_pointer("evidence_sha256", path),
+                    f"a sha256 is recorded for {path!r}, which this record does not cite",
+                    "remove the entry, or cite the file where the record uses it",
+                )
+
+
+VALUE = CodeDoc(
+    "evidence-value-mismatch",
+    "A stored number its evidence does not reproduce",
+    "A measurement declares where each number sits in its evidence file (evidence_locators); re-reading the "
+    "evidence must give exactly the stored value, or the number was copied wrong or the evidence changed.",
+    "Fix the stored number or the locator so that the evidence reproduces it exactly.",
+    '{"metrics": {"decode_tok_s": [30.2]}, "evidence_locators": {"decode_tok_s[0]": "/runs/0/decode"}} '
+    "where the evidence says 30.25",
+)
+
+_SELECTOR = re.compile(r"^(?P<metric>[A-Za-z_][A-Za-z0-9_]*)(?:\[(?P<index>\d+)\]|@(?P<x>-?\d+(?:\.\d+)?))$")
+
+
+def _resolve_pointer(document: Any, pointer: str) -> Any:
+    node = document
+    for token in split_pointer(pointer):
+        if isinstance(node, dict) and token in node:
+            node = node[token]
+        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+            node = node[int(token)]
+        else:
+            raise KeyError(pointer)
+    return node
+
+
+def check_evidence_values(registry: Registry) -> Iterator[Finding]:
+    parsed: dict[str, Any] = {}
+    for doc in registry.records():
+        locators = doc.data.get("evidence_locators")
+        if not locators:
+            continue
+        ev = doc.data.get("evidence")
+        if not isinstance(ev, str) or parse_ref(ev).kind != "local" or registry.evidence(ev) is not EvidenceState.FILE:
+            yield doc.finding(
+                "evidence-value-mismatch",
+                "/evidence_locators",
+                "locators need a local evidence file that exists, and `evidence` is not one",
+                VALUE.hint,
+            )
+            continue
+        if ev not in parsed:
+            value, problems = jsonio.parse(registry.read_file(ev), ev)
+            parsed[ev] = None if problems else value
+        document = parsed[ev]
+        if document is None:
+            yield doc.finding(
+                "evidence-value-mismatch",
+                "/evidence",
+                f"evidence {ev!r} is not readable JSON, so its locators cannot be checked",
+                VALUE.hint,
+            )
+            continue
+        for selector, pointer in locators.items():
+            where = join_pointer("evidence_locators", selector)
+            m = _SELECTOR.match(selector)
+            index = int(m.group("index")) if m and m.group("index") else None
+            x = float(m.group("x")) if m and m.group("x") else None
+            stored = citations.lookup(doc.data, m.group("metric"), index, x) if m else "is not METRIC[i] or METRIC@X"
+            if isinstance(stored, str):
+                yield doc.finding(
+                    "evidence-value-mismatch", where, f"locator {selector!r}: the record {stored}", VALUE.hint
+                )
+                continue
+            try:
+                found = _resolve_pointer(document, pointer)
+            except KeyError:
+                yield doc.finding(
+                    "evidence-value-mismatch",
+                    where,
+                    f"locator {selector!r}: {ev} has nothing at {pointer!r}",
+                    VALUE.hint,
+                )
+                continue
+            if isinstance(found, bool) or not isinstance(found, int | float) or float(found) != stored:
+                yield doc.finding(
+                    "evidence-value-mismatch",
+                    where,
+                    f"{selector} is {stored!r} in the record but {found!r} at {ev}{pointer}",
+                    VALUE.hint,
+                )
+
+
+RULES = [
+    Rule("evidence", (MISSING, ESCAPE, HASH, UNSAFE), check_evidence, UNIT),
+    Rule("evidence-values", (VALUE,), check_evidence_values, UNIT),
+]

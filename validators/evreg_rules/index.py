@@ -1,0 +1,69 @@
+"""Lookups the rules share: a family's revisions and artifacts, and records by id.
+
+Everything is looked up through the registry on demand (never collected from
+``registry.records()``, which holds only the records being checked), so the
+reads of a unit's rules outside the unit are recorded as its dependencies. An
+``Index`` belongs to one registry view and is never shared between units.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from evreg.store import MEASUREMENT_KINDS, ById, Document, Registry
+
+
+@dataclass
+class FamilyIndex:
+    doc: Document | None
+    revisions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    artifacts: dict[str, tuple[dict[str, Any], str]] = field(default_factory=dict)  # id -> (artifact, revision id)
+    sources: frozenset[str] = frozenset()
+
+    def artifact_bound(self, revision: str) -> bool:
+        return bool(self.revisions.get(revision, {}).get("quantized_artifacts"))
+
+
+class Index:
+    def __init__(self, registry: Registry) -> None:
+        self.registry = registry
+        self.measurements = ById(registry, MEASUREMENT_KINDS)
+        self.measurement_data = ById(registry, MEASUREMENT_KINDS, data=True)
+        self.estimates = ById(registry, ("estimate",))
+        self.packets = ById(registry, ("packet",))
+        self._families: dict[str, FamilyIndex] = {}
+        self._of_family: dict[str | None, list[Document]] = {}
+
+    def family(self, name: str) -> FamilyIndex:
+        if name not in self._families:
+            doc = self.registry.family(name)
+            fam = FamilyIndex(doc)
+            if doc is not None:
+                fam.sources = frozenset(doc.data.get("sources") or {})
+                for rev in doc.data.get("weight_revisions", []):
+                    fam.revisions[rev["id"]] = rev
+                    for art in rev.get("quantized_artifacts", []):
+                        fam.artifacts[art["id"]] = (art, rev["id"])
+            self._families[name] = fam
+        return self._families[name]
+
+    def family_of(self, doc: Document) -> FamilyIndex:
+        return self.family(doc.place.family or "")
+
+    def measurements_of_family(self, family: str | None) -> list[Document]:
+        if family not in self._of_family:
+            self._of_family[family] = self.registry.unit_records(family or "", *MEASUREMENT_KINDS)
+        return self._of_family[family]
+
+    def exists(self, kinds: tuple[str, ...], family: str | None, record_id: str) -> bool:
+        """A file for this id exists at a place of one of ``kinds`` (``family`` None: any family)."""
+        return isinstance(record_id, str) and self.registry.exists(kinds, family, record_id)
+
+
+def index(registry: Registry) -> Index:
+    """One shared index per registry view."""
+    cached = registry.__dict__.get("_validator_index")
+    if cached is None:
+        cached = registry.__dict__["_validator_index"] = Index(registry)
+    return cached

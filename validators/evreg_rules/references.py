@@ -1,0 +1,215 @@
+"""References: every id names something, and artifacts bind to their revision."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from evreg.evidence import parse_ref
+from evreg.findings import Finding, join_pointer
+from evreg.formats.neural_download import LIST_OF_KIND
+from evreg.rules import UNIT, CodeDoc, Rule
+from evreg.store import MEASUREMENT_KINDS, Document, Registry
+from evreg_rules.index import FamilyIndex, Index, index
+
+DANGLING = CodeDoc(
+    "dangling-reference",
+    "An id that names nothing",
+    "A claim that points at a revision, artifact, packet, measurement, estimate, view or evidence "
+    "source that does not exist cannot be traced.",
+    "Fix the id, or add the record it should name.",
+    '{"kind": "packet", "id": "p", "revision": "qwen3.9-27b"}  (no such revision)',
+)
+
+MISMATCH = CodeDoc(
+    "artifact-mismatch",
+    "Artifact not of the named revision, or quantization unlike the artifact's",
+    "A quantized artifact is a deployment variant of one weight revision. Naming an artifact of "
+    "another revision, or a quantization the artifact does not have, attaches numbers to the wrong "
+    "weights. A revision with quantized artifacts needs the artifact named: the bare revision is not "
+    "a surrogate for its exports.",
+    "Name an artifact of this revision and copy its exact `quantization`.",
+    '{"revision": "qwen3.6-27b", "artifact_id": "qwen38-27b-autoround-w4a16-bce40ca"}',
+)
+
+
+class _Checker:
+    def __init__(self, registry: Registry) -> None:
+        self.ix: Index = index(registry)
+        self.registry = registry
+
+    def dangling(self, doc: Document, pointer: str, what: str, value: Any, where: str) -> Finding:
+        return doc.finding("dangling-reference", pointer, f"{what} {value!r} names no {where}", DANGLING.hint)
+
+    def revision(self, doc: Document, fam: FamilyIndex, pointer: str, value: Any) -> Iterator[Finding]:
+        for i, rev in enumerate(value if isinstance(value, list) else [value]):
+            if isinstance(rev, str) and rev not in fam.revisions:
+                ptr = pointer + (f"/{i}" if isinstance(value, list) else "")
+                yield self.dangling(doc, ptr, "revision", rev, f"weight revision of family {doc.place.family!r}")
+
+    def binding(
+        self,
+        doc: Document,
+        fam: FamilyIndex,
+        base: str,
+        values: dict[str, Any],
+        check_quantization: bool = True,
+        artifact_pointer: str | None = None,
+    ) -> Iterator[Finding]:
+        """Revision / artifact / quantization of one record or selector set."""
+        revision, artifact_id = values.get("revision"), values.get("artifact_id")
+        artifact_pointer = artifact_pointer or f"{base}/artifact_id"
+        yield from self.revision(doc, fam, f"{base}/revision", revision)
+        if artifact_id is not None and artifact_id not in fam.artifacts:
+            yield self.dangling(
+                doc,
+                artifact_pointer,
+                "artifact",
+                artifact_id,
+                f"quantized artifact of family {doc.place.family!r}",
+            )
+            return
+        if not isinstance(revision, str) or revision not in fam.revisions:
+            return
+        if artifact_id is None:
+            if fam.artifact_bound(revision):
+                yield doc.finding(
+                    "artifact-mismatch",
+                    base or "",
+                    f"revision {revision!r} has quantized artifacts, but no artifact_id says which one this is",
+                    MISMATCH.hint,
+                )
+            return
+        artifact, owner = fam.artifacts[artifact_id]
+        if owner != revision:
+            yield doc.finding(
+                "artifact-mismatch",
+                artifact_pointer,
+                f"artifact {artifact_id!r} belongs to revision {owner!r}, not {revision!r}",
+                MISMATCH.hint,
+            )
+        if not check_quantization:
+            return
+        quantization = values.get("quantization")
+        if quantization is None:
+            yield doc.finding(
+                "artifact-mismatch",
+                base or "",
+                f"artifact {artifact_id!r} is named without its quantization {artifact['quantization']!r}",
+                MISMATCH.hint,
+            )
+        elif quantization != artifact["quantization"]:
+            yield doc.finding(
+                "artifact-mismatch",
+                f"{base}/quantization",
+                f"quantization {quantization!r} differs from artifact {artifact_id!r}'s {artifact['quantization']!r}",
+                MISMATCH.hint,
+            )
+
+    def measurement(self, doc: Document, pointer: str, value: Any, allow_estimate: bool = False) -> Iterator[Finding]:
+        kinds = (*MEASUREMENT_KINDS, "estimate") if allow_estimate else MEASUREMENT_KINDS
+        if self.ix.exists(kinds, None, value):
+            return
+        yield self.dangling(
+            doc, pointer, "measurement", value, "measurement" + (" or estimate" if allow_estimate else "")
+        )
+
+    def local(self, doc: Document, pointer: str, value: Any, kinds: tuple[str, ...], what: str) -> Iterator[Finding]:
+        if value is not None and not self.ix.exists(kinds, doc.place.family, value):
+            yield self.dangling(doc, pointer, what, value, f"{what} of family {doc.place.family!r}")
+
+    def cell(self, doc: Document, base: str, cell: dict[str, Any]) -> Iterator[Finding]:
+        if cell.get("evidence_id") is not None:
+            yield from self.measurement(doc, f"{base}/evidence_id", cell["evidence_id"])
+        if cell.get("estimate_id") is not None and not self.ix.exists(("estimate",), None, cell["estimate_id"]):
+            yield self.dangling(doc, f"{base}/estimate_id", "estimate", cell["estimate_id"], "estimate")
+        yield from self.local(doc, f"{base}/packet_id", cell.get("packet_id"), ("packet",), "packet")
+
+    def record(self, doc: Document) -> Iterator[Finding]:
+        data, fam, kind = doc.data, self.ix.family_of(doc), doc.kind
+        if kind != "family" and fam.doc is None:
+            yield Finding(
+                code="dangling-reference",
+                file=doc.path,
+                record=doc.ref(),
+                message=f"family folder {doc.place.family!r} has no valid family.json",
+                hint="add packets/<family>/family.json",
+            )
+            return
+        if kind == "family":
+            yield from self.local(doc, "/primary_packet_id", data.get("primary_packet_id"), ("packet",), "packet")
+            for i, fr in enumerate(data.get("featured_results") or []):
+                yield from self.measurement(doc, f"/featured_results/{i}/measurement_id", fr["measurement_id"])
+            for i, vid in enumerate(data.get("initial_view_ids") or []):
+                yield from self.local(doc, f"/initial_view_ids/{i}", vid, ("view",), "view")
+            for key, ids in (data.get("record_order") or {}).items():
+                kinds = tuple(k for k, lst in LIST_OF_KIND.items() if lst == key)
+                if not kinds:
+                    yield doc.finding(
+                        "dangling-reference",
+                        join_pointer("record_order", key),
+                        f"record_order names an unknown list {key!r}",
+                        DANGLING.hint,
+                    )
+                    continue
+                for i, rid in enumerate(ids):
+                    yield from self.local(doc, join_pointer("record_order", key, i), rid, kinds, kinds[0])
+        elif kind == "packet":
+            yield from self.binding(doc, fam, "", data)
+            fm = data.get("featured_metric")
+            if fm:
+                yield from self.measurement(doc, "/featured_metric/measurement_id", fm["measurement_id"])
+        elif kind in MEASUREMENT_KINDS:
+            yield from self.binding(doc, fam, "", data)
+            if data.get("supersedes") is not None:
+                yield from self.measurement(doc, "/supersedes", data["supersedes"])
+        elif kind == "view":
+            for si, series in enumerate(data["series"]):
+                for mi, mid in enumerate(series["measurement_ids"]):
+                    yield from self.measurement(doc, f"/series/{si}/measurement_ids/{mi}", mid, True)
+        elif kind == "coverage-view":
+            for key, cell in data["cells"].items():
+                yield from self.cell(doc, join_pointer("cells", key), cell)
+        elif kind == "coverage-contract":
+            for ri, rule in enumerate(data["rules"]):
+                yield from self.cell(doc, f"/rules/{ri}", rule)
+        elif kind == "closure":
+            selectors = dict(data["selectors"])
+            if "artifact_id" in data:
+                selectors["artifact_id"] = data["artifact_id"]
+            if isinstance(selectors.get("revision"), str):
+                yield from self.binding(
+                    doc,
+                    fam,
+                    "/selectors",
+                    selectors,
+                    check_quantization=False,
+                    artifact_pointer="/artifact_id" if "artifact_id" in data else None,
+                )
+            elif "revision" in selectors:
+                yield from self.revision(doc, fam, "/selectors/revision", selectors["revision"])
+        elif kind == "estimate":
+            yield from self.binding(doc, fam, "/selectors", data["selectors"])
+            for i, mid in enumerate(data["basis_measurement_ids"]):
+                yield from self.measurement(doc, f"/basis_measurement_ids/{i}", mid)
+            if data.get("supersedes") is not None and not self.ix.exists(("estimate",), None, data["supersedes"]):
+                yield self.dangling(doc, "/supersedes", "estimate", data["supersedes"], "estimate")
+        for pointer, value in doc.refs:
+            ref = parse_ref(value)
+            if ref.kind == "external" and ref.source not in fam.sources:
+                yield doc.finding(
+                    "dangling-reference",
+                    pointer,
+                    f"evidence {value!r} names source {ref.source!r}, which family "
+                    f"{doc.place.family!r} does not declare in `sources`",
+                    "declare the source in family.json `sources`, or cite a local file",
+                )
+
+
+def check_references(registry: Registry) -> Iterator[Finding]:
+    checker = _Checker(registry)
+    for doc in registry.records():
+        yield from checker.record(doc)
+
+
+RULES = [Rule("references", (DANGLING, MISMATCH), check_references, UNIT)]
