@@ -29,8 +29,6 @@ from evreg.provenance import Change
 from evreg.store import MEASUREMENT_KINDS, ById, EvidenceState, Registry, no_cycle_collection
 from evreg.vocab import promotable
 
-DEFAULT_DB = "build/catalog.duckdb"
-
 
 def fingerprint(registry: Registry, head: str | None, findings: list[Finding]) -> str:
     """Identifies what a catalog is built from without reading the records: the schema

@@ -13,13 +13,11 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-import duckdb
-import git
 
-from evreg import catalog, jsonio, provenance, results, rules, schemas
+from evreg import jsonio, provenance, results, rules, schemas
 from evreg.findings import Finding, Severity
 from evreg.formats import (
     ImportRefused,
@@ -31,15 +29,21 @@ from evreg.formats import (
     vllm_run_log,
     write_plan,
 )
-from evreg.layout import PACKETS
+from evreg.layout import DEFAULT_DB, PACKETS
 from evreg.store import BaseNotFound, Registry, load, no_cycle_collection
 from evreg.vocab import OBSERVED_STATES
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 
+if TYPE_CHECKING:
+    pass
+
+
 def find_root(start: Path) -> Path:
     """The registry root: ``start`` when it holds packets/, else its git work tree."""
+    import git
+
     if (start / PACKETS).is_dir():
         return start
     try:
@@ -250,7 +254,7 @@ def fmt(ctx: Context, paths: tuple[Path, ...], check: bool) -> None:
 DB_OPTION = click.option(
     "--db",
     type=click.Path(dir_okay=False, path_type=Path),
-    help=f"Catalog file (default: {catalog.DEFAULT_DB} in the registry).",
+    help=f"Catalog file (default: {DEFAULT_DB} in the registry).",
 )
 AS_OF_OPTION = click.option(
     "--as-of",
@@ -265,7 +269,11 @@ def ensure_catalog(
 ) -> tuple[Path, bool, rules.Report]:
     """The catalog for the store (at ``as_of``), built when missing, stale or corrupt; and the
     validation report it holds."""
-    db = db or root / catalog.DEFAULT_DB
+    import git
+
+    from evreg import catalog  # DuckDB and SQLAlchemy: only for commands that use the catalog
+
+    db = db or root / DEFAULT_DB
     rev = None
     if as_of:
         try:
@@ -300,6 +308,8 @@ def ensure_catalog(
 
 
 def _head(root: Path) -> str | None:
+    import git
+
     try:
         with git.Repo(root) as repo:
             return repo.head.commit.hexsha
@@ -313,6 +323,8 @@ def _head(root: Path) -> str | None:
 @pass_ctx
 def catalog_cmd(ctx: Context, db: Path | None, as_of: str | None) -> None:
     """Build the DuckDB catalog of the store (atomically)."""
+    from evreg import catalog
+
     path, _, _ = ensure_catalog(ctx.root, db, as_of, force=True)
     counts = ", ".join(
         f"{n} {catalog.query(path, f'SELECT count(*) FROM {n}')[1][0][0]}" for n in catalog.table_names()
@@ -338,6 +350,10 @@ def query(ctx: Context, sql: str, fmt: str, db: Path | None, as_of: str | None) 
 
     The query runs in a sandbox: no file or network access, no extensions, locked settings,
     bounded memory, threads and time (see site/security.md)."""
+    import duckdb
+
+    from evreg import catalog
+
     path, _, _ = ensure_catalog(ctx.root, db, as_of)
     try:
         columns, rows = catalog.query(path, sql)
@@ -388,7 +404,7 @@ def _build(root: Path, out: Path | None, as_of: str | None, fmt: str) -> int:
     import logging
     import time
 
-    from evreg import sitebuild
+    from evreg import catalog, sitebuild
 
     started = time.perf_counter()
     db, _built, report = ensure_catalog(root, None, as_of)
@@ -624,6 +640,8 @@ def export_group() -> None:
 @pass_ctx
 def export_parquet(ctx: Context, out_dir: Path, db: Path | None, as_of: str | None) -> None:
     """Write every catalog table as Parquet and JSON Lines, with SHA256SUMS."""
+    from evreg import catalog
+
     path, _, _ = ensure_catalog(ctx.root, db, as_of)
     names = catalog.export_tables(path, out_dir)
     click.echo(f"wrote {len(names)} files and SHA256SUMS to {out_dir}")

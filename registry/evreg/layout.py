@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from evreg.models import SLUG_PATTERN
 
 PACKETS = "packets"
+DEFAULT_DB = "build/catalog.duckdb"
+"""The catalog file of a registry, relative to its root (an ignored build output)."""
 BASELINE = f"{PACKETS}/baseline.json"
 
 FAMILY_FOLDERS: dict[str, tuple[str, ...]] = {

@@ -7,8 +7,6 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-import git
-
 from evreg.layout import PACKETS
 
 
@@ -22,6 +20,8 @@ class Change:
 
 def history(root: Path, rev: str = "HEAD") -> dict[str, list[Change]]:
     """Path -> its changes, oldest first. Empty when there is no git history."""
+    import git
+
     try:
         with git.Repo(root) as repo:
             out = repo.git.log(
@@ -42,6 +42,8 @@ def history(root: Path, rev: str = "HEAD") -> dict[str, list[Change]]:
 
 def resolve(root: Path, rev: str) -> str:
     """A commit id for ``rev``: a revision name, or a date (the last commit before its end)."""
+    import git
+
     with git.Repo(root) as repo:
         try:
             return repo.commit(rev).hexsha

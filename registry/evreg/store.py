@@ -27,9 +27,8 @@ from dataclasses import dataclass
 from enum import Enum
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import git
 from pydantic import ValidationError
 
 from evreg import jsonio
@@ -39,6 +38,9 @@ from evreg.evidence import is_evidence_key
 from evreg.findings import Finding, RecordRef, Severity, join_pointer
 from evreg.layout import PACKETS, Place, id_key, place_keys, place_of, unit_of
 from evreg.models import MODELS
+
+if TYPE_CHECKING:
+    import git
 
 
 class EvidenceState(Enum):
@@ -165,6 +167,8 @@ class GitTree:
     def entries(self, under: str = PACKETS, deep: bool = True) -> Iterator[Entry]:
         """One ``git ls-tree`` for the whole listing (walking tree objects from Python costs
         about 0.1 ms a file)."""
+        import git
+
         args = ["-z", "-l", *(["-r"] if deep else []), self.commit.hexsha, "--", f"{under}/"]
         try:
             out = self.repo.git.ls_tree(*args, stdout_as_string=False)
@@ -226,6 +230,8 @@ class GitTree:
     read_all = read
 
     def names(self, folder: str) -> list[str]:
+        import git
+
         try:
             tree = self.commit.tree / folder
         except KeyError:
@@ -233,6 +239,8 @@ class GitTree:
         return sorted(item.name for item in tree) if isinstance(tree, git.Tree) else []
 
     def evidence(self, path: str) -> EvidenceState:
+        import git
+
         if outside_repository(path):
             return EvidenceState.ESCAPE
         parts = path.split("/")
@@ -818,6 +826,8 @@ class ById(Mapping[str, Any]):
 
 
 def open_source(root: Path, rev: str | None = None) -> Source:
+    import git
+
     if rev is None:
         return WorkTree(root)
     repo = git.Repo(root, search_parent_directories=False)
@@ -889,6 +899,8 @@ class BaseNotFound(ValueError):
 def change_base(root: Path, base_rev: str) -> tuple[str, frozenset[str]]:
     """The merge base of ``base_rev`` and HEAD, and the paths that differ from it
     in the working tree (untracked included)."""
+    import git
+
     with git.Repo(root) as repo:
         try:
             base_commit = repo.commit(base_rev)
