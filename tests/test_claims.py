@@ -14,7 +14,7 @@ import pytest
 from conftest import REPO, F, Reg, evreg, only
 from evreg import citations, rules
 from evreg.jsonio import canonical
-from evreg.results import validate
+from evreg.pipeline import validate
 
 Q = "packets/qwen-27b"
 

@@ -15,7 +15,8 @@ from typing import Any
 
 from conftest import EVIDENCE, F, Reg, evreg, family, run
 from evreg import rules, workers
-from evreg.results import CACHE_DIR, ResultCache, git_state, load_worktree, validate
+from evreg.pipeline import check, validate
+from evreg.results import CACHE_DIR, ResultCache, git_state, load_worktree
 
 OTH = "packets/oth"
 RUN_O = f"{OTH}/measurements/run-o.json"
@@ -118,7 +119,7 @@ def test_an_edit_in_one_unit_leaves_the_others_unread(reg: Reg) -> None:
     registry = load_worktree(reg.root, cache)
     assert registry.digest("fam").startswith("tree:")
     assert set(cache.reusable(registry)) == {"fam"}
-    report = rules.run(registry, PACK, cache)
+    report = check(registry, PACK, cache)
     assert report.findings == [] and report.records == 9
     read = [p for p, d in registry.by_path.items() if p.startswith(f"{F}/") and d._findings is not None]
     assert read == []  # fam was neither listed nor read: its ids and files came from the cache

@@ -188,7 +188,7 @@ def _timed(fn: Any) -> tuple[float, Any]:
 def measure(root: Path) -> dict[str, Any]:
     """Time every phase on the registry at ``root`` (run in a fresh process for a clean peak memory)."""
     from evreg import catalog, rules, workers
-    from evreg.results import validate
+    from evreg.pipeline import validate
     from evreg.store import load
 
     floor = min(_floor(root) for _ in range(2))

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from evreg import jsonio, provenance, results, rules, schemas
+from evreg import jsonio, pipeline, provenance, results, rules, schemas
 from evreg.findings import Finding, Severity
 from evreg.formats import (
     ImportRefused,
@@ -138,7 +138,7 @@ def _in_paths(f: Finding, paths: list[str]) -> bool:
 
 def run_validation(root: Path, base: str | None = None, use_cache: bool = True) -> tuple[Registry, rules.Report]:
     try:
-        return results.validate(root, rules.discover(), base=base, use_cache=use_cache)
+        return pipeline.validate(root, base=base, use_cache=use_cache)
     except BaseNotFound as exc:
         raise click.UsageError(str(exc)) from None
 
@@ -281,12 +281,8 @@ def ensure_catalog(
         except (ValueError, git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
             raise click.UsageError(f"--as-of: {exc}") from None
     head = rev or _head(root)
-    pack = rules.discover()
-    # A commit is validated afresh; the working tree reuses the unit results cache.
-    cache = results.ResultCache.open(root, pack) if rev is None else None
+    registry, report = pipeline.validate(root, rev=rev)
     with no_cycle_collection():
-        registry = load(root, rev) if rev else results.load_worktree(root, cache)
-        report = rules.run(registry, pack, cache)
         print_ = catalog.fingerprint(registry, head, report.findings)
         meta = catalog.read_meta(db)
         if not force and meta and meta.get("fingerprint") == print_:

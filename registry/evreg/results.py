@@ -32,17 +32,15 @@ import pydantic
 from evreg.findings import Finding
 from evreg.jsonio import write_atomic
 from evreg.layout import PACKETS, place_keys, place_of, unit_of
-from evreg.rules import Report, Rule, UnitResult, run
+from evreg.rules import Rule, UnitResult
 from evreg.store import (
     Registry,
     TooManyFiles,
     WorkTree,
-    change_base,
     file_limit,
     from_entries,
     list_entries,
     load,
-    no_cycle_collection,
     refused,
 )
 
@@ -340,15 +338,3 @@ def load_worktree(root: Path, cache: ResultCache | None) -> Registry:
     registry.digests.update(state.clean)
     cache.listings.update(state.asked)  # kept with the units' entries for the next run
     return registry
-
-
-def validate(root: Path, rules: list[Rule], base: str | None = None, use_cache: bool = True) -> tuple[Registry, Report]:
-    """Validate the working tree (against ``base`` when given), reusing cached unit results."""
-    change = change_base(root, base) if base else None
-    cache = ResultCache.open(root, rules) if use_cache else None
-    with no_cycle_collection():
-        registry = load_worktree(root, cache)
-        if change is not None:
-            registry.base = load(root, change[0])
-            registry.changed = change[1]
-        return registry, run(registry, rules, cache)

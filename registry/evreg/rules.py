@@ -12,16 +12,13 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from evreg import workers
 from evreg.evidence import parse_ref
 from evreg.findings import Finding, Severity
 from evreg.layout import BASELINE
 from evreg.store import Reads, Registry, reading
-
-if TYPE_CHECKING:
-    from evreg.results import ResultCache
 
 ENTRY_POINT_GROUP = "evreg.rules"
 
@@ -202,19 +199,18 @@ def _whole(parts: list[UnitResult]) -> UnitResult:
     )
 
 
-def run(registry: Registry, rules: list[Rule], cache: ResultCache | None = None) -> Report:
-    """Run every rule, accumulate every finding, apply the baseline.
+def run(registry: Registry, rules: list[Rule]) -> Report:
+    """Run every rule over the whole registry, accumulate every finding, apply the baseline.
+    (``evreg.pipeline`` is the same with unit results reused from the cache.)"""
+    return report(registry, rules, check_units(registry, list(registry.unit_paths), rules))
 
-    Unit rules run unit by unit; with a ``cache``, a unit whose files and recorded
-    dependencies are all unchanged keeps its stored result."""
+
+def report(registry: Registry, rules: list[Rule], results: dict[str, UnitResult]) -> Report:
+    """The report of a validation: the unit rules' ``results`` (one per unit of the registry,
+    checked now or reused), the store rules run now, the baseline applied, findings sorted."""
     units = list(registry.unit_paths)
-    kept = cache.reusable(registry) if cache is not None else {}
-    fresh = check_units(registry, [u for u in units if u not in kept], rules)
-    for result in fresh.values():
+    for result in results.values():
         registry.files.update(result.blobs)
-    if cache is not None:
-        cache.update(registry, fresh)
-    results = {**kept, **fresh}
     findings = [f for unit in units for f in results[unit].findings]
     findings.extend(_checked((r for r in rules if r.scope != UNIT), registry))
     findings = apply_baseline(registry, findings)
