@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import LAB_MANIFEST, REPO, F, Reg, evreg
-from evreg import catalog
+from evreg.layout import DEFAULT_DB
 
 RUN = f"{F}/pkt/measurements/run-1.json"
 
@@ -96,7 +96,7 @@ def test_query_rebuilds_a_stale_or_corrupt_catalog(reg: Reg) -> None:
     assert q(reg.root, "SELECT value FROM samples WHERE idx = 0") == [{"value": 30.21}]
     reg.edit(RUN, lambda d: d["metrics"].update(decode_tok_s=[31.5]))
     assert q(reg.root, "SELECT value FROM samples WHERE idx = 0") == [{"value": 31.5}]
-    db = reg.root / catalog.DEFAULT_DB
+    db = reg.root / DEFAULT_DB
     db.write_bytes(b"this is not a duckdb file")
     assert q(reg.root, "SELECT count(*) n FROM samples") == [{"n": 1}]
 

@@ -20,6 +20,7 @@ from conftest import EVIDENCE, F, Reg, only  # noqa: F401
 from evreg import catalog, citations, jsonio, rules
 from evreg.bench import ADVERSARIAL, adversarial_text
 from evreg.cli import cli
+from evreg.layout import DEFAULT_DB
 from evreg.store import load
 
 
@@ -90,7 +91,7 @@ def test_query_still_answers_read_only_sql(catalog_reg: Reg) -> None:
 def test_query_is_stopped_after_its_time_bound(catalog_reg: Reg) -> None:
     import duckdb
 
-    db = catalog_reg.root / catalog.DEFAULT_DB
+    db = catalog_reg.root / DEFAULT_DB
     started = time.monotonic()
     with pytest.raises(duckdb.InterruptException):
         catalog.query(db, "SELECT count(*) FROM range(1000000000000) a WHERE a.range % 7 = 3", timeout=0.5)
@@ -100,7 +101,7 @@ def test_query_is_stopped_after_its_time_bound(catalog_reg: Reg) -> None:
 def test_query_memory_is_bounded(catalog_reg: Reg) -> None:
     import duckdb
 
-    db = catalog_reg.root / catalog.DEFAULT_DB
+    db = catalog_reg.root / DEFAULT_DB
     with pytest.raises(duckdb.OutOfMemoryException):
         catalog.query(db, "SELECT list(range) FROM range(400000000)")
 

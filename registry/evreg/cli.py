@@ -412,7 +412,8 @@ def _build(root: Path, out: Path | None, as_of: str | None, fmt: str) -> int:
     catalog.export_tables(db, downloads)
     out = out or root / "build" / "site"
     logging.getLogger("mkdocs").setLevel(logging.WARNING)
-    refused = sitebuild.build_site(root, db, downloads, out)
+    codes = sorted(rules.code_docs(rules.discover()).values(), key=lambda d: d.code)
+    refused = sitebuild.build_site(root, db, downloads, out, codes)
     if refused:
         emit(refused, {"errors": len(refused), "warnings": 0}, fmt)
         click.echo("build failed: nothing was published (see the findings above)", err=True)

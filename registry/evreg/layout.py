@@ -22,6 +22,20 @@ from evreg.models import SLUG_PATTERN
 PACKETS = "packets"
 DEFAULT_DB = "build/catalog.duckdb"
 """The catalog file of a registry, relative to its root (an ignored build output)."""
+
+LISTS: tuple[tuple[str, str], ...] = (
+    ("packets", "packet"),
+    ("run_measurements", "run-measurement"),
+    ("series_measurements", "series-measurement"),
+    ("views", "view"),
+    ("coverage_views", "coverage-view"),
+    ("coverage_contracts", "coverage-contract"),
+    ("family_closures", "closure"),
+    ("estimates", "estimate"),
+)
+"""The lists of a family manifest (the lab's format, ``record_order``) and the kind of record each holds."""
+LIST_OF_KIND = {kind: key for key, kind in LISTS}
+"""The catalog file of a registry, relative to its root (an ignored build output)."""
 BASELINE = f"{PACKETS}/baseline.json"
 
 FAMILY_FOLDERS: dict[str, tuple[str, ...]] = {

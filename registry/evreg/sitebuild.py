@@ -18,7 +18,7 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mkdocs.plugins import BasePlugin
 
@@ -26,6 +26,9 @@ from evreg import citations
 from evreg.containment import SITE_CONFIG, SITE_DIR, outside_repository, unsafe_config, unsafe_files
 from evreg.findings import Finding
 from evreg.site import Page, Pages, page_base, render_pages
+
+if TYPE_CHECKING:
+    from evreg.rules import CodeDoc
 
 NOT_IN_NAV = ("measurements/", "coverage/", "packets/", "families/")
 
@@ -52,9 +55,9 @@ def _installed(path: str) -> bool:
 class SitePlugin(BasePlugin):
     """The registry's part of a MkDocs build. One object per build: no module state."""
 
-    def __init__(self, root: Path, db: Path, downloads: Path) -> None:
+    def __init__(self, root: Path, db: Path, downloads: Path, codes: list[CodeDoc]) -> None:
         super().__init__()
-        self.root, self.db, self.downloads = root, db, downloads
+        self.root, self.db, self.downloads, self.codes = root, db, downloads, codes
         self.pages = Pages(db)
         self.generated: dict[str, Page] = {}
         self.findings: list[Finding] = []
@@ -78,7 +81,7 @@ class SitePlugin(BasePlugin):
             ):
                 raise PluginError(f"refusing to publish {src}: not a regular file inside the repository")
         downloads = _downloads(self.downloads)
-        self.generated = render_pages(self.pages, downloads)
+        self.generated = render_pages(self.pages, downloads, self.codes)
         for path, page in self.generated.items():
             hidden = path.startswith(NOT_IN_NAV) and not path.endswith("index.md")
             inclusion = InclusionLevel.NOT_IN_NAV if hidden else InclusionLevel.UNDEFINED
@@ -184,7 +187,7 @@ def unpublishable(root: Path) -> list[Finding]:
     ]
 
 
-def build_site(root: Path, db: Path, downloads: Path, out: Path) -> list[Finding]:
+def build_site(root: Path, db: Path, downloads: Path, out: Path, codes: list[CodeDoc] | None = None) -> list[Finding]:
     """Run MkDocs over the generated and hand-written pages. Returns the findings that stopped
     the build (unpublishable files, orphan numbers); empty: built."""
     from mkdocs.commands.build import build
@@ -209,7 +212,7 @@ def build_site(root: Path, db: Path, downloads: Path, out: Path) -> list[Finding
                 hint=f"set docs_dir: {SITE_DIR}",
             )
         ]
-    plugin = SitePlugin(root, db, downloads)
+    plugin = SitePlugin(root, db, downloads, codes or [])
     config.plugins["evreg"] = plugin
     try:
         build(config)

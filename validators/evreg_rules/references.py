@@ -7,7 +7,7 @@ from typing import Any
 
 from evreg.evidence import parse_ref
 from evreg.findings import Finding, join_pointer
-from evreg.formats.neural_download import LIST_OF_KIND
+from evreg.layout import LIST_OF_KIND
 from evreg.rules import UNIT, CodeDoc, Rule
 from evreg.store import MEASUREMENT_KINDS, Document, Registry
 from evreg_rules.index import FamilyIndex, Index, index

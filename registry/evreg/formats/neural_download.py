@@ -36,7 +36,7 @@ from evreg.evidence import map_refs, parse_ref
 from evreg.findings import Finding, join_pointer, split_pointer
 from evreg.formats import ImportRefused, Plan, forbid_citation_markers
 from evreg.jsonio import iter_keyed_strings
-from evreg.layout import record_path
+from evreg.layout import LIST_OF_KIND, LISTS, record_path
 from evreg.models import SLUG_PATTERN
 from evreg.store import MEASUREMENT_KINDS, Registry
 
@@ -44,17 +44,6 @@ FORMAT = "neural-download-model-family-v1"
 DEFAULT_SOURCE = "neural-download"
 DEFAULT_REPOSITORY = "https://github.com/steveseguin/b70-optimization-lab"
 
-LISTS: tuple[tuple[str, str], ...] = (
-    ("packets", "packet"),
-    ("run_measurements", "run-measurement"),
-    ("series_measurements", "series-measurement"),
-    ("views", "view"),
-    ("coverage_views", "coverage-view"),
-    ("coverage_contracts", "coverage-contract"),
-    ("family_closures", "closure"),
-    ("estimates", "estimate"),
-)
-LIST_OF_KIND = {kind: key for key, kind in LISTS}
 ADDED_FAMILY_FIELDS = ("kind", "record_order", "sources")
 _SLUG = re.compile(SLUG_PATTERN)
 
