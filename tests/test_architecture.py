@@ -7,6 +7,7 @@ import ast
 from pathlib import Path
 
 import pytest
+
 from conftest import REPO
 
 PACKAGES = {"evreg": REPO / "registry" / "evreg", "evreg_rules": REPO / "validators" / "evreg_rules"}
