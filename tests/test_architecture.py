@@ -26,7 +26,7 @@ LAYERS: dict[str, int] = {
     "formats": 2,
     **dict.fromkeys(["site", "sitebuild"], 2),
     "pipeline": 3,  # load -> cache -> rules -> results -> report
-    **dict.fromkeys(["cli", "bench", "__main__"], 4),
+    **dict.fromkeys(["cli", "reporters", "bench", "__main__"], 4),
 }
 SIBLINGS = [{"rules", "results"}, {"catalog"}, {"formats"}, {"site", "sitebuild"}]
 """Groups of layer 2 that may import within themselves but not each other (results may use rules)."""

@@ -454,3 +454,22 @@ def test_a_lone_surrogate_escape_is_a_syntax_finding_not_a_crash(reg: Reg, escap
     assert code == 0, err  # the record is left out of the catalog, not a crash
     path.write_text(path.read_text().replace(escape, "\\ud83d\\ude00"))  # a full pair is text
     assert not only(rules.run(load(reg.root), rules.discover()).findings, "json-syntax")
+
+
+# -- GitHub annotations: property values cannot break out ----------------------------------------
+
+
+def test_github_annotation_properties_round_trip_commas_colons_and_newlines() -> None:
+    from urllib.parse import unquote
+
+    from evreg.findings import Finding
+    from evreg.reporters import GitHub
+
+    nasty = "packets/f,a:b/x%y\nz.json"
+    finding = Finding(code="schema", file=nasty, line=3, column=4, message="bad: a,b\nnext", pointer="/a")
+    [line] = GitHub().lines([finding], {"errors": 1, "warnings": 0})
+    head, message = line[len("::error ") :].split("::", 1)
+    props = dict(p.split("=", 1) for p in head.split(","))  # commas delimit properties: none leaks from values
+    assert set(props) == {"file", "line", "col", "title"}
+    assert unquote(props["file"]) == nasty and (props["line"], props["col"]) == ("3", "4")
+    assert "\n" not in line and unquote(message).startswith("bad: a,b\nnext")

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from evreg import jsonio, pipeline, provenance, results, rules, schemas
-from evreg.findings import Finding, Severity
+from evreg import jsonio, pipeline, provenance, reporters, results, rules, schemas
+from evreg.findings import Finding
 from evreg.formats import (
     ImportRefused,
     find_target,
@@ -79,53 +79,16 @@ def cli(ctx: click.Context, root: Path | None) -> None:
 # -- reporting -------------------------------------------------------------
 
 
-def _human(f: Finding) -> str:
-    where = f.file + (f":{f.line}:{f.column}" if f.line else "")
-    ptr = f" at {f.pointer}" if f.pointer else ""
-    tag = " (baselined)" if f.baselined else ""
-    intro = " (not introduced by this change)" if f.introduced is False else ""
-    text = f"{where}: {f.severity.value} [{f.code}]{tag}{intro} {f.message}{ptr}"
-    if f.hint:
-        text += f"\n    hint: {f.hint}"
-    if f.baseline_reason:
-        text += f"\n    baselined because: {f.baseline_reason}"
-    return text
-
-
-def _github(f: Finding) -> str:
-    def esc(s: str) -> str:
-        return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-    level = "warning" if f.severity is Severity.WARNING or f.baselined else "error"
-    props = [f"file={esc(f.file)}"] if f.file else []
-    if f.line:
-        props += [f"line={f.line}", f"col={f.column}"]
-    props.append(f"title={esc(f.code)}")
-    message = f.message + (f" ({f.pointer})" if f.pointer else "") + (f" Hint: {f.hint}" if f.hint else "")
-    return f"::{level} {','.join(props).replace('::', '%3A%3A')}::{esc(message)}"
-
-
 def emit(findings: list[Finding], summary: dict[str, Any], fmt: str) -> None:
-    if fmt == "json":
-        payload = {"findings": [f.model_dump(mode="json") for f in findings], "summary": summary}
-        click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
-        return
-    for f in findings:
-        click.echo(_github(f) if fmt == "github" else _human(f))
-    if fmt == "human":
-        extra = f", {summary['baselined']} baselined" if summary.get("baselined") else ""
-        ext = summary.get("external_evidence_refs", 0)
-        click.echo(
-            f"{summary.get('records', 0)} records in {summary.get('files', 0)} files: "
-            f"{summary['errors']} errors, {summary['warnings']} warnings{extra}"
-            + (f"; {ext} evidence references point into external sources (not checked here)" if ext else "")
-        )
+    """Print findings with the reporter named ``fmt``."""
+    for line in reporters.reporters()[fmt].lines(findings, summary):
+        click.echo(line)
 
 
 FORMAT_OPTION = click.option(
     "--format",
     "fmt",
-    type=click.Choice(["human", "json", "github"]),
+    type=click.Choice(list(reporters.reporters())),
     default="human",
     show_default=True,
     help="Output format.",
@@ -206,7 +169,7 @@ def schema_cmd(ctx: Context, check: bool) -> None:
     if check:
         findings = schemas.check(ctx.root)
         for f in findings:
-            click.echo(_human(f))
+            click.echo(reporters.Human.finding(f))
         click.echo("schema/ is up to date" if not findings else f"{len(findings)} schema files drifted")
         sys.exit(EXIT_FINDINGS if findings else EXIT_OK)
     for name, text in schemas.generate().items():
@@ -237,7 +200,7 @@ def fmt(ctx: Context, paths: tuple[Path, ...], check: bool) -> None:
             if not check:
                 jsonio.write_atomic(ctx.root / doc.path, text)
     for f in broken:
-        click.echo(_human(f))
+        click.echo(reporters.Human.finding(f))
     verb = "would reformat" if check else "reformatted"
     for path in changed:
         click.echo(f"{verb} {path}")

@@ -1,0 +1,98 @@
+"""Reporters: how findings are printed. Each is a named class; ``--format NAME`` chooses one.
+Another package adds a reporter through the ``evreg.reporters`` entry point (a Reporter
+subclass), the way rule packs are added."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from importlib.metadata import entry_points
+from typing import Any, ClassVar
+
+from evreg.findings import Finding, Severity
+
+ENTRY_POINT_GROUP = "evreg.reporters"
+
+
+class Reporter:
+    """Turns findings and a summary into lines of output."""
+
+    name: ClassVar[str]
+
+    def lines(self, findings: list[Finding], summary: dict[str, Any]) -> Iterator[str]:
+        raise NotImplementedError
+
+
+class Human(Reporter):
+    """One finding per line (file:line:column, severity, code, message, pointer), its hint below."""
+
+    name = "human"
+
+    def lines(self, findings: list[Finding], summary: dict[str, Any]) -> Iterator[str]:
+        for f in findings:
+            yield self.finding(f)
+        extra = f", {summary['baselined']} baselined" if summary.get("baselined") else ""
+        ext = summary.get("external_evidence_refs", 0)
+        yield (
+            f"{summary.get('records', 0)} records in {summary.get('files', 0)} files: "
+            f"{summary['errors']} errors, {summary['warnings']} warnings{extra}"
+            + (f"; {ext} evidence references point into external sources (not checked here)" if ext else "")
+        )
+
+    @staticmethod
+    def finding(f: Finding) -> str:
+        where = f.file + (f":{f.line}:{f.column}" if f.line else "")
+        ptr = f" at {f.pointer}" if f.pointer else ""
+        tag = " (baselined)" if f.baselined else ""
+        intro = " (not introduced by this change)" if f.introduced is False else ""
+        text = f"{where}: {f.severity.value} [{f.code}]{tag}{intro} {f.message}{ptr}"
+        if f.hint:
+            text += f"\n    hint: {f.hint}"
+        if f.baseline_reason:
+            text += f"\n    baselined because: {f.baseline_reason}"
+        return text
+
+
+class Json(Reporter):
+    """``{"findings": [...], "summary": {...}}``."""
+
+    name = "json"
+
+    def lines(self, findings: list[Finding], summary: dict[str, Any]) -> Iterator[str]:
+        payload = {"findings": [f.model_dump(mode="json") for f in findings], "summary": summary}
+        yield json.dumps(payload, indent=2, ensure_ascii=False)
+
+
+def escape_data(text: str) -> str:
+    """A GitHub workflow command's message: ``%``, CR and LF escaped."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """A workflow command property value: as data, and ``:`` and ``,`` too (they delimit properties)."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+class GitHub(Reporter):
+    """GitHub Actions workflow commands (``::error file=…,line=…,col=…,title=…::message``)."""
+
+    name = "github"
+
+    def lines(self, findings: list[Finding], summary: dict[str, Any]) -> Iterator[str]:
+        for f in findings:
+            level = "warning" if f.severity is Severity.WARNING or f.baselined else "error"
+            props = [f"file={escape_property(f.file)}"] if f.file else []
+            if f.line:
+                props += [f"line={f.line}", f"col={f.column}"]
+            props.append(f"title={escape_property(f.code)}")
+            message = f.message + (f" ({f.pointer})" if f.pointer else "") + (f" Hint: {f.hint}" if f.hint else "")
+            yield f"::{level} {','.join(props)}::{escape_data(message)}"
+
+
+def reporters() -> dict[str, Reporter]:
+    """Every reporter by name: ours, then those of installed packages (entry point ``evreg.reporters``)."""
+    found: dict[str, Reporter] = {r.name: r for r in (Human(), Json(), GitHub())}
+    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        cls = ep.load()
+        found.setdefault(cls.name, cls())
+    return found
