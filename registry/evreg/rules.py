@@ -18,7 +18,7 @@ from evreg import workers
 from evreg.evidence import parse_ref
 from evreg.findings import Finding, Severity
 from evreg.layout import BASELINE
-from evreg.store import Reads, Registry, reading
+from evreg.store import Reads, Registry, recording
 
 ENTRY_POINT_GROUP = "evreg.rules"
 
@@ -168,14 +168,10 @@ def check_unit(registry: Registry, unit: str, rules: list[Rule], paths: list[str
     reads outside the unit. A unit rule's findings on a record depend on that record and
     on lookups only, so the results of a unit's parts add up to the unit's."""
     view = registry.scoped([unit]) if paths is None else registry.view(paths)
-    reads = Reads(registry, unit)
-    reading(reads)
-    try:
+    with recording(Reads(registry, unit)) as reads:
         findings = _checked((r for r in rules if r.scope == UNIT), view)
         records = view.records()
         external = sum(1 for d in records for _, ref in d.refs if parse_ref(ref).kind == "external")
-    finally:
-        reading(None)
     blobs = {d.path: d.content_id() for d in view.documents}
     return UnitResult(findings, reads.deps, len(records), len(view.documents), external, blobs)
 

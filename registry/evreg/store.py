@@ -23,6 +23,7 @@ import os
 import posixpath
 import subprocess
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from enum import Enum
 from functools import cached_property
@@ -307,13 +308,19 @@ class Reads:
             self.deps[dep] = self.registry.fingerprint(dep)
 
 
-_reads: Reads | None = None
+_READS: ContextVar[Reads | None] = ContextVar("evreg_reads", default=None)
+"""Where reads outside the unit being checked are recorded: set only inside ``recording``."""
 
 
-def reading(reads: Reads | None) -> None:
-    """Set (or clear) where reads outside the unit being validated are recorded."""
-    global _reads
-    _reads = reads
+@contextlib.contextmanager
+def recording(reads: Reads) -> Iterator[Reads]:
+    """Record the reads outside ``reads.unit`` made in this context (a context variable, not
+    module state: a thread or task checking another unit records into its own)."""
+    token = _READS.set(reads)
+    try:
+        yield reads
+    finally:
+        _READS.reset(token)
 
 
 class Document:
@@ -336,8 +343,9 @@ class Document:
         if self._findings is None:
             self._findings = []
             self._read()
-        if _reads is not None and self.unit != _reads.unit:
-            _reads.note(f"doc:{self.path}")
+        reads = _READS.get()
+        if reads is not None and self.unit != reads.unit:
+            reads.note(f"doc:{self.path}")
 
     @property
     def data(self) -> Any:
@@ -724,11 +732,12 @@ class Registry:
         of the unit itself answers first: then nothing outside it can change the answer, and
         nothing is recorded; otherwise the key's providers are a dependency."""
         paths = self.providers(key)
-        if _reads is not None:
+        reads = _READS.get()
+        if reads is not None:
             for path in paths:
-                if not _reads.outside(path) and accept(path):
+                if not reads.outside(path) and accept(path):
                     return path
-            _reads.note(f"key:{key}")
+            reads.note(f"key:{key}")
         return next((path for path in paths if accept(path)), None)
 
     def get(self, kinds: tuple[str, ...], record_id: str, family: str | None = None) -> Document | None:
@@ -766,22 +775,25 @@ class Registry:
     # -- files outside records ------------------------------------------------------------------
 
     def evidence(self, path: str) -> EvidenceState:
-        if _reads is not None and _reads.outside(path):
-            _reads.note(f"file:{path}")
+        reads = _READS.get()
+        if reads is not None and reads.outside(path):
+            reads.note(f"file:{path}")
         return self.source.evidence(path)
 
     def read_file(self, path: str) -> bytes:
         """An evidence file's bytes. Refuses (PermissionError) anything but a regular file inside
         the repository's own files: callers check ``evidence(path)`` first."""
-        if _reads is not None and _reads.outside(path):
-            _reads.note(f"file:{path}")
+        reads = _READS.get()
+        if reads is not None and reads.outside(path):
+            reads.note(f"file:{path}")
         if self.source.evidence(path) is not EvidenceState.FILE:
             raise PermissionError(f"{path!r} is not a regular file inside the repository")
         return self.source.read_all(path)
 
     def names(self, folder: str) -> list[str]:
-        if _reads is not None and _reads.outside(folder + "/"):
-            _reads.note(f"dir:{folder}")
+        reads = _READS.get()
+        if reads is not None and reads.outside(folder + "/"):
+            reads.note(f"dir:{folder}")
         return self.source.names(folder)
 
     def fingerprint(self, dep: str) -> str:
