@@ -15,7 +15,19 @@ PACKAGES = {"evreg": REPO / "registry" / "evreg", "evreg_rules": REPO / "validat
 LAYERS: dict[str, int] = {
     # core: records, findings, JSON, citations, vocabularies, paths
     **dict.fromkeys(
-        ["findings", "vocab", "containment", "jsonio", "citations", "evidence", "models", "layout", "schemas"], 0
+        [
+            "findings",
+            "vocab",
+            "containment",
+            "coverage",
+            "jsonio",
+            "citations",
+            "evidence",
+            "models",
+            "layout",
+            "schemas",
+        ],
+        0,
     ),
     **dict.fromkeys(["tables", "charts"], 0),  # declarations and drawing with no registry dependency
     # the store: sources, documents, the registry; history; worker processes

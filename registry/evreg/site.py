@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from evreg import charts, citations
+from evreg import charts, citations, coverage
 from evreg.vocab import load as load_vocab
 from evreg.vocab import states as state_vocab
 
@@ -579,7 +579,12 @@ def _coverage_view(p: Pages, page: Page, view: dict[str, Any]) -> None:
     ]
     for r in view["rows"]:
         cells = "".join(
-            _cell(p, view["cells"].get(f"{_k(r)}:{_k(c)}", {"state": "missing", "label": "not listed"}))
+            _cell(
+                p,
+                view["cells"].get(
+                    f"{coverage.cell_key(r)}:{coverage.cell_key(c)}", {"state": "missing", "label": "not listed"}
+                ),
+            )
             for c in view["columns"]
         )
         html.append(f"<tr><th>{esc(row_axis.get('prefix', ''))}{esc(r)}</th>{cells}</tr>")
@@ -589,26 +594,13 @@ def _coverage_view(p: Pages, page: Page, view: dict[str, Any]) -> None:
         page.p(p.prose(view["decision_note"]))
 
 
-def _k(v: Any) -> str:
-    return str(int(v)) if isinstance(v, float) and v.is_integer() else str(v).lower() if isinstance(v, bool) else str(v)
-
-
 def _contract_cells(c: dict[str, Any]) -> tuple[list[tuple[dict[str, Any], dict[str, Any]]], Counter[str]]:
-    import itertools
-
-    keys = [a["key"] for a in c["axes"]]
     cells: list[tuple[dict[str, Any], dict[str, Any]]] = []
-    counts: Counter[str] = Counter()
-    for values in itertools.product(*(a["values"] for a in c["axes"])):
-        sel = dict(zip(keys, values, strict=True))
-        merged: dict[str, Any] = {}
-        for rule in c["rules"]:
-            if all(rule["match"].get(k) in ("*", v) for k, v in sel.items()):
-                merged.update({k: v for k, v in rule.items() if k not in ("id", "match")})
+    for sel, matching in coverage.expand(c):
+        merged = coverage.merge(matching)[0]
         merged.setdefault("state", "missing")
-        counts[merged["state"]] += 1
         cells.append((sel, merged))
-    return cells, counts
+    return cells, Counter(cell["state"] for _, cell in cells)
 
 
 def _contract_page(p: Pages, key: str) -> Page:

@@ -13,6 +13,7 @@ from typing import Any
 
 from evreg import citations
 from evreg.containment import SITE_DIR, regular_files
+from evreg.coverage import cell_key, expand, merge
 from evreg.evidence import parse_ref
 from evreg.findings import Finding, Severity, join_pointer
 from evreg.jsonio import MAX_RECORD_BYTES
@@ -427,12 +428,6 @@ def check_grades(registry: Registry) -> Iterator[Finding]:
 DEFAULT_AXES = ({"key": "mtp"}, {"key": "tp"})
 
 
-def _key(value: Any) -> str:
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value).lower() if isinstance(value, bool) else str(value)
-
-
 def _cell_against(
     doc: Document, pointer: str, cell: dict[str, Any], selectors: dict[str, Any], registry: Registry
 ) -> Iterator[Finding]:
@@ -475,7 +470,7 @@ def _cell_against(
         yield doc.finding(
             "citation-unresolved",
             f"{pointer}/point_x",
-            f"measurement {evidence_id!r} has no point at x = {_key(point_x)}",
+            f"measurement {evidence_id!r} has no point at x = {cell_key(point_x)}",
             UNRESOLVED.hint,
         )
     for key, want in selectors.items():
@@ -494,7 +489,7 @@ def check_coverage(registry: Registry) -> Iterator[Finding]:
     for doc in registry.records("coverage-view"):
         data = doc.data
         axes = (data.get("row_axis") or DEFAULT_AXES[0], data.get("column_axis") or DEFAULT_AXES[1])
-        expected = {f"{_key(r)}:{_key(c)}": (r, c) for r in data["rows"] for c in data["columns"]}
+        expected = {f"{cell_key(r)}:{cell_key(c)}": (r, c) for r in data["rows"] for c in data["columns"]}
         for key in sorted(set(expected) - set(data["cells"])):
             yield doc.finding(
                 "coverage-incomplete", "/cells", f"cell {key!r} of rows x columns is not listed", INCOMPLETE.hint
@@ -550,14 +545,8 @@ def _contract(doc: Document, registry: Registry) -> Iterator[Finding]:
             )
             return
     seen: set[tuple[str, str]] = set()
-    for values in itertools.product(*(a["values"] for a in axes)):
-        cell_sel = dict(zip(keys, values, strict=True))
-        matching = [
-            (i, r)
-            for i, r in enumerate(rules)
-            if all(r["match"][k] == "*" or r["match"][k] == v for k, v in cell_sel.items())
-        ]
-        label = ", ".join(f"{k}={_key(v)}" for k, v in cell_sel.items())
+    for cell_sel, matching in expand(data):
+        label = ", ".join(f"{k}={cell_key(v)}" for k, v in cell_sel.items())
         if not matching:
             if ("none", "") not in seen:
                 seen.add(("none", ""))
@@ -575,13 +564,7 @@ def _contract(doc: Document, registry: Registry) -> Iterator[Finding]:
                     INCOMPLETE.hint,
                 )
             continue
-        merged: dict[str, Any] = {}
-        source: dict[str, int] = {}
-        for i, r in matching:
-            for k, v in r.items():
-                if k not in ("id", "match"):
-                    merged[k] = v
-                    source[k] = i
+        merged, source = merge(matching)
         if "state" not in merged:
             yield doc.finding(
                 "coverage-incomplete", f"/rules/{matching[-1][0]}", f"cell {label} resolves no state", INCOMPLETE.hint
