@@ -5,6 +5,7 @@ tests/test_browser.py."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import time
@@ -473,3 +474,34 @@ def test_github_annotation_properties_round_trip_commas_colons_and_newlines() ->
     assert set(props) == {"file", "line", "col", "title"}
     assert unquote(props["file"]) == nasty and (props["line"], props["col"]) == ("3", "4")
     assert "\n" not in line and unquote(message).startswith("bad: a,b\nnext")
+
+
+def test_paths_in_imported_lab_data_are_held_to_the_same_containment(empty_repo: Path) -> None:
+    from conftest import LAB_MANIFEST
+
+    manifest = json.loads(LAB_MANIFEST.read_text())
+    manifest["run_measurements"][0]["evidence"] = "../../etc/passwd"
+    manifest["packets"][0]["manifest"] = "/etc/hostname"
+    evil = empty_repo / "evil.json"
+    evil.write_text(json.dumps(manifest))
+    run_cli("import", "neural-download", str(evil), root=empty_repo)
+    escapes = only(rules.run(load(empty_repo), rules.discover()).findings, "evidence-escape")
+    assert sorted(f.pointer for f in escapes) == ["/evidence", "/manifest"], escapes
+    assert all("neural-download" in f.message for f in escapes)
+
+
+@pytest.mark.parametrize(
+    "html",
+    [
+        '<span class="evreg-cite">52.3 tok/s</span>',
+        "<a class='x evreg-cite' href='#'>52.3 tok/s</a>",
+        '<mark class="evreg-orphan">52.3</mark>',
+        "<span class=evreg-unresolved>1</span>",
+    ],
+)
+def test_only_the_renderer_makes_citation_markup(reg: Reg, html: str) -> None:
+    _site(reg)
+    page = reg.root / "site/contributing.md"
+    page.write_text(page.read_text() + f"\nOur best: {html}\n")
+    findings = only(rules.run(load(reg.root), rules.discover()).findings, "citation-forged")
+    assert [f.file for f in findings] == ["site/contributing.md"]

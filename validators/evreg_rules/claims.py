@@ -166,6 +166,16 @@ PAGE_HTML = CodeDoc(
     "Describe the behaviour in text, or link to a page; the site ships no page-specific script.",
     '<a href="javascript:alert(1)">x</a>',
 )
+FORGED = CodeDoc(
+    "citation-forged",
+    "Citation markup written by hand",
+    "Only the renderer emits citation markup: it resolves the measurement, formats the value and links it. A "
+    "hand-written element with the citation classes (evreg-cite, evreg-orphan, evreg-unresolved) would show "
+    "a typed number styled as a receipt, and the build's orphan check trusts that markup.",
+    "Write the citation {{ m:ID.METRIC[INDEX] }}; the renderer makes the markup.",
+    '<span class="evreg-cite">52.3 tok/s</span>',
+)
+_FORGED = re.compile(r"""class\s*=\s*["']?[^"'>]*\bevreg-(?:cite|orphan|unresolved)\b""", re.I)
 _PAGE_SCRIPT = re.compile(
     r"<\s*/?\s*(?:script|iframe|object|embed|form|base|meta)\b|\son[a-z]+\s*=|\b(?:javascript|vbscript|data)\s*:(?!\s)",
     re.I,
@@ -188,6 +198,15 @@ def check_site_pages(registry: Registry) -> Iterator[Finding]:
             )
             continue
         for n, line in markdown_prose(page.read_text("utf-8", errors="replace")):
+            for m in _FORGED.finditer(line):
+                yield Finding(
+                    code="citation-forged",
+                    file=rel,
+                    line=n,
+                    column=m.start() + 1,
+                    message="hand-written citation markup: only the renderer makes citations",
+                    hint=FORGED.hint,
+                )
             for m in _PAGE_SCRIPT.finditer(line):
                 yield Finding(
                     code="site-html-unsafe",
@@ -633,7 +652,7 @@ def check_views(registry: Registry) -> Iterator[Finding]:
 
 RULES = [
     Rule("citations", (UNRESOLVED, ORPHAN), check_citations, UNIT),
-    Rule("site-citations", (PAGE_HTML,), check_site_pages),
+    Rule("site-citations", (PAGE_HTML, FORGED), check_site_pages),
     Rule("featured", (UNBOUND, FEATURED_MISMATCH, SIDEWAYS, NON_PROMOTABLE), check_featured, UNIT),
     Rule("grades", (GRADE,), check_grades, UNIT),
     Rule("coverage", (STATE, INCOMPLETE), check_coverage, UNIT),
