@@ -505,3 +505,15 @@ def test_only_the_renderer_makes_citation_markup(reg: Reg, html: str) -> None:
     page.write_text(page.read_text() + f"\nOur best: {html}\n")
     findings = only(rules.run(load(reg.root), rules.discover()).findings, "citation-forged")
     assert [f.file for f in findings] == ["site/contributing.md"]
+
+
+def test_accepted_findings_are_counted_not_listed_and_never_annotated() -> None:
+    from conftest import REPO
+
+    accepted = len(json.loads((REPO / "packets/baseline.json").read_text())["entries"])
+    code, out, _ = run_cli("validate", "--no-cache", root=REPO)
+    assert code == 0 and out.count("\n") == 1 and f"{accepted} baselined" in out and "--show-baselined" in out
+    code, out, _ = run_cli("validate", "--show-baselined", root=REPO)
+    assert code == 0 and out.count("(baselined)") == accepted
+    code, out, _ = run_cli("validate", "--format", "github", root=REPO)
+    assert code == 0 and out == ""  # nothing to act on: no annotations

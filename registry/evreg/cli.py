@@ -79,9 +79,9 @@ def cli(ctx: click.Context, root: Path | None) -> None:
 # -- reporting -------------------------------------------------------------
 
 
-def emit(findings: list[Finding], summary: dict[str, Any], fmt: str) -> None:
+def emit(findings: list[Finding], summary: dict[str, Any], fmt: str, show_baselined: bool = False) -> None:
     """Print findings with the reporter named ``fmt``."""
-    for line in reporters.reporters()[fmt].lines(findings, summary):
+    for line in reporters.reporters()[fmt].lines(findings, summary, show_baselined):
         click.echo(line)
 
 
@@ -118,8 +118,19 @@ def run_validation(root: Path, base: str | None = None, use_cache: bool = True) 
     "marks findings in files the change did not touch as introduced: false.",
 )
 @click.option("--no-cache", is_flag=True, help=f"Check every unit afresh (the cache is {results.CACHE_DIR}/).")
+@click.option(
+    "--show-baselined", is_flag=True, help="Also list the accepted (baselined) findings; by default they are counted."
+)
 @pass_ctx
-def validate(ctx: Context, paths: tuple[Path, ...], fmt: str, strict: bool, base: str | None, no_cache: bool) -> None:
+def validate(
+    ctx: Context,
+    paths: tuple[Path, ...],
+    fmt: str,
+    strict: bool,
+    base: str | None,
+    no_cache: bool,
+    show_baselined: bool,
+) -> None:
     """Check the registry; report findings with file, line and JSON pointer.
 
     With PATHS, only findings in those files or folders are reported (the
@@ -129,7 +140,7 @@ def validate(ctx: Context, paths: tuple[Path, ...], fmt: str, strict: bool, base
     _registry, report = run_validation(ctx.root, base, not no_cache)
     findings = [f for f in report.findings if _in_paths(f, rel)]
     shown = rules.Report(findings, report.records, report.files, report.external_refs)
-    emit(findings, shown.summary(), fmt)
+    emit(findings, shown.summary(), fmt, show_baselined)
     sys.exit(EXIT_FINDINGS if shown.errors(strict) else EXIT_OK)
 
 

@@ -19,7 +19,8 @@ class Reporter:
 
     name: ClassVar[str]
 
-    def lines(self, findings: list[Finding], summary: dict[str, Any]) -> Iterator[str]:
+    def lines(self, findings: list[Finding], summary: dict[str, Any], show_baselined: bool = False) -> Iterator[str]:
+        """The output lines. Accepted (baselined) findings are only counted unless ``show_baselined``."""
         raise NotImplementedError
 
 
@@ -28,10 +29,14 @@ class Human(Reporter):
 
     name = "human"
 
-    def lines(self, findings: list[Finding], summary: dict[str, Any]) -> Iterator[str]:
+    def lines(self, findings: list[Finding], summary: dict[str, Any], show_baselined: bool = False) -> Iterator[str]:
         for f in findings:
-            yield self.finding(f)
-        extra = f", {summary['baselined']} baselined" if summary.get("baselined") else ""
+            if show_baselined or not f.baselined:
+                yield self.finding(f)
+        extra = ""
+        if summary.get("baselined"):
+            listed = "" if show_baselined else " (accepted in packets/baseline.json; --show-baselined lists them)"
+            extra = f", {summary['baselined']} baselined{listed}"
         ext = summary.get("external_evidence_refs", 0)
         yield (
             f"{summary.get('records', 0)} records in {summary.get('files', 0)} files: "
@@ -58,7 +63,8 @@ class Json(Reporter):
 
     name = "json"
 
-    def lines(self, findings: list[Finding], summary: dict[str, Any]) -> Iterator[str]:
+    def lines(self, findings: list[Finding], summary: dict[str, Any], show_baselined: bool = False) -> Iterator[str]:
+        """Every finding, baselined ones marked (``"baselined": true``): a program filters for itself."""
         payload = {"findings": [f.model_dump(mode="json") for f in findings], "summary": summary}
         yield json.dumps(payload, indent=2, ensure_ascii=False)
 
@@ -78,9 +84,12 @@ class GitHub(Reporter):
 
     name = "github"
 
-    def lines(self, findings: list[Finding], summary: dict[str, Any]) -> Iterator[str]:
+    def lines(self, findings: list[Finding], summary: dict[str, Any], show_baselined: bool = False) -> Iterator[str]:
+        """Annotations for the findings that need action: accepted (baselined) ones never become annotations."""
         for f in findings:
-            level = "warning" if f.severity is Severity.WARNING or f.baselined else "error"
+            if f.baselined:
+                continue
+            level = "warning" if f.severity is Severity.WARNING else "error"
             props = [f"file={escape_property(f.file)}"] if f.file else []
             if f.line:
                 props += [f"line={f.line}", f"col={f.column}"]
