@@ -203,3 +203,21 @@ def test_import_refuses_what_it_cannot_map(empty_repo: Path, content: bytes, cod
     assert result.returncode == 1
     assert json.loads(result.stdout)["findings"][0]["code"] == code
     assert list((empty_repo / "packets").iterdir()) == []
+
+
+def test_root_is_accepted_before_and_after_the_command(reg: Reg, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from evreg.cli import cli
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    runner = CliRunner()
+    before = runner.invoke(cli, ["--root", str(reg.root), "validate", "--format", "json"])
+    after = runner.invoke(cli, ["validate", "--root", str(reg.root), "--format", "json"])
+    assert before.exit_code == after.exit_code == 0 and before.stdout == after.stdout
+    assert json.loads(after.stdout)["summary"]["records"] == 7
+    nested = runner.invoke(
+        cli, ["new", "family", "fam2", "--name", "F", "--revision", "r", "--repository", "o/r", "--root", str(reg.root)]
+    )
+    assert nested.exit_code == 0 and (reg.root / "packets/fam2/family.json").exists()

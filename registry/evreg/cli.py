@@ -660,6 +660,31 @@ def bench(sizes: str, keep: Path | None) -> None:
     click.echo(json.dumps(results, indent=2))
 
 
+def _set_root(ctx: click.Context, _param: click.Parameter, value: Path | None) -> None:
+    if value is not None:
+        ctx.find_object(Context).root = value.resolve()  # type: ignore[union-attr]  # made by the group first
+
+
+def _accept_root_after_the_command(group: click.Group) -> None:
+    """``--root DIR`` works after the subcommand too (``evreg validate --root DIR``), as users type it."""
+    for command in group.commands.values():
+        if isinstance(command, click.Group):
+            _accept_root_after_the_command(command)
+        elif not any(p.name == "root" for p in command.params):
+            command.params.append(
+                click.Option(
+                    ["--root"],
+                    type=click.Path(file_okay=False, path_type=Path),
+                    expose_value=False,
+                    callback=_set_root,
+                    help="Registry to act on (also accepted before the command).",
+                )
+            )
+
+
+_accept_root_after_the_command(cli)
+
+
 def main() -> None:
     try:
         cli.main(standalone_mode=False)
