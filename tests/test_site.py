@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from conftest import REPO, F, Reg, evreg
 from evreg.sitebuild import orphans_in_html
 
@@ -74,3 +76,43 @@ def test_record_text_is_inert_in_generated_markdown(reg: Reg, tmp_path: Path) ->
     for bad in ("<script", '<a href="javascript'):
         assert bad not in page.html
     assert "&lt;script&gt;alert(1)&lt;/script&gt; [x](javascript:alert(1)) {{ config }}" in page.html
+
+
+def test_serve_takes_the_port_first_and_answers_missing_pages_with_the_site_404(reg: Reg) -> None:
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.error
+    import urllib.request
+
+    site_setup(reg)
+    evreg_bin = str(Path(sys.executable).parent / "evreg")
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        taken = busy.getsockname()[1]
+        result = evreg("serve", "--port", str(taken), cwd=reg.root)
+        assert result.returncode == 2 and f"127.0.0.1:{taken}" in result.stderr
+        assert not (reg.root / "build/site").exists()  # refused before building anything
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([evreg_bin, "serve", "--port", str(port)], cwd=reg.root, stderr=subprocess.PIPE)
+    try:
+        for _ in range(240):
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2)
+                break
+            except OSError:
+                time.sleep(0.5)
+        with pytest.raises(urllib.error.HTTPError) as missing:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/no/such/page/", timeout=5)
+        assert missing.value.code == 404
+        body = missing.value.read().decode()
+        assert "md-content" in body and "404" in body  # the site's own page, in its theme
+        for folder in ("coverage/", "families/", "packets/", "measurements/"):
+            assert urllib.request.urlopen(f"http://127.0.0.1:{port}/{folder}", timeout=5).status == 200
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

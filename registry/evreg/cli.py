@@ -405,16 +405,36 @@ def _build(root: Path, out: Path | None, as_of: str | None, fmt: str) -> int:
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="Output folder (default: build/site).")
 @pass_ctx
 def serve(ctx: Context, port: int, out: Path | None) -> None:
-    """Build the site, then serve it on http://127.0.0.1:PORT/ until interrupted."""
+    """Build the site, then serve it on http://127.0.0.1:PORT/ until interrupted.
+
+    The port is taken before the build (a busy port fails at once), and a missing page gets the
+    site's own 404 page."""
     import functools
     import http.server
 
+    class SiteHandler(http.server.SimpleHTTPRequestHandler):
+        def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+            page = Path(self.directory) / "404.html"
+            if code != 404 or not page.is_file():
+                return super().send_error(code, message, explain)
+            body = page.read_bytes()
+            self.send_response(404)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(body)
+
     out = out or ctx.root / "build" / "site"
-    code = _build(ctx.root, out, None, "human")
-    if code:
-        sys.exit(code)
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(out))
-    with http.server.ThreadingHTTPServer(("127.0.0.1", port), handler) as server:
+    handler = functools.partial(SiteHandler, directory=str(out))
+    try:
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+    except OSError as exc:
+        raise click.UsageError(f"cannot serve on 127.0.0.1:{port}: {exc.strerror}; choose another --port") from None
+    with server:
+        code = _build(ctx.root, out, None, "human")
+        if code:
+            sys.exit(code)
         click.echo(f"serving the registry at http://127.0.0.1:{port}/ (Ctrl-C to stop)", err=True)
         with contextlib.suppress(KeyboardInterrupt):
             server.serve_forever()

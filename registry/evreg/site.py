@@ -284,6 +284,10 @@ def render_pages(
         add(f"measurements/{mid}.md", _measurement, mid)
     for key in p.records.get("coverage-contract", {}):
         add(f"coverage/{key}.md", _contract_page, key)
+    families = sorted({key.split("/", 1)[0] for key in p.records.get("coverage-contract", {})})
+    add("coverage/index.md", _contracts_index, None)  # every folder URL has a page
+    for fid in families:
+        add(f"coverage/{fid}/index.md", _contracts_index, fid)
     add("quarantine.md", _quarantine)
     add("defects.md", _defects)
     add("downloads.md", _downloads, downloads or [])
@@ -601,6 +605,29 @@ def _contract_cells(c: dict[str, Any]) -> tuple[list[tuple[dict[str, Any], dict[
         merged.setdefault("state", "missing")
         cells.append((sel, merged))
     return cells, Counter(cell["state"] for _, cell in cells)
+
+
+def _contracts_index(p: Pages, fid: str | None) -> Page:
+    """The coverage contracts of one family, or of all."""
+    page = Page("Coverage contracts" + (f" of {fid}" if fid else ""), search=False)
+    page.h(1, "Coverage contracts" + (f" of {esc(fid)}" if fid else ""))
+    rows = []
+    for key, c in p.records.get("coverage-contract", {}).items():
+        family, cid = key.split("/", 1)
+        if fid in (None, family):
+            counts = _contract_cells(c)[1]
+            rows.append(
+                [
+                    f'<a href="{p.base}coverage/{esc(family)}/{esc(cid)}/">{esc(c["label"])}</a>',
+                    p.link("family", family),
+                    ", ".join(f"{n} {esc(s)}" for s, n in sorted(counts.items())),
+                ]
+            )
+    if rows:
+        page.table(["Contract", "Family", "Cells by state"], rows)
+    else:
+        page.note("No coverage contracts.")
+    return page
 
 
 def _contract_page(p: Pages, key: str) -> Page:
