@@ -199,44 +199,25 @@ def check_site_pages(registry: Registry) -> Iterator[Finding]:
             continue
         for n, line in markdown_prose(page.read_text("utf-8", errors="replace")):
             for m in _FORGED.finditer(line):
-                yield Finding(
-                    code="citation-forged",
-                    file=rel,
-                    line=n,
-                    column=m.start() + 1,
-                    message="hand-written citation markup: only the renderer makes citations",
-                    hint=FORGED.hint,
+                yield _on_page(
+                    FORGED, rel, n, m.start() + 1, "hand-written citation markup: only the renderer makes it"
                 )
             for m in _PAGE_SCRIPT.finditer(line):
-                yield Finding(
-                    code="site-html-unsafe",
-                    file=rel,
-                    line=n,
-                    column=m.start() + 1,
-                    message=f"{m.group().strip()!r} on a hand-written page could run script in a reader's browser",
-                    hint=PAGE_HTML.hint,
-                )
+                message = f"{m.group().strip()!r} on a hand-written page could run script in a reader's browser"
+                yield _on_page(PAGE_HTML, rel, n, m.start() + 1, message)
             for c in citations.parse(line):
                 problem = str(c) if isinstance(c, citations.CitationError) else citations.resolve(c, measurements)
                 if isinstance(problem, str):
                     raw = "" if isinstance(c, citations.CitationError) else f"citation {c.raw} "
-                    yield Finding(
-                        code="citation-unresolved",
-                        file=rel,
-                        line=n,
-                        column=1,
-                        message=raw + problem,
-                        hint=UNRESOLVED.hint,
-                    )
+                    yield _on_page(UNRESOLVED, rel, n, 1, raw + problem)
             for fig in citations.find_figures(line):
-                yield Finding(
-                    code="orphan-number",
-                    file=rel,
-                    line=n,
-                    column=fig.start + 1,
-                    message=f"figure {fig.text!r} on a hand-written page is not a citation",
-                    hint=ORPHAN.hint,
-                )
+                message = f"figure {fig.text!r} on a hand-written page is not a citation"
+                yield _on_page(ORPHAN, rel, n, fig.start + 1, message)
+
+
+def _on_page(code: CodeDoc, file: str, line: int, column: int, message: str) -> Finding:
+    """A finding of ``code`` at a line and column of a hand-written page, with the code's own hint."""
+    return Finding(code=code.code, file=file, line=line, column=column, message=message, hint=code.hint)
 
 
 # -- featured results ---------------------------------------------------------------
