@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -243,18 +244,40 @@ def empty_repo(tmp_path: Path) -> Path:
     return root
 
 
-def evreg(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """Run the real CLI in a subprocess."""
-    # The console script, as users run it: ``python -m`` would put the working
-    # directory first on sys.path, where a registry may keep folders of its own.
-    return subprocess.run(
-        [str(Path(sys.executable).parent / "evreg"), *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+def evreg(*args: str, cwd: Path | None = None, process: bool = False) -> subprocess.CompletedProcess[str]:
+    """Run the CLI as a user does, in ``cwd``: in this process through ``evreg.cli.main`` (the
+    console script's entry point, so exit codes and error handling are the user's), or, with
+    ``process=True``, as the console script in a subprocess (where the process is the point)."""
+    if process:
+        # The console script, as users run it: ``python -m`` would put the working
+        # directory first on sys.path, where a registry may keep folders of its own.
+        return subprocess.run(
+            [str(Path(sys.executable).parent / "evreg"), *args],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+    from click.testing import CliRunner
+
+    from evreg import cli
+
+    before, argv = os.getcwd(), sys.argv
+    os.chdir(cwd or before)
+    sys.argv = ["evreg", *args]
+    code = 0
+    try:
+        with CliRunner().isolation() as (out, err, _):
+            try:
+                cli.main()
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            stdout, stderr = out.getvalue().decode(), err.getvalue().decode()
+    finally:
+        os.chdir(before)
+        sys.argv = argv
+    return subprocess.CompletedProcess(["evreg", *args], code, stdout, stderr)
 
 
 def only(findings: list[Finding], code: str) -> list[Finding]:

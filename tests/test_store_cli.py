@@ -65,11 +65,11 @@ def test_fmt_refuses_unreadable_files_and_leaves_them_alone(reg: Reg) -> None:
 
 
 def test_validate_formats_and_exit_codes(reg: Reg) -> None:
-    ok = evreg("validate", "--format", "json", cwd=reg.root)
+    ok = evreg("validate", "--format", "json", cwd=reg.root, process=True)  # the console script itself
     assert ok.returncode == 0
     assert json.loads(ok.stdout)["summary"]["errors"] == 0
     reg.edit(RUN, lambda d: d.update(artifact_id="art-b"))
-    bad = evreg("validate", "--format", "json", cwd=reg.root)
+    bad = evreg("validate", "--format", "json", cwd=reg.root, process=True)
     assert bad.returncode == 1
     [f] = json.loads(bad.stdout)["findings"]
     assert f["code"] == "artifact-mismatch" and f["file"] == RUN and f["pointer"] == "/artifact_id"
@@ -78,7 +78,7 @@ def test_validate_formats_and_exit_codes(reg: Reg) -> None:
     assert gh.stdout.startswith(f"::error file={RUN},line={f['line']},col={f['column']},title=artifact-mismatch::")
     human = evreg("validate", cwd=reg.root)
     assert f"{RUN}:{f['line']}:{f['column']}: error [artifact-mismatch]" in human.stdout
-    assert evreg("validate", "--format", "xml", cwd=reg.root).returncode == 2
+    assert evreg("validate", "--format", "xml", cwd=reg.root, process=True).returncode == 2
 
 
 def test_validate_paths_filter_reports_only_those_files(reg: Reg) -> None:
@@ -89,7 +89,7 @@ def test_validate_paths_filter_reports_only_those_files(reg: Reg) -> None:
 
 def test_root_option_and_no_traceback_on_garbage(reg: Reg, tmp_path: Path) -> None:
     reg.raw(RUN, b"\x00\x01garbage")
-    result = evreg("--root", str(reg.root), "validate", cwd=tmp_path)
+    result = evreg("--root", str(reg.root), "validate", cwd=tmp_path, process=True)
     assert result.returncode == 1 and "json-syntax" in result.stdout
     assert "Traceback" not in result.stderr + result.stdout
 
