@@ -8,30 +8,50 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import importlib
+import importlib.util
 import io
 import json
 import os
 import sys
+import types
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from evreg import jsonio, pipeline, provenance, reporters, results, rules, schemas
-from evreg.findings import Finding
-from evreg.formats import (
-    ImportRefused,
-    find_target,
-    llama_bench,
-    lm_eval,
-    neural_download,
-    vllm_bench,
-    vllm_run_log,
-    write_plan,
-)
-from evreg.layout import DEFAULT_DB, PACKETS
-from evreg.store import BaseNotFound, Registry, load, no_cycle_collection
+from evreg.layout import CACHE_DIR, DEFAULT_DB, LAB_SOURCE, LAB_SOURCE_REPOSITORY, PACKETS
 from evreg.vocab import OBSERVED_STATES
+
+
+def _importer(name: str) -> types.ModuleType:
+    """The importer module ``evreg.formats.NAME``, imported by the command that uses it."""
+    return importlib.import_module(f"evreg.formats.{name}")
+
+
+def _lazy(name: str) -> types.ModuleType:
+    """A module of ours, imported when first used: each command loads only what it needs (pydantic,
+    the record models and the rule engine are not needed for `evreg --version` or `--help`)."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.find_spec(name)
+    assert spec is not None and spec.loader is not None, name
+    spec.loader = importlib.util.LazyLoader(spec.loader)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+if TYPE_CHECKING:
+    from evreg import formats, jsonio, pipeline, provenance, reporters, results, rules, schemas, store
+    from evreg.findings import Finding
+    from evreg.store import Registry
+else:
+    formats, jsonio, pipeline, provenance, reporters, results, rules, schemas, store = (
+        _lazy(f"evreg.{name}")
+        for name in ("formats", "jsonio", "pipeline", "provenance", "reporters", "results", "rules", "schemas", "store")
+    )
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -95,14 +115,14 @@ FORMAT_OPTION = click.option(
 )
 
 
-def _in_paths(f: Finding, paths: list[str]) -> bool:
-    return not paths or any(f.file == p or f.file.startswith(p.rstrip("/") + "/") for p in paths)
+def _in_paths(file: str, paths: list[str]) -> bool:
+    return not paths or any(file == p or file.startswith(p.rstrip("/") + "/") for p in paths)
 
 
 def run_validation(root: Path, base: str | None = None, use_cache: bool = True) -> tuple[Registry, rules.Report]:
     try:
         return pipeline.validate(root, base=base, use_cache=use_cache)
-    except BaseNotFound as exc:
+    except store.BaseNotFound as exc:
         raise click.UsageError(str(exc)) from None
 
 
@@ -117,7 +137,7 @@ def run_validation(root: Path, base: str | None = None, use_cache: bool = True) 
     help="Validate the change since REV (its merge base with HEAD): adds the history rules and "
     "marks findings in files the change did not touch as introduced: false.",
 )
-@click.option("--no-cache", is_flag=True, help=f"Check every unit afresh (the cache is {results.CACHE_DIR}/).")
+@click.option("--no-cache", is_flag=True, help=f"Check every unit afresh (the cache is {CACHE_DIR}/).")
 @click.option(
     "--show-baselined", is_flag=True, help="Also list the accepted (baselined) findings; by default they are counted."
 )
@@ -138,7 +158,7 @@ def validate(
     """
     rel = [_relative(ctx.root, p) for p in paths]
     _registry, report = run_validation(ctx.root, base, not no_cache)
-    findings = [f for f in report.findings if _in_paths(f, rel)]
+    findings = [f for f in report.findings if _in_paths(f.file, rel)]
     shown = rules.Report(findings, report.records, report.files, report.external_refs)
     emit(findings, shown.summary(), fmt, show_baselined)
     sys.exit(EXIT_FINDINGS if shown.errors(strict) else EXIT_OK)
@@ -195,10 +215,10 @@ def schema_cmd(ctx: Context, check: bool) -> None:
 def fmt(ctx: Context, paths: tuple[Path, ...], check: bool) -> None:
     """Rewrite record files in canonical JSON (every field kept)."""
     rel = [_relative(ctx.root, p) for p in paths]
-    registry = load(ctx.root)
+    registry = store.load(ctx.root)
     changed, broken = [], []
     for doc in registry.documents:
-        if not doc.place.kinds or not _in_paths(Finding(code="", file=doc.path, message=""), rel):
+        if not doc.place.kinds or not _in_paths(doc.path, rel):
             continue
         if doc.data is None and doc.raw is not None:
             broken.extend(doc.findings)
@@ -256,7 +276,7 @@ def ensure_catalog(
             raise click.UsageError(f"--as-of: {exc}") from None
     head = rev or _head(root)
     registry, report = pipeline.validate(root, rev=rev)
-    with no_cycle_collection():
+    with store.no_cycle_collection():
         print_ = catalog.fingerprint(registry, head, report.findings)
         meta = catalog.read_meta(db)
         if not force and meta and meta.get("fingerprint") == print_:
@@ -449,13 +469,13 @@ def import_group() -> None:
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option(
     "--source",
-    default=neural_download.DEFAULT_SOURCE,
+    default=LAB_SOURCE,
     show_default=True,
     help="Name under which the lab's evidence paths are cited (SOURCE:path).",
 )
 @click.option(
     "--repository",
-    default=neural_download.DEFAULT_REPOSITORY,
+    default=LAB_SOURCE_REPOSITORY,
     show_default=True,
     help="Where the lab's evidence files live.",
 )
@@ -465,7 +485,10 @@ def import_group() -> None:
 def import_neural_download(ctx: Context, file: Path, source: str, repository: str, overwrite: bool, fmt: str) -> None:
     """Split a neural.download family manifest into packets/<family>/."""
     _run_import(
-        ctx, lambda: neural_download.plan_import(file.read_bytes(), str(file), source, repository), overwrite, fmt
+        ctx,
+        lambda: _importer("neural_download").plan_import(file.read_bytes(), str(file), source, repository),
+        overwrite,
+        fmt,
     )
 
 
@@ -473,11 +496,11 @@ def _run_import(ctx: Context, make_plan: Any, overwrite: bool, fmt: str) -> None
     """Plan, write (never overwriting silently), then report what validation finds."""
     try:
         plan = make_plan()
-    except ImportRefused as exc:
+    except formats.ImportRefused as exc:
         emit(exc.findings, {"errors": len(exc.findings), "warnings": 0}, fmt)
         click.echo("import refused: nothing was written", err=True)
         sys.exit(EXIT_FINDINGS)
-    result = write_plan(ctx.root, plan, overwrite)
+    result = formats.write_plan(ctx.root, plan, overwrite)
     if result.conflicts and not overwrite:
         for path in result.conflicts:
             click.echo(f"exists with other content: {path}", err=True)
@@ -502,10 +525,10 @@ def _run_import(ctx: Context, make_plan: Any, overwrite: bool, fmt: str) -> None
 @pass_ctx
 def import_vllm_run_log(ctx: Context, file: Path, overwrite: bool, fmt: str) -> None:
     """Import the RTX 5090 lab's vLLM run log (runs, failures, sweeps, jitter, divergence)."""
-    _run_import(ctx, lambda: vllm_run_log.plan_import(file.read_bytes(), str(file)), overwrite, fmt)
+    _run_import(ctx, lambda: _importer("vllm_run_log").plan_import(file.read_bytes(), str(file)), overwrite, fmt)
 
 
-def _tool_importer(name: str, module: Any, help_text: str) -> None:
+def _tool_importer(name: str, module: str, help_text: str) -> None:
     @import_group.command(name, help=help_text)
     @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
     @click.option(
@@ -527,15 +550,15 @@ def _tool_importer(name: str, module: Any, help_text: str) -> None:
     @pass_ctx
     def command(ctx: Context, file: Path, packet: str, state: str, overwrite: bool, fmt: str) -> None:
         def make() -> Any:
-            target = find_target(ctx.root, packet, str(file))
-            return module.plan_import(file.read_bytes(), str(file), target, file.name, state)
+            target = formats.find_target(ctx.root, packet, str(file))
+            return _importer(module).plan_import(file.read_bytes(), str(file), target, file.name, state)
 
         _run_import(ctx, make, overwrite, fmt)
 
 
-_tool_importer("llama-bench", llama_bench, "Import `llama-bench -o json` output into a packet.")
-_tool_importer("vllm-bench", vllm_bench, "Import a `vllm bench serve --save-result` JSON file into a packet.")
-_tool_importer("lm-eval", lm_eval, "Import lm-evaluation-harness results JSON into a packet.")
+_tool_importer("llama-bench", "llama_bench", "Import `llama-bench -o json` output into a packet.")
+_tool_importer("vllm-bench", "vllm_bench", "Import a `vllm bench serve --save-result` JSON file into a packet.")
+_tool_importer("lm-eval", "lm_eval", "Import lm-evaluation-harness results JSON into a packet.")
 
 
 # -- scaffolding ------------------------------------------------------------------
@@ -649,16 +672,17 @@ def export_parquet(ctx: Context, out_dir: Path, db: Path | None, as_of: str | No
 @pass_ctx
 def export_neural_download(ctx: Context, family: str, output: Path | None) -> None:
     """Join packets/FAMILY back into one neural.download family manifest."""
-    registry = load(ctx.root)
+    nd = _importer("neural_download")
+    registry = store.load(ctx.root)
     try:
-        manifest = neural_download.export(registry, family)
-    except neural_download.ExportRefused as exc:
+        manifest = nd.export(registry, family)
+    except nd.ExportRefused as exc:
         raise click.ClickException(str(exc)) from None
     except KeyError:
         raise click.ClickException(
             f"no valid family {family!r} in {ctx.root / PACKETS}; run `evreg validate` to see why"
         ) from None
-    text = neural_download.dumps(manifest)
+    text = nd.dumps(manifest)
     if output:
         jsonio.write_atomic(output, text)
     else:

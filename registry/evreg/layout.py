@@ -17,10 +17,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from evreg.models import SLUG_PATTERN
+SLUG_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
+"""Ids of records, folders of families and packets: lowercase letters and digits, joined by hyphens."""
+REVISION_ID_PATTERN = r"^[a-z0-9]+([.-][a-z0-9]+)*$"
+"""Ids of weight revisions: dots are allowed as well (``qwen3.6-27b``)."""
 
 PACKETS = "packets"
 DEFAULT_DB = "build/catalog.duckdb"
+CACHE_DIR = "build/cache/units"
+"""Where cached unit results are kept, relative to the registry root (an ignored build output)."""
+LAB_SOURCE = "neural-download"
+"""The name under which the neural.download lab's evidence paths are cited (``SOURCE:path``)."""
+LAB_SOURCE_REPOSITORY = "https://github.com/steveseguin/b70-optimization-lab"
 """The catalog file of a registry, relative to its root (an ignored build output)."""
 
 LISTS: tuple[tuple[str, str], ...] = (

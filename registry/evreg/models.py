@@ -16,10 +16,8 @@ from typing import Annotated, Any, Literal
 from pydantic import AllowInfNan, BaseModel, ConfigDict, Field, Strict, StringConstraints, model_validator
 
 from evreg.citations import METRIC_NAME
+from evreg.layout import REVISION_ID_PATTERN, SLUG_PATTERN
 from evreg.vocab import OBSERVED_STATES, STATES
-
-SLUG_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
-REVISION_ID_PATTERN = r"^[a-z0-9]+([.-][a-z0-9]+)*$"
 
 Slug = Annotated[str, Strict(), StringConstraints(pattern=SLUG_PATTERN, max_length=128)]
 RevisionId = Annotated[str, Strict(), StringConstraints(pattern=REVISION_ID_PATTERN, max_length=128)]

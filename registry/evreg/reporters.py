@@ -7,9 +7,10 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from importlib.metadata import entry_points
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from evreg.findings import Finding, Severity
+if TYPE_CHECKING:  # findings arrive made; this module stays light for the CLI's start
+    from evreg.findings import Finding
 
 ENTRY_POINT_GROUP = "evreg.reporters"
 
@@ -89,7 +90,7 @@ class GitHub(Reporter):
         for f in findings:
             if f.baselined:
                 continue
-            level = "warning" if f.severity is Severity.WARNING else "error"
+            level = "warning" if f.severity == "warning" else "error"
             props = [f"file={escape_property(f.file)}"] if f.file else []
             if f.line:
                 props += [f"line={f.line}", f"col={f.column}"]

@@ -31,7 +31,7 @@ import pydantic
 
 from evreg.findings import Finding
 from evreg.jsonio import write_atomic
-from evreg.layout import PACKETS, place_keys, place_of, unit_of
+from evreg.layout import CACHE_DIR, PACKETS, place_keys, place_of, unit_of
 from evreg.rules import Rule, UnitResult
 from evreg.store import (
     Registry,
@@ -43,8 +43,6 @@ from evreg.store import (
     load,
     refused,
 )
-
-CACHE_DIR = "build/cache/units"
 
 
 def code_version(rules: list[Rule]) -> str:

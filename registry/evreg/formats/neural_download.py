@@ -36,13 +36,13 @@ from evreg.evidence import map_refs, parse_ref
 from evreg.findings import Finding, join_pointer, split_pointer
 from evreg.formats import ImportRefused, Plan, forbid_citation_markers
 from evreg.jsonio import iter_keyed_strings
-from evreg.layout import LIST_OF_KIND, LISTS, record_path
+from evreg.layout import LAB_SOURCE, LAB_SOURCE_REPOSITORY, LIST_OF_KIND, LISTS, record_path
 from evreg.models import SLUG_PATTERN
 from evreg.store import MEASUREMENT_KINDS, Registry
 
 FORMAT = "neural-download-model-family-v1"
-DEFAULT_SOURCE = "neural-download"
-DEFAULT_REPOSITORY = "https://github.com/steveseguin/b70-optimization-lab"
+DEFAULT_SOURCE = LAB_SOURCE
+DEFAULT_REPOSITORY = LAB_SOURCE_REPOSITORY
 
 ADDED_FAMILY_FIELDS = ("kind", "record_order", "sources")
 _SLUG = re.compile(SLUG_PATTERN)
