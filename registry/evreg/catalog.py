@@ -12,7 +12,7 @@ import hashlib
 import os
 import tempfile
 from collections import ChainMap
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,7 @@ from evreg.evidence import parse_ref
 from evreg.findings import Finding
 from evreg.jsonio import write_atomic
 from evreg.provenance import Change
-from evreg.store import MEASUREMENT_KINDS, ById, EvidenceState, Registry, no_cycle_collection
+from evreg.store import MEASUREMENT_KINDS, ById, Document, EvidenceState, Registry, no_cycle_collection
 from evreg.vocab import promotable
 
 
@@ -67,119 +67,146 @@ def unit_rows(registry: Registry, unit: str, paths: list[str] | None = None) -> 
             }
         )
         if kind == "family":
-            out["families"].append(
-                {
-                    **{k: data.get(k) for k in ("id", "name", "display_name", "summary", "primary_packet_id")},
-                    "file": path,
-                }
-            )
-            for rev in data.get("weight_revisions", []):
-                out["revisions"].append(
-                    {
-                        "key": f"{fam}/{rev['id']}",
-                        "id": rev["id"],
-                        "family": fam,
-                        **{k: rev.get(k) for k in ("label", "role", "repository", "revision", "revision_status")},
-                    }
-                )
-                for art in rev.get("quantized_artifacts", []):
-                    out["artifacts"].append(
-                        {
-                            "key": f"{fam}/{art['id']}",
-                            "id": art["id"],
-                            "family": fam,
-                            "revision_id": rev["id"],
-                            "pinned": bool(art.get("revision") or art.get("file_sha256")),
-                            **{
-                                k: art.get(k)
-                                for k in (
-                                    "label",
-                                    "quantization",
-                                    "repository",
-                                    "revision",
-                                    "file_sha256",
-                                    "revision_status",
-                                )
-                            },
-                        }
-                    )
-                cap = (rev.get("grades") or {}).get("capability")
-                if cap:
-                    out["grades"].append(_grade(fam, "revision", rev["id"], "capability", cap))
+            _family_rows(out, fam, path, data)
         elif kind == "packet":
-            fm = data.get("featured_metric") or {}
-            out["packets"].append(
+            _packet_rows(out, fam, rid, path, data)
+        elif kind in MEASUREMENT_KINDS:
+            _measurement(out, rid, kind, fam, doc.place.packet, path, data)
+        _evidence_rows(out, registry, files, doc)
+        _citation_rows(out, measurements, doc)
+    return out
+
+
+Rows = dict[str, list[dict[str, Any]]]
+
+
+def _family_rows(out: Rows, fam: str | None, path: str, data: dict[str, Any]) -> None:
+    """A family's row, and its revisions, artifacts and revision (capability) grades."""
+    out["families"].append(
+        {
+            **{k: data.get(k) for k in ("id", "name", "display_name", "summary", "primary_packet_id")},
+            "file": path,
+        }
+    )
+    for rev in data.get("weight_revisions", []):
+        out["revisions"].append(
+            {
+                "key": f"{fam}/{rev['id']}",
+                "id": rev["id"],
+                "family": fam,
+                **{k: rev.get(k) for k in ("label", "role", "repository", "revision", "revision_status")},
+            }
+        )
+        for art in rev.get("quantized_artifacts", []):
+            out["artifacts"].append(
                 {
-                    "id": rid,
+                    "key": f"{fam}/{art['id']}",
+                    "id": art["id"],
                     "family": fam,
-                    "file": path,
-                    "featured_measurement": fm.get("measurement_id"),
-                    "featured_metric": fm.get("metric"),
-                    "featured_value": fm.get("value"),
+                    "revision_id": rev["id"],
+                    "pinned": bool(art.get("revision") or art.get("file_sha256")),
                     **{
-                        k: data.get(k)
+                        k: art.get(k)
                         for k in (
                             "label",
-                            "revision",
-                            "artifact_id",
                             "quantization",
-                            "runtime",
-                            "cards",
-                            "status",
-                            "summary",
+                            "repository",
+                            "revision",
+                            "file_sha256",
+                            "revision_status",
                         )
                     },
                 }
             )
-            for axis, grade in (data.get("grades") or {}).items():
-                if isinstance(grade, dict) and "grade" in grade:
-                    out["grades"].append(_grade(fam, "packet", rid, axis, grade))
-        elif kind in MEASUREMENT_KINDS:
-            _measurement(out, rid, kind, fam, doc.place.packet, path, data)
-        for pointer, ref in doc.refs:
-            parsed = parse_ref(ref)
-            present = size = digest = None
-            if parsed.kind == "local":
-                if ref not in files:
-                    files[ref] = _evidence_file(registry, ref)
-                present, size, digest = files[ref]
-            out["evidence"].append(
+        cap = (rev.get("grades") or {}).get("capability")
+        if cap:
+            out["grades"].append(_grade(fam, "revision", rev["id"], "capability", cap))
+
+
+def _packet_rows(out: Rows, fam: str | None, rid: str | None, path: str, data: dict[str, Any]) -> None:
+    """A packet's row and its grades."""
+    fm = data.get("featured_metric") or {}
+    out["packets"].append(
+        {
+            "id": rid,
+            "family": fam,
+            "file": path,
+            "featured_measurement": fm.get("measurement_id"),
+            "featured_metric": fm.get("metric"),
+            "featured_value": fm.get("value"),
+            **{
+                k: data.get(k)
+                for k in (
+                    "label",
+                    "revision",
+                    "artifact_id",
+                    "quantization",
+                    "runtime",
+                    "cards",
+                    "status",
+                    "summary",
+                )
+            },
+        }
+    )
+    for axis, grade in (data.get("grades") or {}).items():
+        if isinstance(grade, dict) and "grade" in grade:
+            out["grades"].append(_grade(fam, "packet", rid, axis, grade))
+
+
+def _evidence_rows(
+    out: Rows, registry: Registry, files: dict[str, tuple[bool, int | None, str | None]], doc: Document
+) -> None:
+    """A row per evidence reference of a record; local files hashed once per unit."""
+    kind, rid, path = doc.kind, doc.id, doc.path
+    for pointer, ref in doc.refs:
+        parsed = parse_ref(ref)
+        present = size = digest = None
+        if parsed.kind == "local":
+            if ref not in files:
+                files[ref] = _evidence_file(registry, ref)
+            present, size, digest = files[ref]
+        out["evidence"].append(
+            {
+                "key": f"{path}#{pointer}",
+                "record_kind": kind,
+                "record_id": rid,
+                "file": path,
+                "pointer": pointer,
+                "ref": ref,
+                "ref_kind": parsed.kind,
+                "source": parsed.source,
+                "path": parsed.path,
+                "sha256": digest,
+                "bytes": size,
+                "present": present,
+            }
+        )
+
+
+def _citation_rows(out: Rows, measurements: Mapping[str, Any], doc: Document) -> None:
+    """A row per citation in a record's prose, with the value it resolves to (as validation resolves it)."""
+    kind, rid, path = doc.kind, doc.id, doc.path
+    for pointer, text in doc.prose:
+        for c in citations.parse(text):
+            if isinstance(c, citations.CitationError):
+                continue
+            resolved = citations.resolve(c, measurements)
+            ok = resolved if isinstance(resolved, citations.Resolved) else None
+            out["citations"].append(
                 {
-                    "key": f"{path}#{pointer}",
+                    "key": f"{path}#{pointer}@{c.start}",
                     "record_kind": kind,
                     "record_id": rid,
                     "file": path,
-                    "pointer": pointer,
-                    "ref": ref,
-                    "ref_kind": parsed.kind,
-                    "source": parsed.source,
-                    "path": parsed.path,
-                    "sha256": digest,
-                    "bytes": size,
-                    "present": present,
+                    "field": pointer,
+                    "measurement": c.measurement,
+                    "metric": c.metric,
+                    "selector": c.selector,
+                    "value": ok.value if ok else None,
+                    "text": ok.text if ok else None,
                 }
             )
-        for pointer, text in doc.prose:
-            for c in citations.parse(text):
-                if isinstance(c, citations.CitationError):
-                    continue
-                resolved = citations.resolve(c, measurements)
-                ok = resolved if isinstance(resolved, citations.Resolved) else None
-                out["citations"].append(
-                    {
-                        "key": f"{path}#{pointer}@{c.start}",
-                        "record_kind": kind,
-                        "record_id": rid,
-                        "file": path,
-                        "field": pointer,
-                        "measurement": c.measurement,
-                        "metric": c.metric,
-                        "selector": c.selector,
-                        "value": ok.value if ok else None,
-                        "text": ok.text if ok else None,
-                    }
-                )
-    return out
 
 
 def _evidence_file(registry: Registry, ref: str) -> tuple[bool, int | None, str | None]:
