@@ -398,6 +398,38 @@ def _family(p: Pages, fid: str) -> Page:
     _featured_rows(p, page, fam)
     if fam.get("primary_packet_id"):
         page.p(f"Primary packet: {p.link('packet', fam['primary_packet_id'])}")
+    _lineage(p, page, fam)
+    ts = fam.get("transfer_scope")
+    if isinstance(ts, dict):
+        page.h(2, "Transfer scope")
+        page.p(f"Status: {esc(ts.get('status', ''))}")
+        page.p("<strong>Transfers between revisions:</strong>")
+        page.ul([p.prose(t) for t in ts.get("transfers", [])])
+        page.p("<strong>Does not transfer:</strong>")
+        page.ul([p.prose(t) for t in ts.get("does_not_transfer", [])])
+    page.h(2, "Packets")
+    page.table(
+        ["Packet", "Grades", "Status", "Revision · artifact"],
+        [
+            [
+                p.link("packet", pid, pk.get("label") or pid),
+                " ".join(p.grade_badge(a, g) for a, g in (pk.get("grades") or {}).items()),
+                esc(pk.get("status", "")),
+                f"{esc(pk['revision'])} · {esc(pk.get('artifact_id', '—'))}",
+            ]
+            for pid, pk in _family_records(p, "packet", fid).items()
+        ],
+    )
+    _family_views(p, page, fam, fid)
+    closures = _family_records(p, "closure", fid)
+    if closures:
+        page.h(2, "Closures")
+        _closure_rows(p, page, closures.values())
+    return page
+
+
+def _lineage(p: Pages, page: Page, fam: dict[str, Any]) -> None:
+    """Weight revisions and their quantized artifacts, with pinned identities."""
     page.h(2, "Lineage")
     page.p("Weight revisions and their quantized artifacts. A measurement never transfers across revisions.")
     for rev in fam.get("weight_revisions", []):
@@ -429,27 +461,10 @@ def _family(p: Pages, fid: str) -> Page:
                 ]
             )
         page.table(["Artifact", "Quantization", "Repository", "Pinned identity"], rows)
-    ts = fam.get("transfer_scope")
-    if isinstance(ts, dict):
-        page.h(2, "Transfer scope")
-        page.p(f"Status: {esc(ts.get('status', ''))}")
-        page.p("<strong>Transfers between revisions:</strong>")
-        page.ul([p.prose(t) for t in ts.get("transfers", [])])
-        page.p("<strong>Does not transfer:</strong>")
-        page.ul([p.prose(t) for t in ts.get("does_not_transfer", [])])
-    page.h(2, "Packets")
-    page.table(
-        ["Packet", "Grades", "Status", "Revision · artifact"],
-        [
-            [
-                p.link("packet", pid, pk.get("label") or pid),
-                " ".join(p.grade_badge(a, g) for a, g in (pk.get("grades") or {}).items()),
-                esc(pk.get("status", "")),
-                f"{esc(pk['revision'])} · {esc(pk.get('artifact_id', '—'))}",
-            ]
-            for pid, pk in _family_records(p, "packet", fid).items()
-        ],
-    )
+
+
+def _family_views(p: Pages, page: Page, fam: dict[str, Any], fid: str) -> None:
+    """A family's charts (in its initial order), coverage matrices and coverage contracts."""
     views = _family_records(p, "view", fid)
     order = fam.get("initial_view_ids") or []
     if views:
@@ -479,11 +494,6 @@ def _family(p: Pages, fid: str) -> Page:
                 for cid, c in contracts.items()
             ],
         )
-    closures = _family_records(p, "closure", fid)
-    if closures:
-        page.h(2, "Closures")
-        _closure_rows(p, page, closures.values())
-    return page
 
 
 def _closure_rows(p: Pages, page: Page, closures: Any) -> None:
