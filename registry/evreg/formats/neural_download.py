@@ -53,33 +53,10 @@ def _refuse(file: str, pointer: str, message: str, hint: str) -> ImportRefused:
 
 
 def plan_import(raw: bytes, file: str, source: str = DEFAULT_SOURCE, repository: str = DEFAULT_REPOSITORY) -> Plan:
-    manifest, findings = jsonio.parse(raw, file)
-    if findings:
-        raise ImportRefused(findings)
-    forbid_citation_markers(manifest, file)
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-        raise _refuse(
-            file,
-            "/format",
-            f"not a {FORMAT} manifest",
-            "pass a neural.download family manifest (families/<family>.json)",
-        )
-    family_id = manifest.get("id")
-    if not isinstance(family_id, str) or not _SLUG.fullmatch(family_id):
-        raise _refuse(
-            file,
-            "/id",
-            f"family id {family_id!r} is not a lowercase slug",
-            "the family id becomes a folder name and must be a slug",
-        )
-    for key in ADDED_FAMILY_FIELDS:
-        if key in manifest:
-            raise _refuse(
-                file,
-                join_pointer(key),
-                f"the manifest already has a field {key!r}, which the registry uses for itself",
-                "rename the field in the source",
-            )
+    """A family manifest split into records: the family (with ``record_order`` and ``sources``), and one
+    record per list entry, with evidence paths cited into ``source`` and prose figures bound to citations."""
+    manifest = _read_manifest(raw, file)
+    family_id = manifest["id"]
 
     def local_to_external(value: str) -> str:
         return value if parse_ref(value).kind == "url" else f"{source}:{value}"
@@ -91,41 +68,9 @@ def plan_import(raw: bytes, file: str, source: str = DEFAULT_SOURCE, repository:
         if key not in LIST_OF_KIND.values():
             family[key] = value
             continue
-        kind = dict(LISTS)[key]
-        if not isinstance(value, list):
-            raise _refuse(file, join_pointer(key), f"{key} is not a list", "each record list is a JSON array")
-        order[key] = []
-        for index, item in enumerate(value):
-            pointer = join_pointer(key, index)
-            if not isinstance(item, dict):
-                raise _refuse(file, pointer, "a record is not a JSON object", "fix the manifest")
-            if "kind" in item:
-                raise _refuse(
-                    file,
-                    join_pointer(key, index, "kind"),
-                    "the record already has a field 'kind', which the registry uses for itself",
-                    "rename the field in the source",
-                )
-            record = {"kind": kind, **item}
-            if kind == "closure":
-                if "id" in item:
-                    raise _refuse(
-                        file,
-                        join_pointer(key, index, "id"),
-                        "family closures carry no id in this format",
-                        "remove the id; the import numbers closures by position",
-                    )
-                record["id"] = f"closure-{index + 1}"
-            rid = record.get("id")
-            if not isinstance(rid, str) or not _SLUG.fullmatch(rid):
-                raise _refuse(
-                    file,
-                    join_pointer(key, index, "id"),
-                    f"record id {rid!r} is not a lowercase slug",
-                    "ids become file names: lowercase letters, digits and single hyphens",
-                )
-            order[key].append(rid)
-            records.append((kind, map_refs(record, local_to_external)))
+        listed = _list_records(file, key, value)
+        order[key] = [record["id"] for _, record in listed]
+        records += [(kind, map_refs(record, local_to_external)) for kind, record in listed]
     family = map_refs(family, local_to_external)
     bound, left = bind_figures([family, *(r for _, r in records)])
     family["record_order"] = order
@@ -154,6 +99,78 @@ def plan_import(raw: bytes, file: str, source: str = DEFAULT_SOURCE, repository:
         "at family level"
     )
     return plan
+
+
+def _read_manifest(raw: bytes, file: str) -> dict[str, Any]:
+    """The parsed manifest, or a refusal naming what makes it unmappable."""
+    manifest, findings = jsonio.parse(raw, file)
+    if findings:
+        raise ImportRefused(findings)
+    forbid_citation_markers(manifest, file)
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise _refuse(
+            file,
+            "/format",
+            f"not a {FORMAT} manifest",
+            "pass a neural.download family manifest (families/<family>.json)",
+        )
+    family_id = manifest.get("id")
+    if not isinstance(family_id, str) or not _SLUG.fullmatch(family_id):
+        raise _refuse(
+            file,
+            "/id",
+            f"family id {family_id!r} is not a lowercase slug",
+            "the family id becomes a folder name and must be a slug",
+        )
+    for key in ADDED_FAMILY_FIELDS:
+        if key in manifest:
+            raise _refuse(
+                file,
+                join_pointer(key),
+                f"the manifest already has a field {key!r}, which the registry uses for itself",
+                "rename the field in the source",
+            )
+    return manifest
+
+
+def _list_records(file: str, key: str, value: Any) -> list[tuple[str, dict[str, Any]]]:
+    """(kind, record) of each entry of one record list of the manifest, with ``kind`` (and, for a
+    closure, a positional ``id``) added; refuses entries that are not records with slug ids."""
+    kind = dict(LISTS)[key]
+    if not isinstance(value, list):
+        raise _refuse(file, join_pointer(key), f"{key} is not a list", "each record list is a JSON array")
+    out = []
+    for index, item in enumerate(value):
+        pointer = join_pointer(key, index)
+        if not isinstance(item, dict):
+            raise _refuse(file, pointer, "a record is not a JSON object", "fix the manifest")
+        if "kind" in item:
+            raise _refuse(
+                file,
+                join_pointer(key, index, "kind"),
+                "the record already has a field 'kind', which the registry uses for itself",
+                "rename the field in the source",
+            )
+        record = {"kind": kind, **item}
+        if kind == "closure":
+            if "id" in item:
+                raise _refuse(
+                    file,
+                    join_pointer(key, index, "id"),
+                    "family closures carry no id in this format",
+                    "remove the id; the import numbers closures by position",
+                )
+            record["id"] = f"closure-{index + 1}"
+        rid = record.get("id")
+        if not isinstance(rid, str) or not _SLUG.fullmatch(rid):
+            raise _refuse(
+                file,
+                join_pointer(key, index, "id"),
+                f"record id {rid!r} is not a lowercase slug",
+                "ids become file names: lowercase letters, digits and single hyphens",
+            )
+        out.append((kind, record))
+    return out
 
 
 def _packet_owners(manifest: dict[str, Any]) -> dict[str, str]:
