@@ -26,6 +26,7 @@ LAYERS: dict[str, int] = {
             "models",
             "layout",
             "schemas",
+            "markdown",
         ],
         0,
     ),

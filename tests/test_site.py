@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from conftest import REPO, F, Reg, evreg
 from evreg.sitebuild import orphans_in_html
@@ -116,3 +118,26 @@ def test_serve_takes_the_port_first_and_answers_missing_pages_with_the_site_404(
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+@given(st.text(alphabet="ab`~ \n", max_size=60))
+def test_markdown_code_split_gives_the_text_back(text: str) -> None:
+    from evreg import markdown
+
+    assert "\n".join(line for _, line, _ in markdown.lines(text)) == text
+    for _, line, code in markdown.lines(text):
+        if not code:
+            assert "".join(t for t, _ in markdown.spans(line)) == line
+
+
+def test_validate_and_build_agree_on_what_is_code(reg: Reg) -> None:
+    site_setup(reg)
+    page = reg.root / "site/contributing.md"
+    page.write_text(
+        page.read_text() + "\nInline `52.3 tok/s` and `{{ m:run-1.decode_tok_s[0] }}` stay code.\n\n"
+        "```\n52.3 tok/s in a fence\n```\n\n~~~\n{{ m:nope.decode_tok_s[0] }}\n~~~\n"
+    )
+    assert evreg("validate", cwd=reg.root).returncode == 0
+    assert evreg("build", cwd=reg.root).returncode == 0
+    html = (reg.root / "build/site/contributing/index.html").read_text()
+    assert "{{ m:run-1.decode_tok_s[0] }}" in html and "{{ m:nope.decode_tok_s[0] }}" in html  # shown, not rendered

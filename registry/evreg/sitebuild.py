@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from mkdocs.plugins import BasePlugin
 
 from evreg import citations
+from evreg import markdown as md
 from evreg.containment import SITE_CONFIG, SITE_DIR, outside_repository, unsafe_config, unsafe_files
 from evreg.findings import Finding
 from evreg.site import Page, Pages, page_base, render_pages
@@ -98,31 +99,20 @@ class SitePlugin(BasePlugin):
         if src in self.generated:
             return ""  # the body is the generated HTML, put in place in on_page_content
         self.pages.base = page_base(src).removeprefix("../") if src.endswith("index.md") else page_base(src)
-        out = []
-        fenced = False
-        for line in markdown.split("\n"):
-            if line.lstrip().startswith(("```", "~~~")):
-                fenced = not fenced
-            out.append(line if fenced else self._render_line(line))
-        return "\n".join(out)
+        return "\n".join(
+            line if code else "".join(t if inline else self._render(t) for t, inline in md.spans(line))
+            for _, line, code in md.lines(markdown)
+        )
 
-    def _render_line(self, line: str) -> str:
-        """Render citations outside inline code spans."""
-        parts = re.split(r"(`[^`]*`)", line)
-        for i, part in enumerate(parts):
-            if part.startswith("`"):
+    def _render(self, part: str) -> str:
+        """Citations in a piece of prose (outside code), resolved and linked."""
+        pieces, last = [], 0
+        for c in citations.parse(part):
+            if isinstance(c, citations.CitationError):
                 continue
-            pieces, last = [], 0
-            for c in citations.parse(part):
-                if isinstance(c, citations.CitationError):
-                    continue
-                pieces += [
-                    part[last : c.start],
-                    self.pages.cite(c.measurement, c.metric, c.index, c.x, c.decimals, c.unit),
-                ]
-                last = c.end
-            parts[i] = "".join(pieces) + part[last:]
-        return "".join(parts)
+            pieces += [part[last : c.start], self.pages.cite(c.measurement, c.metric, c.index, c.x, c.decimals, c.unit)]
+            last = c.end
+        return "".join(pieces) + part[last:]
 
     def on_page_content(self, content: str, page: Any, config: Any, files: Any) -> str:
         from mkdocs.structure.toc import get_toc

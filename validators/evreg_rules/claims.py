@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from evreg import citations
+from evreg import citations, markdown
 from evreg.containment import SITE_DIR, regular_files
 from evreg.coverage import cell_key, expand, merge
 from evreg.evidence import parse_ref
@@ -144,20 +144,6 @@ def check_citations(registry: Registry) -> Iterator[Finding]:
                     )
 
 
-_FENCE = re.compile(r"^(```|~~~)")
-
-
-def markdown_prose(text: str) -> Iterator[tuple[int, str]]:
-    """(line number, line) of a Markdown page outside fenced code blocks and inline code."""
-    fenced = False
-    for n, line in enumerate(text.splitlines(), 1):
-        if _FENCE.match(line.lstrip()):
-            fenced = not fenced
-            continue
-        if not fenced:
-            yield n, re.sub(r"`[^`]*`", lambda m: " " * len(m.group()), line)
-
-
 PAGE_HTML = CodeDoc(
     "site-html-unsafe",
     "Script in a hand-written page",
@@ -197,7 +183,7 @@ def check_site_pages(registry: Registry) -> Iterator[Finding]:
                 hint="split the page",
             )
             continue
-        for n, line in markdown_prose(page.read_text("utf-8", errors="replace")):
+        for n, line in markdown.prose(page.read_text("utf-8", errors="replace")):
             for m in _FORGED.finditer(line):
                 yield _on_page(
                     FORGED, rel, n, m.start() + 1, "hand-written citation markup: only the renderer makes it"
