@@ -24,7 +24,7 @@ from mkdocs.plugins import BasePlugin
 
 from evreg import citations
 from evreg import markdown as md
-from evreg.containment import SITE_CONFIG, SITE_DIR, outside_repository, unsafe_config, unsafe_files
+from evreg.containment import SITE_DIR, outside_repository, unpublishable
 from evreg.findings import Finding
 from evreg.site import Page, Pages, page_base, render_pages
 
@@ -158,23 +158,6 @@ def orphans_in_html(content: str) -> list[str]:
     text = _EXEMPT.sub(" ", text)
     text = html.unescape(_TAG.sub(" ", text))
     return [f.text for f in citations.find_figures(text)]
-
-
-def unpublishable(root: Path) -> list[Finding]:
-    """Files under site/ a build must not publish, and a configuration it must not load (the
-    rules ``site-file-unsafe`` and ``site-config-unsafe`` report the same)."""
-    return [
-        Finding(
-            code="site-file-unsafe",
-            file=rel,
-            message=f"{rel} cannot be published: {why}",
-            hint="replace the symlink with a regular file, or delete it",
-        )
-        for rel, why in unsafe_files(root, SITE_DIR)
-    ] + [
-        Finding(code="site-config-unsafe", file=SITE_CONFIG, message=why, hint="see site/security.md")
-        for why in unsafe_config(root)
-    ]
 
 
 def build_site(root: Path, db: Path, downloads: Path, out: Path, codes: list[CodeDoc] | None = None) -> list[Finding]:

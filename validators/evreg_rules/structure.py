@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from evreg import schemas
-from evreg.containment import SITE_CONFIG, SITE_DIR, unsafe_config, unsafe_files
+from evreg.containment import SITE_CONFIG_HINT, SITE_FILE_HINT, unpublishable
 from evreg.findings import Finding
 from evreg.rules import UNIT, CodeDoc, Rule
 from evreg.store import Registry
@@ -128,7 +128,7 @@ SITE_FILE = CodeDoc(
     "A file under site/ the build must not publish",
     "Everything under site/ is copied into the public site. A symlink there (to /proc/self/environ, "
     "~/.ssh, /etc/hosts, or another part of the repository) would publish the build machine's files.",
-    "Replace the symlink with a regular file holding what the page should show, or delete it.",
+    SITE_FILE_HINT,
     "site/assets/env.txt -> /proc/self/environ",
 )
 
@@ -139,7 +139,7 @@ SITE_CONFIG_CODE = CodeDoc(
     "MkDocs reads mkdocs.yml with a YAML loader that runs `!!python/...` tags and expands `!ENV` (publishing the "
     "build machine's environment), and runs the hooks, plugins and Markdown extensions it names (`pymdownx.snippets` "
     "includes any file). A pull request's configuration is held to plain YAML and an allowlist of settings.",
-    "Use plain YAML and only the settings, plugins (search) and Markdown extensions listed in site/security.md.",
+    SITE_CONFIG_HINT,
     "hooks: [evil.py]",
 )
 
@@ -147,14 +147,7 @@ SITE_CONFIG_CODE = CodeDoc(
 def check_site_files(registry: Registry) -> Iterator[Finding]:
     if registry.source.label != "working tree":
         return  # a commit's tree is checked when it is checked out; the build checks what it publishes
-    root = Path(registry.root)
-    for rel, why in unsafe_files(root, SITE_DIR):
-        yield Finding(
-            code="site-file-unsafe", file=rel, message=f"{rel} cannot be published: {why}", hint=SITE_FILE.hint
-        )
-    if (root / SITE_CONFIG).exists():
-        for why in unsafe_config(root):
-            yield Finding(code="site-config-unsafe", file=SITE_CONFIG, message=why, hint=SITE_CONFIG_CODE.hint)
+    yield from unpublishable(Path(registry.root))
 
 
 RULES = [
