@@ -308,7 +308,7 @@ def test_files_under_site_that_are_not_regular_files_are_refused(reg: Reg, name:
     assert not (reg.root / "build/site").exists()
     from evreg.sitebuild import build_site
 
-    refused = build_site(reg.root, reg.root / "x.duckdb", reg.root / "d", reg.root / "build/site")
+    refused = build_site(reg.root, reg.root / "x.duckdb", reg.root / "d", reg.root / "build/site").findings
     assert [f.code for f in refused] == ["site-file-unsafe"] and not (reg.root / "build/site").exists()
 
 
@@ -319,7 +319,7 @@ def test_the_build_refuses_a_docs_dir_outside_site(reg: Reg) -> None:
     (reg.root / "elsewhere").mkdir()
     text = (reg.root / "mkdocs.yml").read_text().replace("docs_dir: site", "docs_dir: elsewhere")
     (reg.root / "mkdocs.yml").write_text(text)
-    refused = build_site(reg.root, reg.root / "x.duckdb", reg.root / "d", reg.root / "build/site")
+    refused = build_site(reg.root, reg.root / "x.duckdb", reg.root / "d", reg.root / "build/site").findings
     assert [(f.code, f.file) for f in refused] == [("site-config-unsafe", "mkdocs.yml")]
 
 

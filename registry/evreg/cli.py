@@ -407,15 +407,14 @@ def _build(root: Path, out: Path | None, as_of: str | None, fmt: str) -> int:
     out = out or root / "build" / "site"
     logging.getLogger("mkdocs").setLevel(logging.WARNING)
     codes = sorted(rules.code_docs(rules.discover()).values(), key=lambda d: d.code)
-    refused = sitebuild.build_site(root, db, downloads, out, codes)
-    if refused:
-        emit(refused, {"errors": len(refused), "warnings": 0}, fmt)
+    built = sitebuild.build_site(root, db, downloads, out, codes)
+    if built.findings:
+        emit(built.findings, {"errors": len(built.findings), "warnings": 0}, fmt)
         click.echo("build failed: nothing was published (see the findings above)", err=True)
         return EXIT_FINDINGS
-    pages = sum(1 for _ in out.rglob("index.html"))
-    size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
     click.echo(
-        f"built {pages} pages ({size / 1e6:.1f} MB) into {out} in {time.perf_counter() - started:.1f} s", err=True
+        f"built {built.pages} pages ({built.size / 1e6:.1f} MB) into {out} in {time.perf_counter() - started:.1f} s",
+        err=True,
     )
     return EXIT_OK
 

@@ -17,6 +17,7 @@ import re
 import shutil
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -160,16 +161,26 @@ def orphans_in_html(content: str) -> list[str]:
     return [f.text for f in citations.find_figures(text)]
 
 
-def build_site(root: Path, db: Path, downloads: Path, out: Path, codes: list[CodeDoc] | None = None) -> list[Finding]:
-    """Run MkDocs over the generated and hand-written pages. Returns the findings that stopped
-    the build (unpublishable files, orphan numbers); empty: built."""
+@dataclass
+class Built:
+    """What a build did: the findings that stopped it (unpublishable files, orphan numbers), or the
+    pages and bytes it published (counted before the site was put in place: a concurrent build may
+    replace it at once)."""
+
+    findings: list[Finding] = field(default_factory=list)
+    pages: int = 0
+    size: int = 0
+
+
+def build_site(root: Path, db: Path, downloads: Path, out: Path, codes: list[CodeDoc] | None = None) -> Built:
+    """Run MkDocs over the generated and hand-written pages into ``out`` (atomically)."""
     from mkdocs.commands.build import build
     from mkdocs.config import load_config
     from mkdocs.exceptions import Abort, BuildError, PluginError
 
     refused = unpublishable(root)
     if refused:
-        return refused
+        return Built(refused)
     os.environ.setdefault("NO_MKDOCS_2_WARNING", "true")
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
@@ -177,14 +188,16 @@ def build_site(root: Path, db: Path, downloads: Path, out: Path, codes: list[Cod
     docs = os.path.realpath(config["docs_dir"])
     if docs != os.path.realpath(root / SITE_DIR):
         shutil.rmtree(staging, ignore_errors=True)
-        return [
-            Finding(
-                code="site-file-unsafe",
-                file="mkdocs.yml",
-                message=f"docs_dir is {config['docs_dir']}; the registry publishes only its own {SITE_DIR}/ folder",
-                hint=f"set docs_dir: {SITE_DIR}",
-            )
-        ]
+        return Built(
+            [
+                Finding(
+                    code="site-file-unsafe",
+                    file="mkdocs.yml",
+                    message=f"docs_dir is {config['docs_dir']}; the registry publishes only its own {SITE_DIR}/ folder",
+                    hint=f"set docs_dir: {SITE_DIR}",
+                )
+            ]
+        )
     plugin = SitePlugin(root, db, downloads, codes or [])
     config.plugins["evreg"] = plugin
     try:
@@ -193,12 +206,16 @@ def build_site(root: Path, db: Path, downloads: Path, out: Path, codes: list[Cod
         shutil.rmtree(staging, ignore_errors=True)
         if not plugin.findings:
             raise
-        return list(plugin.findings)
+        return Built(list(plugin.findings))
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    built = Built(
+        pages=sum(1 for _ in staging.rglob("index.html")),
+        size=sum(f.stat().st_size for f in staging.rglob("*") if f.is_file()),
+    )
     _replace_dir(staging, out)
-    return []
+    return built
 
 
 def _replace_dir(new: Path, target: Path) -> None:
