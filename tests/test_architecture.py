@@ -17,6 +17,7 @@ LAYERS: dict[str, int] = {
     **dict.fromkeys(
         [
             "findings",
+            "codes",
             "vocab",
             "containment",
             "coverage",
@@ -109,6 +110,20 @@ def test_the_rule_pack_uses_only_the_rule_api_the_store_and_the_core() -> None:
             for target in targets:
                 if target.startswith("evreg."):
                     assert LAYERS[layer_name(target)] <= 1 or layer_name(target) == "rules", (module, target)
+
+
+def test_findings_are_made_only_from_their_code() -> None:
+    """No module constructs a Finding directly: ``CODE.at(...)`` is the one way (findings.py holds it)."""
+    for package in PACKAGES:
+        for module, path in modules(package).items():
+            if module == "evreg.findings":
+                continue
+            calls = [
+                node.lineno
+                for node in ast.walk(ast.parse(path.read_text("utf-8")))
+                if isinstance(node, ast.Call) and ast.unparse(node.func).split(".")[-1] == "Finding"
+            ]
+            assert not calls, f"{path}:{calls[0]} makes a Finding directly; use CODE.at(...)"
 
 
 def test_no_import_cycles() -> None:

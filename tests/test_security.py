@@ -463,11 +463,11 @@ def test_a_lone_surrogate_escape_is_a_syntax_finding_not_a_crash(reg: Reg, escap
 def test_github_annotation_properties_round_trip_commas_colons_and_newlines() -> None:
     from urllib.parse import unquote
 
-    from evreg.findings import Finding
+    from evreg import codes
     from evreg.reporters import GitHub
 
     nasty = "packets/f,a:b/x%y\nz.json"
-    finding = Finding(code="schema", file=nasty, line=3, column=4, message="bad: a,b\nnext", pointer="/a")
+    finding = codes.SCHEMA.at(nasty, "/a", "bad: a,b\nnext", line=3, column=4)
     [line] = GitHub().lines([finding], {"errors": 1, "warnings": 0})
     head, message = line[len("::error ") :].split("::", 1)
     props = dict(p.split("=", 1) for p in head.split(","))  # commas delimit properties: none leaks from values

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from evreg import codes
 from evreg.findings import Finding
 
 VCS_FOLDERS = frozenset({".git", ".hg", ".svn", ".bzr", "_darcs", "cvs", ".jj", ".pijul", ".fossil"})
@@ -152,22 +153,13 @@ def unsafe_config(root: Path) -> list[str]:
     return out
 
 
-SITE_FILE_HINT = "Replace the symlink with a regular file holding what the page should show, or delete it."
-SITE_CONFIG_HINT = (
-    "Use plain YAML and only the settings, plugins (search) and Markdown extensions listed in site/security.md."
-)
-
-
 def unpublishable(root: Path) -> list[Finding]:
     """What a build must refuse: files under site/ it must not publish (``site-file-unsafe``) and a
     configuration it must not load (``site-config-unsafe``). The rules report the same findings."""
     out = [
-        Finding(code="site-file-unsafe", file=rel, message=f"{rel} cannot be published: {why}", hint=SITE_FILE_HINT)
+        codes.SITE_FILE_UNSAFE.at(rel, "", f"{rel} cannot be published: {why}")
         for rel, why in unsafe_files(root, SITE_DIR)
     ]
     if (root / SITE_CONFIG).exists():
-        out += [
-            Finding(code="site-config-unsafe", file=SITE_CONFIG, message=why, hint=SITE_CONFIG_HINT)
-            for why in unsafe_config(root)
-        ]
+        out += [codes.SITE_CONFIG_UNSAFE.at(SITE_CONFIG, "", why) for why in unsafe_config(root)]
     return out

@@ -1,10 +1,17 @@
-"""The one finding type every loader, rule and reporter shares."""
+"""The one finding type every loader, rule and reporter shares, and the codes that make findings.
+
+A finding is made only from its documented :class:`Code` (``CODE.at(where, pointer, message)``):
+a code exists once, with its title, reason and hint, and a finding whose code was never
+declared is refused when it is made, so codes and their documentation cannot drift apart.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
+from typing import Protocol
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
 
 class Severity(StrEnum):
@@ -36,8 +43,80 @@ class Finding(BaseModel):
     baselined: bool = False
     baseline_reason: str | None = None
 
+    @field_validator("code")
+    @classmethod
+    def _declared(cls, code: str) -> str:
+        if code not in _DECLARED:
+            raise ValueError(f"finding code {code!r} is not declared; make findings with Code(...).at(...)")
+        return code
+
     def sort_key(self) -> tuple[str, int, int, str, str]:
         return (self.file, self.line or 0, self.column or 0, self.code, self.pointer)
+
+
+class Located(Protocol):
+    """Something a finding can point into: a record file that can place a JSON pointer."""
+
+    @property
+    def path(self) -> str: ...
+
+    def position(self, pointer: str) -> tuple[int | None, int | None]: ...
+
+    def ref(self) -> RecordRef | None: ...
+
+
+_DECLARED: dict[str, Code] = {}
+
+
+@dataclass(frozen=True)
+class Code:
+    """One finding code: what it rejects, why, and how to fix it. Declaring it is what
+    lets findings of it be made; a code is declared once, in one place."""
+
+    code: str
+    title: str
+    why: str
+    hint: str
+    example: str = ""
+
+    def __post_init__(self) -> None:
+        if _DECLARED.setdefault(self.code, self) is not self:
+            raise ValueError(f"finding code {self.code!r} is declared twice")
+
+    def at(
+        self,
+        where: str | Located,
+        pointer: str = "",
+        message: str = "",
+        hint: str | None = None,
+        severity: Severity = Severity.ERROR,
+        *,
+        line: int | None = None,
+        column: int | None = None,
+        record: RecordRef | None = None,
+    ) -> Finding:
+        """A finding of this code in file ``where`` (a path, or a record that can place ``pointer``)."""
+        if not isinstance(where, str):
+            if line is None:
+                line, column = where.position(pointer)
+            record = where.ref()
+            where = where.path
+        return Finding(
+            code=self.code,
+            severity=severity,
+            file=where,
+            pointer=pointer,
+            line=line,
+            column=column,
+            message=message,
+            hint=self.hint if hint is None else hint,
+            record=record,
+        )
+
+
+def declared() -> dict[str, Code]:
+    """Every code declared by the modules imported so far."""
+    return dict(_DECLARED)
 
 
 def escape_token(token: str | int) -> str:

@@ -21,7 +21,8 @@ from typing import Any
 
 import orjson
 
-from evreg.findings import Finding, escape_token, join_pointer
+from evreg import codes
+from evreg.findings import Code, Finding, escape_token, join_pointer
 
 MAX_RECORD_BYTES = 8 * 1024 * 1024
 """Record files larger than this are refused unread (``file-too-large``)."""
@@ -153,15 +154,13 @@ def parse(raw: bytes, file: str) -> tuple[Any, list[Finding]]:
     """Parse one JSON file. Returns (value, []) or (None, findings)."""
 
     def bad(
-        code: str, message: str, hint: str, line: int | None = None, column: int | None = None, pointer: str = ""
+        code: Code, message: str, hint: str, line: int | None = None, column: int | None = None
     ) -> tuple[None, list[Finding]]:
-        return None, [
-            Finding(code=code, file=file, pointer=pointer, line=line, column=column, message=message, hint=hint)
-        ]
+        return None, [code.at(file, "", message, hint, line=line, column=column)]
 
     if len(raw) > MAX_RECORD_BYTES:
         return bad(
-            "file-too-large",
+            codes.FILE_TOO_LARGE,
             f"file is {len(raw):,} bytes; records are limited to {MAX_RECORD_BYTES:,} bytes",
             "split the record, or keep large raw output as an evidence file",
         )
@@ -170,7 +169,7 @@ def parse(raw: bytes, file: str) -> tuple[Any, list[Finding]]:
         return fast, []
     if raw.startswith(_BOM):
         return bad(
-            "json-syntax",
+            codes.JSON_SYNTAX,
             "file starts with a UTF-8 byte-order mark",
             "save the file as UTF-8 without a BOM (`evreg fmt` does this)",
             1,
@@ -182,20 +181,20 @@ def parse(raw: bytes, file: str) -> tuple[Any, list[Finding]]:
         prefix = raw[: exc.start].decode("utf-8", errors="replace")
         line, col = _line_col(prefix, len(prefix))
         return bad(
-            "json-syntax",
+            codes.JSON_SYNTAX,
             f"byte 0x{raw[exc.start]:02x} at offset {exc.start} is not UTF-8",
             "records must be UTF-8 text",
             line,
             col,
         )
     if not text.strip():
-        return bad("json-syntax", "file is empty", "a record file holds one JSON object", 1, 1)
+        return bad(codes.JSON_SYNTAX, "file is empty", "a record file holds one JSON object", 1, 1)
     _Seen.suspicious = False
     try:
         value = _DECODER.decode(text)
     except json.JSONDecodeError as exc:
         return bad(
-            "json-syntax",
+            codes.JSON_SYNTAX,
             f"invalid JSON: {exc.msg}",
             "fix the syntax at the position shown (an editor with JSON support helps)",
             exc.lineno,
@@ -203,11 +202,11 @@ def parse(raw: bytes, file: str) -> tuple[Any, list[Finding]]:
         )
     except RecursionError:
         return bad(
-            "json-syntax", "JSON is nested too deeply to read", f"records may nest at most {MAX_DEPTH} levels", 1, 1
+            codes.JSON_SYNTAX, "JSON is nested too deeply to read", f"records may nest at most {MAX_DEPTH} levels", 1, 1
         )
     if depth(value) > MAX_DEPTH:
         return bad(
-            "json-syntax",
+            codes.JSON_SYNTAX,
             f"JSON nests deeper than {MAX_DEPTH} levels",
             f"records may nest at most {MAX_DEPTH} levels",
             1,
@@ -218,15 +217,15 @@ def parse(raw: bytes, file: str) -> tuple[Any, list[Finding]]:
     findings: list[Finding] = []
     locator = Locator(text)  # only for the rare file that needs a closer look
 
-    def found(code: str, ptr: str, message: str, hint: str) -> None:
+    def found(code: Code, ptr: str, message: str, hint: str) -> None:
         line, col = locator.position(ptr)
-        findings.append(Finding(code=code, file=file, pointer=ptr, line=line, column=col, message=message, hint=hint))
+        findings.append(code.at(file, ptr, message, hint, line=line, column=col))
 
     for ptr, node in _walk(value):
         texts = [node] if isinstance(node, str) else list(node) if isinstance(node, dict) else []
         if not all(_is_text(t) for t in texts):
             found(  # at the string, or at the object whose key it is (the pointer itself must be text)
-                "json-syntax",
+                codes.JSON_SYNTAX,
                 ptr,
                 f"{'a string' if isinstance(node, str) else 'a key of this object'} holds a lone surrogate escape "
                 "(\\ud800-\\udfff without its pair), which is not text",
@@ -234,14 +233,14 @@ def parse(raw: bytes, file: str) -> tuple[Any, list[Finding]]:
             )
         if isinstance(node, _NonFinite) or (isinstance(node, float) and not math.isfinite(node)):
             found(
-                "json-non-finite",
+                codes.JSON_NON_FINITE,
                 ptr,
                 f"{locator.token(ptr)} is not a finite JSON number",
                 "record a finite number, or leave the sample out and say why in a caveat",
             )
         elif isinstance(node, _OutOfRange):
             found(
-                "json-non-finite",
+                codes.JSON_NON_FINITE,
                 ptr,
                 f"{node[:30]}{'...' if len(node) > 30 else ''} is an integer beyond 64 bits; "
                 "JSON readers turn it into an inexact float or refuse it",
@@ -250,7 +249,7 @@ def parse(raw: bytes, file: str) -> tuple[Any, list[Finding]]:
         elif isinstance(node, _Duplicates):
             for key in node.repeated:
                 found(
-                    "json-duplicate-key",
+                    codes.JSON_DUPLICATE_KEY,
                     join_pointer_suffix(ptr, key),
                     f"key {key!r} appears more than once in this object",
                     "keep one value per key; JSON readers disagree on which duplicate wins",

@@ -138,7 +138,7 @@ class ResultCache:
             ]
             if all(current(dep) == deps[dep] for dep in suspects):
                 out[unit] = UnitResult(
-                    [Finding(**f) for f in entry["findings"]],
+                    [Finding.model_validate(f) for f in entry["findings"]],
                     deps,
                     entry["records"],
                     entry["files_count"],

@@ -14,24 +14,13 @@ from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any
 
-from evreg import workers
+from evreg import codes, workers
 from evreg.evidence import parse_ref
-from evreg.findings import Finding, Severity
+from evreg.findings import Code, Finding, Severity
 from evreg.layout import BASELINE
 from evreg.store import Reads, Registry, recording
 
 ENTRY_POINT_GROUP = "evreg.rules"
-
-
-@dataclass(frozen=True)
-class CodeDoc:
-    """What one finding code rejects, why, and how to fix it."""
-
-    code: str
-    title: str
-    why: str
-    hint: str
-    example: str = ""
 
 
 UNIT = "unit"
@@ -49,7 +38,7 @@ class Rule:
     all records) runs once over the whole store on every validation."""
 
     name: str
-    codes: tuple[CodeDoc, ...]
+    codes: tuple[Code, ...]
     check: Callable[[Registry], Iterable[Finding]]
     scope: str = STORE
 
@@ -62,42 +51,8 @@ def discover() -> list[Rule]:
     return rules
 
 
-CORE_CODES = (
-    CodeDoc(
-        "baseline-stale",
-        "A baseline entry that matches no finding",
-        "The baseline lists accepted defects of imported data; an entry whose defect is gone (or changed) "
-        "would silently excuse a future finding at the same place.",
-        "Remove the entry, or update it after reviewing the new finding.",
-        "",
-    ),
-    CodeDoc(
-        "import-unmappable",
-        "Import input that cannot be mapped to records",
-        "An importer writes what it reads; input it cannot map is refused whole, never half-written.",
-        "Fix the named field in the source file, or import it with the format it is in.",
-        '{"format": "neural-download-model-family-v1", "id": "Not A Slug"}',
-    ),
-    CodeDoc(
-        "too-many-files",
-        "A registry larger than the file limit",
-        "Validation holds every record in memory; refusing an oversized tree with one finding keeps a hostile or "
-        "accidental pull request of millions of tiny files from exhausting the machine.",
-        "Split the registry, or raise EVREG_MAX_FILES where the memory exists.",
-        "",
-    ),
-    CodeDoc(
-        "internal-error",
-        "A rule failed",
-        "A bug in a rule must not hide the findings of other rules, nor pass silently.",
-        "Report it with the message; this is not a defect of your data.",
-        "",
-    ),
-)
-
-
-def code_docs(rules: list[Rule]) -> dict[str, CodeDoc]:
-    docs = {doc.code: doc for doc in CORE_CODES}
+def code_docs(rules: list[Rule]) -> dict[str, Code]:
+    docs = {doc.code: doc for doc in codes.ALL}
     docs.update((doc.code, doc) for rule in rules for doc in rule.codes)
     return docs
 
@@ -133,12 +88,8 @@ class Report:
 
 def _internal(rule: Rule, exc: BaseException) -> Finding:
     last = traceback.extract_tb(exc.__traceback__)[-1]
-    return Finding(
-        code="internal-error",
-        file="",
-        message=f"rule {rule.name!r} failed: {type(exc).__name__}: {exc} ({last.filename}:{last.lineno})",
-        hint="this is a bug in the rule, not in your data; please report it",
-    )
+    message = f"rule {rule.name!r} failed: {type(exc).__name__}: {exc} ({last.filename}:{last.lineno})"
+    return codes.INTERNAL_ERROR.at("", "", message, "this is a bug in the rule, not in your data; please report it")
 
 
 @dataclass
@@ -232,8 +183,8 @@ def apply_baseline(registry: Registry, findings: list[Finding]) -> list[Finding]
     if not isinstance(entries, list):
         return [
             *findings,
-            doc.finding(
-                "schema",
+            codes.SCHEMA.at(
+                doc,
                 "/entries" if "entries" in doc.data else "",
                 "baseline has no `entries` list",
                 'baseline.json is {"kind": "baseline", "entries": [...]}',
@@ -249,8 +200,8 @@ def apply_baseline(registry: Registry, findings: list[Finding]) -> list[Finding]
             or not entry["reason"].strip()
         ):
             out.append(
-                doc.finding(
-                    "schema",
+                codes.SCHEMA.at(
+                    doc,
                     f"/entries/{i}",
                     "a baseline entry needs string code, file, pointer and a non-empty reason",
                     "say why the finding is a genuine defect of the source data",
@@ -277,8 +228,8 @@ def apply_baseline(registry: Registry, findings: list[Finding]) -> list[Finding]
         for i, entry in group:
             if i not in used:
                 out.append(
-                    doc.finding(
-                        "baseline-stale",
+                    codes.BASELINE_STALE.at(
+                        doc,
                         f"/entries/{i}",
                         f"baseline entry {entry['code']} at {entry['file']}{entry['pointer']} matches no finding",
                         "remove the entry: the defect it excused is gone or has changed",

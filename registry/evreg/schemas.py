@@ -16,6 +16,7 @@ from typing import Any
 import pydantic
 from pydantic.json_schema import GenerateJsonSchema
 
+from evreg import codes
 from evreg.findings import Finding
 from evreg.jsonio import write_atomic
 from evreg.models import MODELS
@@ -81,31 +82,31 @@ def check(root: Path) -> list[Finding]:
         path = folder / name
         if not path.exists():
             findings.append(
-                Finding(
-                    code="schema-drift",
-                    file=f"{SCHEMA_DIR}/{name}",
-                    message=f"{SCHEMA_DIR}/{name} is missing",
-                    hint="run `evreg schema` to regenerate schema/",
+                codes.SCHEMA_DRIFT.at(
+                    f"{SCHEMA_DIR}/{name}",
+                    "",
+                    f"{SCHEMA_DIR}/{name} is missing",
+                    "run `evreg schema` to regenerate schema/",
                 )
             )
         elif path.read_text("utf-8") != text:
             findings.append(
-                Finding(
-                    code="schema-drift",
-                    file=f"{SCHEMA_DIR}/{name}",
-                    message=f"{SCHEMA_DIR}/{name} differs from what the models generate",
-                    hint="run `evreg schema` and commit the result with the model change",
+                codes.SCHEMA_DRIFT.at(
+                    f"{SCHEMA_DIR}/{name}",
+                    "",
+                    f"{SCHEMA_DIR}/{name} differs from what the models generate",
+                    "run `evreg schema` and commit the result with the model change",
                 )
             )
     if folder.is_dir():
         for path in sorted(folder.glob("*.schema.json")):
             if path.name not in expected:
                 findings.append(
-                    Finding(
-                        code="schema-drift",
-                        file=f"{SCHEMA_DIR}/{path.name}",
-                        message=f"{SCHEMA_DIR}/{path.name} belongs to no record kind",
-                        hint="delete it, or add the model it describes",
+                    codes.SCHEMA_DRIFT.at(
+                        f"{SCHEMA_DIR}/{path.name}",
+                        "",
+                        f"{SCHEMA_DIR}/{path.name} belongs to no record kind",
+                        "delete it, or add the model it describes",
                     )
                 )
     return findings

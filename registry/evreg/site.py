@@ -28,7 +28,7 @@ from evreg.vocab import states as state_vocab
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from evreg.rules import CodeDoc  # the rule docs are handed in: rendering runs no rule code
+    from evreg.findings import Code  # the rule docs are handed in: rendering runs no rule code
 
 
 def esc(text: Any) -> str:
@@ -263,7 +263,7 @@ class Pages:
 
 
 def render_pages(
-    p: Pages, downloads: list[tuple[str, str, int]] | None = None, codes: Iterable[CodeDoc] = ()
+    p: Pages, downloads: list[tuple[str, str, int]] | None = None, codes: Iterable[Code] = ()
 ) -> dict[str, Page]:
     """Every generated page of the site: path (under docs_dir) -> Page."""
     pages: dict[str, Page] = {}
@@ -964,7 +964,7 @@ def _grades_page(p: Pages) -> Page:
     return page
 
 
-def _rules_page(p: Pages, codes: list[CodeDoc]) -> Page:
+def _rules_page(p: Pages, codes: list[Code]) -> Page:
     page = Page("Rule reference")
     page.h(1, "Rule reference")
     page.p("Every finding code the validator reports (<code>evreg explain CODE</code> prints the same).")

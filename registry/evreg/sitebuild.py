@@ -23,14 +23,14 @@ from typing import TYPE_CHECKING, Any
 
 from mkdocs.plugins import BasePlugin
 
-from evreg import citations
+from evreg import citations, codes
 from evreg import markdown as md
 from evreg.containment import SITE_DIR, outside_repository, unpublishable
 from evreg.findings import Finding
 from evreg.site import Page, Pages, page_base, render_pages
 
 if TYPE_CHECKING:
-    from evreg.rules import CodeDoc
+    from evreg.findings import Code
 
 NOT_IN_NAV = ("measurements/", "coverage/", "packets/", "families/")
 
@@ -57,9 +57,9 @@ def _installed(path: str) -> bool:
 class SitePlugin(BasePlugin):
     """The registry's part of a MkDocs build. One object per build: no module state."""
 
-    def __init__(self, root: Path, db: Path, downloads: Path, codes: list[CodeDoc]) -> None:
+    def __init__(self, root: Path, db: Path, downloads: Path, code_docs: list[Code]) -> None:
         super().__init__()
-        self.root, self.db, self.downloads, self.codes = root, db, downloads, codes
+        self.root, self.db, self.downloads, self.code_docs = root, db, downloads, code_docs
         self.pages = Pages(db)
         self.generated: dict[str, Page] = {}
         self.findings: list[Finding] = []
@@ -83,7 +83,7 @@ class SitePlugin(BasePlugin):
             ):
                 raise PluginError(f"refusing to publish {src}: not a regular file inside the repository")
         downloads = _downloads(self.downloads)
-        self.generated = render_pages(self.pages, downloads, self.codes)
+        self.generated = render_pages(self.pages, downloads, self.code_docs)
         for path, page in self.generated.items():
             hidden = path.startswith(NOT_IN_NAV) and not path.endswith("index.md")
             inclusion = InclusionLevel.NOT_IN_NAV if hidden else InclusionLevel.UNDEFINED
@@ -127,16 +127,9 @@ class SitePlugin(BasePlugin):
             source = generated.html if generated is not None else page.markdown or ""
             rel = src if generated is not None else f"{SITE_DIR}/{src}"
             line = next((n for n, text in enumerate(source.split("\n"), 1) if figure in html.unescape(text)), None)
-            self.findings.append(
-                Finding(
-                    code="orphan-number",
-                    file=rel,
-                    line=line,
-                    column=1,
-                    message=f"rendered page {src} shows figure {figure!r} that did not come through a citation",
-                    hint="write {{ m:ID.METRIC[INDEX] }} instead of the typed figure",
-                )
-            )
+            message = f"rendered page {src} shows figure {figure!r} that did not come through a citation"
+            hint = "write {{ m:ID.METRIC[INDEX] }} instead of the typed figure"
+            self.findings.append(codes.ORPHAN_NUMBER.at(rel, "", message, hint, line=line, column=1))
         return content
 
     def on_post_build(self, config: Any) -> None:
@@ -172,7 +165,7 @@ class Built:
     size: int = 0
 
 
-def build_site(root: Path, db: Path, downloads: Path, out: Path, codes: list[CodeDoc] | None = None) -> Built:
+def build_site(root: Path, db: Path, downloads: Path, out: Path, code_docs: list[Code] | None = None) -> Built:
     """Run MkDocs over the generated and hand-written pages into ``out`` (atomically)."""
     from mkdocs.commands.build import build
     from mkdocs.config import load_config
@@ -190,15 +183,15 @@ def build_site(root: Path, db: Path, downloads: Path, out: Path, codes: list[Cod
         shutil.rmtree(staging, ignore_errors=True)
         return Built(
             [
-                Finding(
-                    code="site-file-unsafe",
-                    file="mkdocs.yml",
-                    message=f"docs_dir is {config['docs_dir']}; the registry publishes only its own {SITE_DIR}/ folder",
-                    hint=f"set docs_dir: {SITE_DIR}",
+                codes.SITE_FILE_UNSAFE.at(
+                    "mkdocs.yml",
+                    "",
+                    f"docs_dir is {config['docs_dir']}; the registry publishes only its own {SITE_DIR}/ folder",
+                    f"set docs_dir: {SITE_DIR}",
                 )
             ]
         )
-    plugin = SitePlugin(root, db, downloads, codes or [])
+    plugin = SitePlugin(root, db, downloads, code_docs or [])
     config.plugins["evreg"] = plugin
     try:
         build(config)

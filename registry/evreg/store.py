@@ -32,11 +32,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import ValidationError
 
-from evreg import jsonio
+from evreg import codes, jsonio
 from evreg.citations import is_prose_key
 from evreg.containment import outside_repository
 from evreg.evidence import is_evidence_key
-from evreg.findings import Finding, RecordRef, Severity, join_pointer
+from evreg.findings import Finding, RecordRef, join_pointer
 from evreg.layout import PACKETS, Place, id_key, place_keys, place_of, unit_of
 from evreg.models import MODELS
 
@@ -394,35 +394,24 @@ class Document:
         if place.evidence or place.problem:
             return
         if not entry.regular:
-            found.append(
-                Finding(
-                    code="layout",
-                    file=self.path,
-                    message="a record must be a regular file, not a symlink or device",
-                    hint="replace the link with the file itself",
-                )
-            )
+            message = "a record must be a regular file, not a symlink or device"
+            found.append(codes.LAYOUT.at(self.path, "", message, "replace the link with the file itself"))
             return
         if self.raw is None and (entry.size is None or entry.size <= jsonio.MAX_RECORD_BYTES):
             try:
                 self.raw = self.source.read(self.path) if self.source else b""
             except OSError as exc:
-                found.append(
-                    Finding(code="json-syntax", file=self.path, message=f"cannot read the file: {exc.strerror}")
-                )
+                found.append(codes.JSON_SYNTAX.at(self.path, "", f"cannot read the file: {exc.strerror}"))
                 return
         size = entry.size if self.raw is None else len(self.raw)
         if size is not None and size > jsonio.MAX_RECORD_BYTES:
             self.raw = None
-            found.append(
-                Finding(
-                    code="file-too-large",
-                    file=self.path,
-                    message=f"file is {'more than ' if entry.size is None else ''}{size - (entry.size is None):,} "
-                    f"bytes; records are limited to {jsonio.MAX_RECORD_BYTES:,} bytes",
-                    hint="split the record, or keep large raw output as an evidence file",
-                )
+            message = (
+                f"file is {'more than ' if entry.size is None else ''}{size - (entry.size is None):,} "
+                f"bytes; records are limited to {jsonio.MAX_RECORD_BYTES:,} bytes"
             )
+            hint = "split the record, or keep large raw output as an evidence file"
+            found.append(codes.FILE_TOO_LARGE.at(self.path, "", message, hint))
             return
         assert self.raw is not None
         if self.blob is None:
@@ -436,8 +425,8 @@ class Document:
         data, place = self._data, self.place
         if not isinstance(data, dict):
             return [
-                self.finding(
-                    "schema",
+                codes.SCHEMA.at(
+                    self,
                     "",
                     f"a record is a JSON object, this file holds a JSON {_json_type(data)}",
                     "wrap the record's fields in one {...} object",
@@ -447,8 +436,8 @@ class Document:
         if kind not in place.kinds:
             expected = " or ".join(repr(k) for k in place.kinds)
             return [
-                self.finding(
-                    "layout",
+                codes.LAYOUT.at(
+                    self,
                     "/kind" if "kind" in data else "",
                     f"record kind {kind!r} does not belong at {self.path} (expected {expected})",
                     "set `kind` to what the folder holds, or move the file to the folder of its kind",
@@ -484,23 +473,23 @@ class Document:
         where = pointer or "the record"
         if err["type"] == "missing":
             parent = pointer[: pointer.rfind("/")]
-            return self.finding(
-                "schema",
+            return codes.SCHEMA.at(
+                self,
                 parent,
                 f"{where}: required field is missing",
                 f"add `{tokens[-1]}`; see schema/{self.kind_hint()}.schema.json",
             )
         if isinstance(value, bool) and err["type"] in ("float_type", "int_type", "finite_number"):
-            return self.finding(
-                "json-non-finite",
+            return codes.JSON_NON_FINITE.at(
+                self,
                 pointer,
                 f"{where}: {str(value).lower()} is not a number",
                 "write the number itself; booleans are not numbers",
             )
         shown = repr(value)
         shown = shown if len(shown) <= 80 else shown[:77] + "..."
-        return self.finding(
-            "schema", pointer, f"{where}: {err['msg']} (found {shown})", f"see schema/{self.kind_hint()}.schema.json"
+        return codes.SCHEMA.at(
+            self, pointer, f"{where}: {err['msg']} (found {shown})", f"see schema/{self.kind_hint()}.schema.json"
         )
 
     # -- what rules use ----------------------------------------------------------------
@@ -546,21 +535,9 @@ class Document:
         kind = self._data.get("kind") if isinstance(self._data, dict) else None
         return kind if kind in MODELS else (self.place.kinds[0] if self.place.kinds else "record")
 
-    def finding(
-        self, code: str, pointer: str, message: str, hint: str = "", severity: Severity = Severity.ERROR
-    ) -> Finding:
-        line, column = self.locator.position(pointer) if self.entry.regular else (None, None)
-        return Finding(
-            code=code,
-            severity=severity,
-            file=self.path,
-            pointer=pointer,
-            line=line,
-            column=column,
-            message=message,
-            hint=hint,
-            record=self.ref(),
-        )
+    def position(self, pointer: str) -> tuple[int | None, int | None]:
+        """Line and column of ``pointer`` in this file (a finding's place)."""
+        return self.locator.position(pointer) if self.entry.regular else (None, None)
 
 
 def _json_type(value: Any) -> str:
@@ -877,11 +854,11 @@ def from_entries(root: Path, source: Source, entries: list[Entry]) -> Registry:
 
 def refused(root: Path, source: Source, limit: int) -> Registry:
     registry = Registry(root, source, [])
-    finding = Finding(
-        code="too-many-files",
-        file=PACKETS,
-        message=f"packets/ holds more than {limit:,} files; nothing was loaded",
-        hint="split the registry, or raise EVREG_MAX_FILES on a machine with the memory for it",
+    finding = codes.TOO_MANY_FILES.at(
+        PACKETS,
+        "",
+        f"packets/ holds more than {limit:,} files; nothing was loaded",
+        "split the registry, or raise EVREG_MAX_FILES on a machine with the memory for it",
     )
     doc = Document(Entry(PACKETS, 0, False), None)
     doc.place = Place(PACKETS, ())

@@ -11,13 +11,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from evreg import citations, markdown
+from evreg import citations, codes, markdown
 from evreg.containment import SITE_DIR, regular_files
 from evreg.coverage import cell_key, expand, merge
 from evreg.evidence import parse_ref
-from evreg.findings import Finding, Severity, join_pointer
+from evreg.findings import Code, Finding, Severity, join_pointer
 from evreg.jsonio import MAX_RECORD_BYTES
-from evreg.rules import UNIT, CodeDoc, Rule
+from evreg.rules import UNIT, Rule
 from evreg.store import Document, Registry
 from evreg.vocab import load as load_vocab
 from evreg.vocab import promotable
@@ -26,7 +26,7 @@ from evreg_rules.scope import curve_identity, has, packet_scope_mismatches, sele
 
 # -- code documentation ---------------------------------------------------------
 
-UNRESOLVED = CodeDoc(
+UNRESOLVED = Code(
     "citation-unresolved",
     "A citation to an unknown measurement, metric, sample or point",
     "A citation is how a number reaches text; one that resolves to nothing shows the reader a number "
@@ -34,14 +34,7 @@ UNRESOLVED = CodeDoc(
     "Cite an existing measurement id, a metric it has, and a sample index or point x it has.",
     "caveat: 'peak {{ m:run-1.decode_tok_s[5] }}' when run-1 has 2 samples",
 )
-ORPHAN = CodeDoc(
-    "orphan-number",
-    "A figure with a unit in prose that is not a citation",
-    "A typed-in number cannot be traced and silently diverges from the data it was copied from.",
-    "Replace the figure with {{ m:ID.METRIC[INDEX] }} (or @X for a series point); the renderer formats and links it.",
-    "summary: 'reaches 52.3 tok/s on one card'",
-)
-UNBOUND = CodeDoc(
+UNBOUND = Code(
     "featured-unbound",
     "A featured result that does not bind exactly one measurement and one sample",
     "A headline must name one observation; without an exact binding a renderer falls back to picking "
@@ -49,14 +42,14 @@ UNBOUND = CodeDoc(
     "Give exactly one of sample_index or point_x, selecting a value that exists; a family lists exactly one hero.",
     '{"measurement_id": "run-1", "metric": "decode_tok_s"}  (no sample_index or point_x)',
 )
-FEATURED_MISMATCH = CodeDoc(
+FEATURED_MISMATCH = Code(
     "featured-mismatch",
     "A featured value, unit, workload or evidence that differs from the cited sample",
     "A copied headline value must be exactly the stored sample, or the headline and its receipt disagree.",
     "Copy value, unit, workload and evidence exactly from the measurement (no rounding).",
     '{"value": 30.21, ...} when the sample is 30.2134',
 )
-SIDEWAYS = CodeDoc(
+SIDEWAYS = Code(
     "sideways-promotion",
     "A promotion backed by evidence of another scope",
     "A result of one revision, artifact, runtime, topology, workload or class says nothing about "
@@ -64,7 +57,7 @@ SIDEWAYS = CodeDoc(
     "Cite evidence whose scope equals the claim's, or narrow the claim to the evidence's scope.",
     "a family hero for qwen3.8-27b citing a qwen3.6-27b run",
 )
-NON_PROMOTABLE = CodeDoc(
+NON_PROMOTABLE = Code(
     "non-promotable-evidence",
     "Estimate, screened, quarantined, closed or diagnostic evidence used to promote",
     "Estimates are projections, screens are bounded boot checks, quarantined runs are known-invalid and "
@@ -72,7 +65,7 @@ NON_PROMOTABLE = CodeDoc(
     "Feature and chart lab-measured or community-measured, non-diagnostic runs only; show others as what they are.",
     "a view series listing an estimate id",
 )
-GRADE = CodeDoc(
+GRADE = Code(
     "grade-unsupported",
     "A grade above what its attached evidence supports",
     "A grade is a claim about evidence maturity; the rubric (registry/evreg/vocab/rubric.json, shown on the "
@@ -80,14 +73,14 @@ GRADE = CodeDoc(
     "Lower the grade, or attach the evidence the rubric asks for.",
     "EVID B on a packet whose only in-scope evidence is a lab-screened run",
 )
-STATE = CodeDoc(
+STATE = Code(
     "state-mismatch",
     "A coverage cell or view whose state differs from its cited record's",
     "A cell cannot upgrade what it cites: a quarantined run shown as measured is a false claim.",
     "Copy the cited record's state into the cell; keep one state per view series.",
     '{"state": "lab-measured", "evidence_id": "run-q"} where run-q is quarantined',
 )
-INCOMPLETE = CodeDoc(
+INCOMPLETE = Code(
     "coverage-incomplete",
     "A matrix that does not list every cell of its axes",
     "Coverage is exhaustive and explicit: an absent cell reads as a gap to one reader and as zero to "
@@ -96,7 +89,7 @@ INCOMPLETE = CodeDoc(
     "rules cover every cell with an unambiguous chain.",
     'rows [0, 1] x columns [1, 2] with cells {"0:1", "0:2", "1:1"}',
 )
-CURVE = CodeDoc(
+CURVE = Code(
     "curve-identity-mixed",
     "A chart series whose points differ in anything but the x axis",
     "A line joins like with like; mixing runtimes, workloads or configs in one curve draws a trend "
@@ -114,37 +107,34 @@ MAX_PER_FIELD = 20
 hostile field of a million bad citations costs one pass, not a million findings."""
 
 
-def _field_problems(text: str, field: str, measurements: Any) -> Iterator[tuple[str, str]]:
+def _field_problems(text: str, field: str, measurements: Any) -> Iterator[tuple[Code, str]]:
     """(code, message) of every unresolved citation and orphan figure in one prose string."""
     for c in citations.parse(text):
         if isinstance(c, citations.CitationError):
-            yield "citation-unresolved", str(c)
+            yield UNRESOLVED, str(c)
             continue
         resolved = citations.resolve(c, measurements)
         if isinstance(resolved, str):
-            yield "citation-unresolved", f"citation {c.raw} {resolved}"
+            yield UNRESOLVED, f"citation {c.raw} {resolved}"
     for fig in citations.find_figures(text):
-        yield "orphan-number", f"figure {fig.text!r} in {field} is not a citation"
+        yield codes.ORPHAN_NUMBER, f"figure {fig.text!r} in {field} is not a citation"
 
 
 def check_citations(registry: Registry) -> Iterator[Finding]:
     measurements = index(registry).measurement_data
-    hints = {"citation-unresolved": UNRESOLVED.hint, "orphan-number": ORPHAN.hint}
     for doc in registry.records():
         for pointer, text in doc.prose:
-            counts: Counter[str] = Counter()
+            counts: Counter[Code] = Counter()
             for code, message in _field_problems(text, pointer.rsplit("/", 1)[-1], measurements):
                 counts[code] += 1
                 if counts[code] <= MAX_PER_FIELD:
-                    yield doc.finding(code, pointer, message, hints[code])
+                    yield code.at(doc, pointer, message)
             for code, n in counts.items():
                 if n > MAX_PER_FIELD:
-                    yield doc.finding(
-                        code, pointer, f"... and {n - MAX_PER_FIELD} more {code} findings in this field", hints[code]
-                    )
+                    yield code.at(doc, pointer, f"... and {n - MAX_PER_FIELD} more {code.code} findings in this field")
 
 
-PAGE_HTML = CodeDoc(
+PAGE_HTML = Code(
     "site-html-unsafe",
     "Script in a hand-written page",
     "Hand-written pages are Markdown and may hold HTML, but nothing that runs in a reader's browser: no script, "
@@ -152,7 +142,7 @@ PAGE_HTML = CodeDoc(
     "Describe the behaviour in text, or link to a page; the site ships no page-specific script.",
     '<a href="javascript:alert(1)">x</a>',
 )
-FORGED = CodeDoc(
+FORGED = Code(
     "citation-forged",
     "Citation markup written by hand",
     "Only the renderer emits citation markup: it resolves the measurement, formats the value and links it. A "
@@ -176,12 +166,9 @@ def check_site_pages(registry: Registry) -> Iterator[Finding]:
     for rel in regular_files(Path(registry.root), SITE_DIR, ".md"):
         page = Path(registry.root) / rel
         if page.stat().st_size > MAX_RECORD_BYTES:
-            yield Finding(
-                code="file-too-large",
-                file=rel,
-                message=f"hand-written page of {page.stat().st_size} bytes is over the {MAX_RECORD_BYTES} byte limit",
-                hint="split the page",
-            )
+            size = page.stat().st_size
+            message = f"hand-written page of {size} bytes is over the {MAX_RECORD_BYTES} byte limit"
+            yield codes.FILE_TOO_LARGE.at(rel, "", message, "split the page")
             continue
         for n, line in markdown.prose(page.read_text("utf-8", errors="replace")):
             for m in _FORGED.finditer(line):
@@ -198,12 +185,12 @@ def check_site_pages(registry: Registry) -> Iterator[Finding]:
                     yield _on_page(UNRESOLVED, rel, n, 1, raw + problem)
             for fig in citations.find_figures(line):
                 message = f"figure {fig.text!r} on a hand-written page is not a citation"
-                yield _on_page(ORPHAN, rel, n, fig.start + 1, message)
+                yield _on_page(codes.ORPHAN_NUMBER, rel, n, fig.start + 1, message)
 
 
-def _on_page(code: CodeDoc, file: str, line: int, column: int, message: str) -> Finding:
+def _on_page(code: Code, file: str, line: int, column: int, message: str) -> Finding:
     """A finding of ``code`` at a line and column of a hand-written page, with the code's own hint."""
-    return Finding(code=code.code, file=file, line=line, column=column, message=message, hint=code.hint)
+    return code.at(file, "", message, line=line, column=column)
 
 
 # -- featured results ---------------------------------------------------------------
@@ -212,15 +199,13 @@ def _on_page(code: CodeDoc, file: str, line: int, column: int, message: str) -> 
 def _selected(doc: Document, base: str, binding: dict[str, Any], m: dict[str, Any]) -> tuple[Any, Finding | None]:
     has_index, has_x = binding.get("sample_index") is not None, binding.get("point_x") is not None
     if has_index == has_x:
-        return None, doc.finding(
-            "featured-unbound", base, "a featured result needs exactly one of sample_index and point_x", UNBOUND.hint
+        return None, UNBOUND.at(
+            doc, base, "a featured result needs exactly one of sample_index and point_x", UNBOUND.hint
         )
     value = citations.lookup(m, binding.get("metric", ""), binding.get("sample_index"), binding.get("point_x"))
     if isinstance(value, str):
         ptr = f"{base}/sample_index" if has_index else f"{base}/point_x"
-        return None, doc.finding(
-            "featured-unbound", ptr, f"measurement {binding['measurement_id']!r} {value}", UNBOUND.hint
-        )
+        return None, UNBOUND.at(doc, ptr, f"measurement {binding['measurement_id']!r} {value}", UNBOUND.hint)
     return value, None
 
 
@@ -237,39 +222,39 @@ def check_featured(registry: Registry) -> Iterator[Finding]:
             yield problem
             continue
         if fm["value"] != value:
-            yield doc.finding(
-                "featured-mismatch",
+            yield FEATURED_MISMATCH.at(
+                doc,
                 "/featured_metric/value",
                 f"featured value {fm['value']!r} differs from the cited sample {value!r}",
                 FEATURED_MISMATCH.hint,
             )
         unit = citations.unit_of(fm["metric"])
         if fm["unit"] != unit:
-            yield doc.finding(
-                "featured-mismatch",
+            yield FEATURED_MISMATCH.at(
+                doc,
                 "/featured_metric/unit",
                 f"unit {fm['unit']!r} is not {fm['metric']}'s unit {unit!r}",
                 FEATURED_MISMATCH.hint,
             )
         for key in ("workload", "evidence"):
             if fm[key] != m.get(key):
-                yield doc.finding(
-                    "featured-mismatch",
+                yield FEATURED_MISMATCH.at(
+                    doc,
                     f"/featured_metric/{key}",
                     f"featured {key} differs from measurement {m['id']!r}'s {key}",
                     FEATURED_MISMATCH.hint,
                 )
         for why in packet_scope_mismatches(doc.data, m):
-            yield doc.finding(
-                "sideways-promotion",
+            yield SIDEWAYS.at(
+                doc,
                 "/featured_metric/measurement_id",
                 f"featured measurement {m['id']!r}: {why}",
                 SIDEWAYS.hint,
             )
         reason = promotable(m)
         if reason:
-            yield doc.finding(
-                "non-promotable-evidence",
+            yield NON_PROMOTABLE.at(
+                doc,
                 "/featured_metric/measurement_id",
                 f"featured measurement {m['id']!r} cannot be a headline: {reason}",
                 NON_PROMOTABLE.hint,
@@ -278,8 +263,8 @@ def check_featured(registry: Registry) -> Iterator[Finding]:
         results = doc.data.get("featured_results") or []
         heroes = [i for i, r in enumerate(results) if r["role"] == "hero"]
         if results and len(heroes) != 1:
-            yield doc.finding(
-                "featured-unbound",
+            yield UNBOUND.at(
+                doc,
                 "/featured_results",
                 f"featured_results has {len(heroes)} heroes; exactly one is required",
                 UNBOUND.hint,
@@ -296,24 +281,24 @@ def check_featured(registry: Registry) -> Iterator[Finding]:
             claimed = fr.get("revision") or (primary.data["revision"] if primary else None)
             if claimed and m_doc.data["revision"] != claimed:
                 source = "its `revision`" if fr.get("revision") else f"primary packet {primary.id!r}"  # type: ignore[union-attr]
-                yield doc.finding(
-                    "sideways-promotion",
+                yield SIDEWAYS.at(
+                    doc,
                     f"{base}/measurement_id",
                     f"featured result cites {m_doc.id!r} of revision {m_doc.data['revision']!r}, "
                     f"but the family's headline speaks for revision {claimed!r} ({source})",
                     SIDEWAYS.hint,
                 )
             if m_doc.place.family != doc.id:
-                yield doc.finding(
-                    "sideways-promotion",
+                yield SIDEWAYS.at(
+                    doc,
                     f"{base}/measurement_id",
                     f"featured result cites {m_doc.id!r} of family {m_doc.place.family!r}",
                     SIDEWAYS.hint,
                 )
             reason = promotable(m_doc.data)
             if reason:
-                yield doc.finding(
-                    "non-promotable-evidence",
+                yield NON_PROMOTABLE.at(
+                    doc,
                     f"{base}/measurement_id",
                     f"featured measurement {m_doc.id!r} cannot be featured: {reason}",
                     NON_PROMOTABLE.hint,
@@ -382,8 +367,8 @@ def check_grades(registry: Registry) -> Iterator[Finding]:
             ).append(m)
         for m in outside:
             why = "; ".join(packet_scope_mismatches(doc.data, m.data))
-            yield doc.finding(
-                "sideways-promotion",
+            yield SIDEWAYS.at(
+                doc,
                 "/grades/evidence/evidence",
                 f"grade evidence {m.data['evidence']!r} is measurement {m.id!r} of another scope: {why}",
                 SIDEWAYS.hint,
@@ -399,8 +384,8 @@ def check_grades(registry: Registry) -> Iterator[Finding]:
                 key=lambda g: RANK[g],
                 default=None,
             )
-            yield doc.finding(
-                "grade-unsupported",
+            yield GRADE.at(
+                doc,
                 "/grades/evidence/grade",
                 f"EVID {letter} requires {', '.join(failed)}, which the {len(in_scope)} attached "
                 f"in-scope measurements do not show; they support "
@@ -421,23 +406,21 @@ def _cell_against(
     state = cell.get("state")
     if cell.get("estimate_id") is not None:
         if state != "estimated":
-            yield doc.finding(
-                "state-mismatch",
+            yield STATE.at(
+                doc,
                 f"{pointer}/state",
                 f"cell cites estimate {cell['estimate_id']!r} but says {state!r}",
                 STATE.hint,
             )
         return
     if state == "estimated":
-        yield doc.finding(
-            "state-mismatch", f"{pointer}/state", "an estimated cell must cite an estimate_id", STATE.hint
-        )
+        yield STATE.at(doc, f"{pointer}/state", "an estimated cell must cite an estimate_id", STATE.hint)
     evidence_id = cell.get("evidence_id")
     m_doc = ix.measurements.get(evidence_id or "")
     if m_doc is None:
         if state in ("lab-measured", "community-measured"):
-            yield doc.finding(
-                "state-mismatch",
+            yield STATE.at(
+                doc,
                 f"{pointer}/state",
                 f"a {state} cell must cite the measurement (evidence_id)",
                 STATE.hint,
@@ -445,16 +428,16 @@ def _cell_against(
         return
     m = m_doc.data
     if m["state"] != state:
-        yield doc.finding(
-            "state-mismatch",
+        yield STATE.at(
+            doc,
             f"{pointer}/state",
             f"cell says {state!r} but cites {evidence_id!r}, which is {m['state']!r}",
             STATE.hint,
         )
     point_x = cell.get("point_x")
     if point_x is not None and not any(p.get("x") == point_x for p in m.get("points") or []):
-        yield doc.finding(
-            "citation-unresolved",
+        yield UNRESOLVED.at(
+            doc,
             f"{pointer}/point_x",
             f"measurement {evidence_id!r} has no point at x = {cell_key(point_x)}",
             UNRESOLVED.hint,
@@ -463,8 +446,8 @@ def _cell_against(
         got = point_x if point_x is not None and key == m.get("axis") else selector_value(m, key)
         if not has(got) or got != want or isinstance(got, bool) != isinstance(want, bool):
             shown = repr(got) if has(got) else "nothing"
-            yield doc.finding(
-                "sideways-promotion",
+            yield SIDEWAYS.at(
+                doc,
                 f"{pointer}/evidence_id",
                 f"cell selects {key} = {want!r}, but {evidence_id!r} has {shown}",
                 SIDEWAYS.hint,
@@ -477,12 +460,10 @@ def check_coverage(registry: Registry) -> Iterator[Finding]:
         axes = (data.get("row_axis") or DEFAULT_AXES[0], data.get("column_axis") or DEFAULT_AXES[1])
         expected = {f"{cell_key(r)}:{cell_key(c)}": (r, c) for r in data["rows"] for c in data["columns"]}
         for key in sorted(set(expected) - set(data["cells"])):
-            yield doc.finding(
-                "coverage-incomplete", "/cells", f"cell {key!r} of rows x columns is not listed", INCOMPLETE.hint
-            )
+            yield INCOMPLETE.at(doc, "/cells", f"cell {key!r} of rows x columns is not listed", INCOMPLETE.hint)
         for key in sorted(set(data["cells"]) - set(expected)):
-            yield doc.finding(
-                "coverage-incomplete",
+            yield INCOMPLETE.at(
+                doc,
                 join_pointer("cells", key),
                 f"cell {key!r} is not a row x column of this matrix",
                 INCOMPLETE.hint,
@@ -513,8 +494,8 @@ def _contract(doc: Document, registry: Registry) -> Iterator[Finding]:
     for a in axes:
         size *= len(a["values"])
     if size > MAX_CONTRACT_CELLS:
-        yield doc.finding(
-            "coverage-incomplete",
+        yield INCOMPLETE.at(
+            doc,
             "/axes",
             f"contract expands to {size:,} cells; the limit is {MAX_CONTRACT_CELLS:,}",
             "split the contract",
@@ -523,8 +504,8 @@ def _contract(doc: Document, registry: Registry) -> Iterator[Finding]:
     rules = data["rules"]
     for i, rule in enumerate(rules):
         if sorted(rule["match"]) != sorted(keys):
-            yield doc.finding(
-                "coverage-incomplete",
+            yield INCOMPLETE.at(
+                doc,
                 f"/rules/{i}/match",
                 f"rule {rule['id']!r} must name every axis exactly once ({', '.join(keys)})",
                 INCOMPLETE.hint,
@@ -536,15 +517,15 @@ def _contract(doc: Document, registry: Registry) -> Iterator[Finding]:
         if not matching:
             if ("none", "") not in seen:
                 seen.add(("none", ""))
-                yield doc.finding("coverage-incomplete", "/rules", f"no rule covers cell {label}", INCOMPLETE.hint)
+                yield INCOMPLETE.at(doc, "/rules", f"no rule covers cell {label}", INCOMPLETE.hint)
             continue
         exact = [frozenset(k for k, v in r["match"].items() if v != "*") for _, r in matching]
         if any(not (a < b) for a, b in itertools.pairwise(exact)):
             ptr = f"/rules/{matching[-1][0]}"
             if ("chain", ptr) not in seen:
                 seen.add(("chain", ptr))
-                yield doc.finding(
-                    "coverage-incomplete",
+                yield INCOMPLETE.at(
+                    doc,
                     ptr,
                     f"rules {[r['id'] for _, r in matching]} match cell {label} ambiguously or out of order",
                     INCOMPLETE.hint,
@@ -552,9 +533,7 @@ def _contract(doc: Document, registry: Registry) -> Iterator[Finding]:
             continue
         merged, source = merge(matching)
         if "state" not in merged:
-            yield doc.finding(
-                "coverage-incomplete", f"/rules/{matching[-1][0]}", f"cell {label} resolves no state", INCOMPLETE.hint
-            )
+            yield INCOMPLETE.at(doc, f"/rules/{matching[-1][0]}", f"cell {label} resolves no state", INCOMPLETE.hint)
             continue
         ptr = f"/rules/{source.get('evidence_id', source['state'])}"
         for f in _cell_against(doc, ptr, merged, {**(data.get("fixed_selectors") or {}), **cell_sel}, registry):
@@ -575,8 +554,8 @@ def check_views(registry: Registry) -> Iterator[Finding]:
             for mi, mid in enumerate(series["measurement_ids"]):
                 ptr = f"/series/{si}/measurement_ids/{mi}"
                 if mid in ix.estimates:
-                    yield doc.finding(
-                        "non-promotable-evidence",
+                    yield NON_PROMOTABLE.at(
+                        doc,
                         ptr,
                         f"{mid!r} is an estimate; estimates are never charted",
                         NON_PROMOTABLE.hint,
@@ -586,8 +565,8 @@ def check_views(registry: Registry) -> Iterator[Finding]:
                 if m_doc is None:
                     continue
                 if m_doc.data["state"] in ("quarantined",):
-                    yield doc.finding(
-                        "non-promotable-evidence",
+                    yield NON_PROMOTABLE.at(
+                        doc,
                         ptr,
                         f"{mid!r} is quarantined and cannot be charted",
                         NON_PROMOTABLE.hint,
@@ -595,8 +574,8 @@ def check_views(registry: Registry) -> Iterator[Finding]:
                 members.append((ptr, m_doc))
             states = {m.data["state"] for _, m in members}
             if len(states) > 1:
-                yield doc.finding(
-                    "state-mismatch",
+                yield STATE.at(
+                    doc,
                     f"/series/{si}",
                     f"series mixes states {sorted(states)}; one series shows one state",
                     STATE.hint,
@@ -608,8 +587,8 @@ def check_views(registry: Registry) -> Iterator[Finding]:
                 ident = curve_identity(m_doc.data, x_key)
                 if ident != first:
                     diff = sorted(k for k in set(first) | set(ident) if first.get(k) != ident.get(k))
-                    yield doc.finding(
-                        "curve-identity-mixed",
+                    yield CURVE.at(
+                        doc,
                         ptr,
                         f"{m_doc.id!r} differs from {members[0][1].id!r} in {', '.join(diff)}; "
                         "a joined curve may vary only along its x axis",
@@ -618,7 +597,7 @@ def check_views(registry: Registry) -> Iterator[Finding]:
 
 
 RULES = [
-    Rule("citations", (UNRESOLVED, ORPHAN), check_citations, UNIT),
+    Rule("citations", (UNRESOLVED, codes.ORPHAN_NUMBER), check_citations, UNIT),
     Rule("site-citations", (PAGE_HTML, FORGED), check_site_pages),
     Rule("featured", (UNBOUND, FEATURED_MISMATCH, SIDEWAYS, NON_PROMOTABLE), check_featured, UNIT),
     Rule("grades", (GRADE,), check_grades, UNIT),

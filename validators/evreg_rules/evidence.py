@@ -11,11 +11,11 @@ from typing import Any
 from evreg import citations, jsonio
 from evreg.containment import outside_repository
 from evreg.evidence import parse_ref
-from evreg.findings import Finding, join_pointer, split_pointer
-from evreg.rules import UNIT, CodeDoc, Rule
+from evreg.findings import Code, Finding, join_pointer, split_pointer
+from evreg.rules import UNIT, Rule
 from evreg.store import EvidenceState, Registry
 
-MISSING = CodeDoc(
+MISSING = Code(
     "evidence-missing",
     "A local evidence path that is not a file",
     "A number is only as good as the file that backs it; a path that leads nowhere is no evidence.",
@@ -23,7 +23,7 @@ MISSING = CodeDoc(
     "Evidence kept elsewhere is cited as SOURCE:path with the source declared in family.json.",
     '{"evidence": "packets/qwen-27b/p/evidence/run.json"}  (no such file)',
 )
-ESCAPE = CodeDoc(
+ESCAPE = Code(
     "evidence-escape",
     "An evidence path outside the repository",
     "Absolute paths, `..` and symlinks leading out of the repository name files a reviewer cannot "
@@ -31,7 +31,7 @@ ESCAPE = CodeDoc(
     "Copy the file into the packet's evidence/ folder and cite its repository-relative path.",
     '{"evidence": "../../etc/passwd"}',
 )
-HASH = CodeDoc(
+HASH = Code(
     "evidence-hash-mismatch",
     "Evidence bytes differ from the recorded sha256",
     "Evidence is content-addressed: an edited evidence file would silently change what a published number rests on.",
@@ -39,7 +39,7 @@ HASH = CodeDoc(
     '{"evidence_sha256": {"packets/f/p/evidence/run.json": "00...00"}}',
 )
 
-UNSAFE = CodeDoc(
+UNSAFE = Code(
     "path-unsafe",
     "An evidence path with hard-to-see or look-alike characters",
     "Paths are read by people in review: control and bidi characters, non-ASCII look-alikes, trailing dots or "
@@ -70,38 +70,30 @@ def _case_twins(registry: Registry, path: str) -> list[str]:
     return [f"{folder}/{n}" for n in registry.names(folder) if n != name and n.lower() == name.lower()]
 
 
-def _path_verdict(registry: Registry, value: str) -> tuple[list[tuple[str, str, str]], bool]:
-    """(code, message, hint) for one local evidence path, whoever cites it, and whether it is a file."""
+def _path_verdict(registry: Registry, value: str) -> tuple[list[tuple[Code, str]], bool]:
+    """(code, message) for one local evidence path, whoever cites it, and whether it is a file."""
     outside = outside_repository(value)
     if outside:
-        return [("evidence-escape", f"evidence path {value!r} leaves the repository: {outside}", ESCAPE.hint)], False
+        return [(ESCAPE, f"evidence path {value!r} leaves the repository: {outside}")], False
     why = _unsafe(value)
     if why:
-        return [("path-unsafe", f"evidence path {value!r} is unsafe: {why}", UNSAFE.hint)], False
+        return [(UNSAFE, f"evidence path {value!r} is unsafe: {why}")], False
     out = []
     twins = _case_twins(registry, value)
     if twins:
-        out.append(("path-unsafe", f"evidence path {value!r} differs only in case from {twins[0]!r}", UNSAFE.hint))
+        out.append((UNSAFE, f"evidence path {value!r} differs only in case from {twins[0]!r}"))
     state = registry.evidence(value)
     if state is EvidenceState.ESCAPE:
-        out.append(
-            (
-                "evidence-escape",
-                f"evidence path {value!r} resolves outside the repository's own files (through a symlink)",
-                ESCAPE.hint,
-            )
-        )
+        out.append((ESCAPE, f"evidence path {value!r} resolves outside the repository's own files (through a symlink)"))
     elif state is EvidenceState.MISSING:
-        out.append(
-            ("evidence-missing", f"evidence file {value!r} does not exist in the {registry.source.label}", MISSING.hint)
-        )
+        out.append((MISSING, f"evidence file {value!r} does not exist in the {registry.source.label}"))
     elif state is EvidenceState.NOT_FILE:
-        out.append(("evidence-missing", f"evidence path {value!r} is not a regular file", MISSING.hint))
+        out.append((MISSING, f"evidence path {value!r} is not a regular file"))
     return out, state is EvidenceState.FILE
 
 
 def check_evidence(registry: Registry) -> Iterator[Finding]:
-    verdicts: dict[str, tuple[list[tuple[str, str, str]], bool]] = {}
+    verdicts: dict[str, tuple[list[tuple[Code, str]], bool]] = {}
     digests: dict[str, str] = {}
     for doc in registry.records():
         hashes = doc.data.get("evidence_sha256") or {}
@@ -111,8 +103,8 @@ def check_evidence(registry: Registry) -> Iterator[Finding]:
             if ref.kind == "external":
                 outside = outside_repository(ref.path)
                 if outside:
-                    yield doc.finding(
-                        "evidence-escape",
+                    yield ESCAPE.at(
+                        doc,
                         pointer,
                         f"path {ref.path!r} into source {ref.source!r} is not a plain relative path: {outside}",
                         "write the path relative to the root of the external source, without '..'",
@@ -123,29 +115,29 @@ def check_evidence(registry: Registry) -> Iterator[Finding]:
             if value not in verdicts:
                 verdicts[value] = _path_verdict(registry, value)
             problems, is_file = verdicts[value]
-            for code, message, hint in problems:
-                yield doc.finding(code, pointer, message, hint)
+            for code, message in problems:
+                yield code.at(doc, pointer, message)
             if value in hashes and is_file:
                 if value not in digests:
                     digests[value] = hashlib.sha256(registry.read_file(value)).hexdigest()
                 if digests[value] != hashes[value]:
-                    yield doc.finding(
-                        "evidence-hash-mismatch",
+                    yield HASH.at(
+                        doc,
                         join_pointer("evidence_sha256", value),
                         f"{value} has sha256 {digests[value]}, the record says {hashes[value]}",
                         HASH.hint,
                     )
         for path in hashes:
             if path not in cited:
-                yield doc.finding(
-                    "evidence-hash-mismatch",
+                yield HASH.at(
+                    doc,
                     join_pointer("evidence_sha256", path),
                     f"a sha256 is recorded for {path!r}, which this record does not cite",
                     "remove the entry, or cite the file where the record uses it",
                 )
 
 
-VALUE = CodeDoc(
+VALUE = Code(
     "evidence-value-mismatch",
     "A stored number its evidence does not reproduce",
     "A measurement declares where each number sits in its evidence file (evidence_locators); re-reading the "
@@ -178,8 +170,8 @@ def check_evidence_values(registry: Registry) -> Iterator[Finding]:
             continue
         ev = doc.data.get("evidence")
         if not isinstance(ev, str) or parse_ref(ev).kind != "local" or registry.evidence(ev) is not EvidenceState.FILE:
-            yield doc.finding(
-                "evidence-value-mismatch",
+            yield VALUE.at(
+                doc,
                 "/evidence_locators",
                 "locators need a local evidence file that exists, and `evidence` is not one",
                 VALUE.hint,
@@ -190,8 +182,8 @@ def check_evidence_values(registry: Registry) -> Iterator[Finding]:
             parsed[ev] = None if problems else value
         document = parsed[ev]
         if document is None:
-            yield doc.finding(
-                "evidence-value-mismatch",
+            yield VALUE.at(
+                doc,
                 "/evidence",
                 f"evidence {ev!r} is not readable JSON, so its locators cannot be checked",
                 VALUE.hint,
@@ -204,23 +196,21 @@ def check_evidence_values(registry: Registry) -> Iterator[Finding]:
             x = float(m.group("x")) if m and m.group("x") else None
             stored = citations.lookup(doc.data, m.group("metric"), index, x) if m else "is not METRIC[i] or METRIC@X"
             if isinstance(stored, str):
-                yield doc.finding(
-                    "evidence-value-mismatch", where, f"locator {selector!r}: the record {stored}", VALUE.hint
-                )
+                yield VALUE.at(doc, where, f"locator {selector!r}: the record {stored}", VALUE.hint)
                 continue
             try:
                 found = _resolve_pointer(document, pointer)
             except KeyError:
-                yield doc.finding(
-                    "evidence-value-mismatch",
+                yield VALUE.at(
+                    doc,
                     where,
                     f"locator {selector!r}: {ev} has nothing at {pointer!r}",
                     VALUE.hint,
                 )
                 continue
             if isinstance(found, bool) or not isinstance(found, int | float) or float(found) != stored:
-                yield doc.finding(
-                    "evidence-value-mismatch",
+                yield VALUE.at(
+                    doc,
                     where,
                     f"{selector} is {stored!r} in the record but {found!r} at {ev}{pointer}",
                     VALUE.hint,

@@ -7,12 +7,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from evreg.findings import Finding, Severity
-from evreg.rules import CodeDoc, Rule
+from evreg.findings import Code, Finding, Severity
+from evreg.rules import Rule
 from evreg.store import MEASUREMENT_KINDS, Document, Registry
 from evreg_rules.scope import packet_scope_mismatches
 
-REWRITE = CodeDoc(
+REWRITE = Code(
     "history-rewrite",
     "Edited numbers or identity of a published measurement without a superseding record",
     "Published measurements are append-only: readers, citations and permalinks rely on a record meaning "
@@ -20,14 +20,14 @@ REWRITE = CodeDoc(
     "Restore the published record and add a new measurement with `supersedes: <old id>`.",
     "a change that edits decode_tok_s of a measurement that exists on the base",
 )
-DELETED = CodeDoc(
+DELETED = Code(
     "record-deleted",
     "A published record removed",
     "Deleting a record breaks its permalink and every citation of it, and hides that it ever existed.",
     "Keep the file and add `retired: {reason, date}`; corrections are new records.",
     "a change that deletes packets/f/measurements/run-1.json",
 )
-RAISED = CodeDoc(
+RAISED = Code(
     "promotion-without-evidence",
     "A grade raised with no new in-scope evidence in the change",
     "A promotion is a claim that evidence got stronger; a raise that adds no measurement or evidence "
@@ -36,7 +36,7 @@ RAISED = CodeDoc(
     "a change that raises EVID C to B and adds nothing else",
 )
 
-RULES_CHANGED = CodeDoc(
+RULES_CHANGED = Code(
     "rules-changed",
     "A change that edits the rules it is judged by",
     "A pull request that changes validators, vocabularies or the grade rubric together with records is judged "
@@ -82,8 +82,8 @@ def check_history(registry: Registry) -> Iterator[Finding]:
             continue
         changed = [k for k in IDENTITY_AND_NUMBERS if old.data.get(k) != new.data.get(k)]
         if changed:
-            yield new.finding(
-                "history-rewrite",
+            yield REWRITE.at(
+                new,
                 f"/{changed[0]}",
                 f"published measurement {old.id!r} changed its {', '.join(changed)} and no new record supersedes it",
                 REWRITE.hint,
@@ -92,24 +92,15 @@ def check_history(registry: Registry) -> Iterator[Finding]:
     head_paths = {d.path for d in registry.documents}
     for old in base.records():
         if (old.kind, old.id) not in head_ids and old.path not in head_paths:
-            yield Finding(
-                code="record-deleted",
-                file=old.path,
-                record=old.ref(),
-                message=f"published {old.kind} {old.id!r} was deleted",
-                hint=DELETED.hint,
-            )
+            yield DELETED.at(old.path, "", f"published {old.kind} {old.id!r} was deleted", record=old.ref())
     yield from _raised_grades(registry, base)
     rule_files = sorted(p for p in registry.changed if p.startswith(RULE_PATHS))
     if rule_files and any(p.startswith("packets/") for p in registry.changed):
-        yield Finding(
-            code="rules-changed",
-            severity=Severity.WARNING,
-            file=rule_files[0],
-            message=f"this change edits {len(rule_files)} rule or vocabulary files "
-            f"({', '.join(rule_files[:3])}) together with records",
-            hint=RULES_CHANGED.hint,
+        message = (
+            f"this change edits {len(rule_files)} rule or vocabulary files "
+            f"({', '.join(rule_files[:3])}) together with records"
         )
+        yield RULES_CHANGED.at(rule_files[0], "", message, severity=Severity.WARNING)
 
 
 def _grade(data: dict[str, Any], which: str) -> str | None:
@@ -137,8 +128,8 @@ def _raised_grades(head: Registry, base: Registry) -> Iterator[Finding]:
             folder = f"packets/{packet.place.family}/{packet.id}/evidence/"
             new_files = [p for p in changed_files if p.startswith(folder)]
             if not in_scope and not new_files:
-                yield packet.finding(
-                    "promotion-without-evidence",
+                yield RAISED.at(
+                    packet,
                     f"/grades/{which}/grade",
                     f"{which} grade raised from {before} to {after}, but the change adds no "
                     "in-scope measurement or evidence file",

@@ -6,13 +6,13 @@ from collections.abc import Iterator
 from typing import Any
 
 from evreg.evidence import parse_ref
-from evreg.findings import Finding, join_pointer
+from evreg.findings import Code, Finding, join_pointer
 from evreg.layout import LIST_OF_KIND
-from evreg.rules import UNIT, CodeDoc, Rule
+from evreg.rules import UNIT, Rule
 from evreg.store import MEASUREMENT_KINDS, Document, Registry
 from evreg_rules.index import FamilyIndex, Index, index
 
-DANGLING = CodeDoc(
+DANGLING = Code(
     "dangling-reference",
     "An id that names nothing",
     "A claim that points at a revision, artifact, packet, measurement, estimate, view or evidence "
@@ -21,7 +21,7 @@ DANGLING = CodeDoc(
     '{"kind": "packet", "id": "p", "revision": "qwen3.9-27b"}  (no such revision)',
 )
 
-MISMATCH = CodeDoc(
+MISMATCH = Code(
     "artifact-mismatch",
     "Artifact not of the named revision, or quantization unlike the artifact's",
     "A quantized artifact is a deployment variant of one weight revision. Naming an artifact of "
@@ -39,7 +39,7 @@ class _Checker:
         self.registry = registry
 
     def dangling(self, doc: Document, pointer: str, what: str, value: Any, where: str) -> Finding:
-        return doc.finding("dangling-reference", pointer, f"{what} {value!r} names no {where}", DANGLING.hint)
+        return DANGLING.at(doc, pointer, f"{what} {value!r} names no {where}", DANGLING.hint)
 
     def revision(self, doc: Document, fam: FamilyIndex, pointer: str, value: Any) -> Iterator[Finding]:
         for i, rev in enumerate(value if isinstance(value, list) else [value]):
@@ -73,8 +73,8 @@ class _Checker:
             return
         if artifact_id is None:
             if fam.artifact_bound(revision):
-                yield doc.finding(
-                    "artifact-mismatch",
+                yield MISMATCH.at(
+                    doc,
                     base or "",
                     f"revision {revision!r} has quantized artifacts, but no artifact_id says which one this is",
                     MISMATCH.hint,
@@ -82,8 +82,8 @@ class _Checker:
             return
         artifact, owner = fam.artifacts[artifact_id]
         if owner != revision:
-            yield doc.finding(
-                "artifact-mismatch",
+            yield MISMATCH.at(
+                doc,
                 artifact_pointer,
                 f"artifact {artifact_id!r} belongs to revision {owner!r}, not {revision!r}",
                 MISMATCH.hint,
@@ -92,15 +92,15 @@ class _Checker:
             return
         quantization = values.get("quantization")
         if quantization is None:
-            yield doc.finding(
-                "artifact-mismatch",
+            yield MISMATCH.at(
+                doc,
                 base or "",
                 f"artifact {artifact_id!r} is named without its quantization {artifact['quantization']!r}",
                 MISMATCH.hint,
             )
         elif quantization != artifact["quantization"]:
-            yield doc.finding(
-                "artifact-mismatch",
+            yield MISMATCH.at(
+                doc,
                 f"{base}/quantization",
                 f"quantization {quantization!r} differs from artifact {artifact_id!r}'s {artifact['quantization']!r}",
                 MISMATCH.hint,
@@ -128,13 +128,8 @@ class _Checker:
     def record(self, doc: Document) -> Iterator[Finding]:
         data, fam, kind = doc.data, self.ix.family_of(doc), doc.kind
         if kind != "family" and fam.doc is None:
-            yield Finding(
-                code="dangling-reference",
-                file=doc.path,
-                record=doc.ref(),
-                message=f"family folder {doc.place.family!r} has no valid family.json",
-                hint="add packets/<family>/family.json",
-            )
+            message = f"family folder {doc.place.family!r} has no valid family.json"
+            yield DANGLING.at(doc.path, "", message, "add packets/<family>/family.json", record=doc.ref())
             return
         if kind == "family":
             yield from self.local(doc, "/primary_packet_id", data.get("primary_packet_id"), ("packet",), "packet")
@@ -145,8 +140,8 @@ class _Checker:
             for key, ids in (data.get("record_order") or {}).items():
                 kinds = tuple(k for k, lst in LIST_OF_KIND.items() if lst == key)
                 if not kinds:
-                    yield doc.finding(
-                        "dangling-reference",
+                    yield DANGLING.at(
+                        doc,
                         join_pointer("record_order", key),
                         f"record_order names an unknown list {key!r}",
                         DANGLING.hint,
@@ -197,8 +192,8 @@ class _Checker:
         for pointer, value in doc.refs:
             ref = parse_ref(value)
             if ref.kind == "external" and ref.source not in fam.sources:
-                yield doc.finding(
-                    "dangling-reference",
+                yield DANGLING.at(
+                    doc,
                     pointer,
                     f"evidence {value!r} names source {ref.source!r}, which family "
                     f"{doc.place.family!r} does not declare in `sources`",

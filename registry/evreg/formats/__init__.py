@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evreg import jsonio
+from evreg import codes, jsonio
 from evreg.findings import Finding
 
 
@@ -39,14 +39,7 @@ class Plan:
         """A file as it is (evidence)."""
         if path in self.files and self.files[path] != content:
             raise ImportRefused(
-                [
-                    Finding(
-                        code="duplicate-id",
-                        file=path,
-                        message=f"two input records map to {path}",
-                        hint="ids must be unique per kind",
-                    )
-                ]
+                [codes.DUPLICATE_ID.at(path, "", f"two input records map to {path}", "ids must be unique per kind")]
             )
         self.files[path] = content
 
@@ -104,45 +97,37 @@ def find_target(root: Path, spec: str, file: str) -> Target:
     """Resolve ``FAMILY/PACKET`` to an existing, readable packet record."""
     parts = spec.split("/")
     if len(parts) != 2:
-        raise ImportRefused(
-            [
-                Finding(
-                    code="import-unmappable",
-                    file=file,
-                    message=f"--packet {spec!r} is not FAMILY/PACKET",
-                    hint="scaffold one with `evreg new packet FAMILY PACKET ...`",
-                )
-            ]
+        raise refuse(
+            file,
+            "",
+            f"--packet {spec!r} is not FAMILY/PACKET",
+            "scaffold one with `evreg new packet FAMILY PACKET ...`",
         )
     path = root / "packets" / parts[0] / parts[1] / "packet.json"
     data, findings = jsonio.parse(path.read_bytes(), str(path)) if path.is_file() else (None, [])
     if not isinstance(data, dict) or findings:
-        raise ImportRefused(
-            [
-                Finding(
-                    code="import-unmappable",
-                    file=file,
-                    message=f"no readable packet at packets/{spec}/packet.json",
-                    hint="scaffold it first: `evreg new packet FAMILY PACKET --revision ...`",
-                )
-            ]
+        raise refuse(
+            file,
+            "",
+            f"no readable packet at packets/{spec}/packet.json",
+            "scaffold it first: `evreg new packet FAMILY PACKET --revision ...`",
         )
     return Target(parts[0], parts[1], data)
+
+
+def refuse(file: str, pointer: str, message: str, hint: str) -> ImportRefused:
+    """The error an importer raises for input it cannot map (``import-unmappable``)."""
+    return ImportRefused([codes.IMPORT_UNMAPPABLE.at(file, pointer, message, hint)])
 
 
 def need(value: Any, kind: type | tuple[type, ...], file: str, pointer: str, what: str) -> Any:
     """``value`` if it has the expected type, else refuse naming the field."""
     if isinstance(value, bool) or not isinstance(value, kind):
-        raise ImportRefused(
-            [
-                Finding(
-                    code="import-unmappable",
-                    file=file,
-                    pointer=pointer,
-                    message=f"{what} at {pointer or '/'} is missing or not a {getattr(kind, '__name__', kind)}",
-                    hint="pass the tool's unmodified JSON output",
-                )
-            ]
+        raise refuse(
+            file,
+            pointer,
+            f"{what} at {pointer or '/'} is missing or not a {getattr(kind, '__name__', kind)}",
+            "pass the tool's unmodified JSON output",
         )
     return value
 
@@ -160,17 +145,11 @@ def forbid_citation_markers(value: Any, file: str) -> None:
     while stack:
         pointer, node = stack.pop()
         if isinstance(node, str) and "{{" in node:
-            raise ImportRefused(
-                [
-                    Finding(
-                        code="import-unmappable",
-                        file=file,
-                        pointer=pointer,
-                        message="text contains '{{', which the registry reserves for citations; imported text cannot "
-                        "cite measurements",
-                        hint="remove the braces from the source text, then import again",
-                    )
-                ]
+            raise refuse(
+                file,
+                pointer,
+                "text contains '{{', which the registry reserves for citations; imported text cannot cite measurements",
+                "remove the braces from the source text, then import again",
             )
         if isinstance(node, dict):
             stack.extend((f"{pointer}/{str(k).replace('~', '~0').replace('/', '~1')}", v) for k, v in node.items())

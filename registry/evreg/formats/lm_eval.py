@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from evreg import jsonio
-from evreg.findings import Finding, join_pointer
-from evreg.formats import ImportRefused, Plan, Target, forbid_citation_markers, need, sha256
+from evreg.findings import join_pointer
+from evreg.formats import ImportRefused, Plan, Target, forbid_citation_markers, need, refuse, sha256
 from evreg.formats.vllm_run_log import slug
 from evreg.layout import record_path
 
@@ -46,16 +46,11 @@ def plan_import(raw: bytes, file: str, target: Target, name: str, state: str) ->
             metrics[name_] = [value]
             locators[f"{name_}[0]"] = join_pointer("results", task, key)
         if not metrics:
-            raise ImportRefused(
-                [
-                    Finding(
-                        code="import-unmappable",
-                        file=file,
-                        pointer=join_pointer("results", task),
-                        message=f"task {task!r} has no METRIC,FILTER score",
-                        hint="pass the harness's results JSON unmodified",
-                    )
-                ]
+            raise refuse(
+                file,
+                join_pointer("results", task),
+                f"task {task!r} has no METRIC,FILTER score",
+                "pass the harness's results JSON unmodified",
             )
         shots = (doc.get("n-shot") or {}).get(task)
         samples = ((doc.get("n-samples") or {}).get(task) or {}).get("effective")

@@ -33,8 +33,8 @@ from typing import Any
 from evreg import citations, jsonio
 from evreg.citations import map_prose
 from evreg.evidence import map_refs, parse_ref
-from evreg.findings import Finding, join_pointer, split_pointer
-from evreg.formats import ImportRefused, Plan, forbid_citation_markers
+from evreg.findings import join_pointer, split_pointer
+from evreg.formats import ImportRefused, Plan, forbid_citation_markers, refuse
 from evreg.jsonio import iter_keyed_strings
 from evreg.layout import LAB_SOURCE, LAB_SOURCE_REPOSITORY, LIST_OF_KIND, LISTS, record_path
 from evreg.models import SLUG_PATTERN
@@ -46,10 +46,6 @@ DEFAULT_REPOSITORY = LAB_SOURCE_REPOSITORY
 
 ADDED_FAMILY_FIELDS = ("kind", "record_order", "sources")
 _SLUG = re.compile(SLUG_PATTERN)
-
-
-def _refuse(file: str, pointer: str, message: str, hint: str) -> ImportRefused:
-    return ImportRefused([Finding(code="import-unmappable", file=file, pointer=pointer, message=message, hint=hint)])
 
 
 def plan_import(raw: bytes, file: str, source: str = DEFAULT_SOURCE, repository: str = DEFAULT_REPOSITORY) -> Plan:
@@ -108,7 +104,7 @@ def _read_manifest(raw: bytes, file: str) -> dict[str, Any]:
         raise ImportRefused(findings)
     forbid_citation_markers(manifest, file)
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-        raise _refuse(
+        raise refuse(
             file,
             "/format",
             f"not a {FORMAT} manifest",
@@ -116,7 +112,7 @@ def _read_manifest(raw: bytes, file: str) -> dict[str, Any]:
         )
     family_id = manifest.get("id")
     if not isinstance(family_id, str) or not _SLUG.fullmatch(family_id):
-        raise _refuse(
+        raise refuse(
             file,
             "/id",
             f"family id {family_id!r} is not a lowercase slug",
@@ -124,7 +120,7 @@ def _read_manifest(raw: bytes, file: str) -> dict[str, Any]:
         )
     for key in ADDED_FAMILY_FIELDS:
         if key in manifest:
-            raise _refuse(
+            raise refuse(
                 file,
                 join_pointer(key),
                 f"the manifest already has a field {key!r}, which the registry uses for itself",
@@ -138,14 +134,14 @@ def _list_records(file: str, key: str, value: Any) -> list[tuple[str, dict[str, 
     closure, a positional ``id``) added; refuses entries that are not records with slug ids."""
     kind = dict(LISTS)[key]
     if not isinstance(value, list):
-        raise _refuse(file, join_pointer(key), f"{key} is not a list", "each record list is a JSON array")
+        raise refuse(file, join_pointer(key), f"{key} is not a list", "each record list is a JSON array")
     out = []
     for index, item in enumerate(value):
         pointer = join_pointer(key, index)
         if not isinstance(item, dict):
-            raise _refuse(file, pointer, "a record is not a JSON object", "fix the manifest")
+            raise refuse(file, pointer, "a record is not a JSON object", "fix the manifest")
         if "kind" in item:
-            raise _refuse(
+            raise refuse(
                 file,
                 join_pointer(key, index, "kind"),
                 "the record already has a field 'kind', which the registry uses for itself",
@@ -154,7 +150,7 @@ def _list_records(file: str, key: str, value: Any) -> list[tuple[str, dict[str, 
         record = {"kind": kind, **item}
         if kind == "closure":
             if "id" in item:
-                raise _refuse(
+                raise refuse(
                     file,
                     join_pointer(key, index, "id"),
                     "family closures carry no id in this format",
@@ -163,7 +159,7 @@ def _list_records(file: str, key: str, value: Any) -> list[tuple[str, dict[str, 
             record["id"] = f"closure-{index + 1}"
         rid = record.get("id")
         if not isinstance(rid, str) or not _SLUG.fullmatch(rid):
-            raise _refuse(
+            raise refuse(
                 file,
                 join_pointer(key, index, "id"),
                 f"record id {rid!r} is not a lowercase slug",

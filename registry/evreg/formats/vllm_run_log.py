@@ -40,8 +40,8 @@ from collections import defaultdict
 from typing import Any
 
 from evreg import jsonio
-from evreg.findings import Finding, join_pointer
-from evreg.formats import ImportRefused, Plan, forbid_citation_markers
+from evreg.findings import join_pointer
+from evreg.formats import ImportRefused, Plan, forbid_citation_markers, refuse
 from evreg.layout import record_path
 
 EVIDENCE_NAME = "rtx5090-vllm-runs.json"
@@ -52,17 +52,7 @@ def slug(text: str) -> str:
 
 
 def _refuse(file: str, pointer: str, message: str) -> ImportRefused:
-    return ImportRefused(
-        [
-            Finding(
-                code="import-unmappable",
-                file=file,
-                pointer=pointer,
-                message=message,
-                hint="this importer reads the vLLM run log format, schema_version 1",
-            )
-        ]
-    )
+    return refuse(file, pointer, message, "this importer reads the vLLM run log format, schema_version 1")
 
 
 def _need(log: dict[str, Any], file: str, path: str, kind: type | tuple[type, ...]) -> Any:
