@@ -33,16 +33,9 @@ from evreg.findings import Finding
 from evreg.jsonio import write_atomic
 from evreg.layout import CACHE_DIR, PACKETS, place_keys, place_of, unit_of
 from evreg.rules import Rule, UnitResult
-from evreg.store import (
-    Registry,
-    TooManyFiles,
-    WorkTree,
-    file_limit,
-    from_entries,
-    list_entries,
-    load,
-    refused,
-)
+from evreg.store import Registry, WorkTree, load
+from evreg.store.registry import from_entries, refused
+from evreg.store.sources import TooManyFiles, file_limit, list_entries
 
 
 def code_version(rules: list[Rule]) -> str:

@@ -63,7 +63,4 @@ class Index:
 
 def index(registry: Registry) -> Index:
     """One shared index per registry view."""
-    cached = registry.__dict__.get("_validator_index")
-    if cached is None:
-        cached = registry.__dict__["_validator_index"] = Index(registry)
-    return cached
+    return registry.derived("evreg_rules.index", Index)
