@@ -215,3 +215,32 @@ def test_contributor_flow_from_raw_output_to_a_validated_change(tmp_path: Path) 
     assert evreg("fmt", cwd=root).returncode == 0
     result = evreg("validate", "--base", "HEAD", "--format", "json", cwd=root)
     assert result.returncode == 0, result.stdout
+
+
+def test_an_importer_is_one_module_and_one_entry_point(
+    reg: Reg, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A format added from outside the package: a module naming an Importer, and its registration in the
+    ``evreg.formats`` group (here, the metadata an installed distribution would have)."""
+    site = tmp_path / "site-packages"
+    (site / "demo_format-1.0.dist-info").mkdir(parents=True)
+    (site / "demo_format-1.0.dist-info/METADATA").write_text("Metadata-Version: 2.1\nName: demo-format\nVersion: 1.0\n")
+    (site / "demo_format-1.0.dist-info/entry_points.txt").write_text(
+        "[evreg.formats]\ndemo-copy = demo_format:IMPORTER\n"
+    )
+    (site / "demo_format.py").write_text(
+        "from evreg.formats import Importer, Plan\n"
+        "def plan(request):\n"
+        "    out = Plan()\n"
+        "    out.add_file(request.packet().evidence_path(request.name), request.raw)\n"
+        "    return out\n"
+        "IMPORTER = Importer('demo-copy', 'Copy a file into a packet as evidence.', plan)\n"
+    )
+    monkeypatch.syspath_prepend(str(site))
+    assert "demo-copy" in evreg("import", "--help").stdout
+    data = tmp_path / "raw.txt"
+    data.write_text("tok/s 52.3\n")
+    result = evreg("import", "demo-copy", str(data), "--packet", "fam/pkt", cwd=reg.root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (reg.root / f"{F}/pkt/evidence/raw.txt").read_text() == "tok/s 52.3\n"
+    assert evreg("import", "demo-copy", str(data), cwd=reg.root).returncode == 2  # --packet is required

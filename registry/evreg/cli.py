@@ -20,13 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from evreg.layout import CACHE_DIR, DEFAULT_DB, LAB_SOURCE, LAB_SOURCE_REPOSITORY, PACKETS
+from evreg.layout import CACHE_DIR, DEFAULT_DB, PACKETS
 from evreg.vocab import OBSERVED_STATES
-
-
-def _importer(name: str) -> types.ModuleType:
-    """The importer module ``evreg.formats.NAME``, imported by the command that uses it."""
-    return importlib.import_module(f"evreg.formats.{name}")
 
 
 def _lazy(name: str) -> types.ModuleType:
@@ -459,36 +454,61 @@ def serve(ctx: Context, port: int, out: Path | None) -> None:
             server.serve_forever()
 
 
-@cli.group("import")
+class ImportGroup(click.Group):
+    """``evreg import NAME``: one command per importer of the ``evreg.formats`` entry point group,
+    loaded only when it runs (listing them reads package metadata, not the importers)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(formats.discover())
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        entry = formats.discover().get(cmd_name)
+        return None if entry is None else _import_command(formats.load(entry))
+
+
+@cli.group("import", cls=ImportGroup)
 def import_group() -> None:
     """Bring outside data into the store."""
 
 
-@import_group.command("neural-download")
-@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option(
-    "--source",
-    default=LAB_SOURCE,
-    show_default=True,
-    help="Name under which the lab's evidence paths are cited (SOURCE:path).",
-)
-@click.option(
-    "--repository",
-    default=LAB_SOURCE_REPOSITORY,
-    show_default=True,
-    help="Where the lab's evidence files live.",
-)
-@click.option("--overwrite", is_flag=True, help="Replace record files that exist with other content.")
-@FORMAT_OPTION
-@pass_ctx
-def import_neural_download(ctx: Context, file: Path, source: str, repository: str, overwrite: bool, fmt: str) -> None:
-    """Split a neural.download family manifest into packets/<family>/."""
-    _run_import(
-        ctx,
-        lambda: _importer("neural_download").plan_import(file.read_bytes(), str(file), source, repository),
-        overwrite,
-        fmt,
-    )
+def _import_command(importer: formats.Importer) -> click.Command:
+    """The command of one importer: FILE, its own options, and for a tool's output the packet it joins."""
+    params: list[click.Parameter] = [
+        click.Argument(["file"], type=click.Path(exists=True, dir_okay=False, path_type=Path)),
+        *(click.Option([f"--{o.name}"], default=o.default, show_default=True, help=o.help) for o in importer.options),
+    ]
+    if importer.into_packet:
+        params += [
+            click.Option(
+                ["--packet"],
+                required=True,
+                metavar="FAMILY/PACKET",
+                help="The existing packet the results belong to (its revision, artifact and runtime apply).",
+            ),
+            click.Option(
+                ["--state"],
+                type=click.Choice(list(OBSERVED_STATES)),
+                default="community-measured",
+                show_default=True,
+                help="State of the imported measurements.",
+            ),
+        ]
+    params += [
+        click.Option(["--overwrite"], is_flag=True, help="Replace record files that exist with other content."),
+        *FORMAT_OPTION(click.Command("_")).params,  # the --format option every reporting command shares
+    ]
+
+    @pass_ctx
+    def run(ctx: Context, file: Path, overwrite: bool, fmt: str, **given: str) -> None:
+        def make() -> formats.Plan:
+            packet, state = given.pop("packet", None), given.pop("state", "community-measured")
+            target = formats.find_target(ctx.root, packet, str(file)) if packet is not None else None
+            request = formats.Request(file.read_bytes(), str(file), file.name, target, state, given)
+            return importer.plan(request)
+
+        _run_import(ctx, make, overwrite, fmt)
+
+    return click.Command(importer.name, callback=run, params=params, help=importer.summary)
 
 
 def _run_import(ctx: Context, make_plan: Any, overwrite: bool, fmt: str) -> None:
@@ -515,49 +535,6 @@ def _run_import(ctx: Context, make_plan: Any, overwrite: bool, fmt: str) -> None
     _registry, report = run_validation(ctx.root)
     emit(report.findings, report.summary(), fmt)
     click.echo("import done; the findings above are what `evreg validate` reports now", err=True)
-
-
-@import_group.command("vllm-run-log")
-@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--overwrite", is_flag=True, help="Replace record files that exist with other content.")
-@FORMAT_OPTION
-@pass_ctx
-def import_vllm_run_log(ctx: Context, file: Path, overwrite: bool, fmt: str) -> None:
-    """Import the RTX 5090 lab's vLLM run log (runs, failures, sweeps, jitter, divergence)."""
-    _run_import(ctx, lambda: _importer("vllm_run_log").plan_import(file.read_bytes(), str(file)), overwrite, fmt)
-
-
-def _tool_importer(name: str, module: str, help_text: str) -> None:
-    @import_group.command(name, help=help_text)
-    @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-    @click.option(
-        "--packet",
-        "packet",
-        required=True,
-        metavar="FAMILY/PACKET",
-        help="The existing packet the results belong to (its revision, artifact and runtime apply).",
-    )
-    @click.option(
-        "--state",
-        type=click.Choice(list(OBSERVED_STATES)),
-        default="community-measured",
-        show_default=True,
-        help="State of the imported measurements.",
-    )
-    @click.option("--overwrite", is_flag=True, help="Replace record files that exist with other content.")
-    @FORMAT_OPTION
-    @pass_ctx
-    def command(ctx: Context, file: Path, packet: str, state: str, overwrite: bool, fmt: str) -> None:
-        def make() -> Any:
-            target = formats.find_target(ctx.root, packet, str(file))
-            return _importer(module).plan_import(file.read_bytes(), str(file), target, file.name, state)
-
-        _run_import(ctx, make, overwrite, fmt)
-
-
-_tool_importer("llama-bench", "llama_bench", "Import `llama-bench -o json` output into a packet.")
-_tool_importer("vllm-bench", "vllm_bench", "Import a `vllm bench serve --save-result` JSON file into a packet.")
-_tool_importer("lm-eval", "lm_eval", "Import lm-evaluation-harness results JSON into a packet.")
 
 
 # -- scaffolding ------------------------------------------------------------------
@@ -671,7 +648,8 @@ def export_parquet(ctx: Context, out_dir: Path, db: Path | None, as_of: str | No
 @pass_ctx
 def export_neural_download(ctx: Context, family: str, output: Path | None) -> None:
     """Join packets/FAMILY back into one neural.download family manifest."""
-    nd = _importer("neural_download")
+    from evreg.formats import neural_download as nd
+
     registry = store.load(ctx.root)
     try:
         manifest = nd.export(registry, family)

@@ -4,16 +4,24 @@ An importer reads one file and returns the records it maps to (``Plan``);
 the CLI writes them with ``write_plan`` and then reports what ``validate``
 finds. Importers write what they read: they refuse only input they cannot
 parse or map (with findings), and never fix, drop or invent data.
+
+Importers are discovered through the ``evreg.formats`` entry point group: each names an
+:class:`Importer` (``evreg import NAME FILE``), so adding a format is one module and one
+registration in ``pyproject.toml``; the CLI loads an importer only when its command runs.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import Any
 
 from evreg import codes, jsonio
 from evreg.findings import Finding
+
+ENTRY_POINT_GROUP = "evreg.formats"
 
 
 class ImportRefused(Exception):
@@ -156,3 +164,56 @@ def forbid_citation_markers(value: Any, file: str) -> None:
             stack.extend((f"{pointer}/{str(k).replace('~', '~0').replace('/', '~1')}", k) for k in node)
         elif isinstance(node, list):
             stack.extend((f"{pointer}/{i}", v) for i, v in enumerate(node))
+
+
+# -- the extension point ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Request:
+    """One import as the user asked for it: the file's bytes, how to name it in findings and in the
+    packet's evidence, the packet it belongs to (for a tool's output) and the importer's options."""
+
+    raw: bytes
+    file: str
+    name: str
+    target: Target | None = None
+    state: str = "community-measured"
+    options: Mapping[str, str] = field(default_factory=dict)
+
+    def packet(self) -> Target:
+        assert self.target is not None, "an importer with into_packet=True is always given its packet"
+        return self.target
+
+
+@dataclass(frozen=True)
+class Option:
+    """A string option of one importer's command (``--NAME``)."""
+
+    name: str
+    default: str
+    help: str
+
+
+@dataclass(frozen=True)
+class Importer:
+    """One input format. ``into_packet``: the file is a tool's output whose runs belong to an existing
+    packet (``--packet FAMILY/PACKET``, ``--state``); otherwise the file carries its own identity."""
+
+    name: str
+    summary: str
+    plan: Callable[[Request], Plan]
+    into_packet: bool = True
+    options: tuple[Option, ...] = ()
+
+
+def discover() -> dict[str, EntryPoint]:
+    """Every installed importer by command name, not loaded yet."""
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def load(entry: EntryPoint) -> Importer:
+    importer = entry.load()
+    if not isinstance(importer, Importer) or importer.name != entry.name:
+        raise TypeError(f"entry point {entry.name!r} of {ENTRY_POINT_GROUP} is not an Importer named {entry.name!r}")
+    return importer

@@ -14,7 +14,7 @@ from typing import Any
 
 from evreg import jsonio
 from evreg.findings import join_pointer
-from evreg.formats import ImportRefused, Plan, Target, forbid_citation_markers, need, refuse, sha256
+from evreg.formats import Importer, ImportRefused, Plan, Target, forbid_citation_markers, need, refuse, sha256
 from evreg.formats.vllm_run_log import slug
 from evreg.layout import record_path
 
@@ -74,3 +74,10 @@ def plan_import(raw: bytes, file: str, target: Target, name: str, state: str) ->
         plan.add(record_path("run-measurement", target.family, rid, target.packet), record)
     plan.notes.append(f"{len(results)} lm-evaluation-harness tasks into packet {target.packet}")
     return plan
+
+
+IMPORTER = Importer(
+    "lm-eval",
+    "Import lm-evaluation-harness results JSON into a packet.",
+    lambda r: plan_import(r.raw, r.file, r.packet(), r.name, r.state),
+)

@@ -34,7 +34,7 @@ from evreg import citations, jsonio
 from evreg.citations import map_prose
 from evreg.evidence import map_refs, parse_ref
 from evreg.findings import join_pointer, split_pointer
-from evreg.formats import ImportRefused, Plan, forbid_citation_markers, refuse
+from evreg.formats import Importer, ImportRefused, Option, Plan, forbid_citation_markers, refuse
 from evreg.jsonio import iter_keyed_strings
 from evreg.layout import LAB_SOURCE, LAB_SOURCE_REPOSITORY, LIST_OF_KIND, LISTS, record_path
 from evreg.models import SLUG_PATTERN
@@ -365,3 +365,15 @@ def _set(record: dict[str, Any], pointer: str, value: str) -> None:
 
 def dumps(manifest: dict[str, Any]) -> str:
     return json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
+
+
+IMPORTER = Importer(
+    "neural-download",
+    "Split a neural.download family manifest into packets/<family>/.",
+    lambda r: plan_import(r.raw, r.file, r.options["source"], r.options["repository"]),
+    into_packet=False,
+    options=(
+        Option("source", DEFAULT_SOURCE, "Name under which the lab's evidence paths are cited (SOURCE:path)."),
+        Option("repository", DEFAULT_REPOSITORY, "Where the lab's evidence files live."),
+    ),
+)

@@ -41,7 +41,7 @@ from typing import Any
 
 from evreg import jsonio
 from evreg.findings import join_pointer
-from evreg.formats import ImportRefused, Plan, forbid_citation_markers, refuse
+from evreg.formats import Importer, ImportRefused, Plan, forbid_citation_markers, refuse
 from evreg.layout import record_path
 
 EVIDENCE_NAME = "rtx5090-vllm-runs.json"
@@ -467,3 +467,11 @@ def _int(value: Any) -> int | None:
         return int(str(value))
     except (TypeError, ValueError):
         return None
+
+
+IMPORTER = Importer(
+    "vllm-run-log",
+    "Import the RTX 5090 lab's vLLM run log (runs, failures, sweeps, jitter, divergence).",
+    lambda r: plan_import(r.raw, r.file),
+    into_packet=False,
+)
