@@ -244,3 +244,41 @@ def test_an_importer_is_one_module_and_one_entry_point(
     assert result.returncode == 0, result.stdout + result.stderr
     assert (reg.root / f"{F}/pkt/evidence/raw.txt").read_text() == "tok/s 52.3\n"
     assert evreg("import", "demo-copy", str(data), cwd=reg.root).returncode == 2  # --packet is required
+
+
+def _install_examples(page: Path, site: Path) -> None:
+    """The contributing guide's examples as an installed distribution would hold them: each Python block
+    (named by its first line, ``# NAME.py``) as a module, its TOML entry points as the distribution's."""
+    import re
+
+    text = page.read_text()
+    info = site / "mylab-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: mylab\nVersion: 1.0\n")
+    for block in re.findall(r"```python\n(.*?)```", text, re.S):
+        name = re.match(r"# (\w+\.py)\n", block)
+        assert name, block[:60]
+        (site / name.group(1)).write_text(block)
+    groups = re.findall(r'```toml\n\[project\.entry-points\."([\w.]+)"\]\n(.*?)```', text, re.S)
+    (info / "entry_points.txt").write_text(
+        "".join(f"[{group}]\n{body.replace(chr(34), '')}\n" for group, body in groups)
+    )
+    assert {g for g, _ in groups} == {"evreg.rules", "evreg.formats", "evreg.reporters"}
+
+
+def test_the_contributing_guide_examples_work(reg: Reg, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    site = tmp_path / "site-packages"
+    _install_examples(REPO / "site/contributing.md", site)
+    monkeypatch.syspath_prepend(str(site))
+    data = tmp_path / "runs.csv"
+    data.write_text("run,decode_tok_s\nfirst,52.3\nsecond,51.9\n")
+    result = evreg("import", "mylab-csv", str(data), "--packet", "fam/pkt", "--format", "json", cwd=reg.root)
+    assert "import done" in result.stderr, result.stdout + result.stderr
+    runs = {p.stem: json.loads(p.read_text()) for p in (reg.root / f"{F}/pkt/measurements").glob("runs-csv-*.json")}
+    assert runs["runs-csv-second"]["metrics"] == {"decode_tok_s": [51.9]}
+    report = validate_json(reg.root)
+    assert {f["code"] for f in report["findings"]} == {"mylab-no-hardware"}  # the rule runs, and only it objects
+    assert {f["file"] for f in report["findings"]} >= {f"{F}/pkt/measurements/runs-csv-first.json"}
+    assert "Why:" in evreg("explain", "mylab-no-hardware").stdout
+    tally = evreg("validate", "--format", "tally", cwd=reg.root)
+    assert tally.stdout.strip() == f"{report['summary']['errors']} errors"

@@ -100,10 +100,25 @@ def emit(findings: list[Finding], summary: dict[str, Any], fmt: str, show_baseli
         click.echo(line)
 
 
+class _Reporters(click.Choice):
+    """The names of the installed reporters, looked up when the option is used (not when the CLI starts)."""
+
+    def __init__(self) -> None:
+        super().__init__([])
+
+    @property  # type: ignore[override]  # a computed list where click keeps a fixed one
+    def choices(self) -> list[str]:
+        return list(reporters.reporters())
+
+    @choices.setter
+    def choices(self, _value: object) -> None:
+        pass
+
+
 FORMAT_OPTION = click.option(
     "--format",
     "fmt",
-    type=click.Choice(list(reporters.reporters())),
+    type=_Reporters(),
     default="human",
     show_default=True,
     help="Output format.",

@@ -179,3 +179,8 @@ def unit_of(path: str) -> str:
     """The unit of validation a path belongs to: its family folder, or "" for files directly in packets/."""
     parts = path.split("/", 2)
     return parts[1] if len(parts) > 2 and parts[0] == PACKETS else ""
+
+
+def slug(text: str) -> str:
+    """``text`` as an id or an anchor: lower case, runs of anything but letters and digits as one hyphen."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 
 from evreg import charts, citations, coverage
+from evreg.layout import slug
 from evreg.vocab import load as load_vocab
 from evreg.vocab import states as state_vocab
 
@@ -39,10 +40,6 @@ def esc(text: Any) -> str:
 
 
 _SPACE = re.compile(r"\s+")
-
-
-def slug_anchor(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
 def page_base(path: str) -> str:
@@ -83,7 +80,7 @@ class Page:
     def h(self, level: int, inner: str) -> None:
         """A heading (``inner`` is HTML) with a unique id and a permalink, listed in the toc."""
         text = " ".join(unescape(_TAGS.sub(" ", inner)).split())
-        base = slug_anchor(text) or "section"
+        base = slug(text) or "section"
         self._ids[base] += 1
         hid = base if self._ids[base] == 1 else f"{base}-{self._ids[base] - 1}"
         self.parts.append(
@@ -175,7 +172,7 @@ class Pages:
         resolved = str(c) if isinstance(c, citations.CitationError) else citations.resolve(c, self.measurements)
         if isinstance(resolved, str):
             return f'<mark class="evreg-unresolved" title="{escape(resolved)}">{esc(raw)}</mark>'
-        anchor = slug_anchor(f"{metric}-{c.selector}")  # type: ignore[union-attr]
+        anchor = slug(f"{metric}-{c.selector}")  # type: ignore[union-attr]
         return (
             f'<a class="evreg-cite" href="{self.m_url(mid, anchor)}" data-cite="{escape(raw[3:-3].strip())}" '
             f'title="{escape(mid)}">{escape(resolved.text)}</a>'
@@ -558,7 +555,7 @@ def _dot(p: Pages, mid: str, metric: str, index: int | None, x: float | None, xv
     raw = citations.citation_text(mid, metric, index, x)
     text = citations.format_value(v, metric)
     sel = citations.selector(index, x)
-    return charts.Dot(xv, v, p.m_url(mid, slug_anchor(f"{metric}-{sel}")), f"{mid}: {text}", raw[3:-3].strip())
+    return charts.Dot(xv, v, p.m_url(mid, slug(f"{metric}-{sel}")), f"{mid}: {text}", raw[3:-3].strip())
 
 
 def _axis_key(axis: dict[str, Any] | None, default: str) -> str:
@@ -820,7 +817,7 @@ def _measurement(p: Pages, mid: str) -> Page:
         rows = []
         for metric, samples in m["metrics"].items():
             for i in range(len(samples)):
-                anchor = slug_anchor(f"{metric}-[{i}]")
+                anchor = slug(f"{metric}-[{i}]")
                 rows.append([f'<span id="{anchor}"></span>{esc(metric)}', str(i), p.cite(mid, metric, i)])
         page.table(["Metric", "Sample", "Value"], rows)
     if m.get("points"):
@@ -874,7 +871,7 @@ def _series_points(p: Pages, page: Page, mid: str, m: dict[str, Any]) -> None:
         cells = []
         for k in metric_keys:
             if isinstance(pt.get(k), int | float):
-                anchor = slug_anchor(f"{k}-{citations.selector(None, pt['x'])}")
+                anchor = slug(f"{k}-{citations.selector(None, pt['x'])}")
                 cells.append(f'<span id="{anchor}"></span>{p.cite(mid, k, None, pt["x"])}')
             else:
                 cells.append("—")

@@ -14,8 +14,7 @@ from typing import Any
 from evreg import jsonio
 from evreg.findings import join_pointer
 from evreg.formats import Importer, ImportRefused, Plan, Target, forbid_citation_markers, need, sha256
-from evreg.formats.vllm_run_log import slug
-from evreg.layout import record_path
+from evreg.layout import record_path, slug
 
 CONFIG_KEYS = (
     "n_batch",

@@ -15,8 +15,7 @@ from typing import Any
 from evreg import jsonio
 from evreg.findings import join_pointer
 from evreg.formats import Importer, ImportRefused, Plan, Target, forbid_citation_markers, need, refuse, sha256
-from evreg.formats.vllm_run_log import slug
-from evreg.layout import record_path
+from evreg.layout import record_path, slug
 
 
 def plan_import(raw: bytes, file: str, target: Target, name: str, state: str) -> Plan:

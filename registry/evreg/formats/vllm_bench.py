@@ -17,8 +17,7 @@ from typing import Any
 
 from evreg import jsonio
 from evreg.formats import Importer, ImportRefused, Plan, Target, forbid_citation_markers, need, sha256
-from evreg.formats.vllm_run_log import slug
-from evreg.layout import record_path
+from evreg.layout import record_path, slug
 
 _LATENCY = re.compile(r"^(mean|median|std|p\d+(\.\d+)?)_(ttft|tpot|itl|e2el)_ms$")
 SETTINGS = ("num_prompts", "request_rate", "burstiness", "max_concurrency", "backend", "endpoint_type", "label")

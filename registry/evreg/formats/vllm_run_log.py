@@ -42,13 +42,9 @@ from typing import Any
 from evreg import jsonio
 from evreg.findings import join_pointer
 from evreg.formats import Importer, ImportRefused, Plan, forbid_citation_markers, refuse
-from evreg.layout import record_path
+from evreg.layout import record_path, slug
 
 EVIDENCE_NAME = "rtx5090-vllm-runs.json"
-
-
-def slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
 def _refuse(file: str, pointer: str, message: str) -> ImportRefused:
