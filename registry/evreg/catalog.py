@@ -25,6 +25,7 @@ from evreg import citations, tables, workers
 from evreg.evidence import parse_ref
 from evreg.findings import Finding
 from evreg.jsonio import write_atomic
+from evreg.layout import family_scoped
 from evreg.provenance import Change
 from evreg.store import MEASUREMENT_KINDS, ById, Document, EvidenceState, Registry, no_cycle_collection
 from evreg.vocab import promotable
@@ -53,7 +54,7 @@ def unit_rows(registry: Registry, unit: str, paths: list[str] | None = None) -> 
     files: dict[str, tuple[bool, int | None, str | None]] = {}
     for doc in view.records():
         data, fam, kind, rid, path = doc.data, doc.place.family, doc.kind, doc.id, doc.path
-        scoped = kind in ("view", "coverage-view", "coverage-contract", "closure")
+        scoped = kind is not None and family_scoped(kind)
         out["records"].append(
             {
                 "key": f"{kind}/{fam}/{rid}" if scoped else f"{kind}/{rid}",

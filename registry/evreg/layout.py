@@ -162,6 +162,11 @@ without a family), as are family and packet ids; the rest are per family."""
 FAMILY_NAMESPACES = frozenset({"view", "coverage", "closure"})
 
 
+def family_scoped(kind: str) -> bool:
+    """Whether ids of ``kind`` are unique only within their family."""
+    return NAMESPACES.get(kind, kind) in FAMILY_NAMESPACES
+
+
 def id_key(kind: str, family: str | None, record_id: str) -> str:
     """The key under which a record of ``kind`` is found: unique per namespace."""
     namespace = NAMESPACES.get(kind, kind)

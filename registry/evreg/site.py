@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 
 from evreg import charts, citations, coverage
-from evreg.layout import slug
+from evreg.layout import family_scoped, slug
+from evreg.tables import EvidenceRow, FindingRow, Meta, ProvenanceRow, RecordRow, rows_of
 from evreg.vocab import load as load_vocab
 from evreg.vocab import states as state_vocab
 
@@ -118,33 +119,27 @@ class Page:
 
 
 class Pages:
+    """The catalog as the pages read it: typed rows of its tables (``evreg.tables``), by what they belong to."""
+
     def __init__(self, db: Path) -> None:
         con = duckdb.connect(str(db), read_only=True)
         try:
-            fetch = lambda sql: con.execute(sql).fetchall()  # noqa: E731
             self.records: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
-            self.where: dict[tuple[str, str], tuple[str | None, str | None, str]] = {}
-            for kind, rid, family, packet, file, content in fetch(
-                "SELECT kind, id, family, packet, file, content FROM records ORDER BY key"
-            ):
-                key = f"{family}/{rid}" if kind in ("view", "coverage-view", "coverage-contract", "closure") else rid
-                self.records[kind][key] = json.loads(content)
-                self.where[(kind, key)] = (family, packet, file)
-            self.evidence = defaultdict(list)
-            for row in fetch(
-                "SELECT file, pointer, ref, ref_kind, source, path, sha256, bytes, present FROM evidence ORDER BY key"
-            ):
-                self.evidence[row[0]].append(row[1:])
-            self.provenance = defaultdict(list)
-            for path, seq, commit, author, date, change in fetch(
-                "SELECT path, seq, commit, author, date, change FROM provenance ORDER BY path, seq"
-            ):
-                self.provenance[path].append((seq, commit, author, date, change))
-            self.defects = fetch(
-                "SELECT code, file, pointer, message, baseline_reason FROM findings "
-                "WHERE baselined ORDER BY file, pointer"
-            )
-            self.meta = dict(fetch("SELECT key, value FROM catalog_meta"))
+            self.where: dict[tuple[str, str], RecordRow] = {}
+            for rec in rows_of(con, RecordRow, "key"):
+                key = f"{rec.family}/{rec.id}" if family_scoped(rec.kind) else rec.id
+                # The record as validated, for its free-form fields (prose, config, views, contracts),
+                # which no table column holds.
+                self.records[rec.kind][key] = json.loads(rec.content)
+                self.where[(rec.kind, key)] = rec
+            self.evidence: dict[str, list[EvidenceRow]] = defaultdict(list)
+            for ev in rows_of(con, EvidenceRow, "key"):
+                self.evidence[ev.file].append(ev)
+            self.provenance: dict[str, list[ProvenanceRow]] = defaultdict(list)
+            for change in rows_of(con, ProvenanceRow, "path, seq"):
+                self.provenance[change.path].append(change)
+            self.defects = [f for f in rows_of(con, FindingRow, "file, pointer") if f.baselined]
+            self.meta = {m.key: m.value for m in rows_of(con, Meta, "key")}
         finally:
             con.close()
         self.measurements = {**self.records.get("run-measurement", {}), **self.records.get("series-measurement", {})}
@@ -186,13 +181,15 @@ class Pages:
         for c in citations.parse(text):
             if isinstance(c, citations.CitationError):
                 continue
-            out.append(self._literal(text[last : c.start]))
+            out.append(self.literal(text[last : c.start]))
             out.append(self.cite(c.measurement, c.metric, c.index, c.x, c.decimals, c.unit))
             last = c.end
-        out.append(self._literal(text[last:]))
+        out.append(self.literal(text[last:]))
         return "".join(out)
 
-    def _literal(self, text: str) -> str:
+    def literal(self, text: str | None) -> str:
+        """Text with no citations: escaped, typed figures marked as orphans."""
+        text = text or ""
         out, last = [], 0
         for fig in citations.find_figures(text):
             out.append(esc(text[last : fig.start]))
@@ -206,8 +203,8 @@ class Pages:
 
     # -- small pieces ---------------------------------------------------------------------------
 
-    def measurement_where(self, mid: str) -> tuple[str | None, str | None, str]:
-        """(family, packet, file) of a measurement of either kind."""
+    def measurement_where(self, mid: str) -> RecordRow:
+        """The catalog row of a measurement of either kind."""
         return self.where.get(("run-measurement", mid)) or self.where[("series-measurement", mid)]
 
     def link(self, kind: str, rid: str, text: str | None = None) -> str:
@@ -233,15 +230,15 @@ class Pages:
             page.note("No evidence references.")
             return
         out = []
-        for pointer, ref, kind, source, path, sha, size, present in rows:
-            if kind == "external":
-                what = f"external: {esc(path)} in source {esc(source)} (not copied here; not checked)"
-            elif kind == "url":
-                what = f"link: {esc(ref)}"
+        for ev in rows:
+            if ev.ref_kind == "external":
+                what = f"external: {esc(ev.path)} in source {esc(ev.source)} (not copied here; not checked)"
+            elif ev.ref_kind == "url":
+                what = f"link: {esc(ev.ref)}"
             else:
-                what = esc(path) + ("" if present else " (missing)")
-            digest = f"<code>{esc(sha)}</code> ({esc(size)} bytes)" if sha else "—"
-            out.append([f"<code>{esc(pointer)}</code>", what, esc(kind), digest])
+                what = esc(ev.path) + ("" if ev.present else " (missing)")
+            digest = f"<code>{esc(ev.sha256)}</code> ({esc(ev.bytes)} bytes)" if ev.sha256 else "—"
+            out.append([f"<code>{esc(ev.pointer)}</code>", what, esc(ev.ref_kind), digest])
         page.table(["Where", "Evidence", "Kind", "sha256"], out)
 
     def history(self, page: Page, file: str) -> None:
@@ -253,8 +250,13 @@ class Pages:
         page.table(
             ["Change", "Commit", "Author", "Date"],
             [
-                [esc(names.get(change, change)), f"<code>{esc(commit[:12])}</code>", esc(author), esc(date[:10])]
-                for _seq, commit, author, date, change in rows
+                [
+                    esc(names.get(c.change, c.change)),
+                    f"<code>{esc(c.commit[:12])}</code>",
+                    esc(c.author),
+                    esc(c.date[:10]),
+                ]
+                for c in rows
             ],
         )
 
@@ -329,10 +331,9 @@ def _home(p: Pages) -> Page:
             page.p(f"Primary packet: {p.link('packet', fam['primary_packet_id'])}")
     added = []
     for pid, _pk in p.records.get("packet", {}).items():
-        file = p.where[("packet", pid)][2]
-        hist = p.provenance.get(file)
+        hist = p.provenance.get(p.where[("packet", pid)].file)
         if hist:
-            added.append((hist[0][3], pid, hist[0][2]))
+            added.append((hist[0].date, pid, hist[0].author))
     page.h(2, "Recently added packets")
     page.table(
         ["Packet", "Added", "By"],
@@ -368,8 +369,8 @@ def _families_index(p: Pages) -> Page:
     page.h(1, "Model families")
     rows = []
     for fid, fam in p.records.get("family", {}).items():
-        packets = sum(1 for k in p.records.get("packet", {}) if p.where[("packet", k)][0] == fid)
-        ms = sum(1 for k in p.measurements if p.measurement_where(k)[0] == fid)
+        packets = sum(1 for k in p.records.get("packet", {}) if p.where[("packet", k)].family == fid)
+        ms = sum(1 for k in p.measurements if p.measurement_where(k).family == fid)
         rows.append(
             [p.link("family", fid, fam["name"]), str(len(fam.get("weight_revisions", []))), str(packets), str(ms)]
         )
@@ -381,7 +382,7 @@ def _family_records(p: Pages, kind: str, fid: str) -> dict[str, dict[str, Any]]:
     return {
         k.split("/", 1)[1] if "/" in k else k: v
         for k, v in p.records.get(kind, {}).items()
-        if p.where[(kind, k)][0] == fid
+        if p.where[(kind, k)].family == fid
     }
 
 
@@ -666,7 +667,7 @@ def _packets_index(p: Pages) -> Page:
         [
             [
                 f"{p.link('packet', pid, pk.get('label') or pid)} <code>{esc(pid)}</code>",
-                esc(p.where[("packet", pid)][0]),
+                esc(p.where[("packet", pid)].family),
                 " ".join(p.grade_badge(a, g) for a, g in (pk.get("grades") or {}).items()),
                 esc(pk.get("status", "")),
             ]
@@ -690,7 +691,8 @@ PACKET_SCOPE_FIELDS = (
 
 def _packet(p: Pages, pid: str) -> Page:
     pk = p.records["packet"][pid]
-    family, _, file = p.where[("packet", pid)]
+    row = p.where[("packet", pid)]
+    family, file = row.family, row.file
     page = Page(pk.get("label") or pid, boost=2)
     page.h(1, esc(pk.get("label") or pid))
     page.p(f"Packet <code>{esc(pid)}</code> of family {p.link('family', str(family))} · file <code>{esc(file)}</code>")
@@ -728,7 +730,7 @@ def _packet(p: Pages, pid: str) -> Page:
         )
         page.p(f'What each letter requires: <a href="{p.base}methodology/grades/">the grade rubric</a>.')
     page.h(2, "Measurements")
-    ms = [(mid, m) for mid, m in p.measurements.items() if p.measurement_where(mid)[1] == pid]
+    ms = [(mid, m) for mid, m in p.measurements.items() if p.measurement_where(mid).packet == pid]
     if not ms:
         page.note("No measurements filed in this packet's folder.")
     for mid, m in ms:
@@ -786,7 +788,8 @@ IDENTITY_FIELDS = (
 def _measurement(p: Pages, mid: str) -> Page:
     m = p.measurements[mid]
     kind = "run-measurement" if ("run-measurement", mid) in p.where else "series-measurement"
-    family, packet, file = p.where[(kind, mid)]
+    row = p.where[(kind, mid)]
+    family, packet, file = row.family, row.packet, row.file
     page = Page(mid, search=False)
     page.h(1, f"Measurement <code>{esc(mid)}</code>")
     page.p(
@@ -909,12 +912,12 @@ def _defects(p: Pages) -> Page:
         ["Code", "Where", "Finding", "Why accepted"],
         [
             [
-                f"<code>{esc(code)}</code>",
-                f"<code>{esc(file)}</code> <code>{esc(pointer)}</code>",
-                p._literal(message),
-                p._literal(reason),
+                f"<code>{esc(f.code)}</code>",
+                f"<code>{esc(f.file)}</code> <code>{esc(f.pointer)}</code>",
+                p.literal(f.message),
+                p.literal(f.baseline_reason),
             ]
-            for code, file, pointer, message, reason in p.defects
+            for f in p.defects
         ],
     )
     return page

@@ -6,8 +6,15 @@ a number on the site is a row a reader can query.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, TypeVar
+
 from sqlalchemy import Double
 from sqlmodel import Field, SQLModel
+
+if TYPE_CHECKING:
+    import duckdb
+
+_Row = TypeVar("_Row", bound=SQLModel)
 
 SCHEMA_VERSION = 2
 
@@ -248,3 +255,10 @@ VIEWS = {
     "grade_distribution": """
         SELECT family, axis, grade, count(*) AS packets FROM grades GROUP BY family, axis, grade""",
 }
+
+
+def rows_of(con: duckdb.DuckDBPyConnection, table: type[_Row], order: str) -> list[_Row]:
+    """Every row of ``table`` as its typed class (named fields), in ``order``."""
+    names = list(table.__table__.columns.keys())  # type: ignore[attr-defined]
+    cur = con.execute(f"SELECT {', '.join(names)} FROM {table.__tablename__} ORDER BY {order}")
+    return [table(**dict(zip(names, row, strict=True))) for row in cur.fetchall()]
