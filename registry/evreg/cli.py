@@ -57,10 +57,10 @@ if TYPE_CHECKING:
 
 def find_root(start: Path) -> Path:
     """The registry root: ``start`` when it holds packets/, else its git work tree."""
-    import git
-
     if (start / PACKETS).is_dir():
         return start
+    import git  # only when needed: importing GitPython costs a fifth of a pre-commit run
+
     try:
         with git.Repo(start, search_parent_directories=True) as repo:
             if repo.working_tree_dir:

@@ -253,10 +253,9 @@ class GitTree:
 
 
 def open_source(root: Path, rev: str | None = None) -> Source:
-    import git
-
     if rev is None:
         return WorkTree(root)
+    import git
     repo = git.Repo(root, search_parent_directories=False)
     return GitTree(repo, rev)
 
