@@ -155,3 +155,18 @@ def test_import_names_are_our_own() -> None:
     for name in ("registry", "validators"):
         spec = importlib.util.find_spec(name)
         assert spec is None or not str(spec.origin or "").startswith(str(REPO)), spec
+
+
+def test_the_readme_architecture_table_lists_every_module_in_its_layer() -> None:
+    import re
+
+    text = (REPO / "README.md").read_text()
+    table = text[text.index("## Architecture") :]
+    table = table[table.index("| Layer |") : table.index("\n\n", table.index("| Layer |"))]
+    rows = [line for line in table.splitlines()[2:] if line.startswith("|")]
+    documented: dict[str, int] = {}
+    for level, row in zip(range(len(rows) - 1, -1, -1), rows, strict=True):
+        modules_cell = row.split("|")[2]
+        for name in re.findall(r"`([a-z_]+)/?", modules_cell):
+            documented.setdefault(name, level)
+    assert documented == {m: LAYERS[m] for m in LAYERS if m != "__main__"}
