@@ -144,8 +144,8 @@ def run_validation(root: Path, base: str | None = None, use_cache: bool = True) 
     "--base",
     "base",
     metavar="REV",
-    help="Validate the change since REV (its merge base with HEAD): adds the history rules and "
-    "marks findings in files the change did not touch as introduced: false.",
+    help="Validate the change since REV (its merge base with HEAD): adds the history rules, and lists the "
+    "findings REV does not have (introduced by the change) first.",
 )
 @click.option("--no-cache", is_flag=True, help=f"Check every unit afresh (the cache is {CACHE_DIR}/).")
 @click.option(
@@ -170,6 +170,8 @@ def validate(
     _registry, report = run_validation(ctx.root, base, not no_cache)
     findings = [f for f in report.findings if _in_paths(f.file, rel)]
     shown = rules.Report(findings, report.records, report.files, report.external_refs)
+    if "introduced" in report.extra:
+        shown.extra["introduced"] = sum(1 for f in shown.blocking if f.introduced)
     emit(findings, shown.summary(), fmt, show_baselined)
     sys.exit(EXIT_FINDINGS if shown.errors(strict) else EXIT_OK)
 

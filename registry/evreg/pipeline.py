@@ -3,13 +3,24 @@ unit results -> report. The one way a validation is put together: the CLI (``val
 ``catalog``, ``query``, ``build``, ``import``), the benchmark and the tests call it. The rule
 engine (``evreg.rules``) knows nothing of the cache; the cache (``evreg.results``) knows
 nothing of rules beyond their results.
+
+Validating a change (``base``): the history rules compare with the base commit, and a finding
+is *introduced* when the base does not have it -- wherever it sits, so a deleted measurement's
+dangling references and an edited evidence file's hash mismatches in untouched files count.
 """
 
 from __future__ import annotations
 
+import contextlib
+import subprocess
+from collections import Counter
 from pathlib import Path
 
+import orjson
+
 from evreg import rules as engine
+from evreg.findings import Finding
+from evreg.jsonio import write_atomic
 from evreg.results import ResultCache, load_worktree
 from evreg.rules import Report, Rule
 from evreg.store import Registry, change_base, load, no_cycle_collection
@@ -24,16 +35,23 @@ def validate(
     use_cache: bool = True,
 ) -> tuple[Registry, Report]:
     """Validate the registry at ``root``: its working tree (against ``base`` when given, reusing
-    cached unit results unless ``use_cache`` is false), or the commit ``rev`` (always afresh)."""
+    cached unit results unless ``use_cache`` is false), or the commit ``rev`` (always afresh).
+    ``base="HEAD"`` in a repository with no commit yet validates with every finding introduced."""
     pack = engine.discover() if pack is None else pack
-    change = change_base(root, base) if base else None
+    unborn = base == "HEAD" and not _has_commits(root)
+    change = change_base(root, base) if base and not unborn else None
     cache = ResultCache.open(root, pack) if use_cache and rev is None else None
     with no_cycle_collection():
         registry = load(root, rev) if rev else load_worktree(root, cache)
         if change is not None:
             registry.base = load(root, change[0])
             registry.changed = change[1]
-        return registry, check(registry, pack, cache)
+        report = check(registry, pack, cache)
+    if change is not None or unborn:
+        before = [] if change is None else base_findings(root, change[0], pack, cache)
+        report.findings = mark_introduced(report.findings, before)
+        report.extra["introduced"] = sum(1 for f in report.blocking if f.introduced)
+    return registry, report
 
 
 def check(registry: Registry, pack: list[Rule], cache: ResultCache | None) -> Report:
@@ -44,3 +62,45 @@ def check(registry: Registry, pack: list[Rule], cache: ResultCache | None) -> Re
     if cache is not None:
         cache.update(registry, fresh)
     return engine.report(registry, pack, {**kept, **fresh})
+
+
+def _same(f: Finding) -> tuple[str, str, str, str]:
+    """What makes two findings the same one across a change (lines move; the place and message stay)."""
+    return (f.code, f.file, f.pointer, f.message)
+
+
+def mark_introduced(findings: list[Finding], before: list[Finding]) -> list[Finding]:
+    """``findings`` with ``introduced`` set (true unless the base has the same finding as often) and
+    the introduced ones first."""
+    left = Counter(_same(f) for f in before)
+    out = []
+    for f in findings:
+        key = _same(f)
+        out.append(f.model_copy(update={"introduced": left[key] <= 0}))
+        left[key] -= 1
+    out.sort(key=lambda f: (not f.introduced, *f.sort_key()))
+    return out
+
+
+def base_findings(root: Path, sha: str, pack: list[Rule], cache: ResultCache | None) -> list[Finding]:
+    """The findings of commit ``sha``; a commit never changes, so with a ``cache`` they are kept per
+    commit and rule version."""
+    if cache is None:
+        return validate(root, pack, rev=sha)[1].findings
+    stored = cache.folder / f"commit-{sha}.json"
+    with contextlib.suppress(OSError, orjson.JSONDecodeError, KeyError, TypeError):
+        entry = orjson.loads(stored.read_bytes())
+        if entry["version"] == cache.version:
+            return [Finding.model_validate(f) for f in entry["findings"]]
+    findings = validate(root, pack, rev=sha)[1].findings
+    entry = {"version": cache.version, "findings": [f.model_dump(mode="json") for f in findings]}
+    with contextlib.suppress(OSError):  # a read-only checkout still validates; it just is not cached
+        write_atomic(stored, orjson.dumps(entry))
+    return findings
+
+
+def _has_commits(root: Path) -> bool:
+    done = subprocess.run(
+        ["git", "rev-parse", "--verify", "--quiet", "HEAD"], cwd=root, capture_output=True, check=False
+    )
+    return done.returncode == 0

@@ -4,6 +4,7 @@ subclass), the way rule packs are added."""
 
 from __future__ import annotations
 
+import html
 import json
 from collections.abc import Iterator
 from importlib.metadata import entry_points
@@ -38,6 +39,8 @@ class Human(Reporter):
         if summary.get("baselined"):
             listed = "" if show_baselined else " (accepted in packets/baseline.json; --show-baselined lists them)"
             extra = f", {summary['baselined']} baselined{listed}"
+        if "introduced" in summary:
+            extra += f"; {summary['introduced']} findings introduced by this change"
         ext = summary.get("external_evidence_refs", 0)
         yield (
             f"{summary.get('records', 0)} records in {summary.get('files', 0)} files: "
@@ -86,22 +89,68 @@ class GitHub(Reporter):
     name = "github"
 
     def lines(self, findings: list[Finding], summary: dict[str, Any], show_baselined: bool = False) -> Iterator[str]:
-        """Annotations for the findings that need action: accepted (baselined) ones never become annotations."""
-        for f in findings:
-            if f.baselined:
-                continue
+        """Annotations for the findings that need action, introduced errors first (GitHub shows only the first
+        few of a step); accepted (baselined) ones never become annotations."""
+        for f in action_order(findings):
             level = "warning" if f.severity == "warning" else "error"
             props = [f"file={escape_property(f.file)}"] if f.file else []
             if f.line:
                 props += [f"line={f.line}", f"col={f.column}"]
             props.append(f"title={escape_property(f.code)}")
             message = f.message + (f" ({f.pointer})" if f.pointer else "") + (f" Hint: {f.hint}" if f.hint else "")
+            if f.introduced is False:
+                message += " (already on the base)"
             yield f"::{level} {','.join(props)}::{escape_data(message)}"
+
+
+def action_order(findings: list[Finding]) -> list[Finding]:
+    """The findings that need action (not baselined): introduced errors, introduced warnings, then those
+    already on the base, each in file order."""
+    return sorted(
+        (f for f in findings if not f.baselined),
+        key=lambda f: (f.introduced is False, f.severity != "error", *f.sort_key()),
+    )
+
+
+class Summary(Reporter):
+    """A Markdown report for a CI job summary: every finding that needs action (no cap), the ones the
+    change introduced first."""
+
+    name = "summary"
+
+    def lines(self, findings: list[Finding], summary: dict[str, Any], show_baselined: bool = False) -> Iterator[str]:
+        counts = f"{summary['errors']} errors, {summary['warnings']} warnings"
+        if "introduced" in summary:
+            counts += f"; {summary['introduced']} findings introduced by this change"
+        yield "## Registry validation"
+        yield ""
+        yield counts + f"; {summary.get('baselined', 0)} accepted in the baseline."
+        ordered = action_order(findings)
+        groups = [("Findings", ordered)]
+        if "introduced" in summary:  # a change against its base
+            groups = [
+                ("Introduced by this change", [f for f in ordered if f.introduced]),
+                ("Already on the base", [f for f in ordered if not f.introduced]),
+            ]
+        for title, chosen in groups:
+            if chosen:
+                yield from ("", f"### {title} ({len(chosen)})", "", "| Severity | Code | Where | Message | Hint |")
+                yield "|---|---|---|---|---|"
+                for f in chosen:
+                    where = f.file + (f":{f.line}" if f.line else "") + (f" {f.pointer}" if f.pointer else "")
+                    yield (
+                        "| " + " | ".join(_cell(c) for c in (f.severity.value, f.code, where, f.message, f.hint)) + " |"
+                    )
+
+
+def _cell(text: str) -> str:
+    """Text as one Markdown table cell: HTML-escaped, on one line, its pipes escaped."""
+    return html.escape(" ".join(text.split())).replace("|", "\\|")
 
 
 def reporters() -> dict[str, Reporter]:
     """Every reporter by name: ours, then those of installed packages (entry point ``evreg.reporters``)."""
-    found: dict[str, Reporter] = {r.name: r for r in (Human(), Json(), GitHub())}
+    found: dict[str, Reporter] = {r.name: r for r in (Human(), Json(), GitHub(), Summary())}
     for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
         cls = ep.load()
         found.setdefault(cls.name, cls())

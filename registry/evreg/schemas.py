@@ -39,18 +39,44 @@ def generate() -> dict[str, str]:
         schema = model.model_json_schema(schema_generator=_Generator)
         schema = {"$schema": schema.pop("$schema"), "$id": f"{BASE_ID}{kind}.schema.json", **schema}
         files[f"{kind}.schema.json"] = json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+    files[RECORD_SCHEMA] = json.dumps(_dispatch(list(MODELS)), indent=2, ensure_ascii=False) + "\n"
     return files
+
+
+RECORD_SCHEMA = "record.schema.json"
+"""One schema for any record file: it dispatches on ``kind`` (one folder holds two measurement kinds), so
+an editor can map every record file to it (``.vscode/settings.json`` does)."""
+
+
+def _dispatch(kinds: list[str]) -> dict[str, Any]:
+    # No $id: the references resolve next to this file, wherever the repository is.
+    return {
+        "$schema": _Generator.schema_dialect,
+        "title": "A registry record",
+        "description": "Any record file under packets/: the schema of its `kind` applies.",
+        "type": "object",
+        "required": ["kind"],
+        "properties": {"kind": {"enum": kinds}},
+        "allOf": [
+            {
+                "if": {"properties": {"kind": {"const": kind}}, "required": ["kind"]},
+                "then": {"$ref": f"{kind}.schema.json"},
+            }
+            for kind in kinds
+        ],
+    }
 
 
 CACHE_FILE = "build/cache/schemas.json"
 
 
 def _models_version() -> str:
-    """Changes whenever the generated schemas could: the models, the vocabularies, pydantic."""
+    """Changes whenever the generated schemas could: the models, this generator, the vocabularies, pydantic."""
     h = hashlib.sha256(pydantic.VERSION.encode())
     package = Path(__file__).parent
     for path in [
         package / "models.py",
+        Path(__file__),
         *sorted(package.glob("vocab*.py")),
         *sorted((package / "vocab").glob("*.json")),
     ]:

@@ -984,9 +984,12 @@ def _schema_page(p: Pages) -> Page:
     page.h(1, "Schema reference")
     page.p(
         "One JSON Schema (draft 2020-12) per record kind, generated from the record models and committed in "
-        "<code>schema/</code>. Unknown fields are kept."
+        "<code>schema/</code>. Unknown fields are kept. Editors: <code>schema/record.schema.json</code> applies "
+        "the schema of a record's <code>kind</code>; <code>.vscode/settings.json</code> maps every record file to it."
     )
     for name, text in schemas.generate().items():
+        if name == schemas.RECORD_SCHEMA:
+            continue
         schema = json.loads(text)
         page.h(2, esc(name.removesuffix(".schema.json")))
         page.p(f"<code>schema/{esc(name)}</code> · <code>$id</code> <code>{esc(schema['$id'])}</code>")

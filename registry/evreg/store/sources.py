@@ -256,6 +256,7 @@ def open_source(root: Path, rev: str | None = None) -> Source:
     if rev is None:
         return WorkTree(root)
     import git
+
     repo = git.Repo(root, search_parent_directories=False)
     return GitTree(repo, rev)
 
