@@ -9,7 +9,7 @@ from pathlib import Path
 import git
 import pytest
 
-from conftest import REPO, SHARED, F, Reg, evreg, only
+from conftest import REPO, REV_A, SHARED, F, Reg, evreg, only
 
 TOOLS = SHARED / "tools"
 RUN_LOG = SHARED / "rtx5090-vllm-runs.json"
@@ -141,80 +141,93 @@ def test_tool_import_refuses_what_it_does_not_understand(
     assert evreg("import", tool, str(TOOLS / fixture), "--packet", "fam/nope", cwd=reg.root).returncode == 1
 
 
-def test_contributor_flow_from_raw_output_to_a_validated_change(tmp_path: Path) -> None:
-    """The steps of site/contributing.md, literally, in a fresh git repository."""
-    root = tmp_path / "contrib"
+def _walkthroughs() -> dict[str, list[str]]:
+    """The shell blocks of the contributing guide's walkthrough, by tool."""
+    import re
+
+    text = (REPO / "site/contributing.md").read_text()
+    return {
+        tool: [line for line in body.splitlines() if line.strip()]
+        for tool, body in re.findall(r"```sh\n# walkthrough: ([a-z-]+)\n(.*?)```", text, re.S)
+    }
+
+
+WALKTHROUGH_INPUT = {
+    "llama-bench": "llama-bench.json",
+    "vllm-bench": "vllm-bench-serve.json",
+    "lm-eval": "lm-eval-results.json",
+}
+
+
+def test_the_guide_has_a_walkthrough_for_each_tool_importer() -> None:
+    assert set(_walkthroughs()) == set(WALKTHROUGH_INPUT)
+
+
+@pytest.mark.parametrize("tool", sorted(WALKTHROUGH_INPUT))
+def test_the_walkthrough_runs_literally(tool: str, tmp_path: Path) -> None:
+    """A clone of the registry without its packets, the tool's real output beside it, and then the guide's
+    commands exactly as written: every one succeeds, with no JSON edited by hand, and the change is green."""
+    import shlex
+    import subprocess
+
+    root = tmp_path / "clone"
     (root / "packets").mkdir(parents=True)
-    shutil.copytree(REPO / "schema", root / "schema")
+    for folder in ("schema", "site"):
+        shutil.copytree(REPO / folder, root / folder)
+    shutil.copy(REPO / "mkdocs.yml", root / "mkdocs.yml")
+    shutil.copy(TOOLS / WALKTHROUGH_INPUT[tool], root / WALKTHROUGH_INPUT[tool])
     repo = git.Repo.init(root)
     with repo.config_writer() as cw:
         cw.set_value("user", "name", "Contributor")
         cw.set_value("user", "email", "c@example.org")
-    assert (
-        evreg(
-            "new",
-            "family",
-            "qwen2-5-7b",
-            "--name",
-            "Qwen2.5 7B",
-            "--revision",
-            "qwen2.5-7b-instruct",
-            "--repository",
-            "Qwen/Qwen2.5-7B-Instruct",
-            "--commit",
-            "a" * 40,
-            cwd=root,
-        ).returncode
-        == 0
-    )
-    family = root / "packets/qwen2-5-7b/family.json"
-    data = json.loads(family.read_text())
-    data["weight_revisions"][0]["quantized_artifacts"].append(
-        {
-            "id": "q4-k-m",
-            "label": "Q4_K_M GGUF",
-            "quantization": "Q4_K_M",
-            "repository": "Qwen/Qwen2.5-7B-Instruct-GGUF",
-            "file_sha256": "b" * 64,
-            "evidence": "packets/qwen2-5-7b/rtx4080-q4km/evidence/llama-bench.json",
-        }
-    )
-    family.write_text(json.dumps(data))
-    result = evreg(
-        "new",
-        "packet",
-        "qwen2-5-7b",
-        "rtx4080-q4km",
-        "--revision",
-        "qwen2.5-7b-instruct",
-        "--artifact",
-        "q4-k-m",
-        "--quantization",
-        "Q4_K_M",
-        "--runtime",
-        "llama.cpp 8cf427ff",
-        cwd=root,
-    )
-    assert result.returncode == 0 and "Next:" in result.stdout
-    again = evreg("new", "packet", "qwen2-5-7b", "rtx4080-q4km", "--revision", "x", "--runtime", "y", cwd=root)
-    assert again.returncode == 1 and "exists already" in again.stderr
-    assert (
-        evreg(
-            "import", "llama-bench", str(TOOLS / "llama-bench.json"), "--packet", "qwen2-5-7b/rtx4080-q4km", cwd=root
-        ).returncode
-        == 0
-    )
-    assert evreg("fmt", cwd=root).returncode == 0
-    assert evreg("validate", cwd=root).returncode == 0, evreg("validate", cwd=root).stdout
     repo.git.add("-A")
-    repo.index.commit("Add Qwen2.5 7B Q4_K_M llama-bench results")
-    packet = root / "packets/qwen2-5-7b/rtx4080-q4km/packet.json"
-    data = json.loads(packet.read_text())
-    data["summary"] = "Decode {{ m:llama-bench-tg128-d0-1.decode_tok_s[0] }} on one RTX 4080."
-    packet.write_text(json.dumps(data))
-    assert evreg("fmt", cwd=root).returncode == 0
-    result = evreg("validate", "--base", "HEAD", "--format", "json", cwd=root)
-    assert result.returncode == 0, result.stdout
+    repo.index.commit("the registry before the contribution")
+    for line in _walkthroughs()[tool]:
+        if line.startswith("#"):
+            continue
+        words = shlex.split(line)
+        if words[0] == "evreg":
+            result = evreg(*words[1:], cwd=root)
+        else:
+            result = subprocess.run(words, cwd=root, capture_output=True, text=True, check=False)
+        assert result.returncode == 0, (line, result.stdout, result.stderr)
+    assert repo.is_dirty(untracked_files=True) is False
+    packet = next((root / "packets").glob("*/*/packet.json"))
+    featured = json.loads(packet.read_text())["featured_metric"]
+    run = json.loads(next(packet.parent.rglob(f"{featured['measurement_id']}.json")).read_text())
+    assert featured["value"] == run["metrics"][featured["metric"]][featured["sample_index"]]
+    assert evreg("validate", "--base", "HEAD~1", cwd=root).returncode == 0
+
+
+def test_scaffolds_refuse_what_the_registry_does_not_know(reg: Reg) -> None:
+    def new(*args: str) -> tuple[int, str]:
+        result = evreg("new", *args, cwd=reg.root)
+        return result.returncode, result.stderr
+
+    base = ["--runtime", "vLLM 0.9", "--hardware", "H100", "--cards", "1"]
+    code, err = new("packet", "nofam", "p2", "--revision", REV_A, *base)
+    assert code == 1 and "no valid family 'nofam'" in err
+    code, err = new("packet", "fam", "p2", "--revision", "rev-z.9", "--artifact", "art-a", *base)
+    assert code == 1 and "no weight revision 'rev-z.9'" in err and REV_A in err
+    code, err = new("packet", "fam", "p2", "--revision", REV_A, *base)
+    assert code == 1 and "name one with --artifact" in err
+    code, err = new("packet", "fam", "p2", "--revision", REV_A, "--artifact", "art-b", *base)
+    assert code == 1 and "has no artifact 'art-b'" in err
+    code, err = new("packet", "fam", "p2", "--revision", REV_A, "--artifact", "art-a", "--quantization", "INT8", *base)
+    assert code == 1 and "is 'INT4', not 'INT8'" in err
+    code, _ = new(
+        "packet", "fam", "p2", "--revision", REV_A, "--artifact", "art-a", "--runtime", "vLLM 0.9", "--cards", "1"
+    )
+    assert code == 2  # hardware is asked for
+    assert not (reg.root / f"{F}/p2").exists()
+    code, err = new("packet", "fam", "p2", "--revision", REV_A, "--artifact", "art-a", *base)
+    assert code == 0, err
+    written = reg.read(f"{F}/p2/packet.json")
+    assert (written["quantization"], written["hardware"], written["cards"]) == ("INT4", "H100", 1)
+    code, err = new("packet", "fam", "p2", "--revision", REV_A, "--artifact", "art-a", *base)
+    assert code == 1 and "exists already" in err
+    refused = evreg("feature", "fam/p2", "run-1", "decode_tok_s", "--sample", "7", cwd=reg.root)
+    assert refused.returncode == 1 and "index 7 is out of range" in refused.stderr
 
 
 def test_an_importer_is_one_module_and_one_entry_point(

@@ -15,12 +15,13 @@ import json
 import os
 import sys
 import types
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from evreg.layout import CACHE_DIR, DEFAULT_DB, PACKETS
+from evreg.layout import CACHE_DIR, DEFAULT_DB, PACKETS, record_path
 from evreg.vocab import OBSERVED_STATES
 
 
@@ -39,13 +40,24 @@ def _lazy(name: str) -> types.ModuleType:
 
 
 if TYPE_CHECKING:
-    from evreg import formats, jsonio, pipeline, provenance, reporters, results, rules, schemas, store
+    from evreg import formats, jsonio, pipeline, provenance, reporters, results, rules, scaffold, schemas, store
     from evreg.findings import Finding
     from evreg.store import Registry
 else:
-    formats, jsonio, pipeline, provenance, reporters, results, rules, schemas, store = (
+    formats, jsonio, pipeline, provenance, reporters, results, rules, scaffold, schemas, store = (
         _lazy(f"evreg.{name}")
-        for name in ("formats", "jsonio", "pipeline", "provenance", "reporters", "results", "rules", "schemas", "store")
+        for name in (
+            "formats",
+            "jsonio",
+            "pipeline",
+            "provenance",
+            "reporters",
+            "results",
+            "rules",
+            "scaffold",
+            "schemas",
+            "store",
+        )
     )
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
@@ -509,6 +521,12 @@ def _import_command(importer: formats.Importer) -> click.Command:
                 show_default=True,
                 help="State of the imported measurements.",
             ),
+            click.Option(
+                ["--cards"],
+                type=click.IntRange(min=1),
+                help="Accelerators the run used, as you ran it (the tool's file does not record it); without it the "
+                "runs state no topology.",
+            ),
         ]
     params += [
         click.Option(["--overwrite"], is_flag=True, help="Replace record files that exist with other content."),
@@ -516,11 +534,12 @@ def _import_command(importer: formats.Importer) -> click.Command:
     ]
 
     @pass_ctx
-    def run(ctx: Context, file: Path, overwrite: bool, fmt: str, **given: str) -> None:
+    def run(ctx: Context, file: Path, overwrite: bool, fmt: str, **given: Any) -> None:
         def make() -> formats.Plan:
             packet, state = given.pop("packet", None), given.pop("state", "community-measured")
+            cards = given.pop("cards", None)
             target = formats.find_target(ctx.root, packet, str(file)) if packet is not None else None
-            request = formats.Request(file.read_bytes(), str(file), file.name, target, state, given)
+            request = formats.Request(file.read_bytes(), str(file), file.name, target, state, given, cards)
             return importer.plan(request)
 
         _run_import(ctx, make, overwrite, fmt)
@@ -559,14 +578,10 @@ def _run_import(ctx: Context, make_plan: Any, overwrite: bool, fmt: str) -> None
 
 @cli.group()
 def new() -> None:
-    """Scaffold a family or a packet (never overwrites)."""
+    """Scaffold a family, an artifact or a packet (never overwrites; refuses what the registry does not know)."""
 
 
-def _scaffold(root: Path, path: str, record: dict[str, Any], next_steps: str) -> None:
-    target = root / path
-    if target.exists():
-        raise click.ClickException(f"{path} exists already; nothing was written")
-    jsonio.write_atomic(target, jsonio.canonical(record))
+def _scaffolded(path: str, next_steps: str) -> None:
     click.echo(f"wrote {path}\n\nNext:\n{next_steps}")
 
 
@@ -579,15 +594,53 @@ def _scaffold(root: Path, path: str, record: dict[str, Any], next_steps: str) ->
 @pass_ctx
 def new_family(ctx: Context, family: str, name: str, revision_id: str, repository: str, commit: str | None) -> None:
     """Scaffold packets/FAMILY/family.json with one weight revision."""
-    rev: dict[str, Any] = {"id": revision_id, "repository": repository, "quantized_artifacts": []}
-    rev.update({"revision": commit} if commit else {"revision_status": "Commit not recorded yet."})
-    _scaffold(
-        ctx.root,
-        f"packets/{family}/family.json",
-        {"kind": "family", "id": family, "name": name, "weight_revisions": [rev]},
-        "  - add quantized artifacts under weight_revisions[].quantized_artifacts\n"
-        f"  - evreg new packet {family} PACKET --revision {revision_id} ...\n  - evreg validate",
+    path = record_path("family", family, family)
+    with _refusals():
+        scaffold.write_new(ctx.root, path, scaffold.family(family, name, revision_id, repository, commit))
+    _scaffolded(
+        path,
+        f"  - evreg new artifact {family} {revision_id} ARTIFACT --quantization Q ...\n"
+        f"  - evreg new packet {family} PACKET --revision {revision_id} ...",
     )
+
+
+@new.command("artifact")
+@click.argument("family")
+@click.argument("revision")
+@click.argument("artifact")
+@click.option("--quantization", required=True, help="Its exact quantization, e.g. Q4_K_M or NVFP4.")
+@click.option("--repository", required=True, help="Where the quantized weights are published (org/name).")
+@click.option("--evidence", required=True, help="A URL or repository path that shows the artifact (model card, file).")
+@click.option("--commit", help="40-hex commit of the quantized weights; without it the artifact is unpinned.")
+@click.option("--label", help="Human label.")
+@pass_ctx
+def new_artifact(
+    ctx: Context,
+    family: str,
+    revision: str,
+    artifact: str,
+    quantization: str,
+    repository: str,
+    evidence: str,
+    commit: str | None,
+    label: str | None,
+) -> None:
+    """Add a quantized artifact to a weight revision of packets/FAMILY/family.json."""
+    path = record_path("family", family, family)
+    with _refusals():
+        record = scaffold.artifact(
+            ctx.root,
+            family,
+            revision,
+            artifact,
+            quantization=quantization,
+            label=label,
+            repository=repository,
+            commit=commit,
+            evidence=evidence,
+        )
+        scaffold.replace(ctx.root, path, record)
+    _scaffolded(path, f"  - evreg new packet {family} PACKET --revision {revision} --artifact {artifact} ...")
 
 
 @new.command("packet")
@@ -595,9 +648,10 @@ def new_family(ctx: Context, family: str, name: str, revision_id: str, repositor
 @click.argument("packet")
 @click.option("--revision", required=True, help="Weight revision id of the family.")
 @click.option("--artifact", help="Quantized artifact id (required when the revision has artifacts).")
-@click.option("--quantization", help="The artifact's exact quantization.")
-@click.option("--runtime", required=True, help="Runtime and version, e.g. 'vLLM 0.9.1'.")
-@click.option("--cards", type=int, default=1, show_default=True, help="Number of accelerators (topology).")
+@click.option("--quantization", help="Only for a packet without an artifact; an artifact's own is used.")
+@click.option("--runtime", required=True, help="Runtime and version, e.g. 'vLLM 0.9.1' or 'llama.cpp b5163'.")
+@click.option("--hardware", required=True, help="The accelerators, e.g. 'NVIDIA GeForce RTX 4090 24 GB'.")
+@click.option("--cards", type=click.IntRange(min=1), required=True, help="Number of accelerators (topology).")
 @click.option("--label", help="Human label.")
 @pass_ctx
 def new_packet(
@@ -608,31 +662,56 @@ def new_packet(
     artifact: str | None,
     quantization: str | None,
     runtime: str,
+    hardware: str,
     cards: int,
     label: str | None,
 ) -> None:
-    """Scaffold packets/FAMILY/PACKET/packet.json."""
-    record: dict[str, Any] = {
-        "kind": "packet",
-        "id": packet,
-        "revision": revision,
-        "runtime": runtime,
-        "cards": cards,
-        "status": "candidate",
-        "label": label or packet,
-    }
-    if artifact:
-        record["artifact_id"] = artifact
-    if quantization:
-        record["quantization"] = quantization
-    _scaffold(
-        ctx.root,
-        f"packets/{family}/{packet}/packet.json",
-        record,
+    """Scaffold packets/FAMILY/PACKET/packet.json from a revision and artifact the family declares."""
+    path = record_path("packet", family, packet)
+    with _refusals():
+        record = scaffold.packet(
+            ctx.root,
+            family,
+            packet,
+            revision=revision,
+            artifact_id=artifact,
+            quantization=quantization,
+            runtime=runtime,
+            cards=cards,
+            hardware=hardware,
+            label=label,
+        )
+        scaffold.write_new(ctx.root, path, record)
+    _scaffolded(
+        path,
         f"  - evreg import llama-bench|vllm-bench|lm-eval FILE --packet {family}/{packet}\n"
+        f"  - evreg feature {family}/{packet} MEASUREMENT METRIC --sample N\n"
         "  - write numbers in prose as {{ m:ID.METRIC[INDEX] }}\n"
         "  - evreg fmt && evreg validate --base origin/main\n  - open the pull request",
     )
+
+
+@cli.command()
+@click.argument("packet", metavar="FAMILY/PACKET")
+@click.argument("measurement")
+@click.argument("metric")
+@click.option("--sample", type=click.IntRange(min=0), required=True, help="Index of the sample to feature.")
+@pass_ctx
+def feature(ctx: Context, packet: str, measurement: str, metric: str, sample: int) -> None:
+    """Make one stored sample a packet's headline: value, unit, workload and evidence copied exactly."""
+    family, _, packet_id = packet.partition("/")
+    path = record_path("packet", family, packet_id)
+    with _refusals():
+        scaffold.replace(ctx.root, path, scaffold.featured(ctx.root, family, packet_id, measurement, metric, sample))
+    click.echo(f"wrote {path}: featured {measurement}.{metric}[{sample}]")
+
+
+@contextlib.contextmanager
+def _refusals() -> Iterator[None]:
+    try:
+        yield
+    except scaffold.ScaffoldRefused as exc:
+        raise click.ClickException(str(exc)) from None
 
 
 @cli.group("export")

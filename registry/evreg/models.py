@@ -155,7 +155,7 @@ class FeaturedMetric(Open):
     sample_index: Count | None = None
     point_x: Number | None = None
     value: Number
-    unit: Text
+    unit: str = Field(description="The metric's unit (metrics.json); empty for a unitless score.")
     workload: Text
     evidence: EvidenceRef
 
@@ -168,6 +168,7 @@ class Packet(Record):
     quantization: Text | None = None
     label: Text | None = None
     runtime: Text | None = None
+    hardware: Text | None = Field(default=None, description="The accelerators the packet's runs used (model, memory).")
     cards: Count | None = None
     topologies: list[Count] | None = None
     status: Text | None = None

@@ -140,6 +140,12 @@ def need(value: Any, kind: type | tuple[type, ...], file: str, pointer: str, wha
     return value
 
 
+def stated(cards: int | None) -> dict[str, int]:
+    """The run's topology as its author stated it on the command line, for the run's ``config``
+    (nothing when not stated: missing stays missing, never copied from the packet)."""
+    return {} if cards is None else {"cards": cards}
+
+
 def sha256(data: bytes) -> str:
     import hashlib
 
@@ -180,6 +186,8 @@ class Request:
     target: Target | None = None
     state: str = "community-measured"
     options: Mapping[str, str] = field(default_factory=dict)
+    cards: int | None = None
+    """Accelerators the run used, as the person who ran it states it (tools' files do not record it)."""
 
     def packet(self) -> Target:
         assert self.target is not None, "an importer with into_packet=True is always given its packet"

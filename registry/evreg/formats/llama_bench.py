@@ -13,7 +13,7 @@ from typing import Any
 
 from evreg import jsonio
 from evreg.findings import join_pointer
-from evreg.formats import Importer, ImportRefused, Plan, Target, forbid_citation_markers, need, sha256
+from evreg.formats import Importer, ImportRefused, Plan, Target, forbid_citation_markers, need, sha256, stated
 from evreg.layout import record_path, slug
 
 CONFIG_KEYS = (
@@ -35,7 +35,7 @@ CONFIG_KEYS = (
 )
 
 
-def plan_import(raw: bytes, file: str, target: Target, name: str, state: str) -> Plan:
+def plan_import(raw: bytes, file: str, target: Target, name: str, state: str, cards: int | None = None) -> Plan:
     results, findings = jsonio.parse(raw, file)
     if findings:
         raise ImportRefused(findings)
@@ -64,7 +64,7 @@ def plan_import(raw: bytes, file: str, target: Target, name: str, state: str) ->
             "runtime": f"llama.cpp {commit}",
             "runtime_family": "llama.cpp",
             "hardware": r.get("gpu_info") or r.get("cpu_info"),
-            "config": {k: r[k] for k in CONFIG_KEYS if k in r},
+            "config": {k: r[k] for k in CONFIG_KEYS if k in r} | stated(cards),
             "workload": f"llama-bench {test} at depth {depth}, {len(samples)} repetitions",
             "measurement_class": "llama-bench",
             "metrics": {metric: samples},
@@ -85,5 +85,5 @@ def plan_import(raw: bytes, file: str, target: Target, name: str, state: str) ->
 IMPORTER = Importer(
     "llama-bench",
     "Import `llama-bench -o json` output into a packet.",
-    lambda r: plan_import(r.raw, r.file, r.packet(), r.name, r.state),
+    lambda r: plan_import(r.raw, r.file, r.packet(), r.name, r.state, r.cards),
 )

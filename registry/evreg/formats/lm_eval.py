@@ -14,11 +14,14 @@ from typing import Any
 
 from evreg import jsonio
 from evreg.findings import join_pointer
-from evreg.formats import Importer, ImportRefused, Plan, Target, forbid_citation_markers, need, refuse, sha256
+from evreg.formats import Importer, ImportRefused, Plan, Target, forbid_citation_markers, need, refuse, sha256, stated
 from evreg.layout import record_path, slug
 
+RUN_KEYS = ("model", "model_args", "batch_size", "limit")
+"""What of the harness's ``config`` describes the run."""
 
-def plan_import(raw: bytes, file: str, target: Target, name: str, state: str) -> Plan:
+
+def plan_import(raw: bytes, file: str, target: Target, name: str, state: str, cards: int | None = None) -> Plan:
     doc, findings = jsonio.parse(raw, file)
     if findings:
         raise ImportRefused(findings)
@@ -64,7 +67,8 @@ def plan_import(raw: bytes, file: str, target: Target, name: str, state: str) ->
             "measurement_class": "quality-eval",
             "metrics": metrics,
             "stderr": stderr,
-            "config": {k: config[k] for k in ("model", "model_args", "batch_size", "limit") if k in config},
+            "config": {k: config[k] for k in ("model", "model_args", "batch_size", "limit") if k in config}
+            | stated(cards),
             "evidence": evidence,
             "evidence_sha256": {evidence: sha256(raw)},
             "evidence_locators": locators,
@@ -78,5 +82,5 @@ def plan_import(raw: bytes, file: str, target: Target, name: str, state: str) ->
 IMPORTER = Importer(
     "lm-eval",
     "Import lm-evaluation-harness results JSON into a packet.",
-    lambda r: plan_import(r.raw, r.file, r.packet(), r.name, r.state),
+    lambda r: plan_import(r.raw, r.file, r.packet(), r.name, r.state, r.cards),
 )

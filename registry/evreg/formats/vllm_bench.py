@@ -16,14 +16,14 @@ import re
 from typing import Any
 
 from evreg import jsonio
-from evreg.formats import Importer, ImportRefused, Plan, Target, forbid_citation_markers, need, sha256
+from evreg.formats import Importer, ImportRefused, Plan, Target, forbid_citation_markers, need, sha256, stated
 from evreg.layout import record_path, slug
 
 _LATENCY = re.compile(r"^(mean|median|std|p\d+(\.\d+)?)_(ttft|tpot|itl|e2el)_ms$")
 SETTINGS = ("num_prompts", "request_rate", "burstiness", "max_concurrency", "backend", "endpoint_type", "label")
 
 
-def plan_import(raw: bytes, file: str, target: Target, name: str, state: str) -> Plan:
+def plan_import(raw: bytes, file: str, target: Target, name: str, state: str, cards: int | None = None) -> Plan:
     result, findings = jsonio.parse(raw, file)
     if findings:
         raise ImportRefused(findings)
@@ -50,7 +50,7 @@ def plan_import(raw: bytes, file: str, target: Target, name: str, state: str) ->
         "id": rid,
         "state": state,
         **target.identity(),
-        "config": {k: result[k] for k in SETTINGS if k in result and result[k] is not None},
+        "config": {k: result[k] for k in SETTINGS if k in result and result[k] is not None} | stated(cards),
         "workload": f"vllm bench serve: {result.get('num_prompts')} prompts, "
         f"request rate {result.get('request_rate')}, "
         f"max concurrency {concurrency if concurrency is not None else 'unbounded'}; "
@@ -85,5 +85,5 @@ def plan_import(raw: bytes, file: str, target: Target, name: str, state: str) ->
 IMPORTER = Importer(
     "vllm-bench",
     "Import a `vllm bench serve --save-result` JSON file into a packet.",
-    lambda r: plan_import(r.raw, r.file, r.packet(), r.name, r.state),
+    lambda r: plan_import(r.raw, r.file, r.packet(), r.name, r.state, r.cards),
 )

@@ -1,0 +1,168 @@
+"""Scaffolds: the records a contributor starts from, made from what the registry already holds so
+they validate as written. A scaffold refuses (``ScaffoldRefused``) rather than write a record that
+names an unknown family, revision, artifact or measurement, or a quantization other than the
+artifact's; it never overwrites a file, and it never guesses a value the contributor must give.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from evreg import jsonio
+from evreg.citations import lookup, unit_of
+from evreg.layout import PACKETS, record_path
+from evreg.store import MEASUREMENT_KINDS, Registry, load
+
+
+class ScaffoldRefused(ValueError):
+    """Nothing was written; the message says why and what to do."""
+
+
+def write_new(root: Path, path: str, record: dict[str, Any]) -> None:
+    """Write a record that does not exist yet (atomic, canonical)."""
+    if (root / path).exists():
+        raise ScaffoldRefused(f"{path} exists already; nothing was written")
+    jsonio.write_atomic(root / path, jsonio.canonical(record))
+
+
+def replace(root: Path, path: str, record: dict[str, Any]) -> None:
+    """Write a changed version of an existing record (atomic, canonical)."""
+    jsonio.write_atomic(root / path, jsonio.canonical(record))
+
+
+def family(family_id: str, name: str, revision: str, repository: str, commit: str | None) -> dict[str, Any]:
+    rev: dict[str, Any] = {"id": revision, "repository": repository, "quantized_artifacts": []}
+    rev.update({"revision": commit} if commit else {"revision_status": "Commit not recorded yet."})
+    return {"kind": "family", "id": family_id, "name": name, "weight_revisions": [rev]}
+
+
+def _family(registry: Registry, family_id: str) -> dict[str, Any]:
+    doc = registry.family(family_id)
+    if doc is None or not doc.valid:
+        raise ScaffoldRefused(
+            f"no valid family {family_id!r} in {PACKETS}/; scaffold it with `evreg new family {family_id} ...` "
+            "(or run `evreg validate` to see why it is not valid)"
+        )
+    return dict(doc.data)
+
+
+def _revision(fam: dict[str, Any], revision: str) -> dict[str, Any]:
+    revisions = [*fam.get("weight_revisions", []), *fam.get("model_variants", [])]
+    for rev in revisions:
+        if isinstance(rev, dict) and rev.get("id") == revision:
+            return rev
+    known = ", ".join(str(r.get("id")) for r in revisions if isinstance(r, dict)) or "none"
+    raise ScaffoldRefused(f"family {fam['id']!r} has no weight revision {revision!r} (it has: {known})")
+
+
+def artifact(
+    root: Path,
+    family_id: str,
+    revision: str,
+    artifact_id: str,
+    *,
+    quantization: str,
+    label: str | None,
+    repository: str,
+    commit: str | None,
+    evidence: str,
+) -> dict[str, Any]:
+    """The family record with one more quantized artifact under ``revision``."""
+    fam = _family(load(root), family_id)
+    rev = _revision(fam, revision)
+    artifacts = rev.setdefault("quantized_artifacts", [])
+    if any(
+        a.get("id") == artifact_id for r in fam.get("weight_revisions", []) for a in r.get("quantized_artifacts", [])
+    ):
+        raise ScaffoldRefused(f"family {family_id!r} has an artifact {artifact_id!r} already; nothing was written")
+    new: dict[str, Any] = {
+        "id": artifact_id,
+        "label": label or artifact_id,
+        "quantization": quantization,
+        "repository": repository,
+        "evidence": evidence,
+    }
+    new.update({"revision": commit} if commit else {"revision_status": "Commit not recorded yet."})
+    artifacts.append(new)
+    return fam
+
+
+def packet(
+    root: Path,
+    family_id: str,
+    packet_id: str,
+    *,
+    revision: str,
+    artifact_id: str | None,
+    quantization: str | None,
+    runtime: str,
+    cards: int,
+    hardware: str,
+    label: str | None,
+) -> dict[str, Any]:
+    """A packet whose identity the family vouches for: a known revision, one of its artifacts (when it has
+    any), and that artifact's exact quantization."""
+    rev = _revision(_family(load(root), family_id), revision)
+    artifacts = {a.get("id"): a for a in rev.get("quantized_artifacts", []) if isinstance(a, dict)}
+    record: dict[str, Any] = {
+        "kind": "packet",
+        "id": packet_id,
+        "revision": revision,
+        "runtime": runtime,
+        "cards": cards,
+        "hardware": hardware,
+        "status": "candidate",
+        "label": label or packet_id,
+    }
+    if artifacts and artifact_id is None:
+        raise ScaffoldRefused(
+            f"revision {revision!r} has quantized artifacts ({', '.join(map(str, artifacts))}); "
+            "name one with --artifact"
+        )
+    if artifact_id is not None:
+        found = artifacts.get(artifact_id)
+        if found is None:
+            raise ScaffoldRefused(
+                f"revision {revision!r} has no artifact {artifact_id!r}; add it with "
+                f"`evreg new artifact {family_id} {revision} {artifact_id} ...`"
+            )
+        if quantization is not None and quantization != found["quantization"]:
+            raise ScaffoldRefused(
+                f"artifact {artifact_id!r} is {found['quantization']!r}, not {quantization!r}; "
+                "leave --quantization out and the artifact's is used"
+            )
+        record.update(artifact_id=artifact_id, quantization=found["quantization"])
+    elif quantization is not None:
+        record["quantization"] = quantization
+    return record
+
+
+def featured(
+    root: Path, family_id: str, packet_id: str, measurement_id: str, metric: str, sample: int
+) -> dict[str, Any]:
+    """The packet record with ``featured_metric`` bound to one stored sample, its value, unit, workload
+    and evidence copied exactly (a hand copy is how headline and receipt drift apart)."""
+    registry = load(root)
+    doc = registry.document(record_path("packet", family_id, packet_id))
+    if doc is None or not doc.valid:
+        raise ScaffoldRefused(f"no valid packet {family_id}/{packet_id}; run `evreg validate` to see why")
+    m = registry.get(MEASUREMENT_KINDS, measurement_id)
+    if m is None or not m.valid:
+        raise ScaffoldRefused(f"no valid measurement {measurement_id!r}")
+    value = lookup(m.data, metric, sample, None)
+    if isinstance(value, str):
+        raise ScaffoldRefused(f"measurement {measurement_id!r} {value}")
+    if "workload" not in m.data:
+        raise ScaffoldRefused(f"measurement {measurement_id!r} states no workload; a headline needs one")
+    record = dict(doc.data)
+    record["featured_metric"] = {
+        "metric": metric,
+        "measurement_id": measurement_id,
+        "sample_index": sample,
+        "value": value,
+        "unit": unit_of(metric),
+        "workload": m.data["workload"],
+        "evidence": m.data["evidence"],
+    }
+    return record
