@@ -13,11 +13,21 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import AllowInfNan, BaseModel, ConfigDict, Field, Strict, StringConstraints, model_validator
+from pydantic import (
+    AllowInfNan,
+    BaseModel,
+    ConfigDict,
+    Field,
+    Strict,
+    StringConstraints,
+    WithJsonSchema,
+    model_validator,
+)
 
 from evreg.citations import METRIC_NAME
 from evreg.layout import REVISION_ID_PATTERN, SLUG_PATTERN
 from evreg.vocab import OBSERVED_STATES, STATES
+from evreg.vocab import metrics as vocab_metrics
 
 Slug = Annotated[str, Strict(), StringConstraints(pattern=SLUG_PATTERN, max_length=128)]
 RevisionId = Annotated[str, Strict(), StringConstraints(pattern=REVISION_ID_PATTERN, max_length=128)]
@@ -29,7 +39,13 @@ NUMBER_BOUND = 1e15
 """Largest magnitude a stored number may have. No inference measurement comes near it; beyond
 it a value is a typo or an attack (1.7e308 overflows chart scaling to infinity)."""
 Number = Annotated[float, Strict(), AllowInfNan(False), Field(ge=-NUMBER_BOUND, le=NUMBER_BOUND)]
-MetricName = Annotated[str, Strict(), StringConstraints(pattern=f"^{METRIC_NAME}$")]
+MetricName = Annotated[
+    str,
+    Strict(),
+    StringConstraints(pattern=f"^{METRIC_NAME}$"),
+    # Editors offer the vocabulary's names (vocab/metrics.json); others are allowed by the pattern.
+    WithJsonSchema({"type": "string", "pattern": f"^{METRIC_NAME}$", "examples": sorted(vocab_metrics())}),
+]
 """A metric name: what a citation can name (``{{ m:ID.METRIC[0] }}``) and a page can anchor."""
 Count = Annotated[int, Strict(), Field(ge=0)]
 Scalar = Annotated[str, Strict()] | Annotated[bool, Strict()] | Number
