@@ -11,7 +11,7 @@ from typing import Any
 import git
 import pytest
 
-from conftest import REPO, F, Reg, evreg, only
+from conftest import EVIDENCE, REPO, F, Reg, evreg, only
 from evreg import citations, rules
 from evreg.jsonio import canonical
 from evreg.pipeline import validate
@@ -163,6 +163,59 @@ def test_correction_as_a_superseding_record_passes(lab: Lab) -> None:
     assert lab.blocking("HEAD") == []
 
 
+def test_a_superseding_record_never_unlocks_editing_the_old_one(lab: Lab) -> None:
+    path = lab.find("q38-nightly-tp1-eager-diagnostic")
+    fixed = lab.read(path)
+    fixed["id"] = "q38-nightly-tp1-eager-diagnostic-r2"
+    fixed["supersedes"] = "q38-nightly-tp1-eager-diagnostic"
+    lab.put(f"{Q}/measurements/{fixed['id']}.json", fixed)
+    lab.edit(path, lambda d: d["metrics"]["decode_tok_s"].__setitem__(0, 25.0))
+    expect(lab.blocking("HEAD"), "history-rewrite", path, "/metrics")
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("caveat", "A reworded caveat."), ("hardware", "NVIDIA H100"), ("supersedes", "q38-e9d1398d9-tp1"), ("tool", {})],
+)
+def test_every_field_of_a_published_measurement_but_retired_is_immutable(lab: Lab, field: str, value: Any) -> None:
+    path = lab.find("q38-nightly-tp1-eager-diagnostic")
+    lab.edit(path, lambda d: d.update({field: value}))
+    expect(lab.blocking("HEAD"), "history-rewrite", path, f"/{field}")
+
+
+def test_identity_of_published_packets_and_artifacts_is_immutable(lab: Lab) -> None:
+    packet = f"{Q}/qwen36-27b-autoround-int4-tp2/packet.json"
+    lab.edit(packet, lambda d: d.update(runtime=d["runtime"] + " + unmerged fork"))
+    expect(lab.blocking("HEAD"), "history-rewrite", packet, "/runtime")
+    lab.repo.git.checkout("--", ".")
+    family = f"{Q}/family.json"
+    lab.edit(family, lambda d: d["weight_revisions"][0]["quantized_artifacts"][0].update(quantization="FP8"))
+    findings = only(lab.blocking("HEAD"), "history-rewrite")
+    assert any(f.file == family and "changed its quantization" in f.message for f in findings), findings
+
+
+def test_a_retirement_cannot_be_undone(lab: Lab) -> None:
+    path = lab.find("q38-nightly-tp1-eager-diagnostic")
+    lab.edit(path, lambda d: d.update(retired={"reason": "Superseded by a strict run.", "date": "2026-11-29"}))
+    lab.commit("retire it")
+    assert only(lab.blocking("HEAD"), "history-rewrite") == []  # retiring is the one allowed edit
+    lab.edit(path, lambda d: d.pop("retired"))
+    expect(lab.blocking("HEAD"), "history-rewrite", path, "")
+
+
+def test_evidence_of_a_published_record_cannot_be_rewritten_even_with_its_new_hash(reg: Reg) -> None:
+    import hashlib
+
+    new_bytes = b'{"decode_tok_s": [31.21, 30.25]}\n'
+    reg.raw(EVIDENCE, new_bytes)
+    reg.edit(RUN, lambda d: d["evidence_sha256"].update({EVIDENCE: hashlib.sha256(new_bytes).hexdigest()}))
+    reg.edit(RUN, lambda d: d["metrics"]["decode_tok_s"].__setitem__(0, 31.21))
+    _registry, report = validate(reg.root, rules.discover(), base="HEAD", use_cache=False)
+    messages = [f.message for f in only(report.findings, "history-rewrite")]
+    assert any(f"evidence file {EVIDENCE} of published" in m for m in messages), messages
+    assert only(report.findings, "evidence-hash-mismatch") == []  # the hashes agree: only history catches it
+
+
 def test_change_that_deletes_a_measurement(lab: Lab) -> None:
     path = lab.find("q38-nightly-tp1-eager-diagnostic")
     (lab.root / path).unlink()
@@ -183,6 +236,17 @@ def test_grade_raised_with_nothing_added(lab: Lab) -> None:
     data = lab.read(RAISE_PACKET)
     assert data["grades"]["evidence"]["grade"] == "C"
     lab.edit(RAISE_PACKET, lambda d: d["grades"]["evidence"].update(grade="B"))
+    expect(lab.blocking("HEAD"), "promotion-without-evidence", RAISE_PACKET, "/grades/evidence/grade")
+
+
+def test_grade_raised_with_only_an_uncited_evidence_file_or_a_screened_run(lab: Lab) -> None:
+    packet = lab.read(RAISE_PACKET)
+    lab.edit(RAISE_PACKET, lambda d: d["grades"]["evidence"].update(grade="B"))
+    lab.raw(f"{Q}/{packet['id']}/evidence/notes.txt", b"more logs\n")
+    expect(lab.blocking("HEAD"), "promotion-without-evidence", RAISE_PACKET, "/grades/evidence/grade")
+    src = next(p for p in (lab.root / RAISE_PACKET).parent.rglob("measurements/*.json"))
+    screened = json.loads(src.read_text()) | {"id": "q38-screen-r2", "state": "lab-screened"}
+    lab.put(f"{Q}/{packet['id']}/measurements/q38-screen-r2.json", screened)
     expect(lab.blocking("HEAD"), "promotion-without-evidence", RAISE_PACKET, "/grades/evidence/grade")
 
 

@@ -308,7 +308,7 @@ def test_a_moved_record_is_not_a_deletion(reg: Reg) -> None:
 def test_change_that_edits_the_rules_with_the_records_is_reported(reg: Reg) -> None:
     (reg.root / "validators").mkdir()
     (reg.root / "validators/extra.py").write_text("# a new rule\n")
-    reg.edit(RUN, lambda d: d.update(quality="changed too"))
+    reg.edit(f"{F}/pkt/packet.json", lambda d: d.update(label="changed too"))  # a record, not a published number
     result = evreg("validate", "--base", "HEAD", "--format", "json", cwd=reg.root)
     findings = json.loads(result.stdout)["findings"]
     assert [(f["code"], f["severity"], f["file"]) for f in findings] == [

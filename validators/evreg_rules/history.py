@@ -1,23 +1,26 @@
-"""History (with ``--base``): published measurements are append-only,
-published records are retired rather than deleted, and a grade rises only
-with new in-scope evidence."""
+"""History (with ``--base``): published measurements are append-only (only ``retired`` may be
+added), what published records identify and their evidence files never change, published records
+are retired rather than deleted, and a grade rises only with a new, in-scope, promotable measurement."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
 
+from evreg.evidence import parse_ref
 from evreg.findings import Code, Finding, Severity
 from evreg.rules import Rule
 from evreg.store import MEASUREMENT_KINDS, Document, Registry
+from evreg.vocab import promotable
 from evreg_rules.scope import packet_scope_mismatches
 
 REWRITE = Code(
     "history-rewrite",
-    "Edited numbers or identity of a published measurement without a superseding record",
-    "Published measurements are append-only: readers, citations and permalinks rely on a record meaning "
-    "the same thing forever.",
-    "Restore the published record and add a new measurement with `supersedes: <old id>`.",
+    "An edit of a published measurement, of what published records identify, or of their evidence",
+    "Published measurements are append-only: readers, citations and permalinks rely on a record meaning the same "
+    "thing forever. Only `retired` may be added to one; a packet's, revision's or artifact's identity and a "
+    "published record's evidence files never change, and a retirement is not undone.",
+    "Restore the published record (and its evidence file) and add a new measurement with `supersedes: <old id>`.",
     "a change that edits decode_tok_s of a measurement that exists on the base",
 )
 DELETED = Code(
@@ -33,7 +36,7 @@ RAISED = Code(
     "A promotion is a claim that evidence got stronger; a raise that adds no measurement or evidence "
     "file in the packet's scope is a relabel.",
     "Add the new in-scope measurement or evidence file in the same change, or keep the grade.",
-    "a change that raises EVID C to B and adds nothing else",
+    "a change that raises EVID C to B and adds only an edited caveat",
 )
 
 RULES_CHANGED = Code(
@@ -47,52 +50,30 @@ RULES_CHANGED = Code(
 
 RULE_PATHS = ("validators/", "registry/evreg/vocab/", "registry/evreg/models.py")
 
-IDENTITY_AND_NUMBERS = (
-    "state",
-    "revision",
-    "artifact_id",
-    "quantization",
-    "runtime",
-    "runtime_family",
-    "config",
-    "workload",
-    "measurement_class",
-    "axis",
-    "metrics",
-    "points",
-    "evidence",
-    "identity",
-)
+MUTABLE = frozenset({"retired"})
+"""The only fields of a published measurement a later change may set: a measurement is otherwise the same
+forever (a correction is a new record with ``supersedes``, which never unlocks editing the old one)."""
+PACKET_IDENTITY = ("revision", "artifact_id", "quantization", "runtime", "hardware", "cards")
+REVISION_IDENTITY = ("repository", "revision")
+ARTIFACT_IDENTITY = ("quantization", "repository", "revision", "file_sha256")
 RANK = {"D": 1, "C": 2, "B": 3, "A": 4}
-
-
-def _by_id(registry: Registry, kinds: tuple[str, ...]) -> dict[tuple[str, str], Document]:
-    return {(d.kind, d.id): d for d in registry.records(*kinds)}  # type: ignore[misc]
 
 
 def check_history(registry: Registry) -> Iterator[Finding]:
     base = registry.base
     if base is None:
         return
-    head_measurements = {d.id: d for d in registry.records(*MEASUREMENT_KINDS)}
-    superseded = {d.data.get("supersedes") for d in head_measurements.values()}
-    for old in base.records(*MEASUREMENT_KINDS):
-        new = head_measurements.get(old.id)
-        if new is None or old.id in superseded:
-            continue
-        changed = [k for k in IDENTITY_AND_NUMBERS if old.data.get(k) != new.data.get(k)]
-        if changed:
-            yield REWRITE.at(
-                new,
-                f"/{changed[0]}",
-                f"published measurement {old.id!r} changed its {', '.join(changed)} and no new record supersedes it",
-                REWRITE.hint,
-            )
-    head_ids = {(d.kind, d.id) for d in registry.records()}
+    head = {(d.kind, d.id): d for d in registry.records()}
+    yield from _rewritten_measurements(base, head)
+    yield from _rewritten_identity(base, head)
+    yield from _rewritten_evidence(registry, base, head)
     head_paths = {d.path for d in registry.documents}
     for old in base.records():
-        if (old.kind, old.id) not in head_ids and old.path not in head_paths:
+        new = head.get((old.kind, old.id))
+        if new is None and old.path not in head_paths:
             yield DELETED.at(old.path, "", f"published {old.kind} {old.id!r} was deleted", record=old.ref())
+        elif new is not None and old.data.get("retired") and not new.data.get("retired"):
+            yield REWRITE.at(new, "", f"published {old.kind} {old.id!r} was retired; the change un-retires it")
     yield from _raised_grades(registry, base)
     rule_files = sorted(p for p in registry.changed if p.startswith(RULE_PATHS))
     if rule_files and any(p.startswith("packets/") for p in registry.changed):
@@ -103,15 +84,80 @@ def check_history(registry: Registry) -> Iterator[Finding]:
         yield RULES_CHANGED.at(rule_files[0], "", message, severity=Severity.WARNING)
 
 
+def _rewritten_measurements(base: Registry, head: dict[tuple[str | None, str | None], Document]) -> Iterator[Finding]:
+    """Any field but ``retired`` of a published measurement that changed."""
+    for old in base.records(*MEASUREMENT_KINDS):
+        new = head.get((old.kind, old.id))
+        if new is None:
+            continue
+        keys = sorted((set(old.data) | set(new.data)) - MUTABLE)
+        changed = [k for k in keys if old.data.get(k) != new.data.get(k)]
+        if changed:
+            yield REWRITE.at(
+                new,
+                f"/{changed[0]}",
+                f"published measurement {old.id!r} changed its {', '.join(changed)}",
+            )
+
+
+def _rewritten_identity(base: Registry, head: dict[tuple[str | None, str | None], Document]) -> Iterator[Finding]:
+    """The identity of published packets, weight revisions and artifacts: what their measurements were of."""
+    for old in base.records("packet"):
+        new = head.get(("packet", old.id))
+        changed = [k for k in PACKET_IDENTITY if new is not None and k in old.data and old.data[k] != new.data.get(k)]
+        if new is not None and changed:
+            yield REWRITE.at(new, f"/{changed[0]}", f"published packet {old.id!r} changed its {', '.join(changed)}")
+    for old in base.records("family"):
+        new = head.get(("family", old.id))
+        if new is None:
+            continue
+        now = _identities(new.data)
+        for (what, rid, key), value in _identities(old.data).items():
+            if now.get((what, rid, key)) != value:
+                yield REWRITE.at(
+                    new,
+                    "/weight_revisions",
+                    f"published {what} {rid!r} changed its {key} (was {value!r}, now {now.get((what, rid, key))!r})",
+                )
+
+
+def _identities(family: dict[str, Any]) -> dict[tuple[str, str, str], Any]:
+    out: dict[tuple[str, str, str], Any] = {}
+    for rev in family.get("weight_revisions", []):
+        out.update({("weight revision", rev["id"], k): rev[k] for k in REVISION_IDENTITY if k in rev})
+        for art in rev.get("quantized_artifacts", []):
+            out.update({("artifact", art["id"], k): art[k] for k in ARTIFACT_IDENTITY if k in art})
+    return out
+
+
+def _rewritten_evidence(
+    registry: Registry, base: Registry, head: dict[tuple[str | None, str | None], Document]
+) -> Iterator[Finding]:
+    """Evidence files of published records are as immutable as the records (an updated sha256 beside new
+    bytes is a rewrite, not a fix)."""
+    seen: set[str] = set()
+    for old in base.records():
+        new = head.get((old.kind, old.id))
+        for _pointer, value in old.refs:
+            if value in registry.changed and value not in seen and parse_ref(value).kind == "local":
+                seen.add(value)
+                where: Document | str = new if new is not None else value
+                yield REWRITE.at(
+                    where, "", f"evidence file {value} of published {old.kind} {old.id!r} was changed or removed"
+                )
+
+
 def _grade(data: dict[str, Any], which: str) -> str | None:
     g = (data.get("grades") or {}).get(which)
     return g.get("grade") if isinstance(g, dict) else None
 
 
 def _raised_grades(head: Registry, base: Registry) -> Iterator[Finding]:
+    """A raise needs a new measurement in the packet's scope that may back a promotion (not an edited
+    caveat, not an uncited file under evidence/, not a screened, diagnostic or retired run)."""
     old_packets = {d.id: d for d in base.records("packet")}
-    fresh = [d for d in head.records(*MEASUREMENT_KINDS) if d.path in head.changed]
-    changed_files = head.changed
+    published = {d.id for d in base.records(*MEASUREMENT_KINDS)}
+    fresh = [d for d in head.records(*MEASUREMENT_KINDS) if d.id not in published and promotable(d.data) is None]
     for packet in head.records("packet"):
         old = old_packets.get(packet.id)
         if old is None:
@@ -125,15 +171,12 @@ def _raised_grades(head: Registry, base: Registry) -> Iterator[Finding]:
                 for m in fresh
                 if m.place.family == packet.place.family and not packet_scope_mismatches(packet.data, m.data)
             ]
-            folder = f"packets/{packet.place.family}/{packet.id}/evidence/"
-            new_files = [p for p in changed_files if p.startswith(folder)]
-            if not in_scope and not new_files:
+            if not in_scope:
                 yield RAISED.at(
                     packet,
                     f"/grades/{which}/grade",
-                    f"{which} grade raised from {before} to {after}, but the change adds no "
-                    "in-scope measurement or evidence file",
-                    RAISED.hint,
+                    f"{which} grade raised from {before} to {after}, but the change adds no new in-scope, "
+                    "promotable measurement",
                 )
 
 
