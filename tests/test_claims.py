@@ -482,3 +482,28 @@ def test_a_finding_needs_a_declared_code_and_a_code_is_declared_once() -> None:
         Code("schema", "another title", "why", "hint")
     made = codes.SCHEMA.at("x.json", "/a", "m")
     assert (made.code, made.hint) == ("schema", codes.SCHEMA.hint)
+
+
+# -- values that cannot be physical ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "edit", "pointer"),
+    [
+        (RUN, lambda d: d["metrics"]["decode_tok_s"].__setitem__(0, 0.0), "/metrics/decode_tok_s/0"),
+        (RUN, lambda d: d["metrics"].update(ttft_ms=[-3.0]), "/metrics/ttft_ms/0"),
+        (RUN, lambda d: d["metrics"].update(draft_acceptance_rate=[1.2]), "/metrics/draft_acceptance_rate/0"),
+        (RUN, lambda d: d["metrics"].update(my_prefill_tok_s=[-1]), "/metrics/my_prefill_tok_s/0"),  # by unit
+        (f"{F}/measurements/sweep-1.json", lambda d: d["points"][1].update(decode_tok_s=0), "/points/1/decode_tok_s"),
+        (RUN, lambda d: d["metrics"].update(ttft_ms=[9e10]), "/metrics/ttft_ms/0"),
+    ],
+)
+def test_a_number_its_metric_cannot_take_is_refused(reg: Reg, path: str, edit: Any, pointer: str) -> None:
+    reg.edit(path, edit)
+    hits = [(f.file, f.pointer) for f in only(reg.findings(), "implausible-value")]
+    assert hits == [(path, pointer)]
+
+
+def test_plausible_edges_pass(reg: Reg) -> None:
+    reg.edit(RUN, lambda d: d["metrics"].update(draft_acceptance_rate=[0.0, 1.0], ttft_ms=[0.01], tokens_seen=[0]))
+    assert only(reg.findings(), "implausible-value") == []

@@ -23,6 +23,11 @@ def metrics() -> dict[str, dict[str, Any]]:
     return load("metrics")["metrics"]
 
 
+def unit_bounds() -> dict[str, dict[str, Any]]:
+    """Per unit, the values a measurement can take (``above``: exclusive minimum; ``min``, ``max``) and why."""
+    return load("metrics").get("units", {})
+
+
 STATES = tuple(load("states")["states"])
 OBSERVED_STATES = tuple(k for k, v in load("states")["states"].items() if v["observed"])
 METRICS = tuple(load("metrics")["metrics"])

@@ -7,6 +7,13 @@ finds these rules through the ``evreg.rules`` entry point (``RULES``).
 from __future__ import annotations
 
 from evreg.rules import Rule
-from evreg_rules import claims, evidence, history, references, structure
+from evreg_rules import claims, evidence, history, plausibility, references, structure
 
-RULES: list[Rule] = [*structure.RULES, *references.RULES, *evidence.RULES, *claims.RULES, *history.RULES]
+RULES: list[Rule] = [
+    *structure.RULES,
+    *references.RULES,
+    *evidence.RULES,
+    *claims.RULES,
+    *plausibility.RULES,
+    *history.RULES,
+]
