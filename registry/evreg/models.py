@@ -107,23 +107,23 @@ class Grades(Open):
 class Artifact(Open):
     id: Slug
     label: Text
-    quantization: Text
-    repository: Text
-    evidence: EvidenceRef
-    revision: Hex40 | None = None
-    revision_status: Text | None = None
-    file_sha256: Sha256 | None = None
+    quantization: Text = Field(description="Exact quantization, e.g. Q4_K_M, AWQ-INT4, NVFP4.")
+    repository: Text = Field(description="Where the quantized weights are published (org/name).")
+    evidence: EvidenceRef = Field(description="What shows the artifact: a model card URL or a file.")
+    revision: Hex40 | None = Field(default=None, description="40-hex commit of the quantized weights.")
+    revision_status: Text | None = Field(default=None, description="Why there is no commit, when there is none.")
+    file_sha256: Sha256 | None = Field(default=None, description="sha256 of the weights file (GGUF).")
     quantization_origin: Literal["export", "runtime"] | None = None
     role: Text | None = None
 
 
 class WeightRevision(Open):
-    id: RevisionId
+    id: RevisionId = Field(description="The revision's id; packets and measurements name it.")
     label: Text | None = None
     role: Text | None = None
-    repository: Text | None = None
-    revision: Hex40 | None = None
-    revision_status: Text | None = None
+    repository: Text | None = Field(default=None, description="Repository of the base weights (org/name).")
+    revision: Hex40 | None = Field(default=None, description="40-hex commit of the weights.")
+    revision_status: Text | None = Field(default=None, description="Why there is no commit, when there is none.")
     quantized_artifacts: list[Artifact] = Field(default_factory=list)
     grades: Grades | None = None
 
@@ -179,18 +179,26 @@ class FeaturedMetric(Open):
 class Packet(Record):
     kind: Literal["packet"]
     id: Slug
-    revision: RevisionId
-    artifact_id: Slug | None = None
-    quantization: Text | None = None
-    label: Text | None = None
-    runtime: Text | None = None
+    revision: RevisionId = Field(description="The family's weight revision every measurement of the packet used.")
+    artifact_id: Slug | None = Field(default=None, description="The quantized artifact of the packet.")
+    quantization: Text | None = Field(default=None, description="The artifact's exact quantization.")
+    label: Text | None = Field(default=None, description="Human label.")
+    runtime: Text | None = Field(default=None, description="Runtime with version or build; its measurements match it.")
     hardware: Text | None = Field(default=None, description="The accelerators the packet's runs used (model, memory).")
-    cards: Count | None = None
-    topologies: list[Count] | None = None
-    status: Text | None = None
-    grades: Grades | None = None
-    featured_metric: FeaturedMetric | None = None
-    manifest: EvidenceRef | None = None
+    cards: Count | None = Field(
+        default=None, description="Accelerators per run (the topology); its measurements match it."
+    )
+    topologies: list[Count] | None = Field(
+        default=None, description="Topologies, when the packet spans several (instead of cards)."
+    )
+    status: Text | None = Field(default=None, description="Where the packet stands, e.g. candidate.")
+    grades: Grades | None = Field(
+        default=None, description="EVID (evidence) and CAP (capability) grades per the rubric (vocab/rubric.json)."
+    )
+    featured_metric: FeaturedMetric | None = Field(
+        default=None, description="The headline: one stored sample, copied exactly (`evreg feature`)."
+    )
+    manifest: EvidenceRef | None = Field(default=None, description="The packet's manifest file, if the lab keeps one.")
 
 
 class Point(Open):
@@ -230,24 +238,45 @@ class SampleAnnotation(Open):
 
 
 class Measurement(Record):
-    id: Slug
-    state: ObservedState
-    revision: RevisionId
-    artifact_id: Slug | None = None
-    quantization: Text | None = None
-    runtime: Text | None = None
-    runtime_family: Text | None = None
-    config: dict[str, Any] | None = None
-    workload: Text | None = None
-    measurement_class: Text | None = None
+    id: Slug = Field(description="The file name; citations name it ({{ m:ID.METRIC[INDEX] }}).")
+    state: ObservedState = Field(
+        description="How it was observed (vocab/states.json); only promotable states back headlines and grades."
+    )
+    revision: RevisionId = Field(description="The family's weight revision the run used.")
+    artifact_id: Slug | None = Field(
+        default=None, description="The quantized artifact the run used (an id of the family's revision)."
+    )
+    quantization: Text | None = Field(
+        default=None, description="The artifact's exact quantization, e.g. Q4_K_M or NVFP4."
+    )
+    runtime: Text | None = Field(
+        default=None,
+        description="Runtime with its version or build, e.g. 'vLLM 0.9.1' or 'llama.cpp b5163 (8cf427ff)'.",
+    )
+    runtime_family: Text | None = Field(default=None, description="The runtime's name without version, e.g. 'vLLM'.")
+    config: dict[str, Any] | None = Field(
+        default=None, description="Settings of the run: tp, cards, mtp, batch sizes, flags."
+    )
+    workload: Text | None = Field(default=None, description="What was run: prompts, lengths, concurrency.")
+    measurement_class: Text | None = Field(
+        default=None, description="The kind of run; a class containing 'diagnostic' never backs a promotion."
+    )
     promotion_status: Text | None = None
-    quality: str | None = None
-    caveat: str | None = None
-    evidence: EvidenceRef
+    quality: str | None = Field(
+        default=None, description="Prose: the quality gate the run passed (numbers only as citations)."
+    )
+    caveat: str | None = Field(default=None, description="Prose: what a reader must know (numbers only as citations).")
+    evidence: EvidenceRef = Field(
+        description="The raw output: a repository path, SOURCE:path into an external source, or an https URL."
+    )
     metrics: dict[MetricName, Annotated[list[Number], Field(min_length=1)]] | None = None
-    axis: Text | None = None
-    points: Annotated[list[Point], Field(min_length=1)] | None = None
-    sample_annotations: list[SampleAnnotation] | None = None
+    axis: Text | None = Field(default=None, description="A series' x axis, e.g. active_context_tokens.")
+    points: Annotated[list[Point], Field(min_length=1)] | None = Field(
+        default=None, description="A series' points: x and the metrics at x."
+    )
+    sample_annotations: list[SampleAnnotation] | None = Field(
+        default=None, description="Notes on single samples (which sample, a label)."
+    )
     supersedes: Slug | None = Field(default=None, description="Id of the measurement this one corrects.")
 
 
