@@ -175,7 +175,7 @@ def test_the_walkthrough_runs_literally(tool: str, tmp_path: Path) -> None:
     for folder in ("schema", "site"):
         shutil.copytree(REPO / folder, root / folder)
     shutil.copy(REPO / "mkdocs.yml", root / "mkdocs.yml")
-    shutil.copy(TOOLS / WALKTHROUGH_INPUT[tool], root / WALKTHROUGH_INPUT[tool])
+    shutil.copy(TOOLS / WALKTHROUGH_INPUT[tool], tmp_path / WALKTHROUGH_INPUT[tool])  # beside the clone
     repo = git.Repo.init(root)
     with repo.config_writer() as cw:
         cw.set_value("user", "name", "Contributor")
@@ -192,6 +192,9 @@ def test_the_walkthrough_runs_literally(tool: str, tmp_path: Path) -> None:
             result = subprocess.run(words, cwd=root, capture_output=True, text=True, check=False)
         assert result.returncode == 0, (line, result.stdout, result.stderr)
     assert repo.is_dirty(untracked_files=True) is False
+    committed = repo.git.ls_files().splitlines()
+    copies = [p for p in committed if p.rsplit("/", 1)[-1] == WALKTHROUGH_INPUT[tool]]
+    assert len(copies) == 1 and "/evidence/" in copies[0]  # the raw output is committed once, as evidence
     packet = next((root / "packets").glob("*/*/packet.json"))
     featured = json.loads(packet.read_text())["featured_metric"]
     run = json.loads(next(packet.parent.rglob(f"{featured['measurement_id']}.json")).read_text())

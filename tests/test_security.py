@@ -259,8 +259,9 @@ def test_validate_clean_implies_build_succeeds_end_to_end(reg: Reg) -> None:
     _apply(
         reg,
         {
-            "metrics": {"decode_tok_s": [1e15, 5e-324, -1e15], "z_9": [0.0]},
-            "points": [{"x": -1e15, "decode_tok_s": 1e15}, {"x": 1e15, "decode_tok_s": 5e-324}],
+            # the extremes the models and the plausibility bounds allow (a throughput is above 0, at most 1e7)
+            "metrics": {"decode_tok_s": [1e7, 5e-324, 123.456], "z_9": [0.0, -1e15, 1e15]},
+            "points": [{"x": -1e15, "decode_tok_s": 1e7}, {"x": 1e15, "decode_tok_s": 5e-324}],
             "view_metrics": ["decode_tok_s", "z_9"],
             "texts": ["</svg><script>", "x & y", "<title>", "a\u200bb", "", "plain"],
             "log": True,

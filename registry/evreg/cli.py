@@ -94,7 +94,8 @@ pass_ctx = click.make_pass_decorator(Context)
 @click.option(
     "--root",
     type=click.Path(file_okay=False, path_type=Path),
-    help="Registry to act on (default: the git work tree containing the current directory).",
+    help="Registry to act on (default: the current directory when it holds packets/, else the git work tree "
+    "containing it).",
 )
 @click.version_option(package_name="evidence-registry")
 @click.pass_context
@@ -360,7 +361,7 @@ def _table(columns: list[str], rows: list[tuple[Any, ...]]) -> str:
 @AS_OF_OPTION
 @pass_ctx
 def query(ctx: Context, sql: str, fmt: str, db: Path | None, as_of: str | None) -> None:
-    """Run one read-only SQL statement against the catalog (built first when missing or stale).
+    """Run one read-only SQL statement against the catalog (rebuilt first when missing, stale or corrupt).
 
     The query runs in a sandbox: no file or network access, no extensions, locked settings,
     bounded memory, threads and time (see site/security.md)."""
@@ -492,7 +493,7 @@ class ImportGroup(click.Group):
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         entry = formats.discover().get(cmd_name)
-        return None if entry is None else _import_command(formats.load(entry))
+        return None if entry is None else _with_root(_import_command(formats.load(entry)))
 
 
 @cli.group("import", cls=ImportGroup)
@@ -568,6 +569,8 @@ def _run_import(ctx: Context, make_plan: Any, overwrite: bool, fmt: str) -> None
     for note in plan.notes:
         click.echo(note, err=True)
     click.echo(f"wrote {len(result.written)} files, {len(result.unchanged)} unchanged", err=True)
+    for path in result.written:
+        click.echo(f"  {path}", err=True)
     _registry, report = run_validation(ctx.root)
     emit(report.findings, report.summary(), fmt)
     click.echo("import done; the findings above are what `evreg validate` reports now", err=True)
@@ -787,16 +790,22 @@ def _accept_root_after_the_command(group: click.Group) -> None:
     for command in group.commands.values():
         if isinstance(command, click.Group):
             _accept_root_after_the_command(command)
-        elif not any(p.name == "root" for p in command.params):
-            command.params.append(
-                click.Option(
-                    ["--root"],
-                    type=click.Path(file_okay=False, path_type=Path),
-                    expose_value=False,
-                    callback=_set_root,
-                    help="Registry to act on (also accepted before the command).",
-                )
+        else:
+            _with_root(command)
+
+
+def _with_root(command: click.Command) -> click.Command:
+    if not any(p.name == "root" for p in command.params):
+        command.params.append(
+            click.Option(
+                ["--root"],
+                type=click.Path(file_okay=False, path_type=Path),
+                expose_value=False,
+                callback=_set_root,
+                help="Registry to act on (also accepted before the command).",
             )
+        )
+    return command
 
 
 _accept_root_after_the_command(cli)
