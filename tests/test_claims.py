@@ -183,6 +183,51 @@ def test_every_field_of_a_published_measurement_but_retired_is_immutable(lab: La
     expect(lab.blocking("HEAD"), "history-rewrite", path, f"/{field}")
 
 
+def test_changing_a_published_measurements_kind_or_json_types_is_a_rewrite(reg: Reg) -> None:
+    """Run and series measurements share a namespace (and a folder): a kind change is an edit of the
+    same record; and JSON types count (``true`` is not ``1``)."""
+
+    def to_series(d: dict[str, Any]) -> None:
+        d.update(kind="series-measurement", points=[{"x": 0}])
+        d["metrics"]["decode_tok_s"][1] = 999.0
+
+    reg.edit(RUN, to_series)
+    expect(_with_base(reg), "history-rewrite", RUN, "/kind")
+    reg.repo.git.checkout("--", ".")
+    reg.edit(RUN, lambda d: d["config"].update(natural_eos=1))
+    expect(_with_base(reg), "history-rewrite", RUN, "/config")
+
+
+def _with_base(reg: Reg) -> list[Any]:
+    return validate(reg.root, rules.discover(), base="HEAD", use_cache=False)[1].findings
+
+
+def test_packet_identity_cannot_be_added_or_widened_later(reg: Reg) -> None:
+    packet = f"{F}/pkt/packet.json"
+    reg.edit(packet, lambda d: d.update(hardware="NVIDIA H100"))  # missing on the base
+    expect(_with_base(reg), "history-rewrite", packet, "/hardware")
+    reg.repo.git.checkout("--", ".")
+    reg.edit(packet, lambda d: d.update(topologies=[1, 4]))
+    expect(_with_base(reg), "history-rewrite", packet, "/topologies")
+
+
+def test_grades_need_new_observations(reg: Reg) -> None:
+    """A grade where there was none is a raise; a copy of a published run under a new id is not new
+    evidence; a weight revision's grades are held the same way."""
+    packet = f"{F}/pkt/packet.json"
+    grade = {"grade": "B", "scope": "TP1", "basis": "repeats", "reviewed_at": "2026-11-30", "evidence": ["run-1"]}
+    reg.edit(packet, lambda d: d.update(grades={"capability": grade}))
+    copy = reg.read(RUN) | {"id": "run-copy"}
+    reg.put(f"{F}/pkt/measurements/run-copy.json", copy)
+    expect(_with_base(reg), "promotion-without-evidence", packet, "/grades/capability/grade")
+    reg.repo.git.checkout("--", ".")
+    (reg.root / f"{F}/pkt/measurements/run-copy.json").unlink()
+    reg.edit(f"{F}/family.json", lambda d: d["weight_revisions"][0].update(grades={"capability": grade}))
+    expect(
+        _with_base(reg), "promotion-without-evidence", f"{F}/family.json", "/weight_revisions/0/grades/capability/grade"
+    )
+
+
 def test_identity_of_published_packets_and_artifacts_is_immutable(lab: Lab) -> None:
     packet = f"{Q}/qwen36-27b-autoround-int4-tp2/packet.json"
     lab.edit(packet, lambda d: d.update(runtime=d["runtime"] + " + unmerged fork"))
@@ -199,8 +244,10 @@ def test_a_retirement_cannot_be_undone(lab: Lab) -> None:
     lab.edit(path, lambda d: d.update(retired={"reason": "Superseded by a strict run.", "date": "2026-11-29"}))
     lab.commit("retire it")
     assert only(lab.blocking("HEAD"), "history-rewrite") == []  # retiring is the one allowed edit
+    lab.edit(path, lambda d: d["retired"].update(date="2019-01-01"))  # nor back-dated
+    expect(lab.blocking("HEAD"), "history-rewrite", path, "/retired")
     lab.edit(path, lambda d: d.pop("retired"))
-    expect(lab.blocking("HEAD"), "history-rewrite", path, "")
+    expect(lab.blocking("HEAD"), "history-rewrite", path, "/retired")
 
 
 def test_evidence_of_a_published_record_cannot_be_rewritten_even_with_its_new_hash(reg: Reg) -> None:

@@ -17,13 +17,15 @@ from collections import Counter
 from pathlib import Path
 
 import orjson
+import pydantic
 
 from evreg import rules as engine
 from evreg.findings import Finding
 from evreg.jsonio import write_atomic
+from evreg.layout import CACHE_DIR
 from evreg.results import ResultCache, load_worktree
 from evreg.rules import Report, Rule
-from evreg.store import Registry, change_base, load, no_cycle_collection
+from evreg.store import BaseNotFound, Registry, change_base, load, no_cycle_collection
 
 
 def validate(
@@ -38,9 +40,12 @@ def validate(
     cached unit results unless ``use_cache`` is false), or the commit ``rev`` (always afresh).
     ``base="HEAD"`` in a repository with no commit yet validates with every finding introduced."""
     pack = engine.discover() if pack is None else pack
-    unborn = base == "HEAD" and not _has_commits(root)
+    if base is not None and not base.strip():
+        raise BaseNotFound("--base is empty: name the commit to compare with (CI: the merge base)")
+    unborn = base == "HEAD" and _unborn(root)
     change = change_base(root, base) if base and not unborn else None
-    cache = ResultCache.open(root, pack) if use_cache and rev is None else None
+    trusted = use_cache and rev is None and not _committed(root, CACHE_DIR)
+    cache = ResultCache.open(root, pack) if trusted else None
     with no_cycle_collection():
         registry = load(root, rev) if rev else load_worktree(root, cache)
         if change is not None:
@@ -87,8 +92,8 @@ def base_findings(root: Path, sha: str, pack: list[Rule], cache: ResultCache | N
     commit and rule version."""
     if cache is None:
         return validate(root, pack, rev=sha)[1].findings
-    stored = cache.folder / f"commit-{sha}.json"
-    with contextlib.suppress(OSError, orjson.JSONDecodeError, KeyError, TypeError):
+    stored = cache.folder.parent / "commits" / f"{sha}.json"
+    with contextlib.suppress(OSError, orjson.JSONDecodeError, KeyError, TypeError, pydantic.ValidationError):
         entry = orjson.loads(stored.read_bytes())
         if entry["version"] == cache.version:
             return [Finding.model_validate(f) for f in entry["findings"]]
@@ -99,8 +104,19 @@ def base_findings(root: Path, sha: str, pack: list[Rule], cache: ResultCache | N
     return findings
 
 
-def _has_commits(root: Path) -> bool:
-    done = subprocess.run(
-        ["git", "rev-parse", "--verify", "--quiet", "HEAD"], cwd=root, capture_output=True, check=False
+def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=False)
+
+
+def _unborn(root: Path) -> bool:
+    """A git repository with no commit yet (outside a repository, ``--base`` is an error, as for any REV)."""
+    return (
+        _git(root, "rev-parse", "--git-dir").returncode == 0
+        and _git(root, "rev-parse", "--verify", "--quiet", "HEAD").returncode != 0
     )
-    return done.returncode == 0
+
+
+def _committed(root: Path, folder: str) -> bool:
+    """Whether git tracks files under ``folder``: a cache that arrives in a commit (a pull request's) is the
+    author's word, not ours, and is never trusted."""
+    return bool(_git(root, "ls-files", "--", folder).stdout.strip())

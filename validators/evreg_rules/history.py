@@ -9,6 +9,8 @@ from typing import Any
 
 from evreg.evidence import parse_ref
 from evreg.findings import Code, Finding, Severity
+from evreg.jsonio import canonical
+from evreg.layout import id_key
 from evreg.rules import Rule
 from evreg.store import MEASUREMENT_KINDS, Document, Registry
 from evreg.vocab import promotable
@@ -48,12 +50,13 @@ RULES_CHANGED = Code(
     "a change to registry/evreg/vocab/rubric.json and packets/f/p/packet.json in one pull request",
 )
 
-RULE_PATHS = ("validators/", "registry/evreg/vocab/", "registry/evreg/models.py")
+RULE_PATHS = ("validators/", "registry/", "pyproject.toml", ".github/", ".pre-commit")
+"""The code, configuration and workflows a validation runs with (a pull request runs its own)."""
 
 MUTABLE = frozenset({"retired"})
 """The only fields of a published measurement a later change may set: a measurement is otherwise the same
 forever (a correction is a new record with ``supersedes``, which never unlocks editing the old one)."""
-PACKET_IDENTITY = ("revision", "artifact_id", "quantization", "runtime", "hardware", "cards")
+PACKET_IDENTITY = ("revision", "artifact_id", "quantization", "runtime", "hardware", "cards", "topologies")
 REVISION_IDENTITY = ("repository", "revision")
 ARTIFACT_IDENTITY = ("quantization", "repository", "revision", "file_sha256")
 RANK = {"D": 1, "C": 2, "B": 3, "A": 4}
@@ -63,17 +66,19 @@ def check_history(registry: Registry) -> Iterator[Finding]:
     base = registry.base
     if base is None:
         return
-    head = {(d.kind, d.id): d for d in registry.records()}
+    head = {_key(d): d for d in registry.records()}
     yield from _rewritten_measurements(base, head)
     yield from _rewritten_identity(base, head)
     yield from _rewritten_evidence(registry, base, head)
     head_paths = {d.path for d in registry.documents}
     for old in base.records():
-        new = head.get((old.kind, old.id))
+        new = head.get(_key(old))
         if new is None and old.path not in head_paths:
             yield DELETED.at(old.path, "", f"published {old.kind} {old.id!r} was deleted", record=old.ref())
-        elif new is not None and old.data.get("retired") and not new.data.get("retired"):
-            yield REWRITE.at(new, "", f"published {old.kind} {old.id!r} was retired; the change un-retires it")
+        elif new is not None and old.data.get("retired") and not _same(old.data["retired"], new.data.get("retired")):
+            yield REWRITE.at(
+                new, "/retired", f"published {old.kind} {old.id!r} was retired; the change undoes or rewrites it"
+            )
     yield from _raised_grades(registry, base)
     rule_files = sorted(p for p in registry.changed if p.startswith(RULE_PATHS))
     if rule_files and any(p.startswith("packets/") for p in registry.changed):
@@ -84,14 +89,24 @@ def check_history(registry: Registry) -> Iterator[Finding]:
         yield RULES_CHANGED.at(rule_files[0], "", message, severity=Severity.WARNING)
 
 
-def _rewritten_measurements(base: Registry, head: dict[tuple[str | None, str | None], Document]) -> Iterator[Finding]:
-    """Any field but ``retired`` of a published measurement that changed."""
-    for old in base.records(*MEASUREMENT_KINDS):
-        new = head.get((old.kind, old.id))
+def _key(doc: Document) -> str:
+    """A record's id in its namespace: a run measurement that becomes a series measurement is the same record."""
+    return id_key(str(doc.kind), doc.place.family, str(doc.id))
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal as JSON (``true`` is not ``1``, ``1`` is not ``1.0``)."""
+    return canonical(a) == canonical(b)
+
+
+def _rewritten_measurements(base: Registry, head: dict[str, Document]) -> Iterator[Finding]:
+    """Any field but ``retired`` of a published measurement (or estimate) that changed, its kind included."""
+    for old in base.records(*MEASUREMENT_KINDS, "estimate"):
+        new = head.get(_key(old))
         if new is None:
             continue
         keys = sorted((set(old.data) | set(new.data)) - MUTABLE)
-        changed = [k for k in keys if old.data.get(k) != new.data.get(k)]
+        changed = [k for k in keys if k not in old.data or k not in new.data or not _same(old.data[k], new.data[k])]
         if changed:
             yield REWRITE.at(
                 new,
@@ -100,20 +115,21 @@ def _rewritten_measurements(base: Registry, head: dict[tuple[str | None, str | N
             )
 
 
-def _rewritten_identity(base: Registry, head: dict[tuple[str | None, str | None], Document]) -> Iterator[Finding]:
-    """The identity of published packets, weight revisions and artifacts: what their measurements were of."""
+def _rewritten_identity(base: Registry, head: dict[str, Document]) -> Iterator[Finding]:
+    """The identity of published packets, weight revisions and artifacts: what their measurements were of
+    (a field missing on the base cannot be added later either)."""
     for old in base.records("packet"):
-        new = head.get(("packet", old.id))
-        changed = [k for k in PACKET_IDENTITY if new is not None and k in old.data and old.data[k] != new.data.get(k)]
+        new = head.get(_key(old))
+        changed = [k for k in PACKET_IDENTITY if new is not None and not _same(old.data.get(k), new.data.get(k))]
         if new is not None and changed:
             yield REWRITE.at(new, f"/{changed[0]}", f"published packet {old.id!r} changed its {', '.join(changed)}")
     for old in base.records("family"):
-        new = head.get(("family", old.id))
+        new = head.get(_key(old))
         if new is None:
             continue
         now = _identities(new.data)
         for (what, rid, key), value in _identities(old.data).items():
-            if now.get((what, rid, key)) != value:
+            if not _same(now.get((what, rid, key)), value):
                 yield REWRITE.at(
                     new,
                     "/weight_revisions",
@@ -124,20 +140,18 @@ def _rewritten_identity(base: Registry, head: dict[tuple[str | None, str | None]
 def _identities(family: dict[str, Any]) -> dict[tuple[str, str, str], Any]:
     out: dict[tuple[str, str, str], Any] = {}
     for rev in family.get("weight_revisions", []):
-        out.update({("weight revision", rev["id"], k): rev[k] for k in REVISION_IDENTITY if k in rev})
+        out.update({("weight revision", rev["id"], k): rev.get(k) for k in REVISION_IDENTITY})
         for art in rev.get("quantized_artifacts", []):
-            out.update({("artifact", art["id"], k): art[k] for k in ARTIFACT_IDENTITY if k in art})
+            out.update({("artifact", art["id"], k): art.get(k) for k in ARTIFACT_IDENTITY})
     return out
 
 
-def _rewritten_evidence(
-    registry: Registry, base: Registry, head: dict[tuple[str | None, str | None], Document]
-) -> Iterator[Finding]:
+def _rewritten_evidence(registry: Registry, base: Registry, head: dict[str, Document]) -> Iterator[Finding]:
     """Evidence files of published records are as immutable as the records (an updated sha256 beside new
     bytes is a rewrite, not a fix)."""
     seen: set[str] = set()
     for old in base.records():
-        new = head.get((old.kind, old.id))
+        new = head.get(_key(old))
         for _pointer, value in old.refs:
             if value in registry.changed and value not in seen and parse_ref(value).kind == "local":
                 seen.add(value)
@@ -152,32 +166,58 @@ def _grade(data: dict[str, Any], which: str) -> str | None:
     return g.get("grade") if isinstance(g, dict) else None
 
 
+def _observations(data: dict[str, Any]) -> str:
+    """What a measurement observed: two records with the same numbers and evidence are one observation."""
+    return canonical([data.get("metrics"), data.get("points"), sorted((data.get("evidence_sha256") or {}).values())])
+
+
 def _raised_grades(head: Registry, base: Registry) -> Iterator[Finding]:
-    """A raise needs a new measurement in the packet's scope that may back a promotion (not an edited
-    caveat, not an uncited file under evidence/, not a screened, diagnostic or retired run)."""
-    old_packets = {d.id: d for d in base.records("packet")}
-    published = {d.id for d in base.records(*MEASUREMENT_KINDS)}
-    fresh = [d for d in head.records(*MEASUREMENT_KINDS) if d.id not in published and promotable(d.data) is None]
+    """A raise (a grade where there was none counts) needs a new measurement in the packet's scope that may back
+    a promotion: not an edited caveat, not an uncited file under evidence/, not a screened, diagnostic or
+    retired run, not a copy of a published run under a new id. A weight revision's grades are held the same."""
+    published = {_key(d): d for d in base.records(*MEASUREMENT_KINDS)}
+    seen = {_observations(d.data) for d in published.values()}
+    fresh = [
+        d
+        for d in head.records(*MEASUREMENT_KINDS)
+        if _key(d) not in published and promotable(d.data) is None and _observations(d.data) not in seen
+    ]
+    old_packets = {_key(d): d for d in base.records("packet")}
     for packet in head.records("packet"):
-        old = old_packets.get(packet.id)
-        if old is None:
-            continue
-        for which in ("evidence", "capability"):
-            before, after = _grade(old.data, which), _grade(packet.data, which)
-            if not before or not after or RANK[after] <= RANK[before]:
-                continue
+        old = old_packets.get(_key(packet))
+        if old is not None:
             in_scope = [
                 m
                 for m in fresh
                 if m.place.family == packet.place.family and not packet_scope_mismatches(packet.data, m.data)
             ]
-            if not in_scope:
-                yield RAISED.at(
-                    packet,
-                    f"/grades/{which}/grade",
-                    f"{which} grade raised from {before} to {after}, but the change adds no new in-scope, "
-                    "promotable measurement",
+            yield from _raises(packet, "/grades", old.data, packet.data, bool(in_scope))
+    old_families = {_key(d): d for d in base.records("family")}
+    for family in head.records("family"):
+        old = old_families.get(_key(family))
+        old_revisions = {r.get("id"): r for r in (old.data if old else {}).get("weight_revisions", [])}
+        for i, rev in enumerate(family.data.get("weight_revisions", [])):
+            if rev.get("id") in old_revisions:
+                in_scope = [
+                    m for m in fresh if m.place.family == family.place.family and m.data.get("revision") == rev["id"]
+                ]
+                yield from _raises(
+                    family, f"/weight_revisions/{i}/grades", old_revisions[rev["id"]], rev, bool(in_scope)
                 )
+
+
+def _raises(
+    doc: Document, pointer: str, before: dict[str, Any], after: dict[str, Any], backed: bool
+) -> Iterator[Finding]:
+    for which in ("evidence", "capability"):
+        was, now = _grade(before, which), _grade(after, which)
+        if now and RANK.get(now, 0) > RANK.get(was or "", 0) and not backed:
+            yield RAISED.at(
+                doc,
+                f"{pointer}/{which}/grade",
+                f"{which} grade raised from {was or 'none'} to {now}, but the change adds no new in-scope, "
+                "promotable measurement",
+            )
 
 
 RULES = [Rule("history", (REWRITE, DELETED, RAISED, RULES_CHANGED), check_history)]
