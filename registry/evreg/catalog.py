@@ -274,58 +274,65 @@ def _grade(family: str | None, kind: str, rid: str | None, axis: str, g: dict[st
     }
 
 
-def _measurement(
-    out: dict[str, list[dict[str, Any]]],
+def _measurement_row(
     mid: str | None,
     kind: str | None,
     fam: str | None,
     packet: str | None,
     path: str,
     data: dict[str, Any],
-) -> None:
+) -> dict[str, Any]:
+    """The ``measurements`` row of one measurement record."""
     config = data.get("config") or {}
     tp = config.get("tp")
     retired = data.get("retired")
-    out["measurements"].append(
-        {
-            "id": mid,
-            "kind": kind,
-            "family": fam,
-            "packet": packet,
-            "state": data["state"],
-            "promotable": promotable(data) is None,
-            "tp": tp if isinstance(tp, int | float) and not isinstance(tp, bool) else None,
-            "config": config or None,  # staged as JSON; DuckDB keeps its compact text
-            "retired": retired.get("reason") if isinstance(retired, dict) else None,
-            "file": path,
-            **{
-                k: data.get(k)
-                for k in (
-                    "revision",
-                    "artifact_id",
-                    "quantization",
-                    "runtime",
-                    "runtime_family",
-                    "workload",
-                    "measurement_class",
-                    "axis",
-                    "quality",
-                    "caveat",
-                    "evidence",
-                    "supersedes",
-                )
-            },
-        }
-    )
-    for metric, samples in (data.get("metrics") or {}).items():  # one staged row per metric: see STAGED
-        out["samples"].append(
-            {"measurement": mid, "metric": metric, "unit": citations.unit_of(metric), "samples": samples}
-        )
+    return {
+        "id": mid,
+        "kind": kind,
+        "family": fam,
+        "packet": packet,
+        "state": data["state"],
+        "promotable": promotable(data) is None,
+        "tp": tp if isinstance(tp, int | float) and not isinstance(tp, bool) else None,
+        "config": config or None,  # staged as JSON; DuckDB keeps its compact text
+        "retired": retired.get("reason") if isinstance(retired, dict) else None,
+        "file": path,
+        **{
+            k: data.get(k)
+            for k in (
+                "revision",
+                "artifact_id",
+                "quantization",
+                "runtime",
+                "runtime_family",
+                "workload",
+                "measurement_class",
+                "axis",
+                "quality",
+                "caveat",
+                "evidence",
+                "supersedes",
+            )
+        },
+    }
+
+
+def _sample_rows(mid: str | None, data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ``samples`` rows of one measurement record."""
+    return [  # one staged row per metric: see STAGED
+        {"measurement": mid, "metric": metric, "unit": citations.unit_of(metric), "samples": samples}
+        for metric, samples in (data.get("metrics") or {}).items()
+    ]
+
+
+def _point_rows(mid: str | None, data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ``points`` rows of one measurement record: one per numeric value of each point."""
+    rows = []
     for p in data.get("points") or []:
         for metric, v in p.items():
             if metric in ("x", "samples") or isinstance(v, bool) or not isinstance(v, int | float):
                 continue
-            out["points"].append(
+            rows.append(
                 {
                     "key": f"{mid}/{metric}@{p['x']}",
                     "measurement": mid,
@@ -337,6 +344,22 @@ def _measurement(
                     "samples": p.get("samples") if isinstance(p.get("samples"), int) else None,
                 }
             )
+    return rows
+
+
+def _measurement(
+    out: dict[str, list[dict[str, Any]]],
+    mid: str | None,
+    kind: str | None,
+    fam: str | None,
+    packet: str | None,
+    path: str,
+    data: dict[str, Any],
+) -> None:
+    """Add the rows of one measurement record to ``out``: measurement, samples, points."""
+    out["measurements"].append(_measurement_row(mid, kind, fam, packet, path, data))
+    out["samples"].extend(_sample_rows(mid, data))
+    out["points"].extend(_point_rows(mid, data))
 
 
 def ddl() -> list[str]:

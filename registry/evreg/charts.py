@@ -48,66 +48,110 @@ def _fmt_tick(v: float) -> str:
     return str(int(v)) if float(v).is_integer() else f"{v:g}"
 
 
-def svg(
-    series: list[Series], x_label: str, y_label: str, log_x: bool = False, joined: bool = True, title: str = ""
-) -> str:
-    dots = [d for s in series for d in s.dots]
-    if not dots:
-        return '<p class="evreg-empty">No chartable measurements in this view.</p>'
-    xs = [d.x for d in dots]
-    ys = [d.y for d in dots]
+def _scale_x(v: float, use_log: bool) -> float:
+    """An x value on the axis scale: its log2 on a log axis, else the value itself."""
+    return math.log2(v) if use_log else v
+
+
+@dataclass(frozen=True)
+class _Plot:
+    """The scales of the plot area: from data values to SVG coordinates."""
+
+    use_log: bool
+    x_lo: float
+    x_hi: float
+    y_lo: float
+    y_hi: float
+
+    def px(self, v: float) -> float:
+        """The SVG x coordinate of an x value."""
+        return LEFT + (_scale_x(v, self.use_log) - self.x_lo) / (self.x_hi - self.x_lo) * (W - LEFT - RIGHT)
+
+    def py(self, v: float) -> float:
+        """The SVG y coordinate of a y value."""
+        return TOP + (1 - (v - self.y_lo) / (self.y_hi - self.y_lo)) * (H - TOP - BOTTOM)
+
+
+def _fit(xs: list[float], ys: list[float], log_x: bool) -> tuple[_Plot, list[float]]:
+    """Scales that hold every value, and the y axis ticks (from zero, or below it for a negative value).
+    A log x axis is used only when every x is positive."""
     use_log = log_x and min(xs) > 0
-    fx = (lambda v: math.log2(v)) if use_log else (lambda v: v)
-    x_lo, x_hi = fx(min(xs)), fx(max(xs))
+    x_lo, x_hi = _scale_x(min(xs), use_log), _scale_x(max(xs), use_log)
     if x_hi == x_lo:
         x_lo, x_hi = x_lo - 1, x_hi + 1
     y_ticks = _ticks(min(0.0, min(ys)), max(ys) * 1.08 if max(ys) > 0 else 1.0)
-    y_lo, y_hi = y_ticks[0], y_ticks[-1]
-    px = lambda v: LEFT + (fx(v) - x_lo) / (x_hi - x_lo) * (W - LEFT - RIGHT)  # noqa: E731
-    py = lambda v: TOP + (1 - (v - y_lo) / (y_hi - y_lo)) * (H - TOP - BOTTOM)  # noqa: E731
-    out = [
-        f'<svg class="evreg-chart" viewBox="0 0 {W} {H + 22 * len(series)}" role="img" '
-        f'aria-label="{escape(title or y_label)}" xmlns="http://www.w3.org/2000/svg">'
-    ]
+    return _Plot(use_log, x_lo, x_hi, y_ticks[0], y_ticks[-1]), y_ticks
+
+
+def _axes(plot: _Plot, y_ticks: list[float], xs: list[float], x_label: str, y_label: str) -> list[str]:
+    """The grid lines and y ticks, a tick at every x value, and the two axis titles."""
+    out = []
     for t in y_ticks:
-        y = py(t)
+        y = plot.py(t)
         out.append(
             f'<line x1="{LEFT}" x2="{W - RIGHT}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>'
             f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end" class="tick">{_fmt_tick(t)}</text>'
         )
     for xv in sorted(set(xs)):
-        x = px(xv)
+        x = plot.px(xv)
         out.append(f'<text x="{x:.1f}" y="{H - BOTTOM + 16}" text-anchor="middle" class="tick">{_fmt_tick(xv)}</text>')
     out.append(
         f'<text x="{(LEFT + W - RIGHT) / 2}" y="{H - 6}" text-anchor="middle" class="axis">'
-        f"{escape(x_label)}{' (log scale)' if use_log else ''}</text>"
+        f"{escape(x_label)}{' (log scale)' if plot.use_log else ''}</text>"
     )
     out.append(
         f'<text x="14" y="{(TOP + H - BOTTOM) / 2}" text-anchor="middle" class="axis" '
         f'transform="rotate(-90 14 {(TOP + H - BOTTOM) / 2})">{escape(y_label)}</text>'
     )
-    for i, s in enumerate(series):
-        color = PALETTE[i % len(PALETTE)]
-        measured = s.state in ("lab-measured", "community-measured")
-        dash = "" if measured else ' stroke-dasharray="4 3"'
-        if joined and len(s.dots) > 1:
-            by_x: dict[float, list[float]] = {}
-            for d in s.dots:
-                by_x.setdefault(d.x, []).append(d.y)
-            path = " ".join(f"{px(x):.1f},{py(sorted(v)[len(v) // 2]):.1f}" for x, v in sorted(by_x.items()))
-            out.append(f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="2"{dash}/>')
-        fill = color if measured else "white"
+    return out
+
+
+def _series(plot: _Plot, i: int, s: Series, joined: bool) -> list[str]:
+    """Series ``i``: its line through the median y at each x (when joined), its dots, each a
+    citation link, and its legend entry. A series that is not measured is dashed and hollow."""
+    out = []
+    color = PALETTE[i % len(PALETTE)]
+    measured = s.state in ("lab-measured", "community-measured")
+    dash = "" if measured else ' stroke-dasharray="4 3"'
+    if joined and len(s.dots) > 1:
+        by_x: dict[float, list[float]] = {}
         for d in s.dots:
-            out.append(
-                f'<a class="evreg-cite" href="{escape(d.href)}" data-cite="{escape(d.cite)}">'
-                f'<circle cx="{px(d.x):.1f}" cy="{py(d.y):.1f}" r="4.5" fill="{fill}" stroke="{color}" '
-                f'stroke-width="2"/><title>{escape(d.tooltip)}</title></a>'
-            )
-        ly = H + 14 + 22 * i
+            by_x.setdefault(d.x, []).append(d.y)
+        path = " ".join(f"{plot.px(x):.1f},{plot.py(sorted(v)[len(v) // 2]):.1f}" for x, v in sorted(by_x.items()))
+        out.append(f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="2"{dash}/>')
+    fill = color if measured else "white"
+    for d in s.dots:
         out.append(
-            f'<line x1="{LEFT}" x2="{LEFT + 24}" y1="{ly}" y2="{ly}" stroke="{color}" stroke-width="2"{dash}/>'
-            f'<text x="{LEFT + 30}" y="{ly + 4}" class="legend">{escape(s.label)}'
-            f"{'' if measured else ' (' + escape(s.state) + ', not a measured curve)'}</text>"
+            f'<a class="evreg-cite" href="{escape(d.href)}" data-cite="{escape(d.cite)}">'
+            f'<circle cx="{plot.px(d.x):.1f}" cy="{plot.py(d.y):.1f}" r="4.5" fill="{fill}" stroke="{color}" '
+            f'stroke-width="2"/><title>{escape(d.tooltip)}</title></a>'
         )
+    ly = H + 14 + 22 * i
+    out.append(
+        f'<line x1="{LEFT}" x2="{LEFT + 24}" y1="{ly}" y2="{ly}" stroke="{color}" stroke-width="2"{dash}/>'
+        f'<text x="{LEFT + 30}" y="{ly + 4}" class="legend">{escape(s.label)}'
+        f"{'' if measured else ' (' + escape(s.state) + ', not a measured curve)'}</text>"
+    )
+    return out
+
+
+def svg(
+    series: list[Series], x_label: str, y_label: str, log_x: bool = False, joined: bool = True, title: str = ""
+) -> str:
+    """A chart of the series as inline SVG (axes, one line and legend entry per series), or a
+    note when there is nothing to chart."""
+    dots = [d for s in series for d in s.dots]
+    if not dots:
+        return '<p class="evreg-empty">No chartable measurements in this view.</p>'
+    xs = [d.x for d in dots]
+    ys = [d.y for d in dots]
+    plot, y_ticks = _fit(xs, ys, log_x)
+    out = [
+        f'<svg class="evreg-chart" viewBox="0 0 {W} {H + 22 * len(series)}" role="img" '
+        f'aria-label="{escape(title or y_label)}" xmlns="http://www.w3.org/2000/svg">'
+    ]
+    out += _axes(plot, y_ticks, xs, x_label, y_label)
+    for i, s in enumerate(series):
+        out += _series(plot, i, s, joined)
     out.append("</svg>")
     return "".join(out)

@@ -150,25 +150,18 @@ def _parse_canonical(raw: bytes) -> Any:
     return value
 
 
-def parse(raw: bytes, file: str) -> tuple[Any, list[Finding]]:
-    """Parse one JSON file. Returns (value, []) or (None, findings)."""
+def _refuse(
+    file: str, code: Code, message: str, hint: str, line: int | None = None, column: int | None = None
+) -> tuple[None, list[Finding]]:
+    """The result of ``parse`` for a file refused with one finding about the whole file."""
+    return None, [code.at(file, "", message, hint, line=line, column=column)]
 
-    def bad(
-        code: Code, message: str, hint: str, line: int | None = None, column: int | None = None
-    ) -> tuple[None, list[Finding]]:
-        return None, [code.at(file, "", message, hint, line=line, column=column)]
 
-    if len(raw) > MAX_RECORD_BYTES:
-        return bad(
-            codes.FILE_TOO_LARGE,
-            f"file is {len(raw):,} bytes; records are limited to {MAX_RECORD_BYTES:,} bytes",
-            "split the record, or keep large raw output as an evidence file",
-        )
-    fast = _parse_canonical(raw)
-    if fast is not None:
-        return fast, []
+def _text(raw: bytes, file: str) -> tuple[str | None, list[Finding]]:
+    """The file's bytes as text, or (None, findings) for a BOM, bytes that are not UTF-8 or no content."""
     if raw.startswith(_BOM):
-        return bad(
+        return _refuse(
+            file,
             codes.JSON_SYNTAX,
             "file starts with a UTF-8 byte-order mark",
             "save the file as UTF-8 without a BOM (`evreg fmt` does this)",
@@ -180,7 +173,8 @@ def parse(raw: bytes, file: str) -> tuple[Any, list[Finding]]:
     except UnicodeDecodeError as exc:
         prefix = raw[: exc.start].decode("utf-8", errors="replace")
         line, col = _line_col(prefix, len(prefix))
-        return bad(
+        return _refuse(
+            file,
             codes.JSON_SYNTAX,
             f"byte 0x{raw[exc.start]:02x} at offset {exc.start} is not UTF-8",
             "records must be UTF-8 text",
@@ -188,12 +182,20 @@ def parse(raw: bytes, file: str) -> tuple[Any, list[Finding]]:
             col,
         )
     if not text.strip():
-        return bad(codes.JSON_SYNTAX, "file is empty", "a record file holds one JSON object", 1, 1)
+        return _refuse(file, codes.JSON_SYNTAX, "file is empty", "a record file holds one JSON object", 1, 1)
+    return text, []
+
+
+def _decode(text: str, file: str) -> tuple[Any, list[Finding]]:
+    """The value of the text, or (None, findings) for invalid JSON or JSON nested too deeply.
+
+    Resets and sets ``_Seen.suspicious``: whether the value holds a stand-in that needs a closer look."""
     _Seen.suspicious = False
     try:
         value = _DECODER.decode(text)
     except json.JSONDecodeError as exc:
-        return bad(
+        return _refuse(
+            file,
             codes.JSON_SYNTAX,
             f"invalid JSON: {exc.msg}",
             "fix the syntax at the position shown (an editor with JSON support helps)",
@@ -201,59 +203,99 @@ def parse(raw: bytes, file: str) -> tuple[Any, list[Finding]]:
             exc.colno,
         )
     except RecursionError:
-        return bad(
-            codes.JSON_SYNTAX, "JSON is nested too deeply to read", f"records may nest at most {MAX_DEPTH} levels", 1, 1
+        return _refuse(
+            file,
+            codes.JSON_SYNTAX,
+            "JSON is nested too deeply to read",
+            f"records may nest at most {MAX_DEPTH} levels",
+            1,
+            1,
         )
     if depth(value) > MAX_DEPTH:
-        return bad(
+        return _refuse(
+            file,
             codes.JSON_SYNTAX,
             f"JSON nests deeper than {MAX_DEPTH} levels",
             f"records may nest at most {MAX_DEPTH} levels",
             1,
             1,
         )
-    if not _Seen.suspicious and not _HUGE_EXPONENT.search(text) and not _SURROGATE_ESCAPE.search(text):
-        return value, []
+    return value, []
+
+
+_Problem = tuple[Code, str, str, str]
+"""(code, pointer, message, hint) of one problem found in a parsed value."""
+
+
+def _problems_at(ptr: str, node: Any, locator: Locator) -> Iterator[_Problem]:
+    """The problems of one node of a parsed value: lone surrogates, numbers JSON cannot
+    carry exactly, repeated keys."""
+    texts = [node] if isinstance(node, str) else list(node) if isinstance(node, dict) else []
+    if not all(_is_text(t) for t in texts):
+        yield (  # at the string, or at the object whose key it is (the pointer itself must be text)
+            codes.JSON_SYNTAX,
+            ptr,
+            f"{'a string' if isinstance(node, str) else 'a key of this object'} holds a lone surrogate escape "
+            "(\\ud800-\\udfff without its pair), which is not text",
+            "write the character itself, or its full surrogate pair",
+        )
+    if isinstance(node, _NonFinite) or (isinstance(node, float) and not math.isfinite(node)):
+        yield (
+            codes.JSON_NON_FINITE,
+            ptr,
+            f"{locator.token(ptr)} is not a finite JSON number",
+            "record a finite number, or leave the sample out and say why in a caveat",
+        )
+    elif isinstance(node, _OutOfRange):
+        yield (
+            codes.JSON_NON_FINITE,
+            ptr,
+            f"{node[:30]}{'...' if len(node) > 30 else ''} is an integer beyond 64 bits; "
+            "JSON readers turn it into an inexact float or refuse it",
+            "write a measurement as a decimal with an exponent (1e+20), an identifier as a string",
+        )
+    elif isinstance(node, _Duplicates):
+        for key in node.repeated:
+            yield (
+                codes.JSON_DUPLICATE_KEY,
+                join_pointer_suffix(ptr, key),
+                f"key {key!r} appears more than once in this object",
+                "keep one value per key; JSON readers disagree on which duplicate wins",
+            )
+
+
+def _problems(value: Any, text: str, file: str) -> list[Finding]:
+    """Findings, at their line and column, for every node of ``value`` with a problem."""
     findings: list[Finding] = []
     locator = Locator(text)  # only for the rare file that needs a closer look
-
-    def found(code: Code, ptr: str, message: str, hint: str) -> None:
-        line, col = locator.position(ptr)
-        findings.append(code.at(file, ptr, message, hint, line=line, column=col))
-
     for ptr, node in _walk(value):
-        texts = [node] if isinstance(node, str) else list(node) if isinstance(node, dict) else []
-        if not all(_is_text(t) for t in texts):
-            found(  # at the string, or at the object whose key it is (the pointer itself must be text)
-                codes.JSON_SYNTAX,
-                ptr,
-                f"{'a string' if isinstance(node, str) else 'a key of this object'} holds a lone surrogate escape "
-                "(\\ud800-\\udfff without its pair), which is not text",
-                "write the character itself, or its full surrogate pair",
-            )
-        if isinstance(node, _NonFinite) or (isinstance(node, float) and not math.isfinite(node)):
-            found(
-                codes.JSON_NON_FINITE,
-                ptr,
-                f"{locator.token(ptr)} is not a finite JSON number",
-                "record a finite number, or leave the sample out and say why in a caveat",
-            )
-        elif isinstance(node, _OutOfRange):
-            found(
-                codes.JSON_NON_FINITE,
-                ptr,
-                f"{node[:30]}{'...' if len(node) > 30 else ''} is an integer beyond 64 bits; "
-                "JSON readers turn it into an inexact float or refuse it",
-                "write a measurement as a decimal with an exponent (1e+20), an identifier as a string",
-            )
-        elif isinstance(node, _Duplicates):
-            for key in node.repeated:
-                found(
-                    codes.JSON_DUPLICATE_KEY,
-                    join_pointer_suffix(ptr, key),
-                    f"key {key!r} appears more than once in this object",
-                    "keep one value per key; JSON readers disagree on which duplicate wins",
-                )
+        for code, at, message, hint in _problems_at(ptr, node, locator):
+            line, col = locator.position(at)
+            findings.append(code.at(file, at, message, hint, line=line, column=col))
+    return findings
+
+
+def parse(raw: bytes, file: str) -> tuple[Any, list[Finding]]:
+    """Parse one JSON file. Returns (value, []) or (None, findings)."""
+    if len(raw) > MAX_RECORD_BYTES:
+        return _refuse(
+            file,
+            codes.FILE_TOO_LARGE,
+            f"file is {len(raw):,} bytes; records are limited to {MAX_RECORD_BYTES:,} bytes",
+            "split the record, or keep large raw output as an evidence file",
+        )
+    fast = _parse_canonical(raw)
+    if fast is not None:
+        return fast, []
+    text, findings = _text(raw, file)
+    if text is None:
+        return None, findings
+    value, findings = _decode(text, file)
+    if findings:
+        return None, findings
+    if not _Seen.suspicious and not _HUGE_EXPONENT.search(text) and not _SURROGATE_ESCAPE.search(text):
+        return value, []
+    findings = _problems(value, text, file)
     if findings:
         return None, findings
     return value, []
@@ -262,6 +304,94 @@ def parse(raw: bytes, file: str) -> tuple[Any, list[Finding]]:
 _WS = re.compile(r"[ \t\n\r]*")
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)  # unrolled: runs of plain characters in one step
 _SCALAR = re.compile(r"[^\s,\]\}]+")
+
+
+class _Scanner:
+    """One pass of ``Locator``'s scanner over a text: the offset of every value, by pointer.
+
+    A state machine over three states, one method each: at a value, at an object's
+    key, after a value. Each step returns the next state, or None to stop (the end
+    of the text, or a syntax error)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.n = len(text)
+        self.out: dict[str, int] = {}
+        # stack of [pointer, is_object, next_index]
+        self.stack: list[list[Any]] = []
+        self.i = self._skip_ws(0)
+        self.ptr = ""
+
+    def _skip_ws(self, i: int) -> int:
+        """The offset of the first non-whitespace character from ``i`` on."""
+        return _WS.match(self.text, i).end()  # type: ignore[union-attr]
+
+    def offsets(self) -> dict[str, int]:
+        """Scan the text; the offset of every value reached, by pointer."""
+        steps: dict[str, Callable[[], str | None]] = {"value": self._value, "key": self._key, "after": self._after}
+        state: str | None = "value"
+        while state is not None and self.i < self.n:
+            state = steps[state]()
+        return self.out
+
+    def _value(self) -> str | None:
+        """At a value: record where it starts, then open a container or pass over a scalar."""
+        text, i = self.text, self.i
+        self.out[self.ptr] = i
+        c = text[i]
+        if c in "{[":
+            self.stack.append([self.ptr, c == "{", 0])
+            self.i = i = self._skip_ws(i + 1)
+            if i < self.n and text[i] in "}]":
+                self.stack.pop()
+                self.i += 1
+                return "after"
+            if c == "{":
+                return "key"
+            self.ptr = join_pointer_suffix(self.stack[-1][0], 0)
+            return "value"
+        m = (_STRING if c == '"' else _SCALAR).match(text, i)
+        if not m:
+            return None
+        self.i = m.end()
+        return "after"
+
+    def _key(self) -> str | None:
+        """At an object's key: read it and its colon; the value under it comes next."""
+        text = self.text
+        m = _STRING.match(text, self.i)
+        if not m:
+            return None
+        try:
+            key = json.loads(m.group())
+        except ValueError:
+            return None
+        i = self._skip_ws(m.end())
+        if i >= self.n or text[i] != ":":
+            return None
+        self.i = self._skip_ws(i + 1)
+        self.ptr = join_pointer_suffix(self.stack[-1][0], key)
+        return "value"
+
+    def _after(self) -> str | None:
+        """After a value: a comma leads to the next key or item, a bracket closes the container."""
+        self.i = i = self._skip_ws(self.i)
+        if not self.stack or i >= self.n:
+            return None
+        top = self.stack[-1]
+        c = self.text[i]
+        if c == ",":
+            self.i = self._skip_ws(i + 1)
+            if top[1]:
+                return "key"
+            top[2] += 1
+            self.ptr = join_pointer_suffix(top[0], top[2])
+            return "value"
+        if c in "}]":
+            self.stack.pop()
+            self.i += 1
+            return "after"
+        return None
 
 
 class Locator:
@@ -278,68 +408,8 @@ class Locator:
         self._lines = [0] + [m.end() for m in re.finditer("\n", text)]
 
     def _scan(self) -> dict[str, int]:
-        text, out = self.text, {}
-        n = len(text)
-        # stack of [pointer, is_object, next_index]
-        stack: list[list[Any]] = []
-        i = _WS.match(text, 0).end()  # type: ignore[union-attr]
-        ptr = ""
-        state = "value"
-        while i < n:
-            if state == "value":
-                out[ptr] = i
-                c = text[i]
-                if c in "{[":
-                    stack.append([ptr, c == "{", 0])
-                    i = _WS.match(text, i + 1).end()  # type: ignore[union-attr]
-                    if i < n and text[i] in "}]":
-                        stack.pop()
-                        i += 1
-                        state = "after"
-                    elif c == "{":
-                        state = "key"
-                    else:
-                        ptr = join_pointer_suffix(stack[-1][0], 0)
-                    continue
-                m = (_STRING if c == '"' else _SCALAR).match(text, i)
-                if not m:
-                    break
-                i = m.end()
-                state = "after"
-            elif state == "key":
-                m = _STRING.match(text, i)
-                if not m:
-                    break
-                try:
-                    key = json.loads(m.group())
-                except ValueError:
-                    break
-                i = _WS.match(text, m.end()).end()  # type: ignore[union-attr]
-                if i >= n or text[i] != ":":
-                    break
-                i = _WS.match(text, i + 1).end()  # type: ignore[union-attr]
-                ptr = join_pointer_suffix(stack[-1][0], key)
-                state = "value"
-            else:  # after a value
-                i = _WS.match(text, i).end()  # type: ignore[union-attr]
-                if not stack or i >= n:
-                    break
-                top = stack[-1]
-                c = text[i]
-                if c == ",":
-                    i = _WS.match(text, i + 1).end()  # type: ignore[union-attr]
-                    if top[1]:
-                        state = "key"
-                    else:
-                        top[2] += 1
-                        ptr = join_pointer_suffix(top[0], top[2])
-                        state = "value"
-                elif c in "}]":
-                    stack.pop()
-                    i += 1
-                else:
-                    break
-        return out
+        """The offset of every value in the text, by pointer."""
+        return _Scanner(self.text).offsets()
 
     def token(self, pointer: str) -> str:
         """The source text of the scalar at ``pointer`` (as written)."""

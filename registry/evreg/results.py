@@ -235,6 +235,66 @@ def _collect(procs: list[subprocess.Popen[bytes]] | None) -> list[bytes] | None:
     return None if any(p.returncode for p in procs) else outs
 
 
+def _vouched(root: Path, units: set[str], cache: ResultCache | None) -> set[str]:
+    """Units whose folders have the times the cache keeps for them and that had no untracked
+    files then: none can have appeared since, so git need not be asked about them."""
+    vouched = set()
+    for unit in units:
+        entry = cache.entry(unit) if cache is not None else None
+        folders = entry.get("folders") if entry else None
+        if folders and not entry.get("untracked") and _same_folders(root, folders):  # type: ignore[union-attr]
+            vouched.add(unit)
+    return vouched
+
+
+def _committed_trees(tree: bytes) -> dict[str, str]:
+    """unit -> "tree:<id>" of each folder under packets/ at HEAD, from ``git ls-tree -z`` output."""
+    committed: dict[str, str] = {}
+    for record in tree.split(b"\0"):
+        if record:
+            meta, raw_path = record.split(b"\t", 1)
+            _mode, kind, sha = meta.split()
+            if kind == b"tree":
+                committed[os.fsdecode(raw_path)[len(PACKETS) + 1 :]] = f"tree:{sha.decode()}"
+    return committed
+
+
+def _changed_units(status: bytes) -> set[str]:
+    """Units of the tracked files ``git status --porcelain=v1 -z`` lists, and of renames' and copies' sources."""
+    changed = set()
+    fields = status.split(b"\0")
+    i = 0
+    while i < len(fields):
+        item = fields[i]
+        i += 1
+        if len(item) > 3:
+            changed.add(unit_of(os.fsdecode(item[3:])))
+            if item[:1] in (b"R", b"C"):
+                changed.add(unit_of(os.fsdecode(fields[i])))  # the rename's source
+                i += 1
+    return changed
+
+
+def _untracked(root: Path, unknown: list[str]) -> tuple[set[str], dict[str, dict[str, Any]]] | None:
+    """The units among ``unknown`` with untracked files (ignored ones too), and for each unit
+    its folder times (taken first) and untracked files; None when git cannot say."""
+    # Folder times first: a file added while git looks then changes them for the next run.
+    asked: dict[str, dict[str, Any]] = {u: {"folders": folder_times(root, u), "untracked": []} for u in unknown}
+    units: set[str] = set()
+    if unknown:
+        spec = [PACKETS] if len(unknown) > 100 else [f"{PACKETS}/{u}" for u in unknown]
+        others = _collect(_spawn(root, ["git", "ls-files", "--others", "-z", "--", *spec]))
+        if others is None:
+            return None
+        for raw in others[0].split(b"\0"):
+            if raw:
+                path = os.fsdecode(raw)
+                units.add(unit_of(path))
+                if unit_of(path) in asked:
+                    asked[unit_of(path)]["untracked"].append(path)
+    return units, asked
+
+
 def git_state(root: Path, cache: ResultCache | None = None) -> WorktreeState | None:
     """Which units of a working tree are exactly as committed, or None when git cannot say
     (not a repository's top level, no commit yet, packets/ a link).
@@ -256,50 +316,21 @@ def git_state(root: Path, cache: ResultCache | None = None) -> WorktreeState | N
     # While git compares file stat data, read the cache and check folder times.
     with os.scandir(packets) as listing:
         on_disk = {e.name for e in listing if e.is_dir(follow_symlinks=False)}
-    vouched = set()
-    for unit in on_disk:
-        entry = cache.entry(unit) if cache is not None else None
-        folders = entry.get("folders") if entry else None
-        if folders and not entry.get("untracked") and _same_folders(root, folders):  # type: ignore[union-attr]
-            vouched.add(unit)
+    vouched = _vouched(root, on_disk, cache)
     outs = _collect(procs)
     if outs is None:
         return None
     top, tree, status = outs
     if Path(os.fsdecode(top.strip())).resolve() != root.resolve():
         return None
-    committed: dict[str, str] = {}
-    for record in tree.split(b"\0"):
-        if record:
-            meta, raw_path = record.split(b"\t", 1)
-            _mode, kind, sha = meta.split()
-            if kind == b"tree":
-                committed[os.fsdecode(raw_path)[len(PACKETS) + 1 :]] = f"tree:{sha.decode()}"
+    committed = _committed_trees(tree)
     dirty = {""} | (on_disk - committed.keys())  # the files directly in packets/; new folders
-    fields = status.split(b"\0")
-    i = 0
-    while i < len(fields):
-        item = fields[i]
-        i += 1
-        if len(item) > 3:
-            dirty.add(unit_of(os.fsdecode(item[3:])))
-            if item[:1] in (b"R", b"C"):
-                dirty.add(unit_of(os.fsdecode(fields[i])))  # the rename's source
-                i += 1
-    unknown = sorted((committed.keys() & on_disk) - vouched)
-    # Folder times first: a file added while git looks then changes them for the next run.
-    asked: dict[str, dict[str, Any]] = {u: {"folders": folder_times(root, u), "untracked": []} for u in unknown}
-    if unknown:
-        spec = [PACKETS] if len(unknown) > 100 else [f"{PACKETS}/{u}" for u in unknown]
-        others = _collect(_spawn(root, ["git", "ls-files", "--others", "-z", "--", *spec]))
-        if others is None:
-            return None
-        for raw in others[0].split(b"\0"):
-            if raw:
-                path = os.fsdecode(raw)
-                dirty.add(unit_of(path))
-                if unit_of(path) in asked:
-                    asked[unit_of(path)]["untracked"].append(path)
+    dirty |= _changed_units(status)
+    untracked = _untracked(root, sorted((committed.keys() & on_disk) - vouched))
+    if untracked is None:
+        return None
+    with_untracked, asked = untracked
+    dirty |= with_untracked
     clean = {u: d for u, d in committed.items() if u not in dirty and u in on_disk}
     return WorktreeState(clean, dirty | (committed.keys() - on_disk), asked)
 

@@ -18,7 +18,7 @@ from evreg import codes, workers
 from evreg.evidence import parse_ref
 from evreg.findings import Code, Finding, Severity
 from evreg.layout import BASELINE
-from evreg.store import Reads, Registry, recording
+from evreg.store import Document, Reads, Registry, recording
 
 ENTRY_POINT_GROUP = "evreg.rules"
 
@@ -172,6 +172,72 @@ def report(registry: Registry, rules: list[Rule], results: dict[str, UnitResult]
     return Report(findings, records, files, external)
 
 
+_Accepted = dict[tuple[str, str, str], list[tuple[int, dict[str, Any]]]]
+"""(code, file, pointer) -> (index, entry) of the baseline entries accepting findings there."""
+
+
+def _baseline_entries(doc: Document, entries: list[Any]) -> tuple[_Accepted, list[Finding]]:
+    """The well-formed entries of the baseline, by place, and a finding for each malformed one."""
+    malformed: list[Finding] = []
+    accepted: _Accepted = {}
+    for i, entry in enumerate(entries):
+        keys = ("code", "file", "pointer", "reason")
+        if (
+            not isinstance(entry, dict)
+            or not all(isinstance(entry.get(k), str) for k in keys)
+            or not entry["reason"].strip()
+        ):
+            malformed.append(
+                codes.SCHEMA.at(
+                    doc,
+                    f"/entries/{i}",
+                    "a baseline entry needs string code, file, pointer and a non-empty reason",
+                    "say why the finding is a genuine defect of the source data",
+                )
+            )
+            continue
+        accepted.setdefault((entry["code"], entry["file"], entry["pointer"]), []).append((i, entry))
+    return accepted, malformed
+
+
+def _marked(findings: list[Finding], accepted: _Accepted) -> tuple[list[Finding], set[int]]:
+    """The findings, those an entry accepts marked as baselined with its reason; and the
+    indexes of the entries used. An entry with a message accepts only that message."""
+    out: list[Finding] = []
+    used: set[int] = set()
+    for f in findings:
+        match = next(
+            (
+                i_e
+                for i_e in accepted.get((f.code, f.file, f.pointer), [])
+                if i_e[1].get("message") in (None, f.message)
+            ),
+            None,
+        )
+        if match:
+            used.add(match[0])
+            out.append(f.model_copy(update={"baselined": True, "baseline_reason": match[1]["reason"]}))
+        else:
+            out.append(f)
+    return out, used
+
+
+def _stale(doc: Document, accepted: _Accepted, used: set[int]) -> list[Finding]:
+    """A warning for each baseline entry that matched no finding."""
+    return [
+        codes.BASELINE_STALE.at(
+            doc,
+            f"/entries/{i}",
+            f"baseline entry {entry['code']} at {entry['file']}{entry['pointer']} matches no finding",
+            "remove the entry: the defect it excused is gone or has changed",
+            Severity.WARNING,
+        )
+        for group in accepted.values()
+        for i, entry in group
+        if i not in used
+    ]
+
+
 def apply_baseline(registry: Registry, findings: list[Finding]) -> list[Finding]:
     """Mark findings the reviewed baseline accepts. An entry matches on code,
     file, pointer and, when it gives one, the exact message, so a claim that
@@ -190,50 +256,6 @@ def apply_baseline(registry: Registry, findings: list[Finding]) -> list[Finding]
                 'baseline.json is {"kind": "baseline", "entries": [...]}',
             ),
         ]
-    out: list[Finding] = []
-    accepted: dict[tuple[str, str, str], list[tuple[int, dict[str, Any]]]] = {}
-    for i, entry in enumerate(entries):
-        keys = ("code", "file", "pointer", "reason")
-        if (
-            not isinstance(entry, dict)
-            or not all(isinstance(entry.get(k), str) for k in keys)
-            or not entry["reason"].strip()
-        ):
-            out.append(
-                codes.SCHEMA.at(
-                    doc,
-                    f"/entries/{i}",
-                    "a baseline entry needs string code, file, pointer and a non-empty reason",
-                    "say why the finding is a genuine defect of the source data",
-                )
-            )
-            continue
-        accepted.setdefault((entry["code"], entry["file"], entry["pointer"]), []).append((i, entry))
-    used: set[int] = set()
-    for f in findings:
-        match = next(
-            (
-                i_e
-                for i_e in accepted.get((f.code, f.file, f.pointer), [])
-                if i_e[1].get("message") in (None, f.message)
-            ),
-            None,
-        )
-        if match:
-            used.add(match[0])
-            out.append(f.model_copy(update={"baselined": True, "baseline_reason": match[1]["reason"]}))
-        else:
-            out.append(f)
-    for group in accepted.values():
-        for i, entry in group:
-            if i not in used:
-                out.append(
-                    codes.BASELINE_STALE.at(
-                        doc,
-                        f"/entries/{i}",
-                        f"baseline entry {entry['code']} at {entry['file']}{entry['pointer']} matches no finding",
-                        "remove the entry: the defect it excused is gone or has changed",
-                        Severity.WARNING,
-                    )
-                )
-    return out
+    accepted, malformed = _baseline_entries(doc, entries)
+    marked, used = _marked(findings, accepted)
+    return [*malformed, *marked, *_stale(doc, accepted, used)]

@@ -21,7 +21,7 @@ from evreg.rules import UNIT, Rule
 from evreg.store import Document, Registry
 from evreg.vocab import load as load_vocab
 from evreg.vocab import promotable
-from evreg_rules.index import index
+from evreg_rules.index import Index, index
 from evreg_rules.scope import curve_identity, has, packet_scope_mismatches, selector_value
 
 # -- code documentation ---------------------------------------------------------
@@ -209,100 +209,123 @@ def _selected(doc: Document, base: str, binding: dict[str, Any], m: dict[str, An
     return value, None
 
 
+def _copied_exactly(doc: Document, fm: dict[str, Any], value: Any, m: dict[str, Any]) -> Iterator[Finding]:
+    """Mismatches between a packet's featured_metric and the sample and measurement it cites:
+    value, unit, workload and evidence are copies and must be exact."""
+    if fm["value"] != value:
+        yield FEATURED_MISMATCH.at(
+            doc,
+            "/featured_metric/value",
+            f"featured value {fm['value']!r} differs from the cited sample {value!r}",
+            FEATURED_MISMATCH.hint,
+        )
+    unit = citations.unit_of(fm["metric"])
+    if fm["unit"] != unit:
+        yield FEATURED_MISMATCH.at(
+            doc,
+            "/featured_metric/unit",
+            f"unit {fm['unit']!r} is not {fm['metric']}'s unit {unit!r}",
+            FEATURED_MISMATCH.hint,
+        )
+    for key in ("workload", "evidence"):
+        if fm[key] != m.get(key):
+            yield FEATURED_MISMATCH.at(
+                doc,
+                f"/featured_metric/{key}",
+                f"featured {key} differs from measurement {m['id']!r}'s {key}",
+                FEATURED_MISMATCH.hint,
+            )
+
+
+def _packet_featured(doc: Document, ix: Index) -> Iterator[Finding]:
+    """A packet's featured_metric: bound to one sample, copied exactly, of the packet's scope and promotable."""
+    fm = doc.data.get("featured_metric")
+    m_doc = ix.measurements.get(fm["measurement_id"]) if fm else None
+    if not fm or m_doc is None:
+        return
+    m = m_doc.data
+    value, problem = _selected(doc, "/featured_metric", fm, m)
+    if problem:
+        yield problem
+        return
+    yield from _copied_exactly(doc, fm, value, m)
+    for why in packet_scope_mismatches(doc.data, m):
+        yield SIDEWAYS.at(
+            doc,
+            "/featured_metric/measurement_id",
+            f"featured measurement {m['id']!r}: {why}",
+            SIDEWAYS.hint,
+        )
+    reason = promotable(m)
+    if reason:
+        yield NON_PROMOTABLE.at(
+            doc,
+            "/featured_metric/measurement_id",
+            f"featured measurement {m['id']!r} cannot be a headline: {reason}",
+            NON_PROMOTABLE.hint,
+        )
+
+
+def _family_result(
+    doc: Document, base: str, fr: dict[str, Any], m_doc: Document, primary: Document | None
+) -> Iterator[Finding]:
+    """One of a family's featured_results: bound to one sample of a measurement of this family, of
+    the revision the headline speaks for (its own, else the primary packet's), and promotable."""
+    _, problem = _selected(doc, base, fr, m_doc.data)
+    if problem:
+        yield problem
+    claimed = fr.get("revision") or (primary.data["revision"] if primary else None)
+    if claimed and m_doc.data["revision"] != claimed:
+        source = "its `revision`" if fr.get("revision") else f"primary packet {primary.id!r}"  # type: ignore[union-attr]
+        yield SIDEWAYS.at(
+            doc,
+            f"{base}/measurement_id",
+            f"featured result cites {m_doc.id!r} of revision {m_doc.data['revision']!r}, "
+            f"but the family's headline speaks for revision {claimed!r} ({source})",
+            SIDEWAYS.hint,
+        )
+    if m_doc.place.family != doc.id:
+        yield SIDEWAYS.at(
+            doc,
+            f"{base}/measurement_id",
+            f"featured result cites {m_doc.id!r} of family {m_doc.place.family!r}",
+            SIDEWAYS.hint,
+        )
+    reason = promotable(m_doc.data)
+    if reason:
+        yield NON_PROMOTABLE.at(
+            doc,
+            f"{base}/measurement_id",
+            f"featured measurement {m_doc.id!r} cannot be featured: {reason}",
+            NON_PROMOTABLE.hint,
+        )
+
+
+def _family_featured(doc: Document, ix: Index) -> Iterator[Finding]:
+    """A family's featured_results: exactly one hero, and each result as ``_family_result`` checks it."""
+    results = doc.data.get("featured_results") or []
+    heroes = [i for i, r in enumerate(results) if r["role"] == "hero"]
+    if results and len(heroes) != 1:
+        yield UNBOUND.at(
+            doc,
+            "/featured_results",
+            f"featured_results has {len(heroes)} heroes; exactly one is required",
+            UNBOUND.hint,
+        )
+    primary = ix.packets.get(doc.data.get("primary_packet_id") or "")
+    for i, fr in enumerate(results):
+        m_doc = ix.measurements.get(fr["measurement_id"])
+        if m_doc is None:
+            continue
+        yield from _family_result(doc, f"/featured_results/{i}", fr, m_doc, primary)
+
+
 def check_featured(registry: Registry) -> Iterator[Finding]:
     ix = index(registry)
     for doc in registry.records("packet"):
-        fm = doc.data.get("featured_metric")
-        m_doc = ix.measurements.get(fm["measurement_id"]) if fm else None
-        if not fm or m_doc is None:
-            continue
-        m = m_doc.data
-        value, problem = _selected(doc, "/featured_metric", fm, m)
-        if problem:
-            yield problem
-            continue
-        if fm["value"] != value:
-            yield FEATURED_MISMATCH.at(
-                doc,
-                "/featured_metric/value",
-                f"featured value {fm['value']!r} differs from the cited sample {value!r}",
-                FEATURED_MISMATCH.hint,
-            )
-        unit = citations.unit_of(fm["metric"])
-        if fm["unit"] != unit:
-            yield FEATURED_MISMATCH.at(
-                doc,
-                "/featured_metric/unit",
-                f"unit {fm['unit']!r} is not {fm['metric']}'s unit {unit!r}",
-                FEATURED_MISMATCH.hint,
-            )
-        for key in ("workload", "evidence"):
-            if fm[key] != m.get(key):
-                yield FEATURED_MISMATCH.at(
-                    doc,
-                    f"/featured_metric/{key}",
-                    f"featured {key} differs from measurement {m['id']!r}'s {key}",
-                    FEATURED_MISMATCH.hint,
-                )
-        for why in packet_scope_mismatches(doc.data, m):
-            yield SIDEWAYS.at(
-                doc,
-                "/featured_metric/measurement_id",
-                f"featured measurement {m['id']!r}: {why}",
-                SIDEWAYS.hint,
-            )
-        reason = promotable(m)
-        if reason:
-            yield NON_PROMOTABLE.at(
-                doc,
-                "/featured_metric/measurement_id",
-                f"featured measurement {m['id']!r} cannot be a headline: {reason}",
-                NON_PROMOTABLE.hint,
-            )
+        yield from _packet_featured(doc, ix)
     for doc in registry.records("family"):
-        results = doc.data.get("featured_results") or []
-        heroes = [i for i, r in enumerate(results) if r["role"] == "hero"]
-        if results and len(heroes) != 1:
-            yield UNBOUND.at(
-                doc,
-                "/featured_results",
-                f"featured_results has {len(heroes)} heroes; exactly one is required",
-                UNBOUND.hint,
-            )
-        primary = ix.packets.get(doc.data.get("primary_packet_id") or "")
-        for i, fr in enumerate(results):
-            base = f"/featured_results/{i}"
-            m_doc = ix.measurements.get(fr["measurement_id"])
-            if m_doc is None:
-                continue
-            _, problem = _selected(doc, base, fr, m_doc.data)
-            if problem:
-                yield problem
-            claimed = fr.get("revision") or (primary.data["revision"] if primary else None)
-            if claimed and m_doc.data["revision"] != claimed:
-                source = "its `revision`" if fr.get("revision") else f"primary packet {primary.id!r}"  # type: ignore[union-attr]
-                yield SIDEWAYS.at(
-                    doc,
-                    f"{base}/measurement_id",
-                    f"featured result cites {m_doc.id!r} of revision {m_doc.data['revision']!r}, "
-                    f"but the family's headline speaks for revision {claimed!r} ({source})",
-                    SIDEWAYS.hint,
-                )
-            if m_doc.place.family != doc.id:
-                yield SIDEWAYS.at(
-                    doc,
-                    f"{base}/measurement_id",
-                    f"featured result cites {m_doc.id!r} of family {m_doc.place.family!r}",
-                    SIDEWAYS.hint,
-                )
-            reason = promotable(m_doc.data)
-            if reason:
-                yield NON_PROMOTABLE.at(
-                    doc,
-                    f"{base}/measurement_id",
-                    f"featured measurement {m_doc.id!r} cannot be featured: {reason}",
-                    NON_PROMOTABLE.hint,
-                )
+        yield from _family_featured(doc, ix)
 
 
 # -- grades ---------------------------------------------------------------------------

@@ -125,6 +125,67 @@ class _Checker:
             yield self.dangling(doc, f"{base}/estimate_id", "estimate", cell["estimate_id"], "estimate")
         yield from self.local(doc, f"{base}/packet_id", cell.get("packet_id"), ("packet",), "packet")
 
+    def family_record(self, doc: Document) -> Iterator[Finding]:
+        """The ids a family names: primary packet, featured measurements, initial views, record order."""
+        data = doc.data
+        yield from self.local(doc, "/primary_packet_id", data.get("primary_packet_id"), ("packet",), "packet")
+        for i, fr in enumerate(data.get("featured_results") or []):
+            yield from self.measurement(doc, f"/featured_results/{i}/measurement_id", fr["measurement_id"])
+        for i, vid in enumerate(data.get("initial_view_ids") or []):
+            yield from self.local(doc, f"/initial_view_ids/{i}", vid, ("view",), "view")
+        for key, ids in (data.get("record_order") or {}).items():
+            kinds = tuple(k for k, lst in LIST_OF_KIND.items() if lst == key)
+            if not kinds:
+                yield DANGLING.at(
+                    doc,
+                    join_pointer("record_order", key),
+                    f"record_order names an unknown list {key!r}",
+                    DANGLING.hint,
+                )
+                continue
+            for i, rid in enumerate(ids):
+                yield from self.local(doc, join_pointer("record_order", key, i), rid, kinds, kinds[0])
+
+    def closure_record(self, doc: Document, fam: FamilyIndex) -> Iterator[Finding]:
+        """The revision and artifact a closure's selectors and artifact_id name; quantization is not checked."""
+        data = doc.data
+        selectors = dict(data["selectors"])
+        if "artifact_id" in data:
+            selectors["artifact_id"] = data["artifact_id"]
+        if isinstance(selectors.get("revision"), str):
+            yield from self.binding(
+                doc,
+                fam,
+                "/selectors",
+                selectors,
+                check_quantization=False,
+                artifact_pointer="/artifact_id" if "artifact_id" in data else None,
+            )
+        elif "revision" in selectors:
+            yield from self.revision(doc, fam, "/selectors/revision", selectors["revision"])
+
+    def estimate_record(self, doc: Document, fam: FamilyIndex) -> Iterator[Finding]:
+        """The ids an estimate names: its selectors' binding, its basis measurements, the estimate it supersedes."""
+        data = doc.data
+        yield from self.binding(doc, fam, "/selectors", data["selectors"])
+        for i, mid in enumerate(data["basis_measurement_ids"]):
+            yield from self.measurement(doc, f"/basis_measurement_ids/{i}", mid)
+        if data.get("supersedes") is not None and not self.ix.exists(("estimate",), None, data["supersedes"]):
+            yield self.dangling(doc, "/supersedes", "estimate", data["supersedes"], "estimate")
+
+    def external_sources(self, doc: Document, fam: FamilyIndex) -> Iterator[Finding]:
+        """External evidence references whose source the family does not declare."""
+        for pointer, value in doc.refs:
+            ref = parse_ref(value)
+            if ref.kind == "external" and ref.source not in fam.sources:
+                yield DANGLING.at(
+                    doc,
+                    pointer,
+                    f"evidence {value!r} names source {ref.source!r}, which family "
+                    f"{doc.place.family!r} does not declare in `sources`",
+                    "declare the source in family.json `sources`, or cite a local file",
+                )
+
     def record(self, doc: Document) -> Iterator[Finding]:
         data, fam, kind = doc.data, self.ix.family_of(doc), doc.kind
         if kind != "family" and fam.doc is None:
@@ -132,23 +193,7 @@ class _Checker:
             yield DANGLING.at(doc.path, "", message, "add packets/<family>/family.json", record=doc.ref())
             return
         if kind == "family":
-            yield from self.local(doc, "/primary_packet_id", data.get("primary_packet_id"), ("packet",), "packet")
-            for i, fr in enumerate(data.get("featured_results") or []):
-                yield from self.measurement(doc, f"/featured_results/{i}/measurement_id", fr["measurement_id"])
-            for i, vid in enumerate(data.get("initial_view_ids") or []):
-                yield from self.local(doc, f"/initial_view_ids/{i}", vid, ("view",), "view")
-            for key, ids in (data.get("record_order") or {}).items():
-                kinds = tuple(k for k, lst in LIST_OF_KIND.items() if lst == key)
-                if not kinds:
-                    yield DANGLING.at(
-                        doc,
-                        join_pointer("record_order", key),
-                        f"record_order names an unknown list {key!r}",
-                        DANGLING.hint,
-                    )
-                    continue
-                for i, rid in enumerate(ids):
-                    yield from self.local(doc, join_pointer("record_order", key, i), rid, kinds, kinds[0])
+            yield from self.family_record(doc)
         elif kind == "packet":
             yield from self.binding(doc, fam, "", data)
             fm = data.get("featured_metric")
@@ -169,36 +214,10 @@ class _Checker:
             for ri, rule in enumerate(data["rules"]):
                 yield from self.cell(doc, f"/rules/{ri}", rule)
         elif kind == "closure":
-            selectors = dict(data["selectors"])
-            if "artifact_id" in data:
-                selectors["artifact_id"] = data["artifact_id"]
-            if isinstance(selectors.get("revision"), str):
-                yield from self.binding(
-                    doc,
-                    fam,
-                    "/selectors",
-                    selectors,
-                    check_quantization=False,
-                    artifact_pointer="/artifact_id" if "artifact_id" in data else None,
-                )
-            elif "revision" in selectors:
-                yield from self.revision(doc, fam, "/selectors/revision", selectors["revision"])
+            yield from self.closure_record(doc, fam)
         elif kind == "estimate":
-            yield from self.binding(doc, fam, "/selectors", data["selectors"])
-            for i, mid in enumerate(data["basis_measurement_ids"]):
-                yield from self.measurement(doc, f"/basis_measurement_ids/{i}", mid)
-            if data.get("supersedes") is not None and not self.ix.exists(("estimate",), None, data["supersedes"]):
-                yield self.dangling(doc, "/supersedes", "estimate", data["supersedes"], "estimate")
-        for pointer, value in doc.refs:
-            ref = parse_ref(value)
-            if ref.kind == "external" and ref.source not in fam.sources:
-                yield DANGLING.at(
-                    doc,
-                    pointer,
-                    f"evidence {value!r} names source {ref.source!r}, which family "
-                    f"{doc.place.family!r} does not declare in `sources`",
-                    "declare the source in family.json `sources`, or cite a local file",
-                )
+            yield from self.estimate_record(doc, fam)
+        yield from self.external_sources(doc, fam)
 
 
 def check_references(registry: Registry) -> Iterator[Finding]:

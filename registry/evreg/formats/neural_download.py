@@ -275,18 +275,17 @@ _UNIT_SUFFIX = {"tok/s": "_tok_s", "t/s": "_tok_s", "tokens/s": "_tok_s", "ms": 
 _REFERENCE_KEYS = ("evidence_id", "measurement_id", "measurement_ids", "basis_measurement_ids")
 
 
-def bind_figures(records: list[dict[str, Any]]) -> tuple[int, int]:
-    """Turn figures in prose that state a measured value into citations, in place.
+_Value = tuple[str, int | None, float | None, float]
+"""(metric, sample index, point x, value) of one measured value: a sample has no x, a point no index."""
+_Hit = tuple[str, str, int | None, float | None]
+"""(measurement id, metric, sample index, point x) of the value a figure states."""
+_Search = tuple[list[str], float | None]
+"""(measurement ids, point x or None) where a figure's value is looked for."""
 
-    A figure is bound when, at the written precision, it equals exactly one
-    sample or point value of a metric its unit or notation names, searched in
-    order: the measurement the surrounding cell cites (``evidence_id``, at its
-    ``point_x``), the record itself, measurements the record references, then
-    the whole family. Ambiguous or unmatched figures stay as written, and the
-    citation renders back to exactly the written text (a lossless export).
-    Returns (bound, left).
-    """
-    values: dict[str, list[tuple[str, int | None, float | None, float]]] = defaultdict(list)
+
+def _measured_values(records: list[dict[str, Any]]) -> dict[str, list[_Value]]:
+    """Every numeric sample and point value of the measurements among ``records``, by measurement id."""
+    values: dict[str, list[_Value]] = defaultdict(list)
     for r in records:
         if r.get("kind") not in MEASUREMENT_KINDS:
             continue
@@ -300,22 +299,67 @@ def bind_figures(records: list[dict[str, Any]]) -> tuple[int, int]:
             for metric, v in p.items():
                 if metric != "x" and isinstance(v, int | float) and not isinstance(v, bool):
                     values[r["id"]].append((metric, None, float(p["x"]), float(v)))
+    return values
+
+
+def _matches(
+    values: Mapping[str, list[_Value]], mids: list[str], fig: citations.Figure, point_x: float | None = None
+) -> set[_Hit]:
+    """The values of measurements ``mids`` (at ``point_x``, if given) of a metric the figure's
+    hint or unit names that, at the figure's precision, read as the figure's number."""
+    found = set()
+    for mid in mids:
+        for metric, index, x, value in values.get(mid, ()):
+            if point_x is not None and x != point_x:
+                continue
+            if fig.metric_hint and metric != fig.metric_hint:
+                continue
+            if not fig.metric_hint and not metric.endswith(_UNIT_SUFFIX.get(fig.unit, "\0")):
+                continue
+            if citations.format_value(value, metric, fig.decimals, unit=False) == fig.number:
+                found.add((mid, metric, index, x))
+    return found
+
+
+def _hit(values: Mapping[str, list[_Value]], fig: citations.Figure, searches: list[_Search]) -> _Hit | None:
+    """The value the figure states, from the first search that finds any: None when that
+    search finds more than one (ambiguous) or none finds any."""
+    for mids, px in searches:
+        found = _matches(values, mids, fig, px) if mids else set()
+        if found:
+            return next(iter(found)) if len(found) == 1 else None
+    return None
+
+
+def _bind_text(text: str, values: Mapping[str, list[_Value]], searches: list[_Search]) -> tuple[str, int, int]:
+    """One prose string with every figure ``_hit`` finds replaced by its citation; and how many
+    figures were bound and left as written."""
+    new, bound, left = text, 0, 0
+    for fig in reversed(citations.find_figures(text)):
+        hit = _hit(values, fig, searches)
+        if hit is None:
+            left += 1
+            continue
+        mid, metric, index, x = hit
+        cite = citations.citation_text(mid, metric, index, x, fig.decimals, unit=False)
+        new = new[: fig.start] + cite + new[fig.start + len(fig.number) :]
+        bound += 1
+    return new, bound, left
+
+
+def bind_figures(records: list[dict[str, Any]]) -> tuple[int, int]:
+    """Turn figures in prose that state a measured value into citations, in place.
+
+    A figure is bound when, at the written precision, it equals exactly one
+    sample or point value of a metric its unit or notation names, searched in
+    order: the measurement the surrounding cell cites (``evidence_id``, at its
+    ``point_x``), the record itself, measurements the record references, then
+    the whole family. Ambiguous or unmatched figures stay as written, and the
+    citation renders back to exactly the written text (a lossless export).
+    Returns (bound, left).
+    """
+    values = _measured_values(records)
     bound = left = 0
-
-    def matches(mids: list[str], fig: citations.Figure, point_x: float | None = None) -> set[tuple[Any, ...]]:
-        found = set()
-        for mid in mids:
-            for metric, index, x, value in values.get(mid, ()):
-                if point_x is not None and x != point_x:
-                    continue
-                if fig.metric_hint and metric != fig.metric_hint:
-                    continue
-                if not fig.metric_hint and not metric.endswith(_UNIT_SUFFIX.get(fig.unit, "\0")):
-                    continue
-                if citations.format_value(value, metric, fig.decimals, unit=False) == fig.number:
-                    found.add((mid, metric, index, x))
-        return found
-
     for record in records:
         referenced = [v for _, _, v in iter_keyed_strings(record, lambda k: k in _REFERENCE_KEYS)]
         own = [record["id"]] if record.get("kind") in MEASUREMENT_KINDS else []
@@ -324,21 +368,10 @@ def bind_figures(records: list[dict[str, Any]]) -> tuple[int, int]:
             parent = _parent(record, pointer)
             cell = [parent["evidence_id"]] if isinstance(parent.get("evidence_id"), str) else []
             point_x = parent.get("point_x") if isinstance(parent.get("point_x"), int | float) else None
-            new = text
-            for fig in reversed(citations.find_figures(text)):
-                hit = None
-                for mids, px in ((cell, point_x), (own, None), (referenced, None), (family_wide, None)):
-                    found = matches(mids, fig, px) if mids else set()
-                    if found:
-                        hit = next(iter(found)) if len(found) == 1 else None
-                        break
-                if hit is None:
-                    left += 1
-                    continue
-                mid, metric, index, x = hit
-                cite = citations.citation_text(mid, metric, index, x, fig.decimals, unit=False)
-                new = new[: fig.start] + cite + new[fig.start + len(fig.number) :]
-                bound += 1
+            searches = [(cell, point_x), (own, None), (referenced, None), (family_wide, None)]
+            new, n_bound, n_left = _bind_text(text, values, searches)
+            bound += n_bound
+            left += n_left
             if new != text:
                 _set(record, pointer, new)
     return bound, left

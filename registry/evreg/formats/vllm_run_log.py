@@ -280,75 +280,70 @@ class _RunLog:
             }
             self.plan.add(record_path("closure", self.fam_of[model], rec["id"]), rec)
 
-    def sweeps(self) -> int:
-        """Concurrency sweeps as series measurements (in a packet when the checkpoint is known), and
-        a chart view per model. Returns how many sweeps were placed with a checkpoint."""
+    def profile_checkpoints(self) -> dict[str, set[str]]:
+        """The checkpoints each run profile used, from its runs without a ``MODEL=`` override."""
         profile_checkpoint: dict[str, set[str]] = defaultdict(set)
         for run in self.lists["runs"]:
             if "MODEL=" not in str(run.get("overrides", "")) and run.get("profile"):
                 profile_checkpoint[run["profile"]].add(run["checkpoint"])
+        return profile_checkpoint
+
+    def sweep_record(self, i: int, sweep: dict[str, Any], c: str | None) -> dict[str, Any]:
+        """Sweep ``i`` as a series measurement along ``concurrency``, of checkpoint ``c`` if known."""
+        notes = str(sweep.get("notes", ""))
+        points, locators = _sweep_points(i, sweep)
+        return {
+            "kind": "series-measurement",
+            "id": slug(f"sweep-{sweep.get('label', i)}"),
+            **self.base(sweep["model"], c),
+            "config": _sweep_config(sweep),
+            "workload": _sweep_workload(sweep),
+            "measurement_class": "concurrency-sweep",
+            "axis": "concurrency",
+            "points": points,
+            "evidence_locators": locators,
+            "label": sweep.get("label"),
+            **({"caveat": notes} if notes else {}),
+            **(
+                {"identity_basis": f"checkpoint of profile {_profile(sweep)!r} (its runs without a MODEL= override)"}
+                if c
+                else {}
+            ),
+        }
+
+    def sweep_view(self, model: str, members: list[tuple[str, str]]) -> None:
+        """The chart of a model's sweeps: one series per (measurement id, label) in ``members``."""
+        self.plan.add(
+            record_path("view", self.fam_of[model], "concurrency-sweeps"),
+            {
+                "kind": "view",
+                "id": "concurrency-sweeps",
+                "title": f"{model} · concurrency sweeps on one {self.gpu}",
+                "x_label": "concurrent requests",
+                "x_scale": "log",
+                "metrics": ["decode_tok_s", "aggregate_tok_s"],
+                "series": [{"label": label, "measurement_ids": [rid]} for rid, label in members],
+            },
+        )
+
+    def sweeps(self) -> int:
+        """Concurrency sweeps as series measurements (in a packet when the checkpoint is known), and
+        a chart view per model. Returns how many sweeps were placed with a checkpoint."""
+        profile_checkpoint = self.profile_checkpoints()
         placed = 0
         sweep_ids: dict[str, list[tuple[str, str]]] = defaultdict(list)
         for i, sweep in enumerate(self.lists["sweeps"]):
             model = sweep["model"]
-            profile = str(sweep.get("label", "")).split(" ")[0]
-            found = profile_checkpoint.get(profile, set())
-            notes = str(sweep.get("notes", ""))
-            c = next(iter(found)) if len(found) == 1 and "MODEL=" not in notes else None
-            dims = sweep.get("dimensions") or {}
-            points, locators = _sweep_points(i, sweep)
-            w = sweep.get("workload") or {}
-            text = (
-                f"{w.get('prompt_words', '?')}-word prompt, {w.get('output_tokens', '?')} output tokens, "
-                f"{w.get('rounds', '?')} rounds per concurrency level, ignore_eos {w.get('ignore_eos')}, "
-                f"thinking {w.get('thinking')}"
-            )
-            config = {
-                "tp": 1,
-                "cards": 1,
-                "max_num_seqs": _int(dims.get("seqs")),
-                "vision": dims.get("vision") == "on",
-                "cuda_graphs": dims.get("graphs") == "on",
-                "spec_decode": dims.get("mtp") == "on",
-                "max_model_len": sweep.get("max_model_len"),
-            }
-            rid = slug(f"sweep-{sweep.get('label', i)}")
-            rec = {
-                "kind": "series-measurement",
-                "id": rid,
-                **self.base(model, c),
-                "config": config,
-                "workload": text,
-                "measurement_class": "concurrency-sweep",
-                "axis": "concurrency",
-                "points": points,
-                "evidence_locators": locators,
-                "label": sweep.get("label"),
-                **({"caveat": notes} if notes else {}),
-                **(
-                    {"identity_basis": f"checkpoint of profile {profile!r} (its runs without a MODEL= override)"}
-                    if c
-                    else {}
-                ),
-            }
+            c = _sweep_checkpoint(sweep, profile_checkpoint)
+            rec = self.sweep_record(i, sweep, c)
+            rid = rec["id"]
             placed += bool(c)
             sweep_ids[model].append((rid, str(sweep.get("label", rid))))
             self.plan.add(
                 record_path("series-measurement", self.fam_of[model], rid, self.packet_of.get(c) if c else None), rec
             )
         for model, members in sweep_ids.items():
-            self.plan.add(
-                record_path("view", self.fam_of[model], "concurrency-sweeps"),
-                {
-                    "kind": "view",
-                    "id": "concurrency-sweeps",
-                    "title": f"{model} · concurrency sweeps on one {self.gpu}",
-                    "x_label": "concurrent requests",
-                    "x_scale": "log",
-                    "metrics": ["decode_tok_s", "aggregate_tok_s"],
-                    "series": [{"label": label, "measurement_ids": [rid]} for rid, label in members],
-                },
-            )
+            self.sweep_view(model, members)
 
         return placed
 
@@ -436,6 +431,42 @@ _SWEEP_LOCATED = (
     ("latency_p95_s", "latency_p95_s"),
 )
 """(metric in the record, field in a sweep level) of the values a sweep's points locate in the log."""
+
+
+def _profile(sweep: dict[str, Any]) -> str:
+    """The run profile a sweep's label starts with."""
+    return str(sweep.get("label", "")).split(" ")[0]
+
+
+def _sweep_checkpoint(sweep: dict[str, Any], profile_checkpoint: dict[str, set[str]]) -> str | None:
+    """A sweep's checkpoint: its profile's only checkpoint, unless its notes say it overrode ``MODEL=``."""
+    found = profile_checkpoint.get(_profile(sweep), set())
+    notes = str(sweep.get("notes", ""))
+    return next(iter(found)) if len(found) == 1 and "MODEL=" not in notes else None
+
+
+def _sweep_workload(sweep: dict[str, Any]) -> str:
+    """A sweep's workload in words: prompt and output length, rounds per level, EOS and thinking settings."""
+    w = sweep.get("workload") or {}
+    return (
+        f"{w.get('prompt_words', '?')}-word prompt, {w.get('output_tokens', '?')} output tokens, "
+        f"{w.get('rounds', '?')} rounds per concurrency level, ignore_eos {w.get('ignore_eos')}, "
+        f"thinking {w.get('thinking')}"
+    )
+
+
+def _sweep_config(sweep: dict[str, Any]) -> dict[str, Any]:
+    """A sweep's configuration from its ``dimensions`` (on/off switches) and ``max_model_len``."""
+    dims = sweep.get("dimensions") or {}
+    return {
+        "tp": 1,
+        "cards": 1,
+        "max_num_seqs": _int(dims.get("seqs")),
+        "vision": dims.get("vision") == "on",
+        "cuda_graphs": dims.get("graphs") == "on",
+        "spec_decode": dims.get("mtp") == "on",
+        "max_model_len": sweep.get("max_model_len"),
+    }
 
 
 def _sweep_points(i: int, sweep: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, str]]:
