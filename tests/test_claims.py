@@ -554,3 +554,32 @@ def test_a_number_its_metric_cannot_take_is_refused(reg: Reg, path: str, edit: A
 def test_plausible_edges_pass(reg: Reg) -> None:
     reg.edit(RUN, lambda d: d["metrics"].update(draft_acceptance_rate=[0.0, 1.0], ttft_ms=[0.01], tokens_seen=[0]))
     assert only(reg.findings(), "implausible-value") == []
+
+
+# -- the baseline cannot approve its own change ---------------------------------------------------------------
+
+
+def test_a_change_cannot_baseline_its_own_findings(reg: Reg) -> None:
+    reg.edit(RUN, lambda d: d["metrics"]["decode_tok_s"].__setitem__(0, 99.0))
+    [rewrite] = only(_with_base(reg), "history-rewrite")
+    entry = {"code": rewrite.code, "file": rewrite.file, "pointer": rewrite.pointer, "message": rewrite.message}
+    reg.put("packets/baseline.json", {"kind": "baseline", "entries": [entry | {"reason": "typo"}]})
+    findings = _with_base(reg)
+    assert [f.baselined for f in only(findings, "history-rewrite")] == [False]  # history is never baselinable
+    expect(findings, "baseline-self-approval", "packets/baseline.json", "/entries/0")
+    # nor is the self-approval finding, even by an entry that names itself
+    itself = {"code": "baseline-self-approval", "file": "packets/baseline.json", "pointer": "/entries/1"}
+    itself["message"] = "this change adds or edits a baseline entry (baseline-self-approval)"
+    reg.put(
+        "packets/baseline.json", {"kind": "baseline", "entries": [entry | {"reason": "x"}, itself | {"reason": "x"}]}
+    )
+    assert not any(f.baselined for f in only(_with_base(reg), "baseline-self-approval"))
+
+
+def test_baseline_entries_name_the_exact_message(reg: Reg) -> None:
+    reg.edit(RUN, lambda d: d.update(caveat="reaches 52.3 tok/s"))
+    wildcard = {"code": "orphan-number", "file": RUN, "pointer": "/caveat", "reason": "lab prose"}
+    reg.put("packets/baseline.json", {"kind": "baseline", "entries": [wildcard]})
+    findings = reg.findings()
+    assert not any(f.baselined for f in findings)
+    expect(findings, "schema", "packets/baseline.json", "/entries/0")

@@ -229,6 +229,12 @@ def test_scaffolds_refuse_what_the_registry_does_not_know(reg: Reg) -> None:
     assert (written["quantization"], written["hardware"], written["cards"]) == ("INT4", "H100", 1)
     code, err = new("packet", "fam", "p2", "--revision", REV_A, "--artifact", "art-a", *base)
     assert code == 1 and "exists already" in err
+    for bad in ("../../evil", "qwén", "Fam"):
+        code, err = new("family", bad, "--name", "x", "--revision", "r-1", "--repository", "o/r")
+        assert code == 1 and "is not an id" in err
+        code, err = new("packet", "fam", bad, "--revision", REV_A, "--artifact", "art-a", *base)
+        assert code == 1 and "is not an id" in err
+    assert not (reg.root.parent / "evil").exists()
     refused = evreg("feature", "fam/p2", "run-1", "decode_tok_s", "--sample", "7", cwd=reg.root)
     assert refused.returncode == 1 and "index 7 is out of range" in refused.stderr
 

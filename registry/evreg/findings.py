@@ -78,6 +78,8 @@ class Code:
     why: str
     hint: str
     example: str = ""
+    baselinable: bool = True
+    """False for findings no baseline entry may accept (a change's own history, the baseline's own edits)."""
 
     def __post_init__(self) -> None:
         if _DECLARED.setdefault(self.code, self) is not self:
@@ -117,6 +119,11 @@ class Code:
 def declared() -> dict[str, Code]:
     """Every code declared by the modules imported so far."""
     return dict(_DECLARED)
+
+
+def code_of(finding: Finding) -> Code:
+    """The declared code a finding was made from."""
+    return _DECLARED[finding.code]
 
 
 def escape_token(token: str | int) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from collections.abc import Iterator
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -50,16 +51,26 @@ class Human(Reporter):
 
     @staticmethod
     def finding(f: Finding) -> str:
-        where = f.file + (f":{f.line}:{f.column}" if f.line else "")
-        ptr = f" at {f.pointer}" if f.pointer else ""
+        """One finding on one line (its hint and reason indented below). Control characters of file names and
+        messages are escaped: a line of ours never reads as a CI workflow command or splits in two."""
+        where = _visible(f.file) + (f":{f.line}:{f.column}" if f.line else "")
+        ptr = f" at {_visible(f.pointer)}" if f.pointer else ""
         tag = " (baselined)" if f.baselined else ""
         intro = " (not introduced by this change)" if f.introduced is False else ""
-        text = f"{where}: {f.severity.value} [{f.code}]{tag}{intro} {f.message}{ptr}"
+        text = f"{where}: {f.severity.value} [{f.code}]{tag}{intro} {_visible(f.message)}{ptr}"
         if f.hint:
-            text += f"\n    hint: {f.hint}"
+            text += f"\n    hint: {_visible(f.hint)}"
         if f.baseline_reason:
-            text += f"\n    baselined because: {f.baseline_reason}"
+            text += f"\n    baselined because: {_visible(f.baseline_reason)}"
         return text
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
+
+
+def _visible(text: str) -> str:
+    """``text`` with control characters (newlines included) written as escapes."""
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
 class Json(Reporter):

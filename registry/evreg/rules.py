@@ -16,7 +16,7 @@ from typing import Any
 
 from evreg import codes, workers
 from evreg.evidence import parse_ref
-from evreg.findings import Code, Finding, Severity
+from evreg.findings import Code, Finding, Severity, code_of
 from evreg.layout import BASELINE
 from evreg.store import Document, Reads, Registry, recording
 
@@ -181,7 +181,7 @@ def _baseline_entries(doc: Document, entries: list[Any]) -> tuple[_Accepted, lis
     malformed: list[Finding] = []
     accepted: _Accepted = {}
     for i, entry in enumerate(entries):
-        keys = ("code", "file", "pointer", "reason")
+        keys = ("code", "file", "pointer", "message", "reason")
         if (
             not isinstance(entry, dict)
             or not all(isinstance(entry.get(k), str) for k in keys)
@@ -191,8 +191,9 @@ def _baseline_entries(doc: Document, entries: list[Any]) -> tuple[_Accepted, lis
                 codes.SCHEMA.at(
                     doc,
                     f"/entries/{i}",
-                    "a baseline entry needs string code, file, pointer and a non-empty reason",
-                    "say why the finding is a genuine defect of the source data",
+                    "a baseline entry needs string code, file, pointer, the exact message it accepts (no wildcards) "
+                    "and a non-empty reason",
+                    "copy the finding's code, file, pointer and message; say why it is a genuine defect of the data",
                 )
             )
             continue
@@ -202,7 +203,8 @@ def _baseline_entries(doc: Document, entries: list[Any]) -> tuple[_Accepted, lis
 
 def _marked(findings: list[Finding], accepted: _Accepted) -> tuple[list[Finding], set[int]]:
     """The findings, those an entry accepts marked as baselined with its reason; and the
-    indexes of the entries used. An entry with a message accepts only that message."""
+    indexes of the entries used. An entry accepts one exact message, and never a finding whose
+    code is not baselinable."""
     out: list[Finding] = []
     used: set[int] = set()
     for f in findings:
@@ -210,7 +212,7 @@ def _marked(findings: list[Finding], accepted: _Accepted) -> tuple[list[Finding]
             (
                 i_e
                 for i_e in accepted.get((f.code, f.file, f.pointer), [])
-                if i_e[1].get("message") in (None, f.message)
+                if i_e[1]["message"] == f.message and code_of(f).baselinable
             ),
             None,
         )

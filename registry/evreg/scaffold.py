@@ -6,17 +6,26 @@ artifact's; it never overwrites a file, and it never guesses a value the contrib
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 from evreg import jsonio
 from evreg.citations import lookup, unit_of
-from evreg.layout import PACKETS, record_path
+from evreg.layout import PACKETS, REVISION_ID_PATTERN, SLUG_PATTERN, record_path
 from evreg.store import MEASUREMENT_KINDS, Registry, load
 
 
 class ScaffoldRefused(ValueError):
     """Nothing was written; the message says why and what to do."""
+
+
+def _ids(**ids: str) -> None:
+    """Refuse an id that is not one: it names a file and a folder, and a link (``../x`` would write outside)."""
+    for what, value in ids.items():
+        pattern = REVISION_ID_PATTERN if what == "revision" else SLUG_PATTERN
+        if not re.fullmatch(pattern, value):
+            raise ScaffoldRefused(f"{what} id {value!r} is not an id: {pattern} (lowercase letters, digits, '-')")
 
 
 def write_new(root: Path, path: str, record: dict[str, Any]) -> None:
@@ -32,6 +41,7 @@ def replace(root: Path, path: str, record: dict[str, Any]) -> None:
 
 
 def family(family_id: str, name: str, revision: str, repository: str, commit: str | None) -> dict[str, Any]:
+    _ids(family=family_id, revision=revision)
     rev: dict[str, Any] = {"id": revision, "repository": repository, "quantized_artifacts": []}
     rev.update({"revision": commit} if commit else {"revision_status": "Commit not recorded yet."})
     return {"kind": "family", "id": family_id, "name": name, "weight_revisions": [rev]}
@@ -69,6 +79,7 @@ def artifact(
     evidence: str,
 ) -> dict[str, Any]:
     """The family record with one more quantized artifact under ``revision``."""
+    _ids(family=family_id, artifact=artifact_id)
     fam = _family(load(root), family_id)
     rev = _revision(fam, revision)
     artifacts = rev.setdefault("quantized_artifacts", [])
@@ -103,6 +114,7 @@ def packet(
 ) -> dict[str, Any]:
     """A packet whose identity the family vouches for: a known revision, one of its artifacts (when it has
     any), and that artifact's exact quantization."""
+    _ids(family=family_id, packet=packet_id)
     rev = _revision(_family(load(root), family_id), revision)
     artifacts = {a.get("id"): a for a in rev.get("quantized_artifacts", []) if isinstance(a, dict)}
     record: dict[str, Any] = {
@@ -143,6 +155,7 @@ def featured(
 ) -> dict[str, Any]:
     """The packet record with ``featured_metric`` bound to one stored sample, its value, unit, workload
     and evidence copied exactly (a hand copy is how headline and receipt drift apart)."""
+    _ids(family=family_id, packet=packet_id)
     registry = load(root)
     doc = registry.document(record_path("packet", family_id, packet_id))
     if doc is None or not doc.valid:

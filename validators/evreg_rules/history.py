@@ -10,7 +10,7 @@ from typing import Any
 from evreg.evidence import parse_ref
 from evreg.findings import Code, Finding, Severity
 from evreg.jsonio import canonical
-from evreg.layout import id_key
+from evreg.layout import BASELINE, id_key
 from evreg.rules import Rule
 from evreg.store import MEASUREMENT_KINDS, Document, Registry
 from evreg.vocab import promotable
@@ -24,6 +24,7 @@ REWRITE = Code(
     "published record's evidence files never change, and a retirement is not undone.",
     "Restore the published record (and its evidence file) and add a new measurement with `supersedes: <old id>`.",
     "a change that edits decode_tok_s of a measurement that exists on the base",
+    baselinable=False,
 )
 DELETED = Code(
     "record-deleted",
@@ -31,6 +32,7 @@ DELETED = Code(
     "Deleting a record breaks its permalink and every citation of it, and hides that it ever existed.",
     "Keep the file and add `retired: {reason, date}`; corrections are new records.",
     "a change that deletes packets/f/measurements/run-1.json",
+    baselinable=False,
 )
 RAISED = Code(
     "promotion-without-evidence",
@@ -39,6 +41,18 @@ RAISED = Code(
     "file in the packet's scope is a relabel.",
     "Add the new in-scope measurement or evidence file in the same change, or keep the grade.",
     "a change that raises EVID C to B and adds only an edited caveat",
+    baselinable=False,
+)
+
+SELF_APPROVAL = Code(
+    "baseline-self-approval",
+    "A change that adds or widens baseline entries",
+    "The baseline accepts findings; a pull request that edits it could accept its own defects, so CI would be "
+    "green on a change that breaks the rules. Accepting a defect is a maintainer's step, reviewed on its own.",
+    "Fix the finding instead; if it is a genuine defect of imported data, ask a maintainer to accept it "
+    "(they commit the baseline entry to main on its own).",
+    'a pull request adding {"code": "history-rewrite", ...} to packets/baseline.json',
+    baselinable=False,
 )
 
 RULES_CHANGED = Code(
@@ -80,6 +94,7 @@ def check_history(registry: Registry) -> Iterator[Finding]:
                 new, "/retired", f"published {old.kind} {old.id!r} was retired; the change undoes or rewrites it"
             )
     yield from _raised_grades(registry, base)
+    yield from _self_approval(registry, base)
     rule_files = sorted(p for p in registry.changed if p.startswith(RULE_PATHS))
     if rule_files and any(p.startswith("packets/") for p in registry.changed):
         message = (
@@ -166,6 +181,20 @@ def _grade(data: dict[str, Any], which: str) -> str | None:
     return g.get("grade") if isinstance(g, dict) else None
 
 
+def _self_approval(head: Registry, base: Registry) -> Iterator[Finding]:
+    """Entries of the baseline that the base does not have exactly (new, or widened by an edit)."""
+    doc = head.document(BASELINE)
+    if doc is None or not isinstance(doc.data, dict) or not isinstance(doc.data.get("entries"), list):
+        return
+    old = base.document(BASELINE)
+    old_entries = old.data.get("entries") if old is not None and isinstance(old.data, dict) else None
+    before = {canonical(e) for e in old_entries} if isinstance(old_entries, list) else set()
+    for i, entry in enumerate(doc.data["entries"]):
+        if canonical(entry) not in before:
+            what = entry.get("code") if isinstance(entry, dict) else None
+            yield SELF_APPROVAL.at(doc, f"/entries/{i}", f"this change adds or edits a baseline entry ({what})")
+
+
 def _observations(data: dict[str, Any]) -> str:
     """What a measurement observed: two records with the same numbers and evidence are one observation."""
     return canonical([data.get("metrics"), data.get("points"), sorted((data.get("evidence_sha256") or {}).values())])
@@ -220,4 +249,4 @@ def _raises(
             )
 
 
-RULES = [Rule("history", (REWRITE, DELETED, RAISED, RULES_CHANGED), check_history)]
+RULES = [Rule("history", (REWRITE, DELETED, RAISED, SELF_APPROVAL, RULES_CHANGED), check_history)]
