@@ -583,3 +583,20 @@ def test_baseline_entries_name_the_exact_message(reg: Reg) -> None:
     findings = reg.findings()
     assert not any(f.baselined for f in findings)
     expect(findings, "schema", "packets/baseline.json", "/entries/0")
+
+
+# -- non-promotable everywhere: a superseded run backs nothing ---------------------------------------
+
+
+def test_a_superseded_run_backs_no_headline_cell_or_curve(reg: Reg) -> None:
+    correction = reg.read(RUN) | {"id": "run-2", "supersedes": "run-1"}
+    reg.put(f"{F}/pkt/measurements/run-2.json", correction)
+    other = reg.read(RUN) | {"id": "run-3", "config": {"tp": 2, "mtp": 0, "natural_eos": True}}
+    reg.put(f"{F}/pkt/measurements/run-3.json", other)
+    reg.edit(f"{F}/views/tp-view.json", lambda d: d["series"][0]["measurement_ids"].append("run-3"))
+    findings = only(reg.findings(), "non-promotable-evidence")
+    where = {(f.file, f.pointer) for f in findings}
+    assert (f"{F}/family.json", "/featured_results/0/measurement_id") in where  # the headline
+    assert (f"{F}/coverage/matrix.json", "/cells/0:1/evidence_id") in where  # a measured cell
+    assert (f"{F}/views/tp-view.json", "/series/0/measurement_ids/0") in where  # a joined curve
+    assert all("superseded by 'run-2'" in f.message for f in findings)

@@ -20,9 +20,11 @@ from evreg.jsonio import MAX_RECORD_BYTES
 from evreg.rules import UNIT, Rule
 from evreg.store import Document, Registry
 from evreg.vocab import load as load_vocab
-from evreg.vocab import promotable
 from evreg_rules.index import Index, index
 from evreg_rules.scope import curve_identity, has, packet_scope_mismatches, selector_value
+
+MEASURED = ("lab-measured", "community-measured")
+"""Cell states that claim a measurement which may back a promotion."""
 
 # -- code documentation ---------------------------------------------------------
 
@@ -256,7 +258,7 @@ def _packet_featured(doc: Document, ix: Index) -> Iterator[Finding]:
             f"featured measurement {m['id']!r}: {why}",
             SIDEWAYS.hint,
         )
-    reason = promotable(m)
+    reason = ix.why_not_promotable(m, doc.place.family)
     if reason:
         yield NON_PROMOTABLE.at(
             doc,
@@ -267,7 +269,7 @@ def _packet_featured(doc: Document, ix: Index) -> Iterator[Finding]:
 
 
 def _family_result(
-    doc: Document, base: str, fr: dict[str, Any], m_doc: Document, primary: Document | None
+    doc: Document, base: str, fr: dict[str, Any], m_doc: Document, primary: Document | None, ix: Index
 ) -> Iterator[Finding]:
     """One of a family's featured_results: bound to one sample of a measurement of this family, of
     the revision the headline speaks for (its own, else the primary packet's), and promotable."""
@@ -291,7 +293,7 @@ def _family_result(
             f"featured result cites {m_doc.id!r} of family {m_doc.place.family!r}",
             SIDEWAYS.hint,
         )
-    reason = promotable(m_doc.data)
+    reason = ix.why_not_promotable(m_doc.data, m_doc.place.family)
     if reason:
         yield NON_PROMOTABLE.at(
             doc,
@@ -317,7 +319,7 @@ def _family_featured(doc: Document, ix: Index) -> Iterator[Finding]:
         m_doc = ix.measurements.get(fr["measurement_id"])
         if m_doc is None:
             continue
-        yield from _family_result(doc, f"/featured_results/{i}", fr, m_doc, primary)
+        yield from _family_result(doc, f"/featured_results/{i}", fr, m_doc, primary, ix)
 
 
 def check_featured(registry: Registry) -> Iterator[Finding]:
@@ -355,7 +357,8 @@ def _pinned(registry: Registry, packet: Document) -> bool:
 
 
 def rubric_checks(registry: Registry, packet: Document, attached: list[Document]) -> dict[str, bool]:
-    ok = [m.data for m in attached if promotable(m.data) is None]
+    ix = index(registry)
+    ok = [m.data for m in attached if ix.why_not_promotable(m.data, packet.place.family) is None]
     evidence_files = {m.get("evidence") for m in ok}
 
     def hashed(m: dict[str, Any]) -> bool:
@@ -457,6 +460,9 @@ def _cell_against(
             f"cell says {state!r} but cites {evidence_id!r}, which is {m['state']!r}",
             STATE.hint,
         )
+    why = index(registry).why_not_promotable(m, m_doc.place.family) if state in MEASURED else None
+    if why:
+        yield NON_PROMOTABLE.at(doc, f"{pointer}/evidence_id", f"a {state} cell cites {evidence_id!r}: {why}")
     point_x = cell.get("point_x")
     if point_x is not None and not any(p.get("x") == point_x for p in m.get("points") or []):
         yield UNRESOLVED.at(
@@ -605,6 +611,11 @@ def check_views(registry: Registry) -> Iterator[Finding]:
                 )
             if doc.data.get("discrete") or len(members) < 2:
                 continue
+            ix = index(registry)
+            for ptr, m_doc in members:
+                why = ix.why_not_promotable(m_doc.data, m_doc.place.family)
+                if why:
+                    yield NON_PROMOTABLE.at(doc, ptr, f"a joined curve shows {m_doc.id!r}: {why}")
             first = curve_identity(members[0][1].data, x_key)
             for ptr, m_doc in members[1:]:
                 ident = curve_identity(m_doc.data, x_key)
@@ -624,6 +635,6 @@ RULES = [
     Rule("site-citations", (PAGE_HTML, FORGED), check_site_pages),
     Rule("featured", (UNBOUND, FEATURED_MISMATCH, SIDEWAYS, NON_PROMOTABLE), check_featured, UNIT),
     Rule("grades", (GRADE,), check_grades, UNIT),
-    Rule("coverage", (STATE, INCOMPLETE), check_coverage, UNIT),
-    Rule("views", (CURVE,), check_views, UNIT),
+    Rule("coverage", (STATE, INCOMPLETE, NON_PROMOTABLE), check_coverage, UNIT),
+    Rule("views", (CURVE, NON_PROMOTABLE), check_views, UNIT),
 ]

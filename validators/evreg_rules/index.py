@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evreg.store import MEASUREMENT_KINDS, ById, Document, Registry
+from evreg.vocab import promotable
 
 
 @dataclass
@@ -34,6 +35,7 @@ class Index:
         self.packets = ById(registry, ("packet",))
         self._families: dict[str, FamilyIndex] = {}
         self._of_family: dict[str | None, list[Document]] = {}
+        self._superseded: dict[str | None, dict[str, str]] = {}
 
     def family(self, name: str) -> FamilyIndex:
         if name not in self._families:
@@ -55,6 +57,24 @@ class Index:
         if family not in self._of_family:
             self._of_family[family] = self.registry.unit_records(family or "", *MEASUREMENT_KINDS)
         return self._of_family[family]
+
+    def superseded(self, family: str | None) -> dict[str, str]:
+        """Measurement id -> the id of the measurement of the same family that corrects it."""
+        if family not in self._superseded:
+            self._superseded[family] = {
+                str(d.data["supersedes"]): str(d.id)
+                for d in self.measurements_of_family(family)
+                if d.valid and isinstance(d.data.get("supersedes"), str)
+            }
+        return self._superseded[family]
+
+    def why_not_promotable(self, data: dict[str, Any], family: str | None) -> str | None:
+        """Why a measurement may not back a headline, grade, measured cell or solid curve, or None:
+        its state, class or retirement (``vocab.promotable``), or a correction that supersedes it."""
+        reason = promotable(data)
+        if reason is None and data.get("id") in self.superseded(family):
+            reason = f"it is superseded by {self.superseded(family)[data['id']]!r}"
+        return reason
 
     def exists(self, kinds: tuple[str, ...], family: str | None, record_id: str) -> bool:
         """A file for this id exists at a place of one of ``kinds`` (``family`` None: any family)."""
