@@ -271,3 +271,38 @@ def test_schema_drift(reg: Reg) -> None:
     path = reg.root / "schema/packet.schema.json"
     path.write_text(path.read_text().replace('"id"', '"identifier"', 1))
     one(reg, "schema-drift", "schema/packet.schema.json", "")
+
+
+# -- runtime identity: parsed, not compared as free text --------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("claimed", "measured", "same"),
+    [
+        # one build written two ways (the lab's own records)
+        (
+            "llama.cpp SYCL 9976 (e3546c794) + preserved local stack",
+            "llama.cpp SYCL e3546c794 + preserved local stack",
+            True,
+        ),
+        ("llama.cpp SYCL 15586e2d", "llama.cpp SYCL 15586e2d7165570fb3aa7c26e0d442e289ef69de", True),
+        ("llama.cpp b5163 (8cf427ff)", "LLAMA.CPP  8cf427ff", True),
+        ("vLLM 0.28.0", "vLLM 0.28.0", True),
+        # a claim naming only the engine covers every build of it
+        ("vLLM XPU", "vLLM XPU 0.20.1 + local fallback patch", True),
+        # not the same build
+        ("vLLM 0.28.0 + unmerged fork", "vLLM 0.28.0", False),
+        ("vLLM 0.28.0", "vLLM 0.28.1", False),
+        ("llama.cpp SYCL 9976 (e3546c794)", "llama.cpp SYCL 9977 (e3546c794)", True),  # the commit decides
+        ("llama.cpp SYCL e3546c794", "llama.cpp SYCL e3546c795", False),
+        ("vLLM XPU nightly a3561ef8 stock", "vLLM XPU nightly a3561ef8 + TP2 historical-winner overlay", False),
+        ("llama.cpp SYCL 9976", "llama.cpp SYCL e3546c794", False),  # nothing comparable on both sides
+        ("llama.cpp SYCL graph port", "llama.cpp SYCL fa0f3b25a47f346858a4d0d169f5181aa424b110", False),
+        ("vLLM", "vLLM XPU 0.20.1", True),
+        ("vLLM XPU", "vLLM 0.28.0", False),
+    ],
+)
+def test_runtime_identity_is_parsed(claimed: str, measured: str, same: bool) -> None:
+    from evreg_rules.scope import runtime_matches
+
+    assert runtime_matches(claimed, {"runtime": measured}) is same
