@@ -23,6 +23,7 @@ LAYERS: dict[str, int] = {
             "coverage",
             "jsonio",
             "citations",
+            "figures",
             "evidence",
             "models",
             "layout",

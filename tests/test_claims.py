@@ -484,22 +484,31 @@ def test_hand_written_site_page_orphan_and_citation(reg: Reg) -> None:
     assert reg.findings() == []
 
 
-@pytest.mark.parametrize(
-    ("text", "figures"),
-    [
-        ("reaches 52.3 tok/s at TP4 with MTP3 on Q4_K_M", ["52.3 tok/s"]),
-        ("D25.678 · AR.587 · MTP3", ["25.678", ".587"]),
-        (
-            "TTFT 274.6 ms, 24.8% slower, 911 MiB free, 1.5x faster, 350 W",
-            ["274.6 ms", "24.8%", "911 MiB", "1.5x", "350 W"],
-        ),
-        ("decode 52.3 with prefill: 826.36", ["52.3", "826.36"]),
-        ("5/25 outputs differed on 2026-08-23 with vLLM 0.9.1 at commit a3561ef8", []),
-        ("TP4, MTP3, Q4_K_M, D511 window, 32K context, 12 prompts, 4x4 grid, MTP0–5 × TP1/2", []),
-    ],
-)
-def test_which_figures_are_claims(text: str, figures: list[str]) -> None:
-    assert [f.text for f in citations.find_figures(text)] == figures
+def _grammar_examples() -> list[tuple[str, list[str]]]:
+    """The rows of the methodology page's table of figure examples: (text, the claims in it)."""
+    import re
+
+    page = (REPO / "site/methodology/index.md").read_text()
+    table = page[page.index("| Text | Claims in it |") :].split("\n\n", 1)[0].splitlines()[2:]
+    rows = []
+    for row in table:
+        text_cell, claims_cell = row.strip("|").split(" | ", 1)
+        text = re.match(r"\s*`([^`]*)`", text_cell).group(1)  # type: ignore[union-attr]
+        claims = [] if claims_cell.strip() == "none" else re.findall(r"`([^`]*)`", claims_cell)
+        rows.append((text, claims))
+    return rows
+
+
+@pytest.mark.parametrize(("text", "figures"), _grammar_examples())
+def test_the_documented_figure_grammar(text: str, figures: list[str]) -> None:
+    from evreg.figures import find_figures
+
+    assert [f.text for f in find_figures(text)] == figures
+
+
+def test_the_grammar_table_has_claims_and_non_claims() -> None:
+    rows = _grammar_examples()
+    assert len(rows) >= 20 and any(not f for _, f in rows) and sum(len(f) for _, f in rows) >= 25
 
 
 def test_every_declared_finding_code_is_documented_and_explained() -> None:

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import EVIDENCE, LAB_MANIFEST, REPO, F, Reg, evreg, only
-from evreg import citations, jsonio, rules
+from evreg import citations, figures, jsonio, rules
 from evreg.formats import ImportRefused, neural_download
 from evreg.store import load
 
@@ -70,7 +70,7 @@ def test_canonical_form_round_trips_and_is_idempotent(value: Any) -> None:
 def test_locator_and_citation_scanner_never_raise(text: str, pointer: str) -> None:
     jsonio.Locator(text).position("/" + pointer)
     list(citations.parse(text))
-    citations.find_figures(text)
+    figures.find_figures(text)
 
 
 @FUZZ

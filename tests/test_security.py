@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from conftest import EVIDENCE, F, Reg, only  # noqa: F401
-from evreg import catalog, citations, jsonio, rules
+from evreg import catalog, citations, figures, jsonio, rules
 from evreg.bench import ADVERSARIAL, adversarial_text
 from evreg.cli import cli
 from evreg.layout import DEFAULT_DB
@@ -145,7 +145,7 @@ def test_brace_scan_matches_the_shortest_spans_and_reports_an_unclosed_one() -> 
     assert list(citations.brace_spans(text)) == [(2, 9), (12, 24), (27, -1)]
     errors = [str(c) for c in citations.parse(text)]
     assert len(errors) == 3 and "unclosed" in errors[-1]
-    assert [f.text for f in citations.find_figures("{{ 52.3 tok/s")] == ["52.3 tok/s"]  # unclosed hides nothing
+    assert [f.text for f in figures.find_figures("{{ 52.3 tok/s")] == ["52.3 tok/s"]  # unclosed hides nothing
 
 
 # -- validate clean => build succeeds ------------------------------------------------------------

@@ -11,7 +11,7 @@ alone (for notations like ``D{{ ... }}`` that carry the metric in a letter).
 
 This module parses citations, resolves them against the registry's
 measurements, formats values, and finds *figures*: numbers in prose that
-make a measurement claim and so must be citations (see ``find_figures``).
+make a measurement claim and so must be citations (``evreg.figures``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from evreg.jsonio import iter_keyed_strings, map_keyed_strings
@@ -244,101 +243,3 @@ def iter_prose(data: Any) -> Iterator[tuple[str, str]]:
 
 def map_prose(data: Any, fn: Callable[[str], str]) -> Any:
     return map_keyed_strings(data, is_prose_key, fn)
-
-
-_FIGURE = re.compile(
-    r"(?<![\w.@/-])(?P<sign>[+-]?)(?P<num>\d+(?:\.\d+)?|\.\d+)"
-    r"(?:(?P<sp>[ \u00a0]?)(?P<unit>tok/s|tokens/s|t/s|ms|GiB|MiB|GB|MB|W|s|%)(?![\w/])"
-    r"|(?P<mult>[x×])(?![\w/]))"
-)
-_DIGIT = re.compile(r"\d")
-_CODE = re.compile(r"(?<![\w.])(?P<code>E2E|AR|EV|D|P|T|A)(?P<num>\d*\.\d+)(?![\w.])")
-_WORD = re.compile(
-    r"(?i)(?<![\w.])(?P<word>decode|prefill|ttft|throughput)(?:\s+(?:of|at|was|is|=|:)|\s*[=:])?\s+"
-    r"(?P<num>\d+\.\d+)(?![\w.])"
-)
-CODE_METRICS = {
-    "D": "decode_tok_s",
-    "P": "prefill_tok_s",
-    "T": "ttft_ms",
-    "E2E": "wall_output_tok_s",
-    "AR": "draft_acceptance_rate",
-    "EV": "effective_tokens_per_verification",
-    "A": "mean_acceptance_length",
-}
-WORD_METRICS = {
-    "decode": "decode_tok_s",
-    "prefill": "prefill_tok_s",
-    "ttft": "ttft_ms",
-    "throughput": "aggregate_tok_s",
-}
-
-
-@dataclass(frozen=True)
-class Figure:
-    """A number in prose that states a measured value and so must be a citation."""
-
-    start: int  # span of the number (and its unit, when written after it)
-    end: int
-    text: str
-    number: str
-    unit: str  # the unit written, or "" for letter-coded and word-led figures
-    metric_hint: str | None  # metric the notation names (D → decode_tok_s), if any
-
-    @property
-    def decimals(self) -> int:
-        return len(self.number.split(".")[1]) if "." in self.number else 0
-
-
-def find_figures(text: str) -> list[Figure]:
-    """Figures that are claims, outside citations.
-
-    A figure is a claim when it is
-    - a number followed by a measurement unit: tok/s, t/s, tokens/s, ms, s, %,
-      GB, GiB, MB, MiB or W (``52.3 tok/s``, ``24.8%``, ``911 MiB``), or a
-      decimal number with a multiplier sign right after it (``1.5x``, ``2.25×``);
-    - a decimal number in the lab's letter notation for a metric
-      (``D25.678`` decode, ``P826.4`` prefill, ``T274.6`` TTFT, ``AR.587``
-      acceptance rate, ``E2E``, ``EV``, ``A``);
-    - a decimal number led by a metric word (``decode 52.3``, ``TTFT: 274.5``).
-
-    Not claims: identifiers and settings (TP4, MTP3, Q4_K_M, D511 windows,
-    32K contexts), dates, commit hashes, counts and fractions (5/25, 12
-    prompts), version strings (0.9.1, v1.2), and bare numbers.
-    """
-    if not _DIGIT.search(text):
-        return []  # most prose: no number at all
-    masked = text
-    if "{{" in text:
-        pieces, last = [], 0
-        for start, end in brace_spans(text):
-            if end < 0:
-                break  # an unclosed "{{" hides nothing: the figures after it still count
-            pieces += [text[last:start], "\0" * (end - start)]
-            last = end
-        masked = "".join([*pieces, text[last:]])
-    if not _DIGIT.search(masked):
-        return []
-    found: dict[int, Figure] = {}
-    for m in _FIGURE.finditer(masked):
-        unit = m.group("unit") or m.group("mult")
-        if m.group("mult") and "." not in m.group("num"):
-            continue  # "2x", "4x4", "5×TP4" are counts, shapes and products, not speed-ups
-        if m.group("unit") == "s" and m.group("sp") == "" and "." not in m.group("num"):
-            continue  # "1990s", "30s" as decades or plurals
-        found[m.start("num")] = Figure(
-            m.start("num"), m.end(), m.group()[len(m.group("sign")) :], m.group("num"), unit, None
-        )
-    for m in _CODE.finditer(masked):
-        found.setdefault(
-            m.start("num"),
-            Figure(m.start("num"), m.end("num"), m.group("num"), m.group("num"), "", CODE_METRICS[m.group("code")]),
-        )
-    for m in _WORD.finditer(masked):
-        found.setdefault(
-            m.start("num"),
-            Figure(
-                m.start("num"), m.end("num"), m.group("num"), m.group("num"), "", WORD_METRICS[m.group("word").lower()]
-            ),
-        )
-    return [found[k] for k in sorted(found)]

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from evreg import charts, citations, coverage
+from evreg import charts, citations, coverage, figures
 from evreg.layout import family_scoped, slug
 from evreg.tables import EvidenceRow, FindingRow, Meta, ProvenanceRow, RecordRow, rows_of
 from evreg.vocab import load as load_vocab
@@ -191,7 +191,7 @@ class Pages:
         """Text with no citations: escaped, typed figures marked as orphans."""
         text = text or ""
         out, last = [], 0
-        for fig in citations.find_figures(text):
+        for fig in figures.find_figures(text):
             out.append(esc(text[last : fig.start]))
             out.append(
                 f'<mark class="evreg-orphan" title="A typed figure, not a citation: a baselined defect of '

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from mkdocs.plugins import BasePlugin
 
-from evreg import citations, codes
+from evreg import citations, codes, figures
 from evreg import markdown as md
 from evreg.containment import SITE_DIR, outside_repository, unpublishable
 from evreg.findings import Finding
@@ -151,7 +151,7 @@ def orphans_in_html(content: str) -> list[str]:
     text = _SVG_CITE.sub(" ", content)
     text = _EXEMPT.sub(" ", text)
     text = html.unescape(_TAG.sub(" ", text))
-    return [f.text for f in citations.find_figures(text)]
+    return [f.text for f in figures.find_figures(text)]
 
 
 @dataclass

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from evreg import citations, codes, markdown
+from evreg import citations, codes, figures, markdown
 from evreg.containment import SITE_DIR, regular_files
 from evreg.coverage import cell_key, expand, merge
 from evreg.evidence import parse_ref
@@ -118,7 +118,7 @@ def _field_problems(text: str, field: str, measurements: Any) -> Iterator[tuple[
         resolved = citations.resolve(c, measurements)
         if isinstance(resolved, str):
             yield UNRESOLVED, f"citation {c.raw} {resolved}"
-    for fig in citations.find_figures(text):
+    for fig in figures.find_figures(text):
         yield codes.ORPHAN_NUMBER, f"figure {fig.text!r} in {field} is not a citation"
 
 
@@ -185,7 +185,7 @@ def check_site_pages(registry: Registry) -> Iterator[Finding]:
                 if isinstance(problem, str):
                     raw = "" if isinstance(c, citations.CitationError) else f"citation {c.raw} "
                     yield _on_page(UNRESOLVED, rel, n, 1, raw + problem)
-            for fig in citations.find_figures(line):
+            for fig in figures.find_figures(line):
                 message = f"figure {fig.text!r} on a hand-written page is not a citation"
                 yield _on_page(codes.ORPHAN_NUMBER, rel, n, fig.start + 1, message)
 

@@ -30,7 +30,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
 
-from evreg import citations, jsonio
+from evreg import citations, figures, jsonio
 from evreg.citations import map_prose
 from evreg.evidence import map_refs, parse_ref
 from evreg.findings import join_pointer, split_pointer
@@ -303,7 +303,7 @@ def _measured_values(records: list[dict[str, Any]]) -> dict[str, list[_Value]]:
 
 
 def _matches(
-    values: Mapping[str, list[_Value]], mids: list[str], fig: citations.Figure, point_x: float | None = None
+    values: Mapping[str, list[_Value]], mids: list[str], fig: figures.Figure, point_x: float | None = None
 ) -> set[_Hit]:
     """The values of measurements ``mids`` (at ``point_x``, if given) of a metric the figure's
     hint or unit names that, at the figure's precision, read as the figure's number."""
@@ -321,7 +321,7 @@ def _matches(
     return found
 
 
-def _hit(values: Mapping[str, list[_Value]], fig: citations.Figure, searches: list[_Search]) -> _Hit | None:
+def _hit(values: Mapping[str, list[_Value]], fig: figures.Figure, searches: list[_Search]) -> _Hit | None:
     """The value the figure states, from the first search that finds any: None when that
     search finds more than one (ambiguous) or none finds any."""
     for mids, px in searches:
@@ -335,7 +335,7 @@ def _bind_text(text: str, values: Mapping[str, list[_Value]], searches: list[_Se
     """One prose string with every figure ``_hit`` finds replaced by its citation; and how many
     figures were bound and left as written."""
     new, bound, left = text, 0, 0
-    for fig in reversed(citations.find_figures(text)):
+    for fig in reversed(figures.find_figures(text)):
         hit = _hit(values, fig, searches)
         if hit is None:
             left += 1

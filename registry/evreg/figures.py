@@ -1,0 +1,183 @@
+"""The figure grammar: which numbers in prose are claims of a measured value, and so must be
+citations. One definition, used by validation (``orphan-number``), the build's check of rendered
+pages, the site's marking of baselined figures and the importer's binding of lab prose.
+
+Text is read as a reader sees it: Unicode compatibility forms are folded (NFKC: superscript digits,
+fullwidth digits, ``µ``, ``½``) and invisible characters (zero-width spaces and joiners, soft
+hyphens, byte-order marks) are dropped before scanning; the spans found are spans of the original
+text. The methodology page (``site/methodology/index.md``, *What counts as an orphan number*) has a
+table of examples that the tests check both ways.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from evreg.citations import brace_spans
+
+CODE_METRICS = {
+    "D": "decode_tok_s",
+    "P": "prefill_tok_s",
+    "T": "ttft_ms",
+    "E2E": "wall_output_tok_s",
+    "AR": "draft_acceptance_rate",
+    "EV": "effective_tokens_per_verification",
+    "A": "mean_acceptance_length",
+}
+"""The lab's letter notation: ``D25.678`` is a decode figure."""
+WORD_METRICS = {
+    "decode": "decode_tok_s",
+    "prefill": "prefill_tok_s",
+    "ttft": "ttft_ms",
+    "throughput": "aggregate_tok_s",
+}
+"""Metric words that make the number after them a figure (``TTFT 274``)."""
+
+_INVISIBLE = frozenset("\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e\u2061\u2062\u2063\u2064")
+
+# A number: thousands groups, decimals, an exponent, a vulgar fraction (NFKC writes ½ as 1⁄2).
+_NUMBER = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?(?:\u2044\d+)?|\.\d+"
+# Units, each with the canonical unit it means.
+_UNITS: list[tuple[str, str]] = [
+    (r"(?i:tok(?:en)?s?\s*/\s*(?:s|sec|second)\b|tok(?:en)?s?\s+per\s+second|t/s|tps)", "tok/s"),
+    (r"[GMK]i?B/s", "B/s"),
+    (r"ms", "ms"),
+    (r"(?:μs|us)", "µs"),
+    (r"ns", "ns"),
+    (r"(?:GiB|MiB|GB|MB|KiB|KB)", "bytes"),
+    (r"W", "W"),
+    (r"s", "s"),
+    (r"(?:%|(?i:percent))", "%"),
+]
+_UNIT = "|".join(f"(?P<u{i}>{pattern})" for i, (pattern, _) in enumerate(_UNITS))
+_EMPHASIS = r"(?:\*{1,2}|_{1,2}|`)?"
+_LIST_SEP = r"\s*(?:/|,|-|–|—|\bto\b|\band\b|\bor\b)\s*"
+_FIGURE = re.compile(
+    r"(?<![\w.@/\u2044-])(?P<sign>[+-]?)" + _EMPHASIS + r"(?P<first>" + _NUMBER + r")"
+    r"(?P<more>(?:" + _LIST_SEP + r"(?:" + _NUMBER + r"))*)"
+    r"(?P<scale>[kK](?=\s?[A-Za-zμ%(]))?" + _EMPHASIS + r"(?P<sp>[ \u00a0]?)\(?(?:" + _UNIT + r")\)?"
+    r"(?P<per>/[A-Za-z]+)?(?![\w/])"
+    r"|(?<![\w.@/-])(?P<mnum>\d+\.\d+)(?P<mult>[x×])(?![\w/])"
+)
+_ITEM = re.compile(_NUMBER)
+_CODE = re.compile(r"(?<![\w.])(?P<code>E2E|AR|EV|D|P|T|A)(?P<num>\d*\.\d+)(?![\w.])")
+_WORD = re.compile(
+    # on one line, a space or two apart: "TTFT 274", "decode: 52.3", "prefill was 826.4" (not a chart's axis ticks)
+    r"(?i)(?<![\w.])(?P<word>decode|prefill|ttft|throughput)(?:[ \u00a0](?:of|at|was|is)|[ \u00a0]?[=:])?[ \u00a0]{1,2}"
+    r"(?P<num>\d+(?:\.\d+)?)(?![\w.])(?!\s*-?\s*(?:tokens?|prompts?|requests?|slots?|steps?|seq|sequences?|batch))"
+)
+_NUMBER_WORD = (
+    r"(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fifteen|twenty|thirty|forty|"
+    r"fifty|sixty|seventy|eighty|ninety|hundred|thousand|million)"
+)
+_WORDS = re.compile(
+    r"(?i)(?<![\w])(?P<words>" + _NUMBER_WORD + r"(?:[\s-]+(?:and[\s-]+)?" + _NUMBER_WORD + r")*)"
+    r"\s+(?P<unit>tok(?:en)?s?\s*/\s*(?:s|sec)|tok(?:en)?s?\s+per\s+second|ms|milliseconds|percent)\b"
+)
+_DIGIT = re.compile(r"\d")
+_WORD_START = re.compile(
+    r"(?i)zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
+    r"forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million"
+)
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A number in prose that states a measured value and so must be a citation."""
+
+    start: int  # span in the original text: the number (and its unit, when written right after it)
+    end: int
+    text: str
+    number: str  # the number as written (ASCII for the digits a binding can compare)
+    unit: str  # canonical unit (tok/s, ms, bytes, B/s, W, s, %, x), or "" for letter-coded and word-led figures
+    metric_hint: str | None  # metric the notation names (D -> decode_tok_s), if any
+
+    @property
+    def decimals(self) -> int:
+        return len(self.number.split(".")[1]) if "." in self.number else 0
+
+
+def _folded(text: str) -> tuple[str, list[int]]:
+    """``text`` as a reader sees it (NFKC, invisible characters dropped), and for each of its characters
+    the index of the original character it came from."""
+    out: list[str] = []
+    where: list[int] = []
+    for i, ch in enumerate(text):
+        if ch in _INVISIBLE:
+            continue
+        folded = unicodedata.normalize("NFKC", ch) if ord(ch) > 127 else ch
+        out.append(folded)
+        where.extend([i] * len(folded))
+    return "".join(out), where
+
+
+def _without_citations(text: str) -> str:
+    """``text`` with each citation blanked out (same length): the renderer formats those numbers."""
+    if "{{" not in text:
+        return text
+    pieces, last = [], 0
+    for start, end in brace_spans(text):
+        if end < 0:
+            break  # an unclosed "{{" hides nothing: the figures after it still count
+        pieces += [text[last:start], "\0" * (end - start)]
+        last = end
+    return "".join([*pieces, text[last:]])
+
+
+def find_figures(text: str) -> list[Figure]:
+    """Figures that are claims, outside citations.
+
+    A figure is a claim when it is
+    - a number with a measurement unit after it: tok/s (also tok/sec, tokens/s, tokens per second, t/s, TPS, any
+      case), ms (µs, us, ns), s, %, percent, GB, GiB, MB, MiB, W, GB/s; a per-unit suffix (``tok/s/GPU``,
+      ``ms/token``), a unit in parentheses (``52.3 (tok/s)``), emphasis (``**52.3** tok/s``), thousands
+      separators (``29,911 MiB``), exponents (``5.23e1 tok/s``), ``k`` (``1.5k tok/s``) and fractions (``52½``)
+      included; every number of a list or range sharing one unit (``191.87 / 191.58 tok/s``, ``30-40 tok/s``);
+    - a decimal number with a multiplier sign right after it (``1.5x``, ``2.25×``);
+    - a decimal in the lab's letter notation (``D25.678``, ``P826.4``, ``T274.6``, ``AR.587``, ``E2E``, ``EV``, ``A``);
+    - a number led by a metric word (``decode 52.3``, ``TTFT 274``), unless a count noun follows
+      (``decode 512 tokens``);
+    - number words with a unit (``two thousand tok/s``).
+
+    Not claims: identifiers and settings (TP4, MTP3, Q4_K_M, D511 windows, 32K contexts), dates, commit hashes,
+    counts and fractions without a unit (5/25, 12 prompts), version strings (0.9.1, v1.2), and bare numbers.
+    """
+    if not _DIGIT.search(text) and not _WORD_START.search(text):
+        return []  # most prose: no number at all
+    folded, where = _folded(_without_citations(text))
+
+    def span(start: int, end: int) -> tuple[int, int]:
+        return where[start], where[end - 1] + 1
+
+    found: dict[int, Figure] = {}
+    for m in _FIGURE.finditer(folded):
+        if m.group("mult"):
+            a, b = span(m.start("mnum"), m.end())
+            found[a] = Figure(a, b, text[a:b], m.group("mnum"), "x", None)
+            continue
+        unit = next(canon for i, (_, canon) in enumerate(_UNITS) if m.group(f"u{i}"))
+        if unit == "s" and m.group("sp") == "" and not m.group("more") and "." not in m.group("first"):
+            continue  # "1990s", "30s" as decades or plurals
+        items = [m.group("first"), *_ITEM.findall(m.group("more") or "")]
+        starts = [m.start("first")]
+        offset = m.start("more")
+        for item in items[1:]:
+            offset = folded.index(item, offset)
+            starts.append(offset)
+            offset += len(item)
+        for n, (item, at) in enumerate(zip(items, starts, strict=True)):
+            last = n == len(items) - 1
+            a, b = span(at, m.end() if last else at + len(item))
+            found[a] = Figure(a, b, text[a:b], item, unit, None)
+    for m in _CODE.finditer(folded):
+        a, b = span(m.start("num"), m.end("num"))
+        found.setdefault(a, Figure(a, b, text[a:b], m.group("num"), "", CODE_METRICS[m.group("code")]))
+    for m in _WORD.finditer(folded):
+        a, b = span(m.start("num"), m.end("num"))
+        found.setdefault(a, Figure(a, b, text[a:b], m.group("num"), "", WORD_METRICS[m.group("word").lower()]))
+    for m in _WORDS.finditer(folded):
+        a, b = span(m.start("words"), m.end())
+        found.setdefault(a, Figure(a, b, text[a:b], m.group("words"), "", None))
+    return [found[k] for k in sorted(found)]
