@@ -616,3 +616,14 @@ def test_a_superseded_run_backs_no_headline_cell_or_curve(reg: Reg) -> None:
     assert (f"{F}/coverage/matrix.json", "/cells/0:1/evidence_id") in where  # a measured cell
     assert (f"{F}/views/tp-view.json", "/series/0/measurement_ids/0") in where  # a joined curve
     assert all("superseded by 'run-2'" in f.message for f in findings)
+
+
+def test_a_misspelt_field_is_named_with_the_field_it_resembles(reg: Reg) -> None:
+    reg.edit(RUN, lambda d: d.update(caveats="reaches 52.3 tok/s", worklaod=d.pop("workload")))
+    found = {(f.pointer, f.message) for f in only(reg.findings(), "field-misspelt")}
+    assert found == {
+        ("/caveats", "'caveats' is not a field of a run-measurement; did you mean 'caveat'?"),
+        ("/worklaod", "'worklaod' is not a field of a run-measurement; did you mean 'workload'?"),
+    }
+    reg.edit(RUN, lambda d: [d.pop("caveats"), d.update(workload=d.pop("worklaod"), caveat="ok", caveats="x")])
+    assert only(reg.findings(), "field-misspelt") == []  # beside the field it resembles, it is a field of its own

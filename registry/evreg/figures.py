@@ -99,9 +99,11 @@ class Figure:
         return len(self.number.split(".")[1]) if "." in self.number else 0
 
 
-def _folded(text: str) -> tuple[str, list[int]]:
+def _folded(text: str) -> tuple[str, list[int] | None]:
     """``text`` as a reader sees it (NFKC, invisible characters dropped), and for each of its characters
-    the index of the original character it came from."""
+    the index of the original character it came from (None: the text is already as read, as most is)."""
+    if text.isascii() or (unicodedata.is_normalized("NFKC", text) and _INVISIBLE.isdisjoint(text)):
+        return text, None
     out: list[str] = []
     where: list[int] = []
     for i, ch in enumerate(text):
@@ -149,7 +151,7 @@ def find_figures(text: str) -> list[Figure]:
     folded, where = _folded(_without_citations(text))
 
     def span(start: int, end: int) -> tuple[int, int]:
-        return where[start], where[end - 1] + 1
+        return (start, end) if where is None else (where[start], where[end - 1] + 1)
 
     found: dict[int, Figure] = {}
     for m in _FIGURE.finditer(folded):

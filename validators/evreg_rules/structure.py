@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterator
 from pathlib import Path
 
 from evreg import codes, schemas
 from evreg.containment import unpublishable
-from evreg.findings import Finding
+from evreg.findings import Code, Finding, Severity, join_pointer
+from evreg.models import MODELS
 from evreg.rules import UNIT, Rule
 from evreg.store import Registry
 
@@ -71,6 +73,31 @@ def check_site_files(registry: Registry) -> Iterator[Finding]:
     yield from unpublishable(Path(registry.root))
 
 
+MISSPELT = Code(
+    "field-misspelt",
+    "An unknown field whose name is close to a known one",
+    "Unknown fields are kept as they are, but nothing checks or shows them as the field they resemble: a `caveats` "
+    "beside no `caveat` is prose nobody validates, and a reader never sees it as the caveat.",
+    "Rename the field to the known one it was meant to be (or to a name that is clearly your own).",
+    '{"kind": "run-measurement", "caveats": "..."}',
+)
+
+
+def check_field_names(registry: Registry) -> Iterator[Finding]:
+    """Top-level fields of a record that are not its kind's but read like one (a typo)."""
+    for doc in registry.records():
+        model = MODELS.get(str(doc.kind))
+        if model is None:
+            continue
+        known = [*model.model_fields, "kind"]
+        for key in doc.data:
+            if key not in model.model_fields and key != "kind":
+                near = difflib.get_close_matches(key, known, n=1, cutoff=0.85)
+                if near and near[0] not in doc.data:
+                    message = f"{key!r} is not a field of a {doc.kind}; did you mean {near[0]!r}?"
+                    yield MISSPELT.at(doc, join_pointer(key), message, severity=Severity.WARNING)
+
+
 RULES = [
     Rule(
         "parse",
@@ -81,6 +108,7 @@ RULES = [
     Rule("layout", (codes.LAYOUT,), check_layout, UNIT),
     Rule("duplicate-id", (codes.DUPLICATE_ID,), check_duplicates),
     Rule("family-ids", (), check_family_ids, UNIT),
+    Rule("field-names", (MISSPELT,), check_field_names, UNIT),
     Rule("site-files", (codes.SITE_FILE_UNSAFE, codes.SITE_CONFIG_UNSAFE), check_site_files),
 ]
 
