@@ -627,3 +627,33 @@ def test_a_misspelt_field_is_named_with_the_field_it_resembles(reg: Reg) -> None
     }
     reg.edit(RUN, lambda d: [d.pop("caveats"), d.update(workload=d.pop("worklaod"), caveat="ok", caveats="x")])
     assert only(reg.findings(), "field-misspelt") == []  # beside the field it resembles, it is a field of its own
+
+
+# -- evidence locators in CSV, TSV and text logs are re-read like JSON pointers ------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "locator", "ok"),
+    [
+        ("runs.csv", "run,decode_tok_s\nfirst,30.21\nsecond,30.25\n", "csv:2/decode_tok_s", True),
+        ("runs.csv", "run,decode_tok_s\nfirst,NaN\nsecond,NaN\n", "csv:2/decode_tok_s", False),  # NaN backs nothing
+        ("runs.csv", "run,decode_tok_s\nfirst,30.21\n", "csv:2/decode_tok_s", False),  # no such row
+        ("runs.tsv", "run\tdecode_tok_s\nfirst\t30.21\nsecond\t30.25\n", "csv:2/decode_tok_s", True),
+        ("run.log", "warmup done\nsteady decode 30.25 tok/s over 512 tokens\n", "line:2:1", True),
+        ("run.log", "warmup done\nsteady decode 30.25 tok/s over 512 tokens\n", "line:2", False),  # two numbers
+        ("run.log", "warmup done\nsteady decode 31.25 tok/s\n", "line:2", False),  # another value
+    ],
+)
+def test_csv_and_text_locators_are_checked(reg: Reg, name: str, content: str, locator: str, ok: bool) -> None:
+    import hashlib
+
+    path = f"{F}/pkt/evidence/{name}"
+    reg.raw(path, content.encode())
+
+    def point(d: dict[str, Any]) -> None:
+        d.update(evidence=path, evidence_sha256={path: hashlib.sha256(content.encode()).hexdigest()})
+        d["evidence_locators"] = {"decode_tok_s[1]": locator}
+
+    reg.edit(RUN, point)
+    mismatches = only(reg.findings(), "evidence-value-mismatch")
+    assert (mismatches == []) is ok, [f.message for f in mismatches]

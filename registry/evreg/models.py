@@ -81,13 +81,15 @@ class Record(Open):
     evidence_locators: (
         dict[
             Annotated[str, StringConstraints(pattern=f"^{METRIC_NAME}" + r"(\[\d+\]|@-?\d+(\.\d+)?)$")],
-            Annotated[str, StringConstraints(pattern=r"^(/.*)?$")],
+            Annotated[str, StringConstraints(pattern=r"^(/.*|csv:[1-9][0-9]*/.+|line:[1-9][0-9]*(:[1-9][0-9]*)?)?$")],
         ]
         | None
     ) = Field(
         default=None,
-        description="Where each stored number sits in the record's JSON evidence file: METRIC[INDEX] or "
-        "METRIC@X -> RFC 6901 pointer. The validator re-reads the evidence and compares (evidence-value-mismatch).",
+        description="Where each stored number sits in the record's evidence file: METRIC[INDEX] or METRIC@X -> an "
+        "RFC 6901 pointer (JSON), csv:ROW/COLUMN (CSV or TSV: data row from 1, header name) or line:N[:K] (text: "
+        "the number on line N, or its Kth). The validator re-reads the evidence and compares "
+        "(evidence-value-mismatch).",
     )
 
 

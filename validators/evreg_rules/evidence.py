@@ -4,6 +4,7 @@ their recorded sha256. External references are counted, not checked."""
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -162,8 +163,64 @@ def _resolve_pointer(document: Any, pointer: str) -> Any:
     return node
 
 
+_CSV = re.compile(r"^csv:(?P<row>[1-9]\d*)/(?P<column>.+)$")
+_LINE = re.compile(r"^line:(?P<line>[1-9]\d*)(?::(?P<nth>[1-9]\d*))?$")
+_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(?![\w.])")
+
+
+class _Evidence:
+    """One evidence file as its locators read it: JSON by pointer, CSV/TSV by row and column, text by line."""
+
+    def __init__(self, raw: bytes, path: str) -> None:
+        self.raw, self.path = raw, path
+        self._json: Any = None
+        self._rows: list[dict[str, str]] | None = None
+
+    def value(self, locator: str) -> Any:
+        """The value at ``locator``; raises KeyError (nothing there) or ValueError (the file is not of that form)."""
+        if m := _CSV.match(locator):
+            rows = self._table()
+            row = int(m.group("row"))
+            if row > len(rows) or m.group("column") not in rows[row - 1]:
+                raise KeyError(locator)
+            return _number(rows[row - 1][m.group("column")])
+        if m := _LINE.match(locator):
+            lines = self.raw.decode("utf-8", "replace").splitlines()
+            line = int(m.group("line"))
+            numbers = _NUMBER.findall(lines[line - 1]) if line <= len(lines) else []
+            nth = int(m.group("nth") or 1)
+            if nth > len(numbers) or (m.group("nth") is None and len(numbers) != 1):
+                raise KeyError(locator)  # a line without its nth number, or with several and no choice made
+            return _number(numbers[nth - 1])
+        if self._json is None:
+            value, problems = jsonio.parse(self.raw, self.path)
+            if problems:
+                raise ValueError(f"evidence {self.path!r} is not readable JSON, so a JSON pointer cannot be checked")
+            self._json = (value,)
+        return _resolve_pointer(self._json[0], locator)
+
+    def _table(self) -> list[dict[str, str]]:
+        import csv
+        import io
+
+        if self._rows is None:
+            text = self.raw.decode("utf-8", "replace")
+            delimiter = "\t" if self.path.lower().endswith(".tsv") else ","
+            self._rows = list(csv.DictReader(io.StringIO(text), delimiter=delimiter))
+        return self._rows
+
+
+def _number(text: str) -> float | str:
+    """A CSV cell or a number found in text as a float, or the text when it is none (``NaN`` is none)."""
+    try:
+        value = float(text)
+    except ValueError:
+        return text
+    return value if math.isfinite(value) else text
+
+
 def check_evidence_values(registry: Registry) -> Iterator[Finding]:
-    parsed: dict[str, Any] = {}
+    files: dict[str, _Evidence] = {}
     for doc in registry.records():
         locators = doc.data.get("evidence_locators")
         if not locators:
@@ -177,19 +234,9 @@ def check_evidence_values(registry: Registry) -> Iterator[Finding]:
                 VALUE.hint,
             )
             continue
-        if ev not in parsed:
-            value, problems = jsonio.parse(registry.read_file(ev), ev)
-            parsed[ev] = None if problems else value
-        document = parsed[ev]
-        if document is None:
-            yield VALUE.at(
-                doc,
-                "/evidence",
-                f"evidence {ev!r} is not readable JSON, so its locators cannot be checked",
-                VALUE.hint,
-            )
-            continue
-        for selector, pointer in locators.items():
+        if ev not in files:
+            files[ev] = _Evidence(registry.read_file(ev), ev)
+        for selector, locator in locators.items():
             where = join_pointer("evidence_locators", selector)
             m = _SELECTOR.match(selector)
             index = int(m.group("index")) if m and m.group("index") else None
@@ -199,20 +246,18 @@ def check_evidence_values(registry: Registry) -> Iterator[Finding]:
                 yield VALUE.at(doc, where, f"locator {selector!r}: the record {stored}", VALUE.hint)
                 continue
             try:
-                found = _resolve_pointer(document, pointer)
+                found = files[ev].value(locator)
             except KeyError:
-                yield VALUE.at(
-                    doc,
-                    where,
-                    f"locator {selector!r}: {ev} has nothing at {pointer!r}",
-                    VALUE.hint,
-                )
+                yield VALUE.at(doc, where, f"locator {selector!r}: {ev} has nothing at {locator!r}", VALUE.hint)
                 continue
+            except ValueError as exc:
+                yield VALUE.at(doc, "/evidence", str(exc), VALUE.hint)
+                break
             if isinstance(found, bool) or not isinstance(found, int | float) or float(found) != stored:
                 yield VALUE.at(
                     doc,
                     where,
-                    f"{selector} is {stored!r} in the record but {found!r} at {ev}{pointer}",
+                    f"{selector} is {stored!r} in the record but {found!r} at {ev} {locator}",
                     VALUE.hint,
                 )
 
