@@ -657,3 +657,42 @@ def test_csv_and_text_locators_are_checked(reg: Reg, name: str, content: str, lo
     reg.edit(RUN, point)
     mismatches = only(reg.findings(), "evidence-value-mismatch")
     assert (mismatches == []) is ok, [f.message for f in mismatches]
+
+
+def test_a_copy_of_the_evidence_under_a_new_name_is_not_an_independent_repeat(reg: Reg) -> None:
+    import hashlib
+
+    copy = f"{F}/pkt/evidence/run-again.json"
+    reg.raw(copy, EVIDENCE_BYTES_FOR_COPY)
+    repeat = reg.read(RUN) | {
+        "id": "run-2",
+        "measurement_class": "clean-host reproduction",
+        "evidence": copy,
+        "evidence_sha256": {copy: hashlib.sha256(EVIDENCE_BYTES_FOR_COPY).hexdigest()},
+        "quality": "objective battery pass",
+    }
+    reg.put(f"{F}/pkt/measurements/run-2.json", repeat)
+    reg.edit(RUN, lambda d: d.update(quality="objective battery pass"))
+    reg.edit(f"{F}/measurements/sweep-1.json", lambda d: d.update(evidence_sha256=reg.read(RUN)["evidence_sha256"]))
+    grade = {
+        "grade": "A",
+        "scope": "TP1",
+        "basis": "repeats",
+        "reviewed_at": "2026-11-30",
+        "evidence": [EVIDENCE, copy],
+    }
+    reg.edit(f"{F}/pkt/packet.json", lambda d: d.update(grades={"evidence": grade}))
+    [f] = only(reg.findings(), "grade-unsupported")
+    assert "independent-repeats" in f.message  # same bytes, same numbers: one observation filed twice
+    other = b'{"decode_tok_s": [31.02, 31.07]}\n'
+    reg.raw(copy, other)
+    reg.edit(
+        f"{F}/pkt/measurements/run-2.json",
+        lambda d: d.update(
+            metrics={"decode_tok_s": [31.02, 31.07]}, evidence_sha256={copy: hashlib.sha256(other).hexdigest()}
+        ),
+    )
+    assert all("independent-repeats" not in f.message for f in only(reg.findings(), "grade-unsupported"))
+
+
+EVIDENCE_BYTES_FOR_COPY = b'{"decode_tok_s": [30.21, 30.25]}\n'

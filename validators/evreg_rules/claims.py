@@ -16,7 +16,7 @@ from evreg.containment import SITE_DIR, regular_files
 from evreg.coverage import cell_key, expand, merge
 from evreg.evidence import parse_ref
 from evreg.findings import Code, Finding, Severity, join_pointer
-from evreg.jsonio import MAX_RECORD_BYTES
+from evreg.jsonio import MAX_RECORD_BYTES, canonical
 from evreg.rules import UNIT, Rule
 from evreg.store import Document, Registry
 from evreg.vocab import load as load_vocab
@@ -356,10 +356,19 @@ def _pinned(registry: Registry, packet: Document) -> bool:
     return bool(rev.get("revision"))
 
 
+def _evidence_identity(m: dict[str, Any]) -> str:
+    ev = m.get("evidence")
+    digest = (m.get("evidence_sha256") or {}).get(ev) if isinstance(ev, str) else None
+    return f"sha256:{digest}" if digest else f"ref:{ev}"
+
+
 def rubric_checks(registry: Registry, packet: Document, attached: list[Document]) -> dict[str, bool]:
     ix = index(registry)
     ok = [m.data for m in attached if ix.why_not_promotable(m.data, packet.place.family) is None]
-    evidence_files = {m.get("evidence") for m in ok}
+    # Independent repeats differ in what they are, not in where they are filed: the evidence's content (its
+    # sha256 where the record gives one) and the numbers observed.
+    evidence_files = {_evidence_identity(m) for m in ok}
+    observations = {canonical([m.get("metrics"), m.get("points")]) for m in ok}
 
     def hashed(m: dict[str, Any]) -> bool:
         ev = m.get("evidence")
@@ -373,7 +382,7 @@ def rubric_checks(registry: Registry, packet: Document, attached: list[Document]
         "quality-gate": any((m.get("quality") or "").strip() for m in ok),
         "hashed-local-evidence": bool(attached) and all(hashed(m.data) for m in attached),
         "reproduction-record": any("reproduction" in str(m.get("measurement_class") or "") for m in ok),
-        "independent-repeats": len(evidence_files) >= 2,
+        "independent-repeats": len(evidence_files) >= 2 and len(observations) >= 2,
     }
 
 
