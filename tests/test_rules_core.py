@@ -306,3 +306,17 @@ def test_runtime_identity_is_parsed(claimed: str, measured: str, same: bool) -> 
     from evreg_rules.scope import runtime_matches
 
     assert runtime_matches(claimed, {"runtime": measured}) is same
+
+
+@pytest.mark.parametrize(
+    ("runtime", "family", "ok"),
+    [
+        ("vLLM XPU 0.20.1 + local fallback patch", "vLLM", True),
+        ("vLLM XPU 0.20.1", "vLLM XPU", True),
+        ("llama.cpp SYCL e3546c794", "vLLM", False),
+        ("vLLM 0.28.0", "vLLM 0.28.1", False),  # a family names no build
+    ],
+)
+def test_runtime_family_is_the_runtimes_engine(reg: Reg, runtime: str, family: str, ok: bool) -> None:
+    reg.edit(RUN, lambda d: d.update(runtime=runtime, runtime_family=family))
+    assert (only(reg.findings(), "runtime-family-mismatch") == []) is ok

@@ -11,6 +11,7 @@ from evreg.layout import LIST_OF_KIND
 from evreg.rules import UNIT, Rule
 from evreg.store import MEASUREMENT_KINDS, Document, Registry
 from evreg_rules.index import FamilyIndex, Index, index
+from evreg_rules.scope import parse_runtime
 
 DANGLING = Code(
     "dangling-reference",
@@ -226,4 +227,27 @@ def check_references(registry: Registry) -> Iterator[Finding]:
         yield from checker.record(doc)
 
 
-RULES = [Rule("references", (DANGLING, MISMATCH), check_references, UNIT)]
+RUNTIME_FAMILY = Code(
+    "runtime-family-mismatch",
+    "A runtime_family that is not the runtime's engine",
+    "Claims that name only a runtime family (`vLLM XPU`) cover a measurement through its `runtime_family`; one that "
+    "disagrees with the measurement's own `runtime` would put it under another engine's claims.",
+    "Make `runtime_family` the runtime's engine words (`vLLM` for `vLLM XPU 0.20.1`), or leave it out.",
+    '{"runtime": "llama.cpp SYCL e3546c794", "runtime_family": "vLLM"}',
+)
+
+
+def check_runtime_family(registry: Registry) -> Iterator[Finding]:
+    for doc in registry.records():
+        runtime, family = doc.data.get("runtime"), doc.data.get("runtime_family")
+        if isinstance(runtime, str) and isinstance(family, str):
+            engine, named = parse_runtime(runtime).engine, parse_runtime(family)
+            if named.pinned or engine[: len(named.engine)] != named.engine:
+                message = f"runtime_family {family!r} is not the engine of runtime {runtime!r}"
+                yield RUNTIME_FAMILY.at(doc, "/runtime_family", message)
+
+
+RULES = [
+    Rule("references", (DANGLING, MISMATCH), check_references, UNIT),
+    Rule("runtime-family", (RUNTIME_FAMILY,), check_runtime_family, UNIT),
+]
