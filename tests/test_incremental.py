@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from conftest import EVIDENCE, F, Reg, evreg, family, run
+from conftest import EVIDENCE, REPO, F, Reg, evreg, family, run
 from evreg import rules, workers
 from evreg.pipeline import check, validate
 from evreg.results import CACHE_DIR, ResultCache, git_state, load_worktree
@@ -254,3 +254,17 @@ def test_history_rules_see_the_whole_store_when_units_come_from_the_cache(reg: R
     _registry, fresh = validate(reg.root, PACK, base=base, use_cache=False)
     assert cached.findings == fresh.findings
     assert {f.file for f in cached.findings if f.code == "record-deleted"} == {RUN_O}
+
+
+def test_the_cache_version_covers_every_module_that_validates() -> None:
+    """A change to the store or a rule module invalidates cached results (the store is a subpackage)."""
+    from evreg import results, rules
+
+    sources = {p.relative_to(REPO).as_posix() for p in results.validation_sources(rules.discover())}
+    assert {
+        "registry/evreg/store/documents.py",
+        "registry/evreg/store/registry.py",
+        "registry/evreg/findings.py",
+        "registry/evreg/vocab/metrics.json",
+        "validators/evreg_rules/history.py",
+    } <= sources

@@ -38,15 +38,25 @@ from evreg.store.registry import from_entries, refused
 from evreg.store.sources import TooManyFiles, file_limit, list_entries
 
 
-def code_version(rules: list[Rule]) -> str:
-    """Changes whenever the code or data that validates changes: every module and
-    vocabulary of ``registry`` and of each rule's package, and pydantic's version."""
-    h = hashlib.sha256(pydantic.VERSION.encode())
+def validation_sources(rules: list[Rule]) -> list[Path]:
+    """Every file whose content can change a validation's result: the modules of ``evreg`` (subpackages
+    included: the store and the formats are code that validates) and of each rule's package, and the
+    vocabularies."""
     folders = {Path(__file__).parent}
     folders.update(Path(inspect.getfile(r.check)).parent for r in rules)
-    for folder in sorted(folders):
-        for path in sorted([*folder.glob("*.py"), *folder.glob("vocab/*.json")]):
-            h.update(path.name.encode() + b"\0" + path.read_bytes())
+    return [
+        path
+        for folder in sorted(folders)
+        for path in sorted([*folder.rglob("*.py"), *folder.glob("vocab/*.json")])
+        if "__pycache__" not in path.parts
+    ]
+
+
+def code_version(rules: list[Rule]) -> str:
+    """Changes whenever the code or data that validates changes (``validation_sources``), or pydantic's version."""
+    h = hashlib.sha256(pydantic.VERSION.encode())
+    for path in validation_sources(rules):
+        h.update(str(path.name).encode() + b"\0" + path.read_bytes())
     return h.hexdigest()
 
 

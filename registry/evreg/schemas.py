@@ -71,11 +71,14 @@ CACHE_FILE = "build/cache/schemas.json"
 
 
 def _models_version() -> str:
-    """Changes whenever the generated schemas could: the models, this generator, the vocabularies, pydantic."""
+    """Changes whenever the generated schemas could: the models and the patterns they use, this generator, the
+    vocabularies, pydantic."""
     h = hashlib.sha256(pydantic.VERSION.encode())
     package = Path(__file__).parent
     for path in [
         package / "models.py",
+        package / "citations.py",
+        package / "layout.py",
         Path(__file__),
         *sorted(package.glob("vocab*.py")),
         *sorted((package / "vocab").glob("*.json")),
