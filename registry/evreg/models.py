@@ -25,12 +25,12 @@ from pydantic import (
 )
 
 from evreg.citations import METRIC_NAME
-from evreg.layout import REVISION_ID_PATTERN, SLUG_PATTERN
+from evreg.layout import ID_MAX_LENGTH, ID_PATTERN
 from evreg.vocab import OBSERVED_STATES, STATES
 from evreg.vocab import metrics as vocab_metrics
 
-Slug = Annotated[str, Strict(), StringConstraints(pattern=SLUG_PATTERN, max_length=128)]
-RevisionId = Annotated[str, Strict(), StringConstraints(pattern=REVISION_ID_PATTERN, max_length=128)]
+Id = Annotated[str, Strict(), StringConstraints(pattern=ID_PATTERN, max_length=ID_MAX_LENGTH)]
+"""An id (``evreg.layout.ID_PATTERN``): of a record, a weight revision, an artifact, a family or packet folder."""
 Text = Annotated[str, Strict(), StringConstraints(min_length=1)]
 Hex40 = Annotated[str, Strict(), StringConstraints(pattern=r"^[0-9a-f]{40}$")]
 Sha256 = Annotated[str, Strict(), StringConstraints(pattern=r"^[0-9a-f]{64}$")]
@@ -107,7 +107,7 @@ class Grades(Open):
 
 
 class Artifact(Open):
-    id: Slug
+    id: Id
     label: Text
     quantization: Text = Field(description="Exact quantization, e.g. Q4_K_M, AWQ-INT4, NVFP4.")
     repository: Text = Field(description="Where the quantized weights are published (org/name).")
@@ -120,7 +120,7 @@ class Artifact(Open):
 
 
 class WeightRevision(Open):
-    id: RevisionId = Field(description="The revision's id; packets and measurements name it.")
+    id: Id = Field(description="The revision's id; packets and measurements name it.")
     label: Text | None = None
     role: Text | None = None
     repository: Text | None = Field(default=None, description="Repository of the base weights (org/name).")
@@ -134,7 +134,7 @@ class FeaturedResult(Open):
     role: Literal["hero", "support"]
     label: Text
     quality_label: Text
-    measurement_id: Slug
+    measurement_id: Id
     metric: MetricName
     sample_index: Count | None = None
     point_x: Number | None = None
@@ -147,17 +147,17 @@ class ExternalSource(Open):
 
 class Family(Record):
     kind: Literal["family"]
-    id: Slug
+    id: Id
     name: Text
     display_name: Text | None = None
     summary: str | None = None
     publisher: Text | None = None
     updated_at: Text | None = None
-    primary_packet_id: Slug | None = None
+    primary_packet_id: Id | None = None
     featured_results: list[FeaturedResult] | None = None
     weight_revisions: list[WeightRevision] = Field(default_factory=list)
-    initial_view_ids: list[Slug] | None = None
-    sources: dict[Slug, ExternalSource] | None = Field(
+    initial_view_ids: list[Id] | None = None
+    sources: dict[Id, ExternalSource] | None = Field(
         default=None,
         description="External evidence sources; an evidence reference `NAME:path` points into one.",
     )
@@ -169,7 +169,7 @@ class Family(Record):
 
 class FeaturedMetric(Open):
     metric: MetricName
-    measurement_id: Slug
+    measurement_id: Id
     sample_index: Count | None = None
     point_x: Number | None = None
     value: Number
@@ -180,9 +180,9 @@ class FeaturedMetric(Open):
 
 class Packet(Record):
     kind: Literal["packet"]
-    id: Slug
-    revision: RevisionId = Field(description="The family's weight revision every measurement of the packet used.")
-    artifact_id: Slug | None = Field(default=None, description="The quantized artifact of the packet.")
+    id: Id
+    revision: Id = Field(description="The family's weight revision every measurement of the packet used.")
+    artifact_id: Id | None = Field(default=None, description="The quantized artifact of the packet.")
     quantization: Text | None = Field(default=None, description="The artifact's exact quantization.")
     label: Text | None = Field(default=None, description="Human label.")
     runtime: Text | None = Field(default=None, description="Runtime with version or build; its measurements match it.")
@@ -240,12 +240,12 @@ class SampleAnnotation(Open):
 
 
 class Measurement(Record):
-    id: Slug = Field(description="The file name; citations name it ({{ m:ID.METRIC[INDEX] }}).")
+    id: Id = Field(description="The file name; citations name it ({{ m:ID.METRIC[INDEX] }}).")
     state: ObservedState = Field(
         description="How it was observed (vocab/states.json); only promotable states back headlines and grades."
     )
-    revision: RevisionId = Field(description="The family's weight revision the run used.")
-    artifact_id: Slug | None = Field(
+    revision: Id = Field(description="The family's weight revision the run used.")
+    artifact_id: Id | None = Field(
         default=None, description="The quantized artifact the run used (an id of the family's revision)."
     )
     quantization: Text | None = Field(
@@ -279,7 +279,7 @@ class Measurement(Record):
     sample_annotations: list[SampleAnnotation] | None = Field(
         default=None, description="Notes on single samples (which sample, a label)."
     )
-    supersedes: Slug | None = Field(default=None, description="Id of the measurement this one corrects.")
+    supersedes: Id | None = Field(default=None, description="Id of the measurement this one corrects.")
 
 
 class RunMeasurement(Measurement):
@@ -297,13 +297,13 @@ class SeriesMeasurement(Measurement):
 
 class ViewSeries(Open):
     label: Text | None = None
-    measurement_ids: Annotated[list[Slug], Field(min_length=1)]
+    measurement_ids: Annotated[list[Id], Field(min_length=1)]
     x_from: Text | None = None
 
 
 class View(Record):
     kind: Literal["view"]
-    id: Slug
+    id: Id
     title: Text | None = None
     subtitle: str | None = None
     x_label: str | None = None
@@ -317,9 +317,9 @@ class View(Record):
 class Cell(Open):
     state: State
     label: str | None = None
-    evidence_id: Slug | None = None
-    estimate_id: Slug | None = None
-    packet_id: Slug | None = None
+    evidence_id: Id | None = None
+    estimate_id: Id | None = None
+    packet_id: Id | None = None
     point_x: Number | None = None
     selectors: dict[str, Scalar] | None = None
     reason: str | None = None
@@ -334,7 +334,7 @@ class Axis(Open):
 
 class CoverageView(Record):
     kind: Literal["coverage-view"]
-    id: Slug
+    id: Id
     label: Text | None = None
     rows: Annotated[list[Scalar], Field(min_length=1)]
     columns: Annotated[list[Scalar], Field(min_length=1)]
@@ -350,21 +350,21 @@ class ContractAxis(Axis):
 
 
 class ContractRule(Open):
-    id: Slug
+    id: Id
     match: dict[str, Scalar]
     state: State | None = None
     label: str | None = None
     reason: str | None = None
-    evidence_id: Slug | None = None
-    estimate_id: Slug | None = None
-    packet_id: Slug | None = None
+    evidence_id: Id | None = None
+    estimate_id: Id | None = None
+    packet_id: Id | None = None
     point_x: Number | None = None
     evidence: EvidenceRef | None = None
 
 
 class CoverageContract(Record):
     kind: Literal["coverage-contract"]
-    id: Slug
+    id: Id
     label: Text
     description: str | None = None
     fixed_selectors: dict[str, Scalar] | None = None
@@ -374,10 +374,10 @@ class CoverageContract(Record):
 
 class Closure(Record):
     kind: Literal["closure"]
-    id: Slug
+    id: Id
     state: State
     selectors: dict[str, Scalar | Annotated[list[Scalar], Field(min_length=1)]]
-    artifact_id: Slug | None = None
+    artifact_id: Id | None = None
     reason: Text
     evidence: EvidenceRef
 
@@ -395,7 +395,7 @@ class Engine(Open):
 
 class Estimate(Record):
     kind: Literal["estimate"]
-    id: Slug
+    id: Id
     state: Literal["estimated"]
     selectors: dict[str, Scalar]
     metric: MetricName
@@ -405,10 +405,10 @@ class Estimate(Record):
     engine: Engine
     generated_at: Text
     record: EvidenceRef
-    basis_measurement_ids: Annotated[list[Slug], Field(min_length=1)]
+    basis_measurement_ids: Annotated[list[Id], Field(min_length=1)]
     not_for_promotion: Literal[True]
     limitations: Text
-    supersedes: Slug | None = None
+    supersedes: Id | None = None
 
 
 MODELS: dict[str, type[Record]] = {

@@ -6,13 +6,12 @@ artifact's; it never overwrites a file, and it never guesses a value the contrib
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
 from evreg import jsonio
 from evreg.citations import lookup, unit_of
-from evreg.layout import PACKETS, REVISION_ID_PATTERN, SLUG_PATTERN, record_path
+from evreg.layout import PACKETS, id_problem, record_path
 from evreg.store import MEASUREMENT_KINDS, Registry, load
 
 
@@ -23,9 +22,8 @@ class ScaffoldRefused(ValueError):
 def _ids(**ids: str) -> None:
     """Refuse an id that is not one: it names a file and a folder, and a link (``../x`` would write outside)."""
     for what, value in ids.items():
-        pattern = REVISION_ID_PATTERN if what == "revision" else SLUG_PATTERN
-        if not re.fullmatch(pattern, value):
-            raise ScaffoldRefused(f"{what} id {value!r} is not an id: {pattern} (lowercase letters, digits, '-')")
+        if problem := id_problem(value):
+            raise ScaffoldRefused(f"{what} id {value!r} is not an id: {problem}")
 
 
 def write_new(root: Path, path: str, record: dict[str, Any]) -> None:

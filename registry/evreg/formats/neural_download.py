@@ -25,19 +25,17 @@ other measurements stay at family level, in ``packets/<family>/measurements/``.
 from __future__ import annotations
 
 import json
-import re
 from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
 
-from evreg import citations, figures, jsonio
+from evreg import citations, codes, figures, jsonio
 from evreg.citations import map_prose
 from evreg.evidence import map_refs, parse_ref
 from evreg.findings import join_pointer, split_pointer
 from evreg.formats import Importer, ImportRefused, Option, Plan, forbid_citation_markers, refuse
 from evreg.jsonio import iter_keyed_strings
-from evreg.layout import LAB_SOURCE, LAB_SOURCE_REPOSITORY, LIST_OF_KIND, LISTS, record_path
-from evreg.models import SLUG_PATTERN
+from evreg.layout import LAB_SOURCE, LAB_SOURCE_REPOSITORY, LIST_OF_KIND, LISTS, id_problem, record_path
 from evreg.store import MEASUREMENT_KINDS, Registry
 
 FORMAT = "neural-download-model-family-v1"
@@ -45,7 +43,6 @@ DEFAULT_SOURCE = LAB_SOURCE
 DEFAULT_REPOSITORY = LAB_SOURCE_REPOSITORY
 
 ADDED_FAMILY_FIELDS = ("kind", "record_order", "sources")
-_SLUG = re.compile(SLUG_PATTERN)
 
 
 def plan_import(raw: bytes, file: str, source: str = DEFAULT_SOURCE, repository: str = DEFAULT_REPOSITORY) -> Plan:
@@ -67,6 +64,7 @@ def plan_import(raw: bytes, file: str, source: str = DEFAULT_SOURCE, repository:
         listed = _list_records(file, key, value)
         order[key] = [record["id"] for _, record in listed]
         records += [(kind, map_refs(record, local_to_external)) for kind, record in listed]
+    _refuse_bad_ids(file, manifest)
     family = map_refs(family, local_to_external)
     bound, left = bind_figures([family, *(r for _, r in records)])
     family["record_order"] = order
@@ -110,14 +108,6 @@ def _read_manifest(raw: bytes, file: str) -> dict[str, Any]:
             f"not a {FORMAT} manifest",
             "pass a neural.download family manifest (families/<family>.json)",
         )
-    family_id = manifest.get("id")
-    if not isinstance(family_id, str) or not _SLUG.fullmatch(family_id):
-        raise refuse(
-            file,
-            "/id",
-            f"family id {family_id!r} is not a lowercase slug",
-            "the family id becomes a folder name and must be a slug",
-        )
     for key in ADDED_FAMILY_FIELDS:
         if key in manifest:
             raise refuse(
@@ -131,7 +121,7 @@ def _read_manifest(raw: bytes, file: str) -> dict[str, Any]:
 
 def _list_records(file: str, key: str, value: Any) -> list[tuple[str, dict[str, Any]]]:
     """(kind, record) of each entry of one record list of the manifest, with ``kind`` (and, for a
-    closure, a positional ``id``) added; refuses entries that are not records with slug ids."""
+    closure, a positional ``id``) added; refuses entries that are not records."""
     kind = dict(LISTS)[key]
     if not isinstance(value, list):
         raise refuse(file, join_pointer(key), f"{key} is not a list", "each record list is a JSON array")
@@ -157,16 +147,32 @@ def _list_records(file: str, key: str, value: Any) -> list[tuple[str, dict[str, 
                     "remove the id; the import numbers closures by position",
                 )
             record["id"] = f"closure-{index + 1}"
-        rid = record.get("id")
-        if not isinstance(rid, str) or not _SLUG.fullmatch(rid):
-            raise refuse(
-                file,
-                join_pointer(key, index, "id"),
-                f"record id {rid!r} is not a lowercase slug",
-                "ids become file names: lowercase letters, digits and single hyphens",
-            )
         out.append((kind, record))
     return out
+
+
+def _refuse_bad_ids(file: str, manifest: dict[str, Any]) -> None:
+    """Refuse the manifest if any id of the family or its records is not an id, naming every one and what is wrong
+    with it (ids become folder and file names and are cited)."""
+    ids = [("/id", "family id", manifest.get("id"))]
+    for key, _ in LISTS:
+        if key == "family_closures" or not isinstance(manifest.get(key), list):
+            continue
+        ids += [(join_pointer(key, i, "id"), "record id", r.get("id")) for i, r in enumerate(manifest[key])]
+    bad = [(pointer, what, rid, problem) for pointer, what, rid in ids if (problem := id_problem(rid))]
+    if bad:
+        raise ImportRefused(
+            [
+                codes.IMPORT_UNMAPPABLE.at(
+                    file,
+                    pointer,
+                    f"{what} {rid!r} is not an id: {problem}",
+                    "ids become folder and file names and are cited as m:ID.metric: lowercase letters and digits, "
+                    "joined by single '-' or '.'",
+                )
+                for pointer, what, rid, problem in bad
+            ]
+        )
 
 
 def _packet_owners(manifest: dict[str, Any]) -> dict[str, str]:
