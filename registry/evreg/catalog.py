@@ -26,6 +26,7 @@ from evreg.evidence import parse_ref
 from evreg.findings import Finding
 from evreg.jsonio import write_atomic
 from evreg.layout import family_scoped
+from evreg.models import revisions_of
 from evreg.provenance import Change
 from evreg.store import MEASUREMENT_KINDS, ById, Document, EvidenceState, Registry, no_cycle_collection
 from evreg.vocab import promotable
@@ -89,7 +90,7 @@ def _family_rows(out: Rows, fam: str | None, path: str, data: dict[str, Any]) ->
             "file": path,
         }
     )
-    for rev in data.get("weight_revisions", []):
+    for _, rev in revisions_of(data):
         out["revisions"].append(
             {
                 "key": f"{fam}/{rev['id']}",

@@ -11,6 +11,7 @@ rules (references, evidence, citations, scope) live in ``validators``.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -156,6 +157,10 @@ class Family(Record):
     primary_packet_id: Id | None = None
     featured_results: list[FeaturedResult] | None = None
     weight_revisions: list[WeightRevision] = Field(default_factory=list)
+    model_variants: list[WeightRevision] = Field(
+        default_factory=list,
+        description="Sibling weights of the family (other tunes of the architecture); named like weight revisions.",
+    )
     initial_view_ids: list[Id] | None = None
     sources: dict[Id, ExternalSource] | None = Field(
         default=None,
@@ -165,6 +170,20 @@ class Family(Record):
         default=None,
         description="Order of the family's records in the lab's manifest, for a lossless export.",
     )
+
+
+REVISION_LISTS = ("weight_revisions", "model_variants")
+"""The family's lists of weight revisions: packets, measurements and artifacts may name an entry of either."""
+
+
+def revisions_of(family: Mapping[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(JSON pointer, revision) of every weight revision a family record declares, in both of its lists; entries
+    that are not objects are skipped (the schema reports them)."""
+    for key in REVISION_LISTS:
+        items = family.get(key)
+        for i, rev in enumerate(items if isinstance(items, list) else []):
+            if isinstance(rev, dict):
+                yield f"/{key}/{i}", rev
 
 
 class FeaturedMetric(Open):
@@ -266,6 +285,10 @@ class Measurement(Record):
     promotion_status: Text | None = None
     quality: str | None = Field(
         default=None, description="Prose: the quality gate the run passed (numbers only as citations)."
+    )
+    quality_scope: str | None = Field(
+        default=None,
+        description="Prose: what the run's quality check covered, as the lab records it (counts as a quality gate).",
     )
     caveat: str | None = Field(default=None, description="Prose: what a reader must know (numbers only as citations).")
     evidence: EvidenceRef = Field(

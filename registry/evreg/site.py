@@ -23,6 +23,7 @@ import duckdb
 
 from evreg import charts, citations, coverage, figures
 from evreg.layout import family_scoped, slug
+from evreg.models import revisions_of
 from evreg.tables import EvidenceRow, FindingRow, Meta, ProvenanceRow, RecordRow, rows_of
 from evreg.vocab import load as load_vocab
 from evreg.vocab import states as state_vocab
@@ -430,7 +431,7 @@ def _lineage(p: Pages, page: Page, fam: dict[str, Any]) -> None:
     """Weight revisions and their quantized artifacts, with pinned identities."""
     page.h(2, "Lineage")
     page.p("Weight revisions and their quantized artifacts. A measurement never transfers across revisions.")
-    for rev in fam.get("weight_revisions", []):
+    for _, rev in revisions_of(fam):
         pin = (
             f"<code>{esc(rev['revision'])}</code>"
             if rev.get("revision")
