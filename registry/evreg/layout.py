@@ -10,6 +10,7 @@ packets/<family>/coverage/<id>.json               coverage view or coverage cont
 packets/<family>/closures/<id>.json               family closure
 packets/<family>/estimates/<id>.json              estimate
 packets/baseline.json                             reviewed baseline of accepted findings
+packets/catalog.json                              the family list, in reading order (optional)
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ LISTS: tuple[tuple[str, str], ...] = (
 LIST_OF_KIND = {kind: key for key, kind in LISTS}
 """The catalog file of a registry, relative to its root (an ignored build output)."""
 BASELINE = f"{PACKETS}/baseline.json"
+FAMILY_LIST = f"{PACKETS}/catalog.json"
+"""The registry's list of families in the order readers see them (the lab's ``families/catalog.json``)."""
 
 FAMILY_FOLDERS: dict[str, tuple[str, ...]] = {
     "measurements": ("run-measurement", "series-measurement"),
@@ -102,10 +105,14 @@ def place_of(path: str) -> Place:
         return Place(path, (), problem="not inside packets/")
     if path == BASELINE:
         return Place(path, ("baseline",))
+    if path == FAMILY_LIST:
+        return Place(path, ("catalog",))
     rest = parts[1:]
     family = rest[0]
     if len(rest) == 1:
-        return Place(path, (), problem="only family folders and baseline.json belong directly in packets/")
+        return Place(
+            path, (), problem="only family folders, baseline.json and catalog.json belong directly in packets/"
+        )
     if problem := id_problem(family):
         return Place(path, (), family=family, problem=f"family folder {family!r}: {problem}")
     if len(rest) == 2:

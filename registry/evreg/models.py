@@ -143,6 +143,8 @@ class FeaturedResult(Open):
 
 class ExternalSource(Open):
     repository: Text = Field(description="Where the lab's own evidence files live.")
+    commit: Hex40 | None = Field(default=None, description="The repository's commit the records were read at.")
+    path: Text | None = Field(default=None, description="The imported file's path in that repository.")
     note: Text | None = None
 
 
@@ -434,6 +436,22 @@ class Estimate(Record):
     supersedes: Id | None = None
 
 
+class ListedFamily(Open):
+    id: Id = Field(description="A family of this registry (its folder under packets/).")
+    manifest: Text | None = Field(default=None, description="Where the lab keeps the family's manifest.")
+
+
+class FamilyCatalog(Record):
+    """The registry's families in the order readers see them (``packets/catalog.json``); families it does not
+    list follow, by id."""
+
+    kind: Literal["catalog"]
+    families: list[ListedFamily]
+    sources: dict[Id, ExternalSource] | None = Field(
+        default=None, description="External sources the `manifest` paths point into (`NAME:path`)."
+    )
+
+
 MODELS: dict[str, type[Record]] = {
     "family": Family,
     "packet": Packet,
@@ -444,5 +462,6 @@ MODELS: dict[str, type[Record]] = {
     "coverage-contract": CoverageContract,
     "closure": Closure,
     "estimate": Estimate,
+    "catalog": FamilyCatalog,
 }
 """Every record kind, by the name records carry in their ``kind`` field."""

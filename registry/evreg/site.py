@@ -143,6 +143,11 @@ class Pages:
             self.meta = {m.key: m.value for m in rows_of(con, Meta, "key")}
         finally:
             con.close()
+        families = self.records.get("family", {})
+        lists = self.records.get("catalog", {}).values()
+        listed = [f["id"] for c in lists for f in c["families"] if f["id"] in families]
+        order = [*dict.fromkeys(listed), *sorted(set(families) - set(listed))]  # the family list's order, then by id
+        self.records["family"] = {fid: families[fid] for fid in order}
         self.measurements = {**self.records.get("run-measurement", {}), **self.records.get("series-measurement", {})}
         self.superseded_by = {m["supersedes"]: mid for mid, m in self.measurements.items() if m.get("supersedes")}
         self.base = ""
