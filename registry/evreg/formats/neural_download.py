@@ -372,9 +372,9 @@ def _matches(
         for metric, index, x, value in values.get(mid, ()):
             if point_x is not None and x != point_x:
                 continue
-            if fig.metric_hint and metric != fig.metric_hint:
+            if fig.metric_hints and metric not in fig.metric_hints:
                 continue
-            if not fig.metric_hint and not metric.endswith(_UNIT_SUFFIX.get(fig.unit, "\0")):
+            if not fig.metric_hints and not metric.endswith(_UNIT_SUFFIX.get(fig.unit, "\0")):
                 continue
             if citations.format_value(value, metric, fig.decimals, unit=False) == fig.number:
                 found.add((mid, metric, index, x))
