@@ -753,3 +753,15 @@ def _plant(record: dict[str, Any], pointer: str, text: str) -> None:
     key: Any = int(last) if isinstance(node, list) else last
     before = node[key] if (isinstance(node, list) or key in node) and isinstance(node[key], str) else ""
     node[key] = f"{before} {text}".strip()
+
+
+def test_a_memory_size_is_part_of_a_hardware_or_runtime_name_but_a_speed_is_a_claim(reg: Reg) -> None:
+    packet = f"{F}/pkt/packet.json"
+    reg.edit(packet, lambda d: d.update(hardware="NVIDIA H100 80GB HBM3", runtime="vLLM 0.9"))
+    assert "orphan-number" not in reg.codes()
+    reg.edit(packet, lambda d: d.update(hardware="RTX 5090 32 GB reaching 250 tok/s"))
+    [f] = only(reg.findings(), "orphan-number")
+    assert (f.pointer, "'250 tok/s'" in f.message) == ("/hardware", True)
+    reg.edit(packet, lambda d: d.update(hardware="RTX 5090", summary="Runs on one 32 GB card."))
+    [f] = only(reg.findings(), "orphan-number")  # in prose that is not a name, a memory size is a figure
+    assert f.pointer == "/summary"

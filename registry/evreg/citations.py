@@ -36,6 +36,11 @@ CITATION = re.compile(
 )
 
 
+RENDERER_CLASSES = ("cite", "orphan", "unresolved", "name")
+"""The HTML classes only the renderer emits (``evreg-cite`` ...): a citation, a typed figure marked as a defect, an
+unresolved citation, a name shown as written. Hand-written pages may not use them (``citation-forged``)."""
+
+
 def brace_spans(text: str) -> Iterator[tuple[int, int]]:
     """Spans of everything in double braces -- a citation, or something that looks like one and
     is not -- leftmost first, each ending at the first ``}}`` after its ``{{``; and, last, an

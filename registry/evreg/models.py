@@ -26,6 +26,7 @@ from pydantic import (
     model_validator,
 )
 
+from evreg import figures
 from evreg.citations import METRIC_NAME
 from evreg.evidence import is_evidence_key
 from evreg.jsonio import iter_keyed_strings, map_keyed_strings
@@ -55,6 +56,13 @@ Count = Annotated[int, Strict(), Field(ge=0)]
 Scalar = Annotated[str, Strict()] | Annotated[bool, Strict()] | Number
 State = Literal[STATES]  # type: ignore[valid-type]  # the states are data (registry/evreg/vocab/states.json)
 ObservedState = Literal[OBSERVED_STATES]  # type: ignore[valid-type]  # ditto
+class NameText:
+    """Marks a text field that names a thing (hardware, runtime, quantization): its digits are part of the name."""
+
+
+Name = Annotated[str, Strict(), StringConstraints(min_length=1), NameText()]
+"""Text that names hardware, a runtime or a quantization. It is prose like any text, except that a memory size is
+part of a name (``H100 80GB``), not a claimed figure; any other figure in it is an orphan number."""
 EvidenceRef = Annotated[str, Strict(), StringConstraints(min_length=1, max_length=1024)]
 """A repository-relative file path, ``SOURCE:path`` into a declared external
 source, or an ``https://`` URL."""
@@ -113,7 +121,7 @@ class Grades(Open):
 class Artifact(Open):
     id: Id
     label: Text
-    quantization: Text = Field(description="Exact quantization, e.g. Q4_K_M, AWQ-INT4, NVFP4.")
+    quantization: Name = Field(description="Exact quantization, e.g. Q4_K_M, AWQ-INT4, NVFP4.")
     repository: Text = Field(description="Where the quantized weights are published (org/name).")
     evidence: EvidenceRef = Field(description="What shows the artifact: a model card URL or a file.")
     revision: Hex40 | None = Field(default=None, description="40-hex commit of the quantized weights.")
@@ -207,10 +215,10 @@ class Packet(Record):
     id: Id
     revision: Id = Field(description="The family's weight revision every measurement of the packet used.")
     artifact_id: Id | None = Field(default=None, description="The quantized artifact of the packet.")
-    quantization: Text | None = Field(default=None, description="The artifact's exact quantization.")
+    quantization: Name | None = Field(default=None, description="The artifact's exact quantization.")
     label: Text | None = Field(default=None, description="Human label.")
-    runtime: Text | None = Field(default=None, description="Runtime with version or build; its measurements match it.")
-    hardware: Text | None = Field(default=None, description="The accelerators the packet's runs used (model, memory).")
+    runtime: Name | None = Field(default=None, description="Runtime with version or build; its measurements match it.")
+    hardware: Name | None = Field(default=None, description="The accelerators the packet's runs used (model, memory).")
     cards: Count | None = Field(
         default=None, description="Accelerators per run (the topology); its measurements match it."
     )
@@ -272,14 +280,14 @@ class Measurement(Record):
     artifact_id: Id | None = Field(
         default=None, description="The quantized artifact the run used (an id of the family's revision)."
     )
-    quantization: Text | None = Field(
+    quantization: Name | None = Field(
         default=None, description="The artifact's exact quantization, e.g. Q4_K_M or NVFP4."
     )
-    runtime: Text | None = Field(
+    runtime: Name | None = Field(
         default=None,
         description="Runtime with its version or build, e.g. 'vLLM 0.9.1' or 'llama.cpp b5163 (8cf427ff)'.",
     )
-    runtime_family: Text | None = Field(default=None, description="The runtime's name without version, e.g. 'vLLM'.")
+    runtime_family: Name | None = Field(default=None, description="The runtime's name without version, e.g. 'vLLM'.")
     config: dict[str, Any] | None = Field(
         default=None, description="Settings of the run: tp, cards, mtp, batch sizes, flags."
     )
@@ -479,19 +487,9 @@ def _token_keys() -> frozenset[str]:
     holds -- in a declared text field, in ``config``, in a field no model declares -- is prose (``is_prose_key``)."""
     keys: set[str] = set()
     text: set[str] = set()  # a key that is text in some model (a revision's role) is text everywhere
-    seen: set[type[BaseModel]] = set()
-
-    def visit(model: type[BaseModel]) -> None:
-        if model in seen:
-            return
-        seen.add(model)
+    for model in _all_models():
         for name, info in model.model_fields.items():
             (keys if _is_token(info.annotation, info.metadata) else text).add(info.alias or name)
-            for inner in _models_in(info.annotation):
-                visit(inner)
-
-    for model in MODELS.values():
-        visit(model)
     return frozenset(keys - text)
 
 
@@ -514,8 +512,45 @@ def _models_in(annotation: Any) -> Iterator[type[BaseModel]]:
         yield from _models_in(arg)
 
 
+def _name_keys() -> frozenset[str]:
+    """Fields declared ``Name`` in every model that declares them."""
+    names: set[str] = set()
+    other: set[str] = set()
+    for model in _all_models():
+        for name, info in model.model_fields.items():
+            marked = any(isinstance(m, NameText) for m in [*info.metadata, *_metadata_in(info.annotation)])
+            (names if marked else other).add(info.alias or name)
+    return frozenset(names - other)
+
+
+def _metadata_in(annotation: Any) -> Iterator[Any]:
+    if get_origin(annotation) is Annotated:
+        yield from get_args(annotation)[1:]
+    for arg in get_args(annotation):
+        yield from _metadata_in(arg)
+
+
+def _all_models() -> list[type[BaseModel]]:
+    found: dict[type[BaseModel], None] = {}
+    todo: list[type[BaseModel]] = list(MODELS.values())
+    while todo:
+        model = todo.pop()
+        if model not in found:
+            found[model] = None
+            todo += [m for info in model.model_fields.values() for m in _models_in(info.annotation)]
+    return list(found)
+
+
 TOKEN_KEYS = _token_keys()
 """Keys whose strings are tokens (derived from the models; see ``_token_keys``)."""
+NAME_KEYS = _name_keys()
+"""Keys whose strings name hardware, a runtime or a quantization (``Name``): a memory size in them is no claim."""
+
+
+def claims_in(key: str, text: str) -> list[figures.Figure]:
+    """The figures a prose string under ``key`` claims: every figure, but a memory size in a name."""
+    found = figures.find_figures(text)
+    return [f for f in found if f.unit != "bytes"] if key in NAME_KEYS else found
 
 
 def is_prose_key(key: str) -> bool:

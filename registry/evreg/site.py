@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from html import escape, unescape
 from pathlib import Path
@@ -23,7 +24,7 @@ import duckdb
 
 from evreg import charts, citations, coverage, figures
 from evreg.layout import family_scoped, slug
-from evreg.models import revisions_of
+from evreg.models import NAME_KEYS, claims_in, revisions_of
 from evreg.tables import EvidenceRow, FindingRow, Meta, ProvenanceRow, RecordRow, rows_of
 from evreg.vocab import load as load_vocab
 from evreg.vocab import states as state_vocab
@@ -193,16 +194,22 @@ class Pages:
         out.append(self.literal(text[last:]))
         return "".join(out)
 
-    def text(self, value: Any) -> str:
-        """Any stored value as readers see it: a string as prose (every string a record holds is prose unless it
-        is a token, ``evreg.models.is_prose_key``), anything else as its JSON."""
-        return self.prose(value) if isinstance(value, str) else esc(json.dumps(value, ensure_ascii=False))
+    def text(self, value: Any, key: str = "") -> str:
+        """Any stored value under ``key`` as readers see it: a string as prose (every string a record holds is
+        prose unless it is a token, ``evreg.models.is_prose_key``) -- a name's memory size is part of the name --,
+        anything else as its JSON."""
+        if not isinstance(value, str):
+            return esc(json.dumps(value, ensure_ascii=False))
+        if key in NAME_KEYS and not citations.CITATION.search(value):
+            marked = {(f.start, f.end) for f in claims_in(key, value)}
+            return f'<span class="evreg-name">{self.literal(value, lambda f: (f.start, f.end) in marked)}</span>'
+        return self.prose(value)
 
-    def literal(self, text: str | None) -> str:
-        """Text with no citations: escaped, typed figures marked as orphans."""
+    def literal(self, text: str | None, claimed: Callable[[figures.Figure], bool] = lambda f: True) -> str:
+        """Text with no citations: escaped, typed figures (those ``claimed``) marked as orphans."""
         text = text or ""
         out, last = [], 0
-        for fig in figures.find_figures(text):
+        for fig in filter(claimed, figures.find_figures(text)):
             out.append(esc(text[last : fig.start]))
             out.append(
                 f'<mark class="evreg-orphan" title="A typed figure, not a citation: a baselined defect of '
@@ -775,7 +782,7 @@ def _measurements_index(p: Pages) -> Page:
             [
                 p.link("measurement", mid),
                 p.state(m["state"]),
-                p.text(m.get("runtime", "")),
+                p.text(m.get("runtime", ""), "runtime"),
                 p.text(m.get("workload", "")),
             ]
             for mid, m in p.measurements.items()
@@ -823,7 +830,7 @@ def _measurement(p: Pages, mid: str) -> Page:
     if mid in p.superseded_by:
         page.p(f"Superseded by {p.link('measurement', p.superseded_by[mid])}.")
     page.h(2, "Identity")
-    rows = [[esc(k), p.text(m[k])] for k in IDENTITY_FIELDS if k in m]
+    rows = [[esc(k), p.text(m[k], k)] for k in IDENTITY_FIELDS if k in m]
     rows += [[f"identity.{esc(k)}", f"<code>{esc(v)}</code>"] for k, v in (m.get("identity") or {}).items()]
     page.table(["Field", "Value"], rows)
     page.h(2, "Config")

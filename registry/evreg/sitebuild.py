@@ -140,7 +140,10 @@ class SitePlugin(BasePlugin):
 
 
 _EXEMPT = re.compile(
-    r"<(pre|code)\b[^>]*>.*?</\1>|<(a|mark|span)\b[^>]*class=\"evreg-(?:cite|orphan|unresolved)\"[^>]*>.*?</\2>", re.S
+    r"<(pre|code)\b[^>]*>.*?</\1>|<(a|mark|span)\b[^>]*class=\"evreg-(?:"
+    + "|".join(citations.RENDERER_CLASSES)
+    + r")\"[^>]*>.*?</\2>",
+    re.S,
 )
 _SVG_CITE = re.compile(r'<a class="evreg-cite"[^>]*>.*?</a>', re.S)
 _TAG = re.compile(r"<[^>]+>")

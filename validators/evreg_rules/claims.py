@@ -17,6 +17,7 @@ from evreg.coverage import cell_key, expand, merge
 from evreg.evidence import parse_ref
 from evreg.findings import Code, Finding, Severity, join_pointer, split_pointer
 from evreg.jsonio import MAX_RECORD_BYTES, canonical
+from evreg.models import claims_in
 from evreg.rules import UNIT, Rule
 from evreg.store import Document, Registry
 from evreg.vocab import load as load_vocab
@@ -118,7 +119,7 @@ def _field_problems(text: str, field: str, measurements: Any) -> Iterator[tuple[
         resolved = citations.resolve(c, measurements)
         if isinstance(resolved, str):
             yield UNRESOLVED, f"citation {c.raw} {resolved}"
-    for fig in figures.find_figures(text):
+    for fig in claims_in(field, text):
         yield codes.ORPHAN_NUMBER, f"figure {fig.text!r} in {field} is not a citation"
 
 
@@ -154,7 +155,7 @@ FORGED = Code(
     "Write the citation {{ m:ID.METRIC[INDEX] }}; the renderer makes the markup.",
     '<span class="evreg-cite">52.3 tok/s</span>',
 )
-_FORGED = re.compile(r"""class\s*=\s*["']?[^"'>]*\bevreg-(?:cite|orphan|unresolved)\b""", re.I)
+_FORGED = re.compile(r"""class\s*=\s*["']?[^"'>]*\bevreg-(?:""" + "|".join(citations.RENDERER_CLASSES) + r")\b", re.I)
 _PAGE_SCRIPT = re.compile(
     r"<\s*/?\s*(?:script|iframe|object|embed|form|base|meta)\b|\son[a-z]+\s*=|\b(?:javascript|vbscript|data)\s*:(?!\s)",
     re.I,
