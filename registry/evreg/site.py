@@ -43,6 +43,25 @@ def esc(text: Any) -> str:
 _SPACE = re.compile(r"\s+")
 
 
+def attr(text: Any) -> str:
+    """Text for the markup of a citation, which also goes into hand-written Markdown pages: escaped as
+    ``esc``, and ``|`` (a citation's filter separator) as a character reference, so that a citation
+    inside a Markdown table stays in its cell."""
+    return esc(text).replace("|", "&#124;")
+
+
+def doc_text(text: Any) -> str:
+    """Reference text of the tool itself (rule docs, schema descriptions): escaped, and the citation
+    syntax it shows (``{{ ... }}``) set as code, as the hand-written pages do."""
+    text = str(text)
+    out, last = [], 0
+    for start, end in citations.brace_spans(text):
+        stop = len(text) if end < 0 else end
+        out += [esc(text[last:start]), f"<code>{esc(text[start:stop])}</code>"]
+        last = stop
+    return "".join(out) + esc(text[last:])
+
+
 def page_base(path: str) -> str:
     """Relative prefix from a page's URL to the site root (directory URLs)."""
     depth = path.count("/") + (0 if path.endswith("index.md") else 1)
@@ -166,10 +185,10 @@ class Pages:
         c = parsed[0] if len(parsed) == 1 else citations.CitationError(f"{raw!r} is not one citation")
         resolved = str(c) if isinstance(c, citations.CitationError) else citations.resolve(c, self.measurements)
         if isinstance(resolved, str):
-            return f'<mark class="evreg-unresolved" title="{escape(resolved)}">{esc(raw)}</mark>'
+            return f'<mark class="evreg-unresolved" title="{attr(resolved)}">{attr(raw)}</mark>'
         anchor = slug(f"{metric}-{c.selector}")  # type: ignore[union-attr]
         return (
-            f'<a class="evreg-cite" href="{self.m_url(mid, anchor)}" data-cite="{escape(raw[3:-3].strip())}" '
+            f'<a class="evreg-cite" href="{self.m_url(mid, anchor)}" data-cite="{attr(raw[3:-3].strip())}" '
             f'title="{escape(mid)}">{escape(resolved.text)}</a>'
         )
 
@@ -970,8 +989,8 @@ def _rules_page(p: Pages, codes: list[Code]) -> Page:
     page.p("Every finding code the validator reports (<code>evreg explain CODE</code> prints the same).")
     for doc in sorted(codes, key=lambda d: d.code):
         page.h(2, esc(doc.code))
-        page.p(f"<strong>{esc(doc.title)}.</strong> {esc(doc.why)}")
-        page.p(f"<em>Fix:</em> {esc(doc.hint)}")
+        page.p(f"<strong>{doc_text(doc.title)}.</strong> {doc_text(doc.why)}")
+        page.p(f"<em>Fix:</em> {doc_text(doc.hint)}")
         if doc.example:
             page.p(f"<em>Fails, for example:</em> <code>{esc(doc.example)}</code>")
     return page
@@ -997,7 +1016,7 @@ def _schema_page(p: Pages) -> Page:
         page.table(
             ["Field", "Required", "Description"],
             [
-                [f"<code>{esc(f)}</code>", "yes" if f in required else "", esc(spec.get("description", ""))]
+                [f"<code>{esc(f)}</code>", "yes" if f in required else "", doc_text(spec.get("description", ""))]
                 for f, spec in schema.get("properties", {}).items()
             ],
         )
