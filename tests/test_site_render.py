@@ -12,6 +12,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 from conftest import REPO, Reg, evreg
 
@@ -187,3 +188,56 @@ def test_citations_with_filters_render_inside_markdown_tables(reg: Reg) -> None:
     assert _plain(rows[1][1]) == "D30.25 · 30.2 tok/s"
     assert 'data-cite="m:run-1.decode_tok_s[0] &#124; 3 &#124; nounit"' in rows[0][1]
     assert MARKUP.findall(shown_text(built)) == [] and glued_citations(built) == []
+
+
+# -- section 2: trust beside every number ---------------------------------------------------------
+
+
+def _records(kinds: tuple[str, ...]) -> Iterator[dict[str, Any]]:
+    import json
+
+    for path in sorted((REPO / "packets").rglob("*.json")):
+        data = json.loads(path.read_text("utf-8"))
+        if isinstance(data, dict) and data.get("kind") in kinds:
+            yield data
+
+
+def test_measurement_pages_show_every_stored_field(repo_site: Path) -> None:
+    """Hardware, runtime and identity hashes, every evidence locator, every sample annotation, and
+    every other stored field (verbatim) are on the measurement's page."""
+    checked = 0
+    for m in _records(("run-measurement", "series-measurement")):
+        built = (repo_site / "measurements" / str(m["id"]) / "index.html").read_text("utf-8")
+        text = " ".join(_plain(built).split())
+        missing = []
+        for key in ("hardware", "runtime", "workload"):
+            if key in m and " ".join(str(m[key]).split()) not in text:
+                missing.append(key)
+        for key in ("identity", "runtime_identity"):
+            missing += [f"{key}.{k}" for k, v in dict(m.get(key) or {}).items() if str(v) not in text]
+        missing += [f"locator {k}" for k, v in dict(m.get("evidence_locators") or {}).items() if v not in text]
+        for note in m.get("sample_annotations") or []:
+            missing += [f"annotation {k}" for k, v in note.items() if isinstance(v, str) and v not in text]
+        if m.get("supersedes") and f"measurements/{m['supersedes']}/" not in built:
+            missing.append("supersedes")
+        from evreg.site import SHOWN_FIELDS
+
+        missing += [f"field {k}" for k in m if k not in SHOWN_FIELDS and f"<code>{html.escape(k)}</code>" not in built]
+        assert missing == [], (m["id"], missing)
+        checked += 1
+    assert checked >= 150, checked
+    hero = (repo_site / "measurements/q38-a3561ef8-tp4-winner-overlay-graph-strict/index.html").read_text()
+    assert "upper observed endpoint, not independently replicated" in _plain(hero)
+
+
+def test_headline_tables_show_grade_hardware_and_runtime(repo_site: Path) -> None:
+    for rel in ("index.html", "families/qwen-27b/index.html"):  # the families that declare a headline
+        built = (repo_site / rel).read_text("utf-8")
+        tables = [t for t in re.findall(r"<table>.*?</table>", built, re.S) if "<th>Role</th>" in t]
+        assert tables, rel
+        for table in tables:
+            assert re.search(r"<th>Grade \(packet\)</th><th>Hardware</th><th>Runtime</th>", table), rel
+            for row in re.findall(r"<tr><td>(?:hero|support)</td>.*?</tr>", table, re.S):
+                cells = re.findall(r"<td>(.*?)</td>", row, re.S)
+                assert "evreg-grade" in cells[3] or "ungraded" in cells[3], (rel, cells[3])
+                assert _plain(cells[4]).strip() and _plain(cells[5]).strip(), (rel, cells)
