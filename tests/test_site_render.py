@@ -241,3 +241,36 @@ def test_headline_tables_show_grade_hardware_and_runtime(repo_site: Path) -> Non
                 cells = re.findall(r"<td>(.*?)</td>", row, re.S)
                 assert "evreg-grade" in cells[3] or "ungraded" in cells[3], (rel, cells[3])
                 assert _plain(cells[4]).strip() and _plain(cells[5]).strip(), (rel, cells)
+
+
+def test_a_measurement_page_shows_its_supersession_chain_and_sample_annotations(reg: Reg) -> None:
+    shutil.copy(REPO / "mkdocs.yml", reg.root / "mkdocs.yml")
+    shutil.copytree(REPO / "site", reg.root / "site")
+    base = reg.read("packets/fam/pkt/measurements/run-1.json")
+    for n, prev in (("a", None), ("b", "a"), ("c", "b")):
+        reg.put(f"packets/fam/pkt/measurements/run-{n}.json", {**base, "id": f"run-{n}", "supersedes": f"run-{prev}"})
+    reg.edit(
+        "packets/fam/pkt/measurements/run-a.json",
+        lambda d: d.pop("supersedes"),
+    )
+    reg.edit(
+        "packets/fam/pkt/measurements/run-b.json",
+        lambda d: d.update(
+            hardware="2x Example GPU 48 GB",
+            sample_annotations=[{"metric": "decode_tok_s", "index": 0, "label": "upper endpoint", "note": "one run"}],
+            evidence_locators={"decode_tok_s[0]": "/decode_tok_s/0"},
+            lab_only={"kept": "verbatim"},
+        ),
+    )
+    reg.commit("a chain of corrections")
+    result = evreg("build", cwd=reg.root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    built = (reg.root / "build/site/measurements/run-b/index.html").read_text()
+    text = " ".join(_plain(built).split())
+    assert "Supersession chain, oldest first: run-a → run-b (this) → run-c." in text
+    assert "Superseded by run-c." in text
+    assert "2x Example GPU 48 GB" in text and "/decode_tok_s/0" in text
+    assert "upper endpoint · note: one run" in text
+    assert "<code>lab_only</code>" in built and "verbatim" in text
+    first = _plain((reg.root / "build/site/measurements/run-a/index.html").read_text())
+    assert "Supersession chain, oldest first: run-a (this) → run-b → run-c." in " ".join(first.split())

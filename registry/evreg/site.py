@@ -50,6 +50,14 @@ def attr(text: Any) -> str:
     return esc(text).replace("|", "&#124;")
 
 
+def spec(text: Any) -> str:
+    """A stored value that is not prose (hardware, a runtime, a sample's annotation): escaped text,
+    or, when it holds a figure (a specification such as '2x 48 GB cards', not a measurement
+    claim; validate checks only prose for figures), the verbatim value as code."""
+    text = str(text)
+    return f"<code>{esc(text)}</code>" if figures.find_figures(text) else esc(text)
+
+
 def doc_text(text: Any) -> str:
     """Reference text of the tool itself (rule docs, schema descriptions): escaped, and the citation
     syntax it shows (``{{ ... }}``) set as code, as the hand-written pages do."""
@@ -383,7 +391,7 @@ def _featured_rows(p: Pages, page: Page, fam: dict[str, Any]) -> None:
                 p.prose(fr["label"]),
                 p.cite(mid, fr["metric"], fr.get("sample_index"), fr.get("point_x")),
                 f"{grade} · {p.link('packet', pid, 'packet')}" if pid else grade,
-                esc(m.get("hardware") or pk.get("hardware") or "not recorded")
+                spec(m.get("hardware") or pk.get("hardware") or "not recorded")
                 + (f" · {esc(pk['cards'])} cards" if pk.get("cards") else ""),
                 esc(m.get("runtime") or pk.get("runtime") or "not recorded"),
                 p.prose(fr.get("quality_label")),
@@ -853,7 +861,7 @@ def _measurement(p: Pages, mid: str) -> Page:
         )
     _supersession(p, page, mid)
     page.h(2, "Identity")
-    rows = [[esc(k), esc(m[k])] for k in IDENTITY_FIELDS if k in m]
+    rows = [[esc(k), spec(m[k]) if k == "hardware" else esc(m[k])] for k in IDENTITY_FIELDS if k in m]
     for key in IDENTITY_MAPS:
         if isinstance(m.get(key), dict):
             rows += [[f"{key}.{esc(k)}", f"<code>{esc(v)}</code>"] for k, v in m[key].items()]
@@ -902,9 +910,9 @@ def _samples(p: Pages, page: Page, mid: str, m: dict[str, Any]) -> None:
     notes: dict[tuple[str, int], list[str]] = defaultdict(list)
     for a in m.get("sample_annotations") or []:
         if isinstance(a, dict):
-            extra = [f"{esc(k)}: {p.literal(str(v))}" for k, v in a.items() if k not in ("metric", "index", "label")]
+            extra = [f"{esc(k)}: {spec(v)}" for k, v in a.items() if k not in ("metric", "index", "label")]
             notes[(a.get("metric", ""), a.get("index", -1))].append(
-                f"<strong>{esc(a.get('label', ''))}</strong>" + (" · " + " · ".join(extra) if extra else "")
+                f"<strong>{p.prose(a.get('label', ''))}</strong>" + (" · " + " · ".join(extra) if extra else "")
             )
     locators = m.get("evidence_locators") or {}
     page.h(2, "Samples")
