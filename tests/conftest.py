@@ -282,3 +282,12 @@ def evreg(*args: str, cwd: Path | None = None, process: bool = False) -> subproc
 
 def only(findings: list[Finding], code: str) -> list[Finding]:
     return [f for f in findings if f.code == code]
+
+
+@pytest.fixture(scope="session")
+def repo_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This repository's site, built once per test session with ``evreg build``."""
+    out = tmp_path_factory.mktemp("repo-site") / "site"
+    result = evreg("build", "--out", str(out), cwd=REPO)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return out

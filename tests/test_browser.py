@@ -42,11 +42,8 @@ def serve(folder: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
 
 
 @pytest.fixture(scope="session")
-def real_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    out = tmp_path_factory.mktemp("real-site")
-    result = evreg("build", "--out", str(out), cwd=REPO)
-    assert result.returncode == 0, result.stdout + result.stderr
-    server, url = serve(out)
+def real_site(repo_site: Path) -> Iterator[str]:
+    server, url = serve(repo_site)
     yield url
     server.shutdown()
 
@@ -193,6 +190,92 @@ def test_pages_have_no_horizontal_overflow(real_site: str, browser: object, widt
     overflow = pg.evaluate("document.documentElement.scrollWidth - window.innerWidth")
     context.close()
     assert overflow <= 0, f"{path} at {width}px overflows by {overflow}px"
+
+
+# -- charts, legends and text as a reader sees them -------------------------------------------
+
+CHART_GEOMETRY = """() => {
+  const box = e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+  const within = (b, f) => b[0] >= f[0] - 1 && b[1] >= f[1] - 1 && b[2] <= f[2] + 1 && b[3] <= f[3] + 1;
+  const meet = (a, b) => a[0] < b[2] - 0.5 && b[0] < a[2] - 0.5 && a[1] < b[3] - 0.5 && b[1] < a[3] - 0.5;
+  const bad = [];
+  const figures = [...document.querySelectorAll('figure.evreg-figure')];
+  figures.forEach((fig, n) => {
+    const svg = fig.querySelector('svg.evreg-chart'), f = box(fig), s = box(svg);
+    const plot = box(svg.querySelector('rect.evreg-plot'));
+    for (const c of svg.querySelectorAll('circle')) {
+      const b = box(c), cx = (b[0] + b[2]) / 2, cy = (b[1] + b[3]) / 2;
+      if (!within([cx, cy, cx, cy], plot) || !within(b, s)) bad.push(`figure ${n}: point outside its plot`);
+    }
+    const labels = [...svg.querySelectorAll('text.tick')].filter(t => t.getAttribute('text-anchor') === 'middle');
+    labels.forEach((t, i) => {
+      if (!within(box(t), s)) bad.push(`figure ${n}: x label ${t.textContent} cut off`);
+      if (i && meet(box(labels[i - 1]), box(t))) bad.push(`figure ${n}: x labels ${t.textContent} overlap`);
+    });
+    const entries = fig.querySelectorAll('li.evreg-legend-entry');
+    if (!entries.length) bad.push(`figure ${n}: no legend`);
+    for (const li of entries) {
+      if (!within(box(li), f) || li.scrollWidth > li.clientWidth + 1) bad.push(`figure ${n}: legend entry cut off`);
+      if (meet(box(li), s)) bad.push(`figure ${n}: legend entry over the chart`);
+    }
+    if (n + 1 < figures.length && meet(f, box(figures[n + 1]))) bad.push(`figure ${n}: overlaps the next chart`);
+  });
+  return [figures.length, bad];
+}"""
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_chart_points_labels_and_legends_are_drawn_where_a_reader_sees_them(
+    real_site: str, browser: object, width: int
+) -> None:
+    context = browser.new_context(viewport={"width": width, "height": 900})  # type: ignore[attr-defined]
+    pg = context.new_page()
+    checked = 0
+    for path in (
+        "families/qwen-27b/",
+        "families/qwen3-6-35b-a3b/",
+        "measurements/q36-q4km-tp1-kv-f16-context/",
+        "measurements/q38-f01e-autoround-tp1-mtp4-eager-f16-screened-context-r1-grade-d/",  # a 64-character id
+    ):
+        pg.goto(real_site + path)
+        count, bad = pg.evaluate(CHART_GEOMETRY)
+        assert count > 0 and bad == [], (path, width, bad[:5])
+        checked += count
+    context.close()
+    assert checked >= 50
+
+
+SHOWN_MARKUP = """() => {
+  const main = document.querySelector('article').cloneNode(true);
+  main.querySelectorAll('code, pre, script, style, title').forEach(e => e.remove());
+  const text = main.textContent;
+  const tag = /<\\/?(a|span|mark|div|p|td|tr|table|svg|circle|em|strong|li|img)\\b[^<>]*>/g;
+  const found = [...(text.match(tag) || []), ...(text.match(/class="|\\{\\{\\s*m:/g) || [])];
+  return found;
+}"""
+
+
+def test_no_page_shows_markup_as_text(real_site: str, page: object) -> None:
+    """One page of every kind, the hand-written ones (citations inside Markdown) and those with
+    citations in tables; test_site_render.py checks every page's text without a browser."""
+    for rel in (
+        "",
+        "families/",
+        "families/qwen-27b/",
+        "families/qwen3-6-35b-a3b/",
+        "packets/qwen36-27b-autoround-int4-tp2/",
+        "measurements/q36-q4km-tp1-kv-f16-context/",
+        "coverage/",
+        "coverage/qwen-27b/qwen36-tp1-llamacpp-sycl-target-matrix/",
+        "quarantine/",
+        "defects/",
+        "methodology/",
+        "methodology/rules/",
+        "contributing/",
+        "schema/",
+    ):
+        page.goto(real_site + rel, wait_until="domcontentloaded")  # type: ignore[attr-defined]
+        assert page.evaluate(SHOWN_MARKUP) == [], rel  # type: ignore[attr-defined]
 
 
 # -- hostile text in every string field the models allow, in every rendering context ----------

@@ -3,6 +3,15 @@
 Every plotted point is a link to its measurement and carries its value in a
 tooltip that was formatted through the citation path (``point_html``).
 Axis ticks are bare numbers; units live in the axis titles.
+
+Why not a chart library: Vega-Lite through Altair and ``vl-convert-python`` (1.9, tried for issue 17)
+renders a chart of this size in 33-50 ms once warm (0.6 s for the first), against about 0.1 ms here;
+the 100,000-measurement registry of ``evreg bench`` has some 20,000 series charts, so the library alone
+would take 11-17 minutes of a 5-minute build budget. Its SVG also resolves point links against its
+own base URL and carries no tooltips (they are JavaScript), so every point would need rewriting to stay
+a citation link. What the hand-written charts must keep is checked on the built site instead
+(``tests/test_site_render.py``, ``tests/test_browser.py``): every point inside the plot frame, every
+legend entry a drawn series, x labels that neither overlap nor leave the picture.
 """
 
 from __future__ import annotations
@@ -13,6 +22,12 @@ from html import escape
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22")
 W, H, LEFT, RIGHT, TOP, BOTTOM = 640, 300, 56, 16, 16, 44
+"""The picture and its margins; the plot frame is the rectangle inside the margins, spanned by the y
+ticks (the lowest tick on its bottom edge, the highest on its top edge)."""
+R, PAD = 4.5, 12
+"""A point's radius; the inset of the x values from the frame's sides, so every point is whole."""
+CHAR_W = 6.6
+"""The widest a character of an 11 px tick label is drawn (digits and '.'; an estimate with margin)."""
 
 
 @dataclass
@@ -64,8 +79,9 @@ class _Plot:
     y_hi: float
 
     def px(self, v: float) -> float:
-        """The SVG x coordinate of an x value."""
-        return LEFT + (_scale_x(v, self.use_log) - self.x_lo) / (self.x_hi - self.x_lo) * (W - LEFT - RIGHT)
+        """The SVG x coordinate of an x value: inside the frame, ``PAD`` in from either side."""
+        span = W - LEFT - RIGHT - 2 * PAD
+        return LEFT + PAD + (_scale_x(v, self.use_log) - self.x_lo) / (self.x_hi - self.x_lo) * span
 
     def py(self, v: float) -> float:
         """The SVG y coordinate of a y value."""
@@ -84,7 +100,8 @@ def _fit(xs: list[float], ys: list[float], log_x: bool) -> tuple[_Plot, list[flo
 
 
 def _axes(plot: _Plot, y_ticks: list[float], xs: list[float], x_label: str, y_label: str) -> list[str]:
-    """The grid lines and y ticks, a tick at every x value, and the two axis titles."""
+    """The grid lines and y ticks, a tick mark at every x value (labelled where the label has
+    room), and the two axis titles."""
     out = []
     for t in y_ticks:
         y = plot.py(t)
@@ -92,9 +109,16 @@ def _axes(plot: _Plot, y_ticks: list[float], xs: list[float], x_label: str, y_la
             f'<line x1="{LEFT}" x2="{W - RIGHT}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>'
             f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end" class="tick">{_fmt_tick(t)}</text>'
         )
+    base = H - BOTTOM
+    free_from = -math.inf  # where the next x label may start without touching the last one drawn
     for xv in sorted(set(xs)):
-        x = plot.px(xv)
-        out.append(f'<text x="{x:.1f}" y="{H - BOTTOM + 16}" text-anchor="middle" class="tick">{_fmt_tick(xv)}</text>')
+        x, label = plot.px(xv), _fmt_tick(xv)
+        half = len(label) * CHAR_W / 2
+        out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{base}" y2="{base + 4}" class="xtick"/>')
+        tx = min(max(x, half), W - half)  # a long label near an edge stays in the picture
+        if tx - half >= free_from:
+            out.append(f'<text x="{tx:.1f}" y="{base + 16}" text-anchor="middle" class="tick">{label}</text>')
+            free_from = tx + half + 4
     out.append(
         f'<text x="{(LEFT + W - RIGHT) / 2}" y="{H - 6}" text-anchor="middle" class="axis">'
         f"{escape(x_label)}{' (log scale)' if plot.use_log else ''}</text>"
@@ -106,52 +130,78 @@ def _axes(plot: _Plot, y_ticks: list[float], xs: list[float], x_label: str, y_la
     return out
 
 
-def _series(plot: _Plot, i: int, s: Series, joined: bool) -> list[str]:
-    """Series ``i``: its line through the median y at each x (when joined), its dots, each a
-    citation link, and its legend entry. A series that is not measured is dashed and hollow."""
-    out = []
-    color = PALETTE[i % len(PALETTE)]
-    measured = s.state in ("lab-measured", "community-measured")
-    dash = "" if measured else ' stroke-dasharray="4 3"'
+def _series(plot: _Plot, i: int, s: Series, joined: bool) -> str:
+    """Series ``i`` as one group: its line through the median y at each x (when joined) and its
+    dots, each a citation link. A series that is not measured is dashed and hollow."""
+    color, measured = PALETTE[i % len(PALETTE)], _measured(s)
+    out = [f'<g class="evreg-series" data-series="{i}">']
     if joined and len(s.dots) > 1:
         by_x: dict[float, list[float]] = {}
         for d in s.dots:
             by_x.setdefault(d.x, []).append(d.y)
         path = " ".join(f"{plot.px(x):.1f},{plot.py(sorted(v)[len(v) // 2]):.1f}" for x, v in sorted(by_x.items()))
+        dash = "" if measured else ' stroke-dasharray="4 3"'
         out.append(f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="2"{dash}/>')
     fill = color if measured else "white"
     for d in s.dots:
         out.append(
             f'<a class="evreg-cite" href="{escape(d.href)}" data-cite="{escape(d.cite)}">'
-            f'<circle cx="{plot.px(d.x):.1f}" cy="{plot.py(d.y):.1f}" r="4.5" fill="{fill}" stroke="{color}" '
+            f'<circle cx="{plot.px(d.x):.1f}" cy="{plot.py(d.y):.1f}" r="{R}" fill="{fill}" stroke="{color}" '
             f'stroke-width="2"/><title>{escape(d.tooltip)}</title></a>'
         )
-    ly = H + 14 + 22 * i
-    out.append(
-        f'<line x1="{LEFT}" x2="{LEFT + 24}" y1="{ly}" y2="{ly}" stroke="{color}" stroke-width="2"{dash}/>'
-        f'<text x="{LEFT + 30}" y="{ly + 4}" class="legend">{escape(s.label)}'
-        f"{'' if measured else ' (' + escape(s.state) + ', not a measured curve)'}</text>"
-    )
-    return out
+    out.append("</g>")
+    return "".join(out)
+
+
+def _measured(s: Series) -> bool:
+    return s.state in ("lab-measured", "community-measured")
+
+
+def _legend(drawn: list[tuple[int, Series]], joined: bool) -> str:
+    """The legend as HTML below the chart: its text wraps at any width and it takes its own
+    space on the page, so it can neither be cut off nor overlap what follows. One entry per
+    drawn series, with the series' own mark (a line for a joined chart, else a dot)."""
+    items = []
+    for i, s in drawn:
+        color, measured = PALETTE[i % len(PALETTE)], _measured(s)
+        dash = "" if measured else ' stroke-dasharray="4 3"'
+        line = f'<line x1="1" x2="23" y1="6" y2="6" stroke="{color}" stroke-width="2"{dash}/>' if joined else ""
+        mark = (
+            f'<svg class="evreg-swatch" viewBox="0 0 24 12" width="24" height="12" aria-hidden="true">{line}'
+            f'<circle cx="12" cy="6" r="4" fill="{color if measured else "white"}" stroke="{color}" '
+            'stroke-width="2"/></svg>'
+        )
+        note = "" if measured else f" ({escape(s.state)}, not a measured {'curve' if joined else 'series'})"
+        items.append(f'<li class="evreg-legend-entry" data-series="{i}">{mark} {escape(s.label)}{note}</li>')
+    return '<ul class="evreg-legend">' + "".join(items) + "</ul>"
 
 
 def svg(
     series: list[Series], x_label: str, y_label: str, log_x: bool = False, joined: bool = True, title: str = ""
 ) -> str:
-    """A chart of the series as inline SVG (axes, one line and legend entry per series), or a
-    note when there is nothing to chart."""
+    """A chart of the series: an inline SVG (the plot frame, axes, one group per series) and its
+    legend, in one figure; series with nothing to draw are named below it, not in the legend.
+    A note when there is nothing to chart."""
     dots = [d for s in series for d in s.dots]
     if not dots:
         return '<p class="evreg-empty">No chartable measurements in this view.</p>'
     xs = [d.x for d in dots]
-    ys = [d.y for d in dots]
-    plot, y_ticks = _fit(xs, ys, log_x)
+    plot, y_ticks = _fit(xs, [d.y for d in dots], log_x)
+    drawn = [(i, s) for i, s in enumerate(series) if s.dots]
     out = [
-        f'<svg class="evreg-chart" viewBox="0 0 {W} {H + 22 * len(series)}" role="img" '
+        '<figure class="evreg-figure">'
+        f'<svg class="evreg-chart" viewBox="0 0 {W} {H}" role="img" '
         f'aria-label="{escape(title or y_label)}" xmlns="http://www.w3.org/2000/svg">'
+        f'<rect class="evreg-plot" x="{LEFT}" y="{TOP}" width="{W - LEFT - RIGHT}" height="{H - TOP - BOTTOM}" '
+        'fill="none"/>'
     ]
     out += _axes(plot, y_ticks, xs, x_label, y_label)
-    for i, s in enumerate(series):
-        out += _series(plot, i, s, joined)
+    out += [_series(plot, i, s, joined) for i, s in drawn]
     out.append("</svg>")
+    out.append(_legend(drawn, joined))
+    empty = [s.label for s in series if not s.dots]
+    if empty:
+        names = ", ".join(escape(label) for label in empty)
+        out.append(f'<figcaption class="evreg-chart-note">Not drawn (no values of this metric): {names}.</figcaption>')
+    out.append("</figure>")
     return "".join(out)

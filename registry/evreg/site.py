@@ -45,6 +45,25 @@ def esc(text: Any) -> str:
 _SPACE = re.compile(r"\s+")
 
 
+def attr(text: Any) -> str:
+    """Text for the markup of a citation, which also goes into hand-written Markdown pages: escaped as
+    ``esc``, and ``|`` (a citation's filter separator) as a character reference, so that a citation
+    inside a Markdown table stays in its cell."""
+    return esc(text).replace("|", "&#124;")
+
+
+def doc_text(text: Any) -> str:
+    """Reference text of the tool itself (rule docs, schema descriptions): escaped, and the citation
+    syntax it shows (``{{ ... }}``) set as code, as the hand-written pages do."""
+    text = str(text)
+    out, last = [], 0
+    for start, end in citations.brace_spans(text):
+        stop = len(text) if end < 0 else end
+        out += [esc(text[last:start]), f"<code>{esc(text[start:stop])}</code>"]
+        last = stop
+    return "".join(out) + esc(text[last:])
+
+
 def page_base(path: str) -> str:
     """Relative prefix from a page's URL to the site root (directory URLs)."""
     depth = path.count("/") + (0 if path.endswith("index.md") else 1)
@@ -173,10 +192,10 @@ class Pages:
         c = parsed[0] if len(parsed) == 1 else citations.CitationError(f"{raw!r} is not one citation")
         resolved = str(c) if isinstance(c, citations.CitationError) else citations.resolve(c, self.measurements)
         if isinstance(resolved, str):
-            return f'<mark class="evreg-unresolved" title="{escape(resolved)}">{esc(raw)}</mark>'
+            return f'<mark class="evreg-unresolved" title="{attr(resolved)}">{attr(raw)}</mark>'
         anchor = slug(f"{metric}-{c.selector}")  # type: ignore[union-attr]
         return (
-            f'<a class="evreg-cite" href="{self.m_url(mid, anchor)}" data-cite="{escape(raw[3:-3].strip())}" '
+            f'<a class="evreg-cite" href="{self.m_url(mid, anchor)}" data-cite="{attr(raw[3:-3].strip())}" '
             f'title="{escape(mid)}">{escape(resolved.text)}</a>'
         )
 
@@ -364,21 +383,44 @@ def _home(p: Pages) -> Page:
 
 
 def _featured_rows(p: Pages, page: Page, fam: dict[str, Any]) -> None:
+    """A family's headline: each declared result with its grade, hardware and runtime beside it."""
     rows = fam.get("featured_results") or []
     if not rows:
         page.note("This family declares no headline.")
         return
-    page.table(
-        ["Role", "Result", "Value", "Quality"],
-        [
+    table = []
+    for fr in rows:
+        mid = fr["measurement_id"]
+        m = p.measurements.get(mid, {})
+        pid = _packet_of(p, mid)
+        pk = p.records.get("packet", {}).get(pid or "", {})
+        grade = " ".join(p.grade_badge(a, g) for a, g in (pk.get("grades") or {}).items()) or "ungraded"
+        table.append(
             [
                 esc(fr["role"]),
                 p.prose(fr["label"]),
-                p.cite(fr["measurement_id"], fr["metric"], fr.get("sample_index"), fr.get("point_x")),
+                p.cite(mid, fr["metric"], fr.get("sample_index"), fr.get("point_x")),
+                f"{grade} · {p.link('packet', pid, 'packet')}" if pid else grade,
+                p.text(m.get("hardware") or pk.get("hardware") or "not recorded", "hardware")
+                + (f" · {esc(pk['cards'])} cards" if pk.get("cards") else ""),
+                p.text(m.get("runtime") or pk.get("runtime") or "not recorded", "runtime"),
                 p.prose(fr.get("quality_label")),
             ]
-            for fr in rows
-        ],
+        )
+    page.table(["Role", "Result", "Value", "Grade (packet)", "Hardware", "Runtime", "Quality"], table)
+
+
+def _packet_of(p: Pages, mid: str) -> str | None:
+    """The packet a measurement belongs to: its folder's, else the packet that features it."""
+    if mid in p.measurements and p.measurement_where(mid).packet:
+        return p.measurement_where(mid).packet
+    return next(
+        (
+            pid
+            for pid, pk in p.records.get("packet", {}).items()
+            if (pk.get("featured_metric") or {}).get("measurement_id") == mid
+        ),
+        None,
     )
 
 
@@ -797,6 +839,7 @@ IDENTITY_FIELDS = (
     "artifact_id",
     "quantization",
     "variant",
+    "hardware",
     "runtime",
     "runtime_family",
     "runtime_profile_id",
@@ -806,6 +849,12 @@ IDENTITY_FIELDS = (
     "workload",
     "axis",
 )
+IDENTITY_MAPS = ("identity", "runtime_identity")
+SHOWN_FIELDS = frozenset(
+    {*IDENTITY_FIELDS, *IDENTITY_MAPS, "kind", "id", "config", "metrics", "points", "sample_annotations"}
+    | {"quality", "caveat", "evidence", "evidence_sha256", "evidence_locators", "supersedes", "retired"}
+)
+"""The fields a measurement page shows in their own sections; every other stored field is listed verbatim."""
 
 
 def _measurement(p: Pages, mid: str) -> Page:
@@ -825,13 +874,12 @@ def _measurement(p: Pages, mid: str) -> Page:
             '<div class="admonition warning"><p class="admonition-title">Retired</p>'
             f"<p>{p.prose(m['retired'].get('reason'))}</p></div>"
         )
-    if m.get("supersedes"):
-        page.p(f"Supersedes {p.link('measurement', m['supersedes'])}.")
-    if mid in p.superseded_by:
-        page.p(f"Superseded by {p.link('measurement', p.superseded_by[mid])}.")
+    _supersession(p, page, mid)
     page.h(2, "Identity")
     rows = [[esc(k), p.text(m[k], k)] for k in IDENTITY_FIELDS if k in m]
-    rows += [[f"identity.{esc(k)}", f"<code>{esc(v)}</code>"] for k, v in (m.get("identity") or {}).items()]
+    for key in IDENTITY_MAPS:
+        if isinstance(m.get(key), dict):
+            rows += [[f"{key}.{esc(k)}", f"<code>{esc(v)}</code>"] for k, v in m[key].items()]
     page.table(["Field", "Value"], rows)
     page.h(2, "Config")
     page.table(
@@ -839,13 +887,7 @@ def _measurement(p: Pages, mid: str) -> Page:
         [[esc(k), p.text(v)] for k, v in (m.get("config") or {}).items()],
     )
     if m.get("metrics"):
-        page.h(2, "Samples")
-        rows = []
-        for metric, samples in m["metrics"].items():
-            for i in range(len(samples)):
-                anchor = slug(f"{metric}-[{i}]")
-                rows.append([f'<span id="{anchor}"></span>{esc(metric)}', str(i), p.cite(mid, metric, i)])
-        page.table(["Metric", "Sample", "Value"], rows)
+        _samples(p, page, mid, m)
     if m.get("points"):
         _series_points(p, page, mid, m)
     for key in ("quality", "caveat"):
@@ -854,9 +896,80 @@ def _measurement(p: Pages, mid: str) -> Page:
             page.p(p.prose(m[key]))
     page.h(2, "Evidence")
     p.evidence_list(page, file)
+    _locators(page, m)
+    _other_fields(page, m)
     page.h(2, "Provenance")
     p.history(page, file)
     return page
+
+
+def _supersession(p: Pages, page: Page, mid: str) -> None:
+    """The whole chain of corrections this measurement belongs to, oldest first."""
+    chain, seen = [mid], {mid}
+    while (prev := p.measurements.get(chain[0], {}).get("supersedes")) and prev not in seen:
+        chain.insert(0, prev)
+        seen.add(prev)
+    while (nxt := p.superseded_by.get(chain[-1])) and nxt not in seen:
+        chain.append(nxt)
+        seen.add(nxt)
+    if len(chain) == 1:
+        return
+    links = [f"<strong>{esc(c)}</strong> (this)" if c == mid else p.link("measurement", c) for c in chain]
+    page.p("Supersession chain, oldest first: " + " → ".join(links) + ".")
+    if chain[-1] != mid:
+        page.p(f"Superseded by {p.link('measurement', chain[chain.index(mid) + 1])}.")
+
+
+def _samples(p: Pages, page: Page, mid: str, m: dict[str, Any]) -> None:
+    """Every sample with its evidence locator and the annotations stored for it."""
+    notes: dict[tuple[str, int], list[str]] = defaultdict(list)
+    for a in m.get("sample_annotations") or []:
+        if isinstance(a, dict):
+            extra = [f"{esc(k)}: {p.text(v, k)}" for k, v in a.items() if k not in ("metric", "index", "label")]
+            notes[(a.get("metric", ""), a.get("index", -1))].append(
+                f"<strong>{p.prose(a.get('label', ''))}</strong>" + (" · " + " · ".join(extra) if extra else "")
+            )
+    locators = m.get("evidence_locators") or {}
+    page.h(2, "Samples")
+    rows = []
+    for metric, samples in m["metrics"].items():
+        for i in range(len(samples)):
+            anchor = slug(f"{metric}-[{i}]")
+            loc = locators.get(f"{metric}[{i}]")
+            rows.append(
+                [
+                    f'<span id="{anchor}"></span>{esc(metric)}',
+                    str(i),
+                    p.cite(mid, metric, i),
+                    f"<code>{esc(loc)}</code>" if loc else "—",
+                    "<br>".join(notes.get((metric, i), [])),
+                ]
+            )
+    page.table(["Metric", "Sample", "Value", "Evidence locator", "Annotation"], rows)
+
+
+def _locators(page: Page, m: dict[str, Any]) -> None:
+    """Where in the evidence each series point was read (run samples show theirs beside the value)."""
+    locators = {k: v for k, v in (m.get("evidence_locators") or {}).items() if "@" in k}
+    if locators:
+        page.table(
+            ["Point", "Evidence locator"],
+            [[f"<code>{esc(k)}</code>", f"<code>{esc(v)}</code>"] for k, v in locators.items()],
+        )
+
+
+def _other_fields(page: Page, m: dict[str, Any]) -> None:
+    """Every stored field no section above shows, verbatim: nothing stored is hidden from a reader."""
+    rest = {k: v for k, v in m.items() if k not in SHOWN_FIELDS}
+    if not rest:
+        return
+    page.h(2, "Other stored fields")
+    page.p("As stored in the record (JSON). Numbers here are not citations: they are not checked against evidence.")
+    page.table(
+        ["Field", "Stored value"],
+        [[f"<code>{esc(k)}</code>", f"<code>{esc(json.dumps(v, ensure_ascii=False))}</code>"] for k, v in rest.items()],
+        cls="evreg-stored",
+    )
 
 
 def _series_points(p: Pages, page: Page, mid: str, m: dict[str, Any]) -> None:
@@ -993,8 +1106,8 @@ def _rules_page(p: Pages, codes: list[Code]) -> Page:
     page.p("Every finding code the validator reports (<code>evreg explain CODE</code> prints the same).")
     for doc in sorted(codes, key=lambda d: d.code):
         page.h(2, esc(doc.code))
-        page.p(f"<strong>{esc(doc.title)}.</strong> {esc(doc.why)}")
-        page.p(f"<em>Fix:</em> {esc(doc.hint)}")
+        page.p(f"<strong>{doc_text(doc.title)}.</strong> {doc_text(doc.why)}")
+        page.p(f"<em>Fix:</em> {doc_text(doc.hint)}")
         if doc.example:
             page.p(f"<em>Fails, for example:</em> <code>{esc(doc.example)}</code>")
     return page
@@ -1020,7 +1133,7 @@ def _schema_page(p: Pages) -> Page:
         page.table(
             ["Field", "Required", "Description"],
             [
-                [f"<code>{esc(f)}</code>", "yes" if f in required else "", esc(spec.get("description", ""))]
+                [f"<code>{esc(f)}</code>", "yes" if f in required else "", doc_text(spec.get("description", ""))]
                 for f, spec in schema.get("properties", {}).items()
             ],
         )

@@ -1,0 +1,276 @@
+"""Correct rendering, checked on the built site of this repository (issue 17, section 1): every chart
+point and line inside its plot, every legend entry with a visible series, no markup shown as text,
+the text around citations intact, an index page for every folder URL; and citations with filters
+inside hand-written Markdown tables."""
+
+from __future__ import annotations
+
+import html
+import re
+import shutil
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+from conftest import REPO, Reg, evreg
+
+SVG = "{http://www.w3.org/2000/svg}"
+_FIGURE = re.compile(r'<figure class="evreg-figure">.*?</figure>', re.S)
+_CHART = re.compile(r'<svg class="evreg-chart".*?</svg>', re.S)
+
+
+def pages(site: Path) -> Iterator[tuple[str, str]]:
+    for page in sorted(site.rglob("*.html")):
+        rel = page.relative_to(site).as_posix()
+        if not rel.startswith(("assets/", "search/")):
+            yield rel, page.read_text("utf-8")
+
+
+def charts(site: Path) -> Iterator[tuple[str, ET.Element]]:
+    for rel, text in pages(site):
+        for svg in _CHART.findall(text):
+            yield rel, ET.fromstring(svg)
+
+
+def _box(el: ET.Element) -> tuple[float, float, float, float]:
+    x, y = float(el.get("x", 0)), float(el.get("y", 0))
+    return x, y, x + float(el.get("width", 0)), y + float(el.get("height", 0))
+
+
+def _inside(x: float, y: float, box: tuple[float, float, float, float], slack: float = 0.05) -> bool:
+    return box[0] - slack <= x <= box[2] + slack and box[1] - slack <= y <= box[3] + slack
+
+
+def test_every_chart_point_and_line_lies_inside_its_plot_area(repo_site: Path) -> None:
+    """The plot area is the frame the axes span (from the bottom tick to the top tick); a point
+    outside it is drawn beyond the axes or not at all. Every circle is wholly in the picture too."""
+    n_charts = n_points = 0
+    outside: list[str] = []
+    for rel, svg in charts(repo_site):
+        n_charts += 1
+        plot = svg.find(f"{SVG}rect[@class='evreg-plot']")
+        assert plot is not None, f"{rel}: a chart without its plot frame"
+        frame = _box(plot)
+        grid = [float(g.get("y1", 0)) for g in svg.iter(f"{SVG}line") if g.get("class") == "grid"]
+        assert grid and min(grid) >= frame[1] - 0.05 and max(grid) <= frame[3] + 0.05, rel  # ticks span the frame
+        view = [float(v) for v in svg.get("viewBox", "").split()]
+        for c in svg.iter(f"{SVG}circle"):
+            n_points += 1
+            x, y, r = float(c.get("cx", 0)), float(c.get("cy", 0)), float(c.get("r", 0))
+            whole = view[0] <= x - r and x + r <= view[2] and view[1] <= y - r and y + r <= view[3]
+            if not _inside(x, y, frame) or not whole:
+                outside.append(f"{rel}: point at ({x}, {y})")
+        for line in svg.iter(f"{SVG}polyline"):
+            for pair in line.get("points", "").split():
+                x, y = (float(v) for v in pair.split(","))
+                if not _inside(x, y, frame):
+                    outside.append(f"{rel}: line vertex at ({x}, {y})")
+    assert n_charts >= 100 and n_points >= 1000, (n_charts, n_points)  # the real registry's charts were checked
+    assert outside == [], f"{len(outside)} of {n_points} points outside their plot: {outside[:5]}"
+
+
+def test_every_legend_entry_has_a_visible_series_and_every_series_an_entry(repo_site: Path) -> None:
+    entries = 0
+    for rel, text in pages(repo_site):
+        for figure in _FIGURE.findall(text):
+            svg = ET.fromstring(_CHART.findall(figure)[0])
+            drawn = {
+                g.get("data-series")
+                for g in svg.iter(f"{SVG}g")
+                if g.get("class") == "evreg-series" and g.find(f".//{SVG}circle") is not None
+            }
+            legend = re.findall(r'<li class="evreg-legend-entry" data-series="(\d+)"', figure)
+            entries += len(legend)
+            assert set(legend) == drawn and len(legend) == len(drawn), (rel, legend, drawn)
+    assert entries >= 300, entries
+
+
+class _Text(HTMLParser):
+    """The text a reader sees: everything outside code, scripts, styles and SVG titles (tooltips)."""
+
+    SKIP = frozenset({"code", "pre", "script", "style", "title", "textarea"})
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.depth = 0
+        self.parts: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in self.SKIP:
+            self.depth += 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self.SKIP and self.depth:
+            self.depth -= 1
+
+    def handle_data(self, data: str) -> None:
+        if not self.depth:
+            self.parts.append(data)
+
+
+MARKUP = re.compile(
+    r"</?(?:a|span|mark|div|p|td|tr|th|table|svg|circle|text|em|strong|code|br|li|ul|img|script)\b[^<>]*>"
+    r"|\bclass=\"|\{\{\s*m:"
+)
+
+
+def shown_text(page_html: str) -> str:
+    main = page_html.split('<article class="md-content__inner md-typeset">', 1)[-1].split("</article>", 1)[0]
+    parser = _Text()
+    parser.feed(main)
+    return " ".join(parser.parts)
+
+
+def test_no_page_shows_markup_or_a_citation_as_text(repo_site: Path) -> None:
+    shown = {rel: MARKUP.findall(shown_text(text)) for rel, text in pages(repo_site)}
+    assert len(shown) >= 300
+    assert {rel: found for rel, found in shown.items() if found} == {}
+
+
+# A citation in prose stands apart from its words: "median 101.17 tok/s", never "median101.17tok/s".
+# Only the notation of a capital letter and a number (D{{ ... | nounit }}: decode tok/s) joins them.
+_CITED = re.compile(r'(.{0,40})<a class="evreg-cite"[^>]*>(.*?)</a>(.{0,40})', re.S)
+_BLOCK = re.compile(r"</?(?!(?:a|span|mark|em|strong|code)\b)[a-z][a-z0-9]*[^>]*>")
+
+
+def _plain(fragment: str) -> str:
+    return html.unescape(re.sub(r"<[^>]*>", "", _BLOCK.sub(" ", fragment)))
+
+
+def glued_citations(page_html: str) -> list[str]:
+    body = _CHART.sub(" ", page_html)
+    glued = []
+    for m in _CITED.finditer(body):
+        before, value, after = _plain(m.group(1)), _plain(m.group(2)), _plain(m.group(3))
+        notation = re.search(r"(?:^|[^\w])[A-Z]$", before) is not None
+        if (before[-1:].isalnum() and not notation) or after[:1].isalnum():
+            glued.append(f"{before[-12:]}[{value}]{after[:12]}".strip())
+    return glued
+
+
+def test_text_around_citations_is_kept(repo_site: Path) -> None:
+    assert glued_citations('<td>median<a class="evreg-cite" href="#">101.170</a>tok/s</td>') == ["median[101.170]tok/s"]
+    assert glued_citations('<p>at D<a class="evreg-cite" href="#">48.4</a> · AR</p>') == []
+    found = {rel: glued_citations(text) for rel, text in pages(repo_site)}
+    assert {rel: g for rel, g in found.items() if g} == {}
+
+
+def test_every_folder_url_has_an_index_page(repo_site: Path) -> None:
+    folders = {
+        parent
+        for page in repo_site.rglob("index.html")
+        for parent in page.relative_to(repo_site).parents
+        if not str(parent).startswith(("assets", "search"))
+    }
+    assert Path("coverage") in folders and Path("coverage/qwen-27b") in folders
+    assert sorted(str(f) for f in folders if not (repo_site / f / "index.html").is_file()) == []
+
+
+def test_citations_with_filters_render_inside_markdown_tables(reg: Reg) -> None:
+    """A citation's filters are written with "|", the Markdown table's cell separator."""
+    shutil.copy(REPO / "mkdocs.yml", reg.root / "mkdocs.yml")
+    shutil.copytree(REPO / "site", reg.root / "site")
+    page = reg.root / "site/contributing.md"
+    page.write_text(
+        page.read_text()
+        + "\n| Run | Decode |\n|---|---|\n"
+        + "| first | median {{ m:run-1.decode_tok_s[0] | 3 | nounit }} tok/s and more |\n"
+        + "| second | D{{ m:run-1.decode_tok_s[1] | nounit }} · {{ m:run-1.decode_tok_s[0] | 1 }} |\n"
+    )
+    result = evreg("build", cwd=reg.root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    built = (reg.root / "build/site/contributing/index.html").read_text()
+    rows = re.findall(r"<tr>\s*<td>(first|second)</td>\s*<td>(.*?)</td>\s*</tr>", built, re.S)
+    assert [name for name, _ in rows] == ["first", "second"], rows  # one cell each, not split at "|"
+    assert _plain(rows[0][1]) == "median 30.210 tok/s and more"
+    assert _plain(rows[1][1]) == "D30.25 · 30.2 tok/s"
+    assert 'data-cite="m:run-1.decode_tok_s[0] &#124; 3 &#124; nounit"' in rows[0][1]
+    assert MARKUP.findall(shown_text(built)) == [] and glued_citations(built) == []
+
+
+# -- section 2: trust beside every number ---------------------------------------------------------
+
+
+def _records(kinds: tuple[str, ...]) -> Iterator[dict[str, Any]]:
+    import json
+
+    for path in sorted((REPO / "packets").rglob("*.json")):
+        data = json.loads(path.read_text("utf-8"))
+        if isinstance(data, dict) and data.get("kind") in kinds:
+            yield data
+
+
+def test_measurement_pages_show_every_stored_field(repo_site: Path) -> None:
+    """Hardware, runtime and identity hashes, every evidence locator, every sample annotation, and
+    every other stored field (verbatim) are on the measurement's page."""
+    checked = 0
+    for m in _records(("run-measurement", "series-measurement")):
+        built = (repo_site / "measurements" / str(m["id"]) / "index.html").read_text("utf-8")
+        text = " ".join(_plain(built).split())
+        missing = []
+        for key in ("hardware", "runtime", "workload"):
+            if key in m and " ".join(str(m[key]).split()) not in text:
+                missing.append(key)
+        for key in ("identity", "runtime_identity"):
+            missing += [f"{key}.{k}" for k, v in dict(m.get(key) or {}).items() if str(v) not in text]
+        missing += [f"locator {k}" for k, v in dict(m.get("evidence_locators") or {}).items() if v not in text]
+        for note in m.get("sample_annotations") or []:
+            missing += [f"annotation {k}" for k, v in note.items() if isinstance(v, str) and v not in text]
+        if m.get("supersedes") and f"measurements/{m['supersedes']}/" not in built:
+            missing.append("supersedes")
+        from evreg.site import SHOWN_FIELDS
+
+        missing += [f"field {k}" for k in m if k not in SHOWN_FIELDS and f"<code>{html.escape(k)}</code>" not in built]
+        assert missing == [], (m["id"], missing)
+        checked += 1
+    assert checked >= 150, checked
+    hero = (repo_site / "measurements/q38-a3561ef8-tp4-winner-overlay-graph-strict/index.html").read_text()
+    assert "upper observed endpoint, not independently replicated" in _plain(hero)
+
+
+def test_headline_tables_show_grade_hardware_and_runtime(repo_site: Path) -> None:
+    for rel in ("index.html", "families/qwen-27b/index.html"):  # the families that declare a headline
+        built = (repo_site / rel).read_text("utf-8")
+        tables = [t for t in re.findall(r"<table>.*?</table>", built, re.S) if "<th>Role</th>" in t]
+        assert tables, rel
+        for table in tables:
+            assert re.search(r"<th>Grade \(packet\)</th><th>Hardware</th><th>Runtime</th>", table), rel
+            for row in re.findall(r"<tr><td>(?:hero|support)</td>.*?</tr>", table, re.S):
+                cells = re.findall(r"<td>(.*?)</td>", row, re.S)
+                assert "evreg-grade" in cells[3] or "ungraded" in cells[3], (rel, cells[3])
+                assert _plain(cells[4]).strip() and _plain(cells[5]).strip(), (rel, cells)
+
+
+def test_a_measurement_page_shows_its_supersession_chain_and_sample_annotations(reg: Reg) -> None:
+    shutil.copy(REPO / "mkdocs.yml", reg.root / "mkdocs.yml")
+    shutil.copytree(REPO / "site", reg.root / "site")
+    base = reg.read("packets/fam/pkt/measurements/run-1.json")
+    for n, prev in (("a", None), ("b", "a"), ("c", "b")):
+        reg.put(f"packets/fam/pkt/measurements/run-{n}.json", {**base, "id": f"run-{n}", "supersedes": f"run-{prev}"})
+    reg.edit(
+        "packets/fam/pkt/measurements/run-a.json",
+        lambda d: d.pop("supersedes"),
+    )
+    reg.edit(
+        "packets/fam/pkt/measurements/run-b.json",
+        lambda d: d.update(
+            hardware="2x Example GPU 48 GB",
+            sample_annotations=[{"metric": "decode_tok_s", "index": 0, "label": "upper endpoint", "note": "one run"}],
+            evidence_locators={"decode_tok_s[0]": "/decode_tok_s/0"},
+            lab_only={"kept": "verbatim"},
+        ),
+    )
+    reg.commit("a chain of corrections")
+    result = evreg("build", cwd=reg.root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    built = (reg.root / "build/site/measurements/run-b/index.html").read_text()
+    text = " ".join(_plain(built).split())
+    assert "Supersession chain, oldest first: run-a → run-b (this) → run-c." in text
+    assert "Superseded by run-c." in text
+    assert "2x Example GPU 48 GB" in text and "/decode_tok_s/0" in text
+    assert "upper endpoint · note: one run" in text
+    assert "<code>lab_only</code>" in built and "verbatim" in text
+    first = _plain((reg.root / "build/site/measurements/run-a/index.html").read_text())
+    assert "Supersession chain, oldest first: run-a (this) → run-b → run-c." in " ".join(first.split())
