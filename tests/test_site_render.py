@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from conftest import REPO, Reg, evreg
+from evreg import figures
 
 SVG = "{http://www.w3.org/2000/svg}"
 _FIGURE = re.compile(r'<figure class="evreg-figure">.*?</figure>', re.S)
@@ -144,7 +145,7 @@ def glued_citations(page_html: str) -> list[str]:
     glued = []
     for m in _CITED.finditer(body):
         before, value, after = _plain(m.group(1)), _plain(m.group(2)), _plain(m.group(3))
-        notation = re.search(r"(?:^|[^\w])[A-Z]$", before) is not None
+        notation = re.search(r"(?:^|[^\w])(?:" + "|".join(figures.CODE_METRICS) + ")$", before) is not None
         if (before[-1:].isalnum() and not notation) or after[:1].isalnum():
             glued.append(f"{before[-12:]}[{value}]{after[:12]}".strip())
     return glued
@@ -214,7 +215,9 @@ def test_measurement_pages_show_every_stored_field(repo_site: Path) -> None:
             if key in m and " ".join(str(m[key]).split()) not in text:
                 missing.append(key)
         for key in ("identity", "runtime_identity"):
-            missing += [f"{key}.{k}" for k, v in dict(m.get(key) or {}).items() if str(v) not in text]
+            value = m.get(key) or {}
+            pairs = value.items() if isinstance(value, dict) else [("", value)]
+            missing += [f"{key}.{k}" for k, v in pairs if " ".join(str(v).split()) not in text]
         missing += [f"locator {k}" for k, v in dict(m.get("evidence_locators") or {}).items() if v not in text]
         for note in m.get("sample_annotations") or []:
             missing += [f"annotation {k}" for k, v in note.items() if isinstance(v, str) and v not in text]

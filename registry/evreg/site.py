@@ -880,6 +880,8 @@ def _measurement(p: Pages, mid: str) -> Page:
     for key in IDENTITY_MAPS:
         if isinstance(m.get(key), dict):
             rows += [[f"{key}.{esc(k)}", f"<code>{esc(v)}</code>"] for k, v in m[key].items()]
+        elif key in m:  # a lab may write its runtime identity as text
+            rows.append([esc(key), p.text(m[key], key)])
     page.table(["Field", "Value"], rows)
     page.h(2, "Config")
     page.table(
