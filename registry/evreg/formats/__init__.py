@@ -546,12 +546,13 @@ def earlier_imports(target: Target, source: str) -> dict[str, str]:
     if target.root is None:
         return {}
     out: dict[str, str] = {}
-    for kind in ("run-measurement", "closure"):
-        folder = (target.root / record_path(kind, target.family, "x", target.packet)).parent
+    for kind, packet in (("run-measurement", target.packet), ("closure", None)):
+        folder = (target.root / record_path(kind, target.family, "x", packet)).parent
         for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
             data, problems = jsonio.parse(path.read_bytes(), str(path))
             imported = data.get("imported_from") if isinstance(data, dict) and not problems else None
-            if isinstance(imported, dict) and imported.get("file") == source and isinstance(data.get("id"), str):
+            mine = packet is not None or (data.get("selectors") or {}).get("packet") == target.packet
+            if isinstance(imported, dict) and imported.get("file") == source and mine and isinstance(data["id"], str):
                 out[str(imported.get("row"))] = data["id"]
     return out
 
@@ -566,8 +567,12 @@ def link_correction(record: dict[str, Any], earlier: dict[str, str], row: str) -
 def failed_run(
     target: Target, rid: str, evidence: str, raw: bytes, reason: str, detail: dict[str, Any]
 ) -> tuple[str, dict[str, Any]]:
-    """A run that produced no measurement, as a closure with its reason (never a measurement of zero)."""
-    selectors = {k: target.data[k] for k in ("revision", "quantization", "runtime", "hardware") if k in target.data}
+    """A run that produced no measurement, as a closure of the family with its reason and the packet's scope as
+    its selectors (never a measurement of zero)."""
+    selectors: dict[str, Any] = {
+        k: target.data[k] for k in ("revision", "quantization", "runtime", "hardware") if k in target.data
+    }
+    selectors["packet"] = target.packet
     record: dict[str, Any] = {
         "kind": "closure",
         "id": rid,
@@ -579,4 +584,4 @@ def failed_run(
         "evidence_sha256": {evidence: hashlib.sha256(raw).hexdigest()},
         "failure": detail,
     }
-    return record_path("closure", target.family, rid, target.packet), record
+    return record_path("closure", target.family, rid), record
