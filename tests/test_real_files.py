@@ -468,3 +468,65 @@ def test_import_reports_only_what_it_introduced(tmp_path: Path) -> None:
     assert "broken" not in result.stdout and "findings were there before this import" in result.stderr
     wrong = vllm(root, "sweep-v0.25.1/summary.json", "--runtime", "vLLM 0.25.1", "--state", "estimated")
     assert wrong.returncode == 2  # not an observed state: refused by the command line
+
+
+def test_line_locators_count_numbers_as_the_evidence_check_does() -> None:
+    from evreg.formats import NUMBER_IN_TEXT
+    from evreg_rules import evidence as rule
+
+    assert NUMBER_IN_TEXT.pattern == rule._NUMBER.pattern
+
+
+ALL_REAL = sorted(p for p in REAL.rglob("*") if p.suffix in (".json", ".jsonl"))
+
+
+@pytest.mark.parametrize("path", ALL_REAL, ids=lambda p: p.name)
+def test_broken_real_files_are_refused_with_findings_never_a_traceback(path: Path) -> None:
+    """Each real file cut short, and with each of its values swapped for another type: every importer either
+    plans or refuses with findings."""
+    from evreg.formats import ImportRefused, Request, Target, llama_bench, lm_eval, vllm_bench
+
+    target = Target("fam", "pkt", {"revision": "rev-1"}, {"repository": "org/model"}, {}, None)
+    raw = path.read_bytes()
+    variants = [raw[: len(raw) * k // 7] for k in range(1, 7)]
+    text = raw.decode()
+    for old, new in (("true", '"yes"'), ('"', "'"), ("[", "{"), ("0.", "-0."), (": 0", ": null")):
+        variants.append(text.replace(old, new, 3).encode())
+    for module in (llama_bench, vllm_bench, lm_eval):
+        for variant in variants:
+            try:
+                module.plan_request(Request(variant, str(path), path.name, target))
+            except ImportRefused as exc:
+                assert exc.findings and all(f.file == str(path) or f.file.startswith(str(path)) for f in exc.findings)
+
+
+def test_llama_bench_test_without_a_positive_sample_is_a_closure(tmp_path: Path) -> None:
+    root = tmp_path / "reg"
+    registry(root, **LLAMA["llamacpp-b5606-rtx4090.json"])
+    rows = json.loads(B5606.read_text())
+    rows[1]["samples_ts"] = [0.0, 0.0, 0.0, 0.0, 0.0]  # a test that produced nothing (e.g. out of memory)
+    (tmp_path / "oom.json").write_text(json.dumps(rows, indent=2))
+    result = llama(root, tmp_path / "oom.json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 failed runs recorded as closures" in result.stderr
+    assert [r["metrics"] for r in records(root).values()] == [{"prefill_tok_s": rows[0]["samples_ts"]}]
+    [closure] = [json.loads(p.read_text()) for p in (root / "packets/fam/closures").glob("*.json")]
+    assert "tg1280" in closure["reason"] and closure["selectors"]["packet"] == "pkt"
+
+
+def test_vllm_older_latency_names_are_kept_with_their_unit(tmp_path: Path) -> None:
+    """``benchmark_serving.py`` before ``vllm bench`` (and its forks) wrote ``*_e2e_latency_ms`` and
+    ``input_throughput``: each is a metric of its own, in ms or tok/s."""
+    root = tmp_path / "reg"
+    registry(root, **OPT)
+    data = json.loads((REAL / "vllm-bench/bench_serve_v0.25.1.json").read_text())
+    data |= {"mean_e2e_latency_ms": 301.5, "p99_e2e_latency_ms": 702.25, "input_throughput": 165.78}
+    (tmp_path / "old.json").write_text(json.dumps(data))
+    result = evreg(
+        "import", "vllm-bench", str(tmp_path / "old.json"), "--packet", "fam/pkt", "--runtime", "vLLM 0.25.1",
+        cwd=root,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    [rec] = records(root).values()
+    assert rec["metrics"]["mean_e2e_latency_ms"] == [301.5] and rec["metrics"]["input_tok_s"] == [165.78]
+    assert rec["evidence_locators"]["p99_e2e_latency_ms[0]"] == "/p99_e2e_latency_ms"
