@@ -17,6 +17,7 @@ import pytest
 from conftest import REPO, SHARED, evreg
 
 REAL = SHARED / "real"
+SWEEP = "sweep-v0.25.1/SERVE--max_num_seqs=4-BENCH--max_concurrency=2-num_prompts=8"
 
 
 def registry(
@@ -220,10 +221,10 @@ def test_vllm_partial_failure_is_stated(tmp_path: Path) -> None:
 def test_vllm_sweep_summary_imports_each_point(tmp_path: Path) -> None:
     root = tmp_path / "reg"
     registry(root, **OPT)
-    result = vllm(root, "sweep-v0.25.1/summary.json", "--runtime", "vLLM 0.25.1")
+    result = vllm(root, SWEEP + "/summary.json", "--runtime", "vLLM 0.25.1")
     assert result.returncode == 0, result.stdout + result.stderr
     recs = by_row(records(root))
-    source = json.loads((REAL / "vllm-bench/sweep-v0.25.1/summary.json").read_text())
+    source = json.loads((REAL / "vllm-bench" / SWEEP / "summary.json").read_text())
     for i, point in enumerate(source):
         assert recs[str(i)]["metrics"]["aggregate_tok_s"] == [point["output_throughput"]]
         assert recs[str(i)]["config"]["run_number"] == point["run_number"]
@@ -237,7 +238,7 @@ def test_vllm_append_result_json_lines(tmp_path: Path) -> None:
     check re-reads."""
     root = tmp_path / "reg"
     registry(root, **OPT)
-    points = json.loads((REAL / "vllm-bench/sweep-v0.25.1/summary.json").read_text())
+    points = json.loads((REAL / "vllm-bench" / SWEEP / "summary.json").read_text())
     (tmp_path / "appended.jsonl").write_text("".join(json.dumps(p) + "\n" for p in points))
     result = evreg(
         "import", "vllm-bench", str(tmp_path / "appended.jsonl"), "--packet", "fam/pkt", "--runtime", "vLLM 0.25.1",
@@ -466,7 +467,7 @@ def test_import_reports_only_what_it_introduced(tmp_path: Path) -> None:
     result = vllm(root, "bench_serve_v0.25.1.json", "--runtime", "vLLM 0.25.1")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "broken" not in result.stdout and "findings were there before this import" in result.stderr
-    wrong = vllm(root, "sweep-v0.25.1/summary.json", "--runtime", "vLLM 0.25.1", "--state", "estimated")
+    wrong = vllm(root, SWEEP + "/summary.json", "--runtime", "vLLM 0.25.1", "--state", "estimated")
     assert wrong.returncode == 2  # not an observed state: refused by the command line
 
 
@@ -530,3 +531,23 @@ def test_vllm_older_latency_names_are_kept_with_their_unit(tmp_path: Path) -> No
     [rec] = records(root).values()
     assert rec["metrics"]["mean_e2e_latency_ms"] == [301.5] and rec["metrics"]["input_tok_s"] == [165.78]
     assert rec["evidence_locators"]["p99_e2e_latency_ms[0]"] == "/p99_e2e_latency_ms"
+
+
+def test_vllm_sweep_folder_imports_each_point_once(tmp_path: Path) -> None:
+    """A ``vllm bench sweep`` output folder: each point's summary.json is imported (its run=N.json files
+    repeat it), kept as evidence under its place in the folder."""
+    root = tmp_path / "reg"
+    registry(root, **OPT)
+    folder = tmp_path / "sweep-out"
+    shutil.copytree(REAL / "vllm-bench/sweep-v0.25.1", folder)
+    result = evreg("import", "vllm-bench", str(folder), "--packet", "fam/pkt", "--runtime", "vLLM 0.25.1", cwd=root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    recs = records(root)
+    assert len(recs) == 2 and {r["config"]["run_number"] for r in recs.values()} == {0, 1}
+    [evidence] = {r["evidence"] for r in recs.values()}
+    assert evidence.endswith("/sweep-out-serve-max-num-seqs-4-bench-max-concurrency-2-num-prompts-8-summary.json")
+    assert (root / evidence).read_bytes() == (REAL / "vllm-bench" / SWEEP / "summary.json").read_bytes()
+    again = evreg("import", "vllm-bench", str(folder), "--packet", "fam/pkt", "--runtime", "vLLM 0.25.1", cwd=root)
+    assert "wrote 0 files" in again.stderr
+    single = evreg("import", "llama-bench", str(folder), "--packet", "fam/pkt", cwd=root)
+    assert single.returncode == 2  # an importer without folders takes a file

@@ -504,7 +504,7 @@ def import_group() -> None:
 def _import_command(importer: formats.Importer) -> click.Command:
     """The command of one importer: FILE, its own options, and for a tool's output the packet it joins."""
     params: list[click.Parameter] = [
-        click.Argument(["file"], type=click.Path(exists=True, dir_okay=False, path_type=Path)),
+        click.Argument(["file"], type=click.Path(exists=True, dir_okay=importer.folder is not None, path_type=Path)),
         *(click.Option([f"--{o.name}"], default=o.default, show_default=True, help=o.help) for o in importer.options),
     ]
     if importer.into_packet:
@@ -540,6 +540,20 @@ def _import_command(importer: formats.Importer) -> click.Command:
             packet, state = given.pop("packet", None), given.pop("state", "community-measured")
             cards = given.pop("cards", None)
             target = formats.find_target(ctx.root, packet, str(file)) if packet is not None else None
+            if file.is_dir() and importer.folder is not None:
+                picked = importer.folder(file)
+                if not picked:
+                    raise formats.refuse(str(file), "", f"no {importer.name} output in the folder", importer.summary)
+                return formats.merge(
+                    [
+                        importer.plan(
+                            formats.Request(
+                                p.read_bytes(), str(p), formats.folder_name(file, p), target, state, given, cards
+                            )
+                        )
+                        for p in picked
+                    ]
+                )
             request = formats.Request(file.read_bytes(), str(file), file.name, target, state, given, cards)
             return importer.plan(request)
 

@@ -246,6 +246,27 @@ class Importer:
     plan: Callable[[Request], Plan]
     into_packet: bool = True
     options: tuple[Option, ...] = ()
+    folder: Callable[[Path], list[Path]] | None = None
+    """For a tool that writes a folder (``vllm bench sweep``): the files of it to import, each as if given
+    alone, under a name that keeps its place in the folder (``folder_name``). None: FILE must be a file."""
+
+
+def folder_name(folder: Path, path: Path) -> str:
+    """The evidence name of a file of an output folder: its path in the folder as one safe file name."""
+    rel = path.relative_to(folder)
+    stem = slug("-".join([folder.name, *rel.parent.parts, rel.stem])) or "output"
+    return f"{stem}{path.suffix.lower()}"
+
+
+def merge(plans: list[Plan]) -> Plan:
+    """The plans of the files of one folder as one (refused whole if any two write one path differently)."""
+    out = Plan()
+    for plan in plans:
+        for path, content in plan.files.items():
+            out.add_file(path, content)
+        out.notes.extend(plan.notes)
+        out.warn(plan.warnings)
+    return out
 
 
 def discover() -> dict[str, EntryPoint]:

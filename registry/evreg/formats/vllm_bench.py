@@ -20,6 +20,7 @@ in the record.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 from evreg.formats import (
@@ -212,10 +213,18 @@ def workload(row: dict[str, Any], completed: int, failed: int | None) -> str:
     return text + (f", {failed} failed" if failed else "")
 
 
+def sweep_files(folder: Path) -> list[Path]:
+    """A ``vllm bench sweep`` output folder: the ``summary.json`` of each point (it holds every run of the point,
+    with the point's parameters; the ``run=N.json`` files beside it repeat them one by one)."""
+    return sorted(folder.rglob("summary.json"))
+
+
 IMPORTER = Importer(
     "vllm-bench",
-    "Import `vllm bench serve --save-result` output (JSON, --append-result JSON Lines, a sweep summary.json).",
+    "Import `vllm bench serve --save-result` output (JSON, --append-result JSON Lines, a sweep summary.json, or a "
+    "`vllm bench sweep` output folder).",
     plan_request,
+    folder=sweep_files,
     options=(
         Option(
             "runtime",
