@@ -27,6 +27,7 @@ LAYERS: dict[str, int] = {
             "evidence",
             "models",
             "layout",
+            "runtimes",
             "schemas",
             "markdown",
         ],

@@ -22,8 +22,14 @@ def validate_json(root: Path) -> dict:
 
 
 def test_run_log_imports_every_section_with_identity_and_locators(empty_repo: Path) -> None:
+    bare = evreg("import", "vllm-run-log", str(RUN_LOG), cwd=empty_repo)
+    assert bare.returncode == 1 and "with errors it introduced" in bare.stderr  # the data's own findings
+    shutil.rmtree(empty_repo / "packets")
+    (empty_repo / "packets").mkdir()
+    # The findings the data genuinely has are in the committed baseline: with it, the import is clean.
+    shutil.copy(REPO / "packets/baseline.json", empty_repo / "packets/baseline.json")
     result = evreg("import", "vllm-run-log", str(RUN_LOG), cwd=empty_repo)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 0, result.stdout + result.stderr
     assert (
         "3 families, 5 artifacts, 4 packets; 6 runs, 4 failures as closures, 13 sweeps (13 with a checkpoint), "
         "5 jitter and 11 divergence measurements"
@@ -47,14 +53,13 @@ def test_run_log_imports_every_section_with_identity_and_locators(empty_repo: Pa
     assert sweep["points"][0]["decode_tok_s"] == source["sweeps"][0]["levels"][0]["decode_tok_s_per_stream"]
     divergence = json.loads(next(fam.rglob("divergence-q36-root-vs-q36-kvfp8.json")).read_text())
     assert divergence["metrics"]["top1_agree"] == [source["divergence"][1]["teacher_forced"]["top1_agree"]]
-    # The findings the data genuinely has are in the committed baseline; nothing else.
-    shutil.copy(REPO / "packets/baseline.json", empty_repo / "packets/baseline.json")
     report = validate_json(empty_repo)
     blocking = [f for f in report["findings"] if not f["baselined"] and f["code"] != "baseline-stale"]
     assert blocking == []
 
 
 def test_corrupted_run_log_evidence_value(empty_repo: Path) -> None:
+    shutil.copy(REPO / "packets/baseline.json", empty_repo / "packets/baseline.json")
     assert evreg("import", "vllm-run-log", str(RUN_LOG), cwd=empty_repo).returncode == 0
     evidence = empty_repo / "packets/qwen3-6-35b-a3b/evidence/rtx5090-vllm-runs.json"
     text = evidence.read_text().replace("361.9", "369.1", 1)
@@ -77,6 +82,46 @@ def test_run_log_missing_a_field_is_refused_whole(empty_repo: Path, tmp_path: Pa
     assert list((empty_repo / "packets").iterdir()) == []
 
 
+TOOL_SCOPE = {
+    "llama-bench": ("Q4_K_M", "llama.cpp b5163 (8cf427ff)", "NVIDIA GeForce RTX 4080", ()),
+    "vllm-bench": ("BF16", "vLLM 0.11.0", "NVIDIA H100 80GB HBM3", ("--runtime", "vLLM 0.11.0")),
+    "lm-eval": ("BF16", "vLLM 0.11.0", "NVIDIA H100 80GB HBM3", ("--runtime", "vLLM 0.11.0")),
+}
+"""The scope of the run each tool fixture holds: the packet it belongs to, and what the command states."""
+
+
+def tool_packet(reg: Reg, tool: str, artifact: bool = True) -> tuple[str, ...]:
+    """A weight revision of the fixtures' model (with an artifact of the tool's quantization) and a packet of
+    the tool's run in the fixture family; returns the import arguments."""
+    quantization, runtime, hardware, stated = TOOL_SCOPE[tool]
+
+    def add_revision(d: dict) -> None:
+        d["weight_revisions"].append(
+            {
+                "id": "rev-q.1",
+                "repository": "Qwen/Qwen2.5-7B-Instruct",
+                "revision": "a09a35458c702b33eeacc393d103063234e8bc28",
+                "quantized_artifacts": [
+                    {
+                        "id": "art-q",
+                        "label": quantization,
+                        "quantization": quantization,
+                        "repository": "Qwen/Qwen2.5-7B-Instruct-GGUF",
+                        "revision_status": "not captured",
+                        "evidence": "https://huggingface.co/Qwen/Qwen2.5-7B-Instruct-GGUF",
+                    }
+                ],
+            }
+        )
+
+    reg.edit(f"{F}/family.json", add_revision)
+    packet = {"kind": "packet", "id": "tool", "revision": "rev-q.1", "quantization": quantization}
+    packet |= {"artifact_id": "art-q"} if artifact else {}
+    reg.put(f"{F}/tool/packet.json", packet | {"runtime": runtime, "hardware": hardware, "cards": 1})
+    reg.commit("a packet for the tool's run")
+    return ("--packet", "fam/tool", "--cards", "1", *stated)
+
+
 @pytest.mark.parametrize(
     ("tool", "fixture", "metric", "locator"),
     [
@@ -88,12 +133,17 @@ def test_run_log_missing_a_field_is_refused_whole(empty_repo: Path, tmp_path: Pa
 def test_tool_imports_attach_to_a_packet_and_detect_corrupted_evidence(
     reg: Reg, tool: str, fixture: str, metric: str, locator: str
 ) -> None:
-    result = evreg("import", tool, str(TOOLS / fixture), "--packet", "fam/pkt", cwd=reg.root)
+    args = tool_packet(reg, tool)
+    sideways = evreg("import", tool, str(TOOLS / fixture), "--packet", "fam/pkt", cwd=reg.root)
+    assert sideways.returncode == 1 and "is not the packet's" in sideways.stdout  # another model, runtime, card
+    result = evreg("import", tool, str(TOOLS / fixture), *args, cwd=reg.root)
     assert result.returncode == 0, result.stdout + result.stderr
     assert reg.findings() == []
-    records = [json.loads(p.read_text()) for p in (reg.root / f"{F}/pkt/measurements").glob("*.json")]
+    records = [json.loads(p.read_text()) for p in (reg.root / f"{F}/tool/measurements").glob("*.json")]
     mine = [r for r in records if metric in r.get("metrics", {}) and "evidence_locators" in r]
-    assert mine and all(r["artifact_id"] == "art-a" and r["quantization"] == "INT4" for r in mine)
+    quantization, runtime, _, _ = TOOL_SCOPE[tool]
+    assert mine and all(r["artifact_id"] == "art-q" and r["quantization"] == quantization for r in mine)
+    assert all(r["runtime"] == runtime and r["config"]["cards"] == 1 for r in mine)
     assert locator in mine[0]["evidence_locators"].values()
     source = json.loads((TOOLS / fixture).read_text())
     node = source
@@ -109,15 +159,15 @@ def test_tool_imports_attach_to_a_packet_and_detect_corrupted_evidence(
 
 
 def test_tool_import_never_invents_identity(reg: Reg) -> None:
-    reg.edit(f"{F}/pkt/packet.json", lambda d: (d.pop("artifact_id"), d.pop("quantization")))
-    assert (
-        evreg(
-            "import", "vllm-bench", str(TOOLS / "vllm-bench-serve.json"), "--packet", "fam/pkt", cwd=reg.root
-        ).returncode
-        == 0
-    )
+    args = tool_packet(reg, "vllm-bench")
+    reg.edit(f"{F}/tool/packet.json", lambda d: (d.pop("artifact_id"), d.pop("quantization")))
+    result = evreg("import", "vllm-bench", str(TOOLS / "vllm-bench-serve.json"), *args[:4], cwd=reg.root)
+    assert "does not say the run's runtime, hardware" in result.stdout  # not stated: not invented, and said
+    assert result.returncode == 1 and "[artifact-mismatch]" in result.stdout  # what the import left is an error
     hits = [f for f in only(reg.findings(), "artifact-mismatch") if "vllm-bench" in f.file]
-    assert hits and "no artifact_id" in hits[0].message  # missing stays missing, and is reported
+    assert hits and "no artifact_id" in hits[0].message
+    [rec] = [json.loads(p.read_text()) for p in (reg.root / f"{F}/tool/measurements").glob("*.json")]
+    assert not {"artifact_id", "quantization", "runtime", "hardware"} & rec.keys()
 
 
 @pytest.mark.parametrize(

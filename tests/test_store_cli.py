@@ -133,7 +133,8 @@ def test_schemas_agree_with_the_models_on_the_committed_records() -> None:
 
 def test_lab_manifest_round_trip_is_lossless(empty_repo: Path) -> None:
     imported = evreg("import", "neural-download", str(LAB_MANIFEST), cwd=empty_repo)
-    assert imported.returncode == 0, imported.stdout[-2000:] + imported.stderr
+    # The lab data has genuine defects: the import reports them as its own and exits 1 (the baseline accepts them).
+    assert imported.returncode == 1 and "with errors it introduced" in imported.stderr, imported.stderr
     assert "72 packets, 78 run_measurements, 87 series_measurements" in imported.stderr
     out = empty_repo / "roundtrip.json"
     assert evreg("export", "neural-download", "qwen-27b", "-o", str(out), cwd=empty_repo).returncode == 0
@@ -159,6 +160,7 @@ def test_import_binds_prose_figures_to_citations(empty_repo: Path) -> None:
 
 
 def test_import_places_measurements_and_externalises_evidence(empty_repo: Path) -> None:
+    shutil.copy(REPO / "packets/baseline.json", empty_repo / "packets/baseline.json")  # the data's known defects
     assert evreg("import", "neural-download", str(LAB_MANIFEST), cwd=empty_repo).returncode == 0
     fam = empty_repo / "packets/qwen-27b"
     featured = fam / "qwen36-27b-autoround-int4-tp2/measurements/q36-autoround-tp2-mtp3-historical.json"
@@ -174,6 +176,7 @@ def test_import_places_measurements_and_externalises_evidence(empty_repo: Path) 
 
 
 def test_import_never_overwrites_silently(empty_repo: Path) -> None:
+    shutil.copy(REPO / "packets/baseline.json", empty_repo / "packets/baseline.json")  # the data's known defects
     assert evreg("import", "neural-download", str(LAB_MANIFEST), cwd=empty_repo).returncode == 0
     target = empty_repo / "packets/qwen-27b/views/tp-strict.json"
     target.write_text(target.read_text().replace('"tp-strict"', '"tp-strict"', 1) + " ")

@@ -504,7 +504,7 @@ def import_group() -> None:
 def _import_command(importer: formats.Importer) -> click.Command:
     """The command of one importer: FILE, its own options, and for a tool's output the packet it joins."""
     params: list[click.Parameter] = [
-        click.Argument(["file"], type=click.Path(exists=True, dir_okay=False, path_type=Path)),
+        click.Argument(["file"], type=click.Path(exists=True, dir_okay=importer.folder is not None, path_type=Path)),
         *(click.Option([f"--{o.name}"], default=o.default, show_default=True, help=o.help) for o in importer.options),
     ]
     if importer.into_packet:
@@ -540,6 +540,20 @@ def _import_command(importer: formats.Importer) -> click.Command:
             packet, state = given.pop("packet", None), given.pop("state", "community-measured")
             cards = given.pop("cards", None)
             target = formats.find_target(ctx.root, packet, str(file)) if packet is not None else None
+            if file.is_dir() and importer.folder is not None:
+                picked = importer.folder(file)
+                if not picked:
+                    raise formats.refuse(str(file), "", f"no {importer.name} output in the folder", importer.summary)
+                return formats.merge(
+                    [
+                        importer.plan(
+                            formats.Request(
+                                p.read_bytes(), str(p), formats.folder_name(file, p), target, state, given, cards
+                            )
+                        )
+                        for p in picked
+                    ]
+                )
             request = formats.Request(file.read_bytes(), str(file), file.name, target, state, given, cards)
             return importer.plan(request)
 
@@ -549,31 +563,58 @@ def _import_command(importer: formats.Importer) -> click.Command:
 
 
 def _run_import(ctx: Context, make_plan: Any, overwrite: bool, fmt: str) -> None:
-    """Plan, write (never overwriting silently), then report what validation finds."""
+    """Plan, write (never overwriting silently, never a published measurement), then report what validation
+    finds that was not there before: the import exits 1 when it introduced an error."""
     try:
         plan = make_plan()
     except formats.ImportRefused as exc:
         emit(exc.findings, {"errors": len(exc.findings), "warnings": 0}, fmt)
         click.echo("import refused: nothing was written", err=True)
         sys.exit(EXIT_FINDINGS)
+    before = {_finding_key(f) for f in run_validation(ctx.root)[1].findings} if plan.files else set()
     result = formats.write_plan(ctx.root, plan, overwrite)
-    if result.conflicts and not overwrite:
-        for path in result.conflicts:
-            click.echo(f"exists with other content: {path}", err=True)
-        click.echo(
-            f"import refused: {len(result.conflicts)} files would be overwritten; "
-            "nothing was written (use --overwrite to replace them)",
-            err=True,
-        )
-        sys.exit(EXIT_FINDINGS)
+    if result.conflicts:
+        _refuse_conflicts(result, overwrite)
     for note in plan.notes:
         click.echo(note, err=True)
     click.echo(f"wrote {len(result.written)} files, {len(result.unchanged)} unchanged", err=True)
     for path in result.written:
         click.echo(f"  {path}", err=True)
     _registry, report = run_validation(ctx.root)
-    emit(report.findings, report.summary(), fmt)
-    click.echo("import done; the findings above are what `evreg validate` reports now", err=True)
+    mine = [f for f in report.findings if _finding_key(f) not in before and not f.baselined]
+    older = len([f for f in report.findings if _finding_key(f) in before and not f.baselined])
+    shown = plan.warnings + mine
+    errors = sum(1 for f in shown if f.severity == "error")
+    emit(shown, report.summary() | {"errors": errors, "warnings": len(shown) - errors, "baselined": 0}, fmt)
+    if older:
+        click.echo(f"{older} findings were there before this import (not shown; `evreg validate` lists them)", err=True)
+    if errors:
+        click.echo("import done, with errors it introduced: fix them or remove the files it wrote", err=True)
+        sys.exit(EXIT_FINDINGS)
+    click.echo("import done; the findings above are what it added to what `evreg validate` reports", err=True)
+
+
+def _finding_key(f: Finding) -> tuple[str, str, str, str]:
+    return (f.code, f.file, f.pointer, f.message)
+
+
+def _refuse_conflicts(result: formats.WriteResult, overwrite: bool) -> None:
+    for path in result.conflicts:
+        click.echo(f"exists with other content: {path}", err=True)
+    if overwrite:
+        click.echo(
+            f"import refused: {len(result.conflicts)} published measurements or evidence files would change; "
+            "nothing was written. A published measurement is never rewritten: import the corrected file under its "
+            "own name, and its records supersede the old ones",
+            err=True,
+        )
+    else:
+        click.echo(
+            f"import refused: {len(result.conflicts)} files would be overwritten; "
+            "nothing was written (use --overwrite to replace them)",
+            err=True,
+        )
+    sys.exit(EXIT_FINDINGS)
 
 
 # -- scaffolding ------------------------------------------------------------------

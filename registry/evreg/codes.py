@@ -118,6 +118,32 @@ IMPORT_UNMAPPABLE = Code(
     '{"format": "neural-download-model-family-v1", "id": "Not A Slug"}',
 )
 
+IMPORT_OUT_OF_SCOPE = Code(
+    "import-out-of-scope",
+    "A tool's file whose run is not the target packet's",
+    "A packet is one identity (weights, quantization, runtime build, hardware, topology). A run of another model, "
+    "quantization, engine or card filed into it would be published as the packet's number.",
+    "Import the file into the packet it belongs to (scaffold one with `evreg new packet` if there is none).",
+    '{"gpu_info": "NVIDIA GeForce RTX 4090"} into a packet with "hardware": "NVIDIA H100 80GB HBM3"',
+)
+
+IMPORT_IDENTITY_MISSING = Code(
+    "import-identity-missing",
+    "A tool's file that does not say part of the run's identity",
+    "What the file does not record stays unrecorded: the importer never copies it from the packet as if measured, "
+    "so a reader knows which parts of the identity rest on the contributor's word.",
+    "State it on the command line where the importer offers an option (`--runtime`, `--cards`), or accept the gap.",
+    '{"model_id": "Qwen/Qwen2.5-7B-Instruct"} (a vllm bench serve file names no vLLM version)',
+)
+
+IMPORT_WRONG_FORMAT = Code(
+    "import-wrong-format",
+    "A file given to the importer of another format",
+    "Read with the wrong importer a file maps to nothing, or worse to the wrong fields.",
+    "Use the importer the message names: `evreg import NAME FILE`.",
+    "an lm-evaluation-harness results.json given to `evreg import llama-bench`",
+)
+
 TOO_MANY_FILES = Code(
     "too-many-files",
     "A registry larger than the file limit",
@@ -149,6 +175,9 @@ ALL = (
     ORPHAN_NUMBER,
     BASELINE_STALE,
     IMPORT_UNMAPPABLE,
+    IMPORT_OUT_OF_SCOPE,
+    IMPORT_IDENTITY_MISSING,
+    IMPORT_WRONG_FORMAT,
     TOO_MANY_FILES,
     INTERNAL_ERROR,
 )

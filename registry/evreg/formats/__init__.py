@@ -12,6 +12,9 @@ registration in ``pyproject.toml``; the CLI loads an importer only when its comm
 
 from __future__ import annotations
 
+import codecs
+import hashlib
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint, entry_points
@@ -19,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from evreg import codes, jsonio
-from evreg.findings import Finding
+from evreg.findings import Finding, Severity
+from evreg.layout import record_path, slug
 
 ENTRY_POINT_GROUP = "evreg.formats"
 
@@ -38,6 +42,13 @@ class Plan:
 
     files: dict[str, bytes] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    warnings: list[Finding] = field(default_factory=list)
+    """What the importer noticed but wrote anyway (identity the file does not hold), reported with the import."""
+
+    def warn(self, findings: list[Finding]) -> None:
+        for f in findings:
+            if all(f.message != w.message for w in self.warnings):
+                self.warnings.append(f)
 
     def add(self, path: str, record: object) -> None:
         """A record, in canonical form."""
@@ -59,15 +70,21 @@ class WriteResult:
     conflicts: list[str] = field(default_factory=list)
 
 
+PUBLISHED = ("/measurements/", "/closures/", "/evidence/")
+"""Folders whose files are published observations: never rewritten by an import, even with ``overwrite``."""
+
+
 def write_plan(root: Path, plan: Plan, overwrite: bool = False) -> WriteResult:
-    """Write a plan atomically per file. Without ``overwrite`` nothing is
-    written when any target exists with other content (no silent overwrite)."""
+    """Write a plan atomically per file. Nothing is written when any target exists with other content
+    (no silent overwrite); ``overwrite`` replaces such files, except measurements, closures and evidence:
+    a published observation changes only by a new record that supersedes it."""
     result = WriteResult()
     for path, content in plan.files.items():
         target = root / path
-        if target.exists() and target.read_bytes() != content:
+        protected = not overwrite or any(folder in f"/{path}" for folder in PUBLISHED)
+        if protected and target.exists() and target.read_bytes() != content:
             result.conflicts.append(path)
-    if result.conflicts and not overwrite:
+    if result.conflicts:
         return result
     for path, content in sorted(plan.files.items()):
         target = root / path
@@ -81,13 +98,18 @@ def write_plan(root: Path, plan: Plan, overwrite: bool = False) -> WriteResult:
 
 @dataclass(frozen=True)
 class Target:
-    """The existing packet an import attaches measurements to, and the identity
-    it declares (revision, artifact, quantization, runtime): the tools' own
-    output does not carry it, and an importer never invents it."""
+    """The existing packet an import attaches measurements to, and the identity it declares (revision,
+    artifact, quantization, runtime, hardware, cards). The files' own identity is compared with it
+    (``check_scope``); only what no tool file can hold (the weight revision and artifact ids) is taken from it."""
 
     family: str
     packet: str
     data: dict[str, Any]
+    weights: dict[str, Any] = field(default_factory=dict)
+    """The family's weight revision the packet names (``repository``, ``revision`` commit)."""
+    artifact: dict[str, Any] = field(default_factory=dict)
+    """The quantized artifact the packet names, if any (``repository``, ``quantization``)."""
+    root: Path | None = None
 
     @property
     def folder(self) -> str:
@@ -97,12 +119,13 @@ class Target:
         return f"{self.folder}/evidence/{source_name}"
 
     def identity(self) -> dict[str, Any]:
-        keys = ("revision", "artifact_id", "quantization", "runtime")
+        """What a record of this packet takes from it: the ids of the weights it ran (no tool file holds them)."""
+        keys = ("revision", "artifact_id", "quantization")
         return {k: self.data[k] for k in keys if k in self.data}
 
 
 def find_target(root: Path, spec: str, file: str) -> Target:
-    """Resolve ``FAMILY/PACKET`` to an existing, readable packet record."""
+    """Resolve ``FAMILY/PACKET`` to an existing, readable packet record (and its family's weights)."""
     parts = spec.split("/")
     if len(parts) != 2:
         raise refuse(
@@ -120,7 +143,17 @@ def find_target(root: Path, spec: str, file: str) -> Target:
             f"no readable packet at packets/{spec}/packet.json",
             "scaffold it first: `evreg new packet FAMILY PACKET --revision ...`",
         )
-    return Target(parts[0], parts[1], data)
+    fam_path = root / "packets" / parts[0] / "family.json"
+    fam, _ = jsonio.parse(fam_path.read_bytes(), str(fam_path)) if fam_path.is_file() else (None, [])
+    weights: dict[str, Any] = {}
+    artifact: dict[str, Any] = {}
+    for rev in (fam or {}).get("weight_revisions", []) if isinstance(fam, dict) else []:
+        if isinstance(rev, dict) and rev.get("id") == data.get("revision"):
+            weights = rev
+            for art in rev.get("quantized_artifacts") or []:
+                if isinstance(art, dict) and art.get("id") == data.get("artifact_id"):
+                    artifact = art
+    return Target(parts[0], parts[1], data, weights, artifact, root)
 
 
 def refuse(file: str, pointer: str, message: str, hint: str) -> ImportRefused:
@@ -213,6 +246,27 @@ class Importer:
     plan: Callable[[Request], Plan]
     into_packet: bool = True
     options: tuple[Option, ...] = ()
+    folder: Callable[[Path], list[Path]] | None = None
+    """For a tool that writes a folder (``vllm bench sweep``): the files of it to import, each as if given
+    alone, under a name that keeps its place in the folder (``folder_name``). None: FILE must be a file."""
+
+
+def folder_name(folder: Path, path: Path) -> str:
+    """The evidence name of a file of an output folder: its path in the folder as one safe file name."""
+    rel = path.relative_to(folder)
+    stem = slug("-".join([folder.name, *rel.parent.parts, rel.stem])) or "output"
+    return f"{stem}{path.suffix.lower()}"
+
+
+def merge(plans: list[Plan]) -> Plan:
+    """The plans of the files of one folder as one (refused whole if any two write one path differently)."""
+    out = Plan()
+    for plan in plans:
+        for path, content in plan.files.items():
+            out.add_file(path, content)
+        out.notes.extend(plan.notes)
+        out.warn(plan.warnings)
+    return out
 
 
 def discover() -> dict[str, EntryPoint]:
@@ -225,3 +279,330 @@ def load(entry: EntryPoint) -> Importer:
     if not isinstance(importer, Importer) or importer.name != entry.name:
         raise TypeError(f"entry point {entry.name!r} of {ENTRY_POINT_GROUP} is not an Importer named {entry.name!r}")
     return importer
+
+
+# -- shared by the tool importers: reading, identity, ids, failed runs --------------------------------
+
+
+@dataclass(frozen=True)
+class Source:
+    """A tool's file as read: its objects (one, or one per line of JSON Lines) and how to point back into it.
+    The bytes are kept as they are (evidence, hashed as they are); only the reading decodes a UTF-8 BOM or
+    UTF-16 (PowerShell's ``>``)."""
+
+    objects: list[Any]
+    lines: bool
+    """JSON Lines: ``objects[i]`` is line ``i + 1``."""
+    encoding: str
+    text: str
+
+    def rows(self) -> list[tuple[int, str, Any]]:
+        """The file's results as (object index, JSON pointer prefix, result): the items of a JSON array, each
+        line of JSON Lines, or the one object of a file that holds one."""
+        if self.lines:
+            return [(i, "", obj) for i, obj in enumerate(self.objects)]
+        value = self.objects[0]
+        if isinstance(value, list):
+            return [(0, f"/{i}", obj) for i, obj in enumerate(value)]
+        return [(0, "", value)]
+
+    def locator(self, index: int, pointer: str) -> str | None:
+        """The evidence locator of the number at ``pointer`` in object ``index``: a JSON pointer into the file,
+        ``line:N:K`` (the Kth number of line N) for JSON Lines, or None when the validator could not re-read
+        it (the file is not UTF-8)."""
+        if self.encoding != "utf-8":
+            return None
+        if not self.lines:
+            return pointer
+        line = self.text.splitlines()[index]
+        nth = _nth_number(line, pointer)
+        return None if nth is None else f"line:{index + 1}:{nth}"
+
+
+NUMBER_IN_TEXT = re.compile(r"(?<![\w.])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(?![\w.])")
+"""A number in a line of text, as the evidence check counts them for ``line:N:K`` locators."""
+
+
+def _nth_number(line: str, pointer: str) -> int | None:
+    """Which number of ``line`` (1-based) is the value at ``pointer`` (``/key`` or ``/key/index``)."""
+    tokens = [t.replace("~1", "/").replace("~0", "~") for t in pointer.strip("/").split("/")]
+    m = re.search(r'"' + re.escape(tokens[0]) + r'"\s*:\s*', line)
+    if m is None:
+        return None
+    start = m.end()
+    if len(tokens) == 2:
+        array = NUMBER_IN_TEXT.finditer(line, start)
+        for _ in range(int(tokens[1])):
+            next(array, None)
+        hit = next(array, None)
+        start = hit.start() if hit else -1
+    before = [n for n in NUMBER_IN_TEXT.finditer(line) if n.start() < start]
+    found = NUMBER_IN_TEXT.match(line, start) if start >= 0 else None
+    return len(before) + 1 if found else None
+
+
+def decode(raw: bytes) -> tuple[str, str]:
+    """The file's text and its encoding: UTF-16 with a byte-order mark, UTF-8 with or without one."""
+    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return raw.decode("utf-16"), "utf-16"
+    if raw.startswith(codecs.BOM_UTF8):
+        return raw[len(codecs.BOM_UTF8) :].decode("utf-8", "replace"), "utf-8-sig"
+    return raw.decode("utf-8", "replace"), "utf-8"
+
+
+def read_source(raw: bytes, file: str, what: str) -> Source:
+    """Parse a tool's JSON or JSON Lines output; refuse an empty file or one that is neither."""
+    text, encoding = decode(raw)
+    if not text.strip():
+        raise refuse(file, "", f"the file is empty: no {what} to import", "pass the tool's output file")
+    value, findings = jsonio.parse(text.encode("utf-8"), file)
+    if not findings:
+        return Source([value], False, encoding, text)
+    lines = text.splitlines()
+    if len(lines) > 1 and all(line.strip() for line in lines):
+        objects = []
+        for n, line in enumerate(lines, 1):
+            obj, problems = jsonio.parse(line.encode("utf-8"), f"{file}:{n}")
+            if problems:
+                raise ImportRefused(findings)
+            objects.append(obj)
+        return Source(objects, True, encoding, text)
+    raise ImportRefused(findings)
+
+
+def looks_like(value: Any) -> str | None:
+    """The importer whose format ``value`` has, judged by the keys each tool always writes."""
+    first = value[0] if isinstance(value, list) and value else value
+    if isinstance(first, dict):
+        if "samples_ts" in first or ("n_prompt" in first and "n_gen" in first):
+            return "llama-bench"
+        if "results" in first and ("versions" in first or "configs" in first or "n-shot" in first):
+            return "lm-eval"
+        if "output_throughput" in first and "completed" in first:
+            return "vllm-bench"
+        if "runs" in first and "failures" in first:
+            return "vllm-run-log"
+        if str(first.get("format", "")).startswith("neural-download"):
+            return "neural-download"
+    return None
+
+
+def refuse_other_format(value: Any, file: str, mine: str, what: str) -> None:
+    """Refuse a file another importer reads, naming that importer."""
+    kind = looks_like(value)
+    if kind is not None and kind != mine:
+        raise ImportRefused(
+            [
+                codes.IMPORT_WRONG_FORMAT.at(
+                    file,
+                    "",
+                    f"this is not {what}: it looks like {kind} output",
+                    f"import it with `evreg import {kind} {Path(file).name} ...`",
+                )
+            ]
+        )
+
+
+# identity -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FileIdentity:
+    """What a tool's file says about its run (None where it says nothing)."""
+
+    model: str | None = None
+    """The model as the file names it: a repository id, a path or a GGUF file name."""
+    quantization: str | None = None
+    runtime: str | None = None
+    hardware: str | None = None
+    cards: int | None = None
+    where: dict[str, str] = field(default_factory=dict)
+    """The pointer of each field in the file, for messages."""
+    stated: tuple[str, ...] = ()
+    """Fields the contributor stated on the command line (the file does not hold them)."""
+
+    def said(self, key: str) -> str:
+        return "the stated" if key in self.stated else "the file's"
+
+
+def _tokens(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower())
+
+
+def _canon_quant(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+GGUF_QUANT = re.compile(r"(?i)(?:^|[-_.])(i?q\d(?:_[a-z0-9]+)*|bf16|f16|f32|fp16|fp8|nvfp4|mxfp4)(?=[-_.]|$)")
+QUANT_WORDS = ("nvfp4", "mxfp4", "fp8", "awq", "gptq", "int4", "int8", "w4a16", "w8a8", "w4a4", "bf16", "fp16")
+
+
+def quantization_of_name(name: str) -> str | None:
+    """The quantization a model file or repository name states (``...-Q4_K_M.gguf``, ``...-FP8``), if any."""
+    base = name.replace("\\", "/").rsplit("/", 1)[-1]
+    base = re.sub(r"(?i)\.gguf$", "", base)
+    hits = GGUF_QUANT.findall(base)
+    if hits:
+        return hits[-1].upper()
+    words = [w for w in re.split(r"[-_.]", base.lower()) if w in QUANT_WORDS]
+    return words[-1].upper() if words else None
+
+
+def _same_quant(a: str, b: str) -> bool:
+    x, y = _canon_quant(a), _canon_quant(b)
+    aliases = {"f16": "fp16", "bf16": "bf16", "fp16": "fp16"}
+    return aliases.get(x, x) == aliases.get(y, y)
+
+
+def _same_model(named: str, target: Target) -> bool:
+    """A file's model name is the packet's weights: it names the weights' or the artifact's repository, or
+    (a file name or path) its words are those of one of them, quantization and file suffix aside."""
+    repos = [str(r) for r in (target.weights.get("repository"), target.artifact.get("repository")) if r]
+    if not repos:
+        return True  # nothing to compare with: the family does not say
+    text = named.replace("\\", "/")
+    if any(text.lower() == r.lower() for r in repos):
+        return True
+    base = re.sub(r"(?i)\.gguf$", "", text.rsplit("/", 1)[-1])
+    quant = quantization_of_name(base)
+    if quant:
+        base = re.sub(re.escape(quant), "", base, flags=re.I)
+    words = "".join(w for w in _tokens(base) if w not in {"ggml", "model", "gguf", "of"})
+    if not words:
+        return True  # a generic file name says nothing about the model
+    names = ["".join(_tokens(r.rsplit("/", 1)[-1])) for r in repos]
+    return any(words in n or n in words for n in names)
+
+
+def _same_hardware(found: str, declared: str) -> bool:
+    """One accelerator model: the model words (those with digits) of one contain the other's."""
+    a = {t for t in _tokens(found) if re.search(r"\d", t)} or set(_tokens(found))
+    b = {t for t in _tokens(declared) if re.search(r"\d", t)} or set(_tokens(declared))
+    return a <= b or b <= a
+
+
+def scope_conflicts(target: Target, found: FileIdentity) -> list[tuple[str, str]]:
+    """How the file's identity differs from the packet's, as (field, message naming both sides)."""
+    from evreg.runtimes import runtime_matches
+
+    p = target.data
+    out: list[tuple[str, str]] = []
+    if found.model and not _same_model(found.model, target):
+        repos = " or ".join(str(r) for r in (target.weights.get("repository"), target.artifact.get("repository")) if r)
+        out.append(("model", f"{found.said('model')} model {found.model!r} is not the packet's weights ({repos})"))
+    declared_q = p.get("quantization") or target.artifact.get("quantization")
+    if found.quantization and declared_q and not _same_quant(found.quantization, str(declared_q)):
+        out.append(
+            (
+                "quantization",
+                f"{found.said('quantization')} quantization {found.quantization!r} is not the packet's {declared_q!r}",
+            )
+        )
+    runtime = p.get("runtime")
+    if found.runtime and isinstance(runtime, str) and not runtime_matches(runtime, {"runtime": found.runtime}):
+        out.append(
+            ("runtime", f"{found.said('runtime')} runtime {found.runtime!r} is not the packet's {p['runtime']!r}")
+        )
+    if found.hardware and isinstance(p.get("hardware"), str) and not _same_hardware(found.hardware, p["hardware"]):
+        out.append(
+            ("hardware", f"{found.said('hardware')} hardware {found.hardware!r} is not the packet's {p['hardware']!r}")
+        )
+    if found.cards is not None and isinstance(p.get("cards"), int) and found.cards != p["cards"]:
+        out.append(("cards", f"{found.said('cards')} run used {found.cards} cards, the packet {p['cards']}"))
+    return out
+
+
+def check_scope(target: Target, found: FileIdentity, file: str, pointer: str = "") -> list[Finding]:
+    """Refuse a file whose run is not the packet's (every difference named, both sides); return warnings
+    for the identity the file does not hold (it stays missing in the records)."""
+    conflicts = scope_conflicts(target, found)
+    if conflicts:
+        raise ImportRefused(
+            [
+                codes.IMPORT_OUT_OF_SCOPE.at(
+                    file,
+                    found.where.get(key, pointer),
+                    f"{message}; nothing was imported into packet {target.family}/{target.packet}",
+                )
+                for key, message in conflicts
+            ]
+        )
+    missing = [k for k in ("model", "runtime", "hardware") if getattr(found, k) is None]
+    if not missing:
+        return []
+    return [
+        codes.IMPORT_IDENTITY_MISSING.at(
+            file,
+            pointer,
+            f"the file does not say the run's {', '.join(missing)}; the records leave it unstated",
+            severity=Severity.WARNING,
+        )
+    ]
+
+
+# ids, repeats and corrections ------------------------------------------------------------------
+
+
+def content_id(prefix: str, raw: bytes, target: Target, *row: object) -> str:
+    """A record id from what it is: the tool, the file's bytes, the packet it joins and the row in the file.
+    Importing the same file again gives the same ids (a no-op); another file, packet or row, other ids."""
+    digest = hashlib.sha256(raw + f"\0{target.family}/{target.packet}\0".encode()).hexdigest()[:10]
+    return slug("-".join([prefix, *(str(r) for r in row), digest]))[:120].strip("-")
+
+
+def evidence_for(target: Target, name: str, raw: bytes) -> str:
+    """Where the file is kept: ``evidence/NAME``, or beside it with its hash when another file of that name is
+    there already (evidence that records cite is never replaced)."""
+    path = target.evidence_path(name)
+    existing = target.root / path if target.root is not None else None
+    if existing is None or not existing.exists() or existing.read_bytes() == raw:
+        return path
+    stem, dot, ext = name.rpartition(".")
+    short = hashlib.sha256(raw).hexdigest()[:10]
+    return target.evidence_path(f"{stem}-{short}.{ext}" if dot else f"{name}-{short}")
+
+
+def earlier_imports(target: Target, source: str) -> dict[str, str]:
+    """Records an earlier import of a file of this name wrote into the packet, by row: ``{row: id}``."""
+    if target.root is None:
+        return {}
+    out: dict[str, str] = {}
+    for kind, packet in (("run-measurement", target.packet), ("closure", None)):
+        folder = (target.root / record_path(kind, target.family, "x", packet)).parent
+        for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+            data, problems = jsonio.parse(path.read_bytes(), str(path))
+            imported = data.get("imported_from") if isinstance(data, dict) and not problems else None
+            mine = packet is not None or (data.get("selectors") or {}).get("packet") == target.packet
+            if isinstance(imported, dict) and imported.get("file") == source and mine and isinstance(data["id"], str):
+                out[str(imported.get("row"))] = data["id"]
+    return out
+
+
+def link_correction(record: dict[str, Any], earlier: dict[str, str], row: str) -> None:
+    """A record of a changed file supersedes the one the earlier import of that row wrote."""
+    old = earlier.get(row)
+    if old is not None and old != record["id"]:
+        record["supersedes"] = old
+
+
+def failed_run(
+    target: Target, rid: str, evidence: str, raw: bytes, reason: str, detail: dict[str, Any]
+) -> tuple[str, dict[str, Any]]:
+    """A run that produced no measurement, as a closure of the family with its reason and the packet's scope as
+    its selectors (never a measurement of zero)."""
+    selectors: dict[str, Any] = {
+        k: target.data[k] for k in ("revision", "quantization", "runtime", "hardware") if k in target.data
+    }
+    selectors["packet"] = target.packet
+    record: dict[str, Any] = {
+        "kind": "closure",
+        "id": rid,
+        "state": "unsupported",
+        "selectors": selectors,
+        **({"artifact_id": target.data["artifact_id"]} if "artifact_id" in target.data else {}),
+        "reason": reason,
+        "evidence": evidence,
+        "evidence_sha256": {evidence: hashlib.sha256(raw).hexdigest()},
+        "failure": detail,
+    }
+    return record_path("closure", target.family, rid), record

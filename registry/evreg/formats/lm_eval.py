@@ -1,86 +1,261 @@
-"""lm-evaluation-harness results JSON (``lm_eval --output_path``, 0.4.x):
-``results`` maps each task to ``{"alias": ..., "METRIC,FILTER": value,
-"METRIC_stderr,FILTER": stderr}``; beside it ``config`` (``model``,
-``model_args``), ``n-shot``, ``n-samples``, ``versions``, ``lm_eval_version``.
+"""lm-evaluation-harness results JSON (``lm_eval --output_path``, 0.4.x): ``results`` maps each task to
+``{"alias": ..., "METRIC,FILTER": value, "METRIC_stderr,FILTER": stderr}`` (a stderr the harness cannot
+compute is the string ``"N/A"``); group rows (``leaderboard_bbh``) hold no score of their own or an
+aggregate over ``group_subtasks``; ``configs`` holds each task's definition with its prompt templates
+(``{{question}}``); beside them ``config`` (``model``, ``model_args``), ``n-shot``, ``n-samples``,
+``versions``, ``git_hash``, ``lm_eval_version`` (later 0.4 releases), ``pretty_env_info``.
 
-Each task becomes one quality run measurement of the target packet: every
-``METRIC,FILTER`` score as the metric ``METRIC_FILTER`` (its stderr kept
-beside it), with a locator back into the file.
+Each task with scores becomes one quality run measurement of the target packet: every ``METRIC,FILTER``
+score as the metric ``METRIC_FILTER`` with a locator back into the file, its stderr kept as the metric's
+uncertainty (``stderr``, with ``stderr_locators``; ``"N/A"`` is listed as missing, never a number). A group
+row without scores is skipped (named in the import's notes), one with aggregate scores is recorded as a
+group. The prompt templates stay in the evidence file: they are its content, not the record's prose. The
+model, its revision, the harness's backend and the host's GPU are compared with the packet.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from evreg import jsonio
 from evreg.findings import join_pointer
-from evreg.formats import Importer, ImportRefused, Plan, Target, forbid_citation_markers, need, refuse, sha256, stated
+from evreg.formats import (
+    FileIdentity,
+    Importer,
+    Option,
+    Plan,
+    Request,
+    Source,
+    Target,
+    check_scope,
+    content_id,
+    earlier_imports,
+    evidence_for,
+    forbid_citation_markers,
+    link_correction,
+    need,
+    quantization_of_name,
+    read_source,
+    refuse,
+    refuse_other_format,
+    sha256,
+    stated,
+)
 from evreg.layout import record_path, slug
+from evreg.runtimes import parse_runtime
 
-RUN_KEYS = ("model", "model_args", "batch_size", "limit")
+RUN_KEYS = ("model", "model_args", "batch_size", "limit", "gen_kwargs", "random_seed", "fewshot_seed")
 """What of the harness's ``config`` describes the run."""
+TASK_KEYS = ("dataset_path", "dataset_name", "test_split", "output_type", "num_fewshot", "repeats")
+"""What of a task's definition names it (its templates stay in the evidence)."""
+TOOL_KEYS = (
+    "lm_eval_version",
+    "git_hash",
+    "date",
+    "transformers_version",
+    "model_name",
+    "model_source",
+    "total_evaluation_time_seconds",
+)
+BACKENDS = {"hf": "transformers", "vllm": "vLLM", "sglang": "SGLang", "hf-multimodal": "transformers"}
+"""The harness's ``--model`` backends that name the runtime that ran the model."""
 
 
-def plan_import(raw: bytes, file: str, target: Target, name: str, state: str, cards: int | None = None) -> Plan:
-    doc, findings = jsonio.parse(raw, file)
-    if findings:
-        raise ImportRefused(findings)
-    forbid_citation_markers(doc, file)
+def model_args(text: Any) -> dict[str, str]:
+    """``pretrained=org/name,dtype=float16`` as a dict."""
+    if not isinstance(text, str):
+        return {}
+    return dict(part.split("=", 1) for part in text.split(",") if "=" in part)
+
+
+def identity(request: Request, doc: dict[str, Any], target: Target) -> tuple[FileIdentity, str | None]:
+    """The run's identity as the results file states it, and its backend's engine (``vLLM``) if named."""
+    config: dict[str, Any] = doc["config"] if isinstance(doc.get("config"), dict) else {}
+    args = model_args(config.get("model_args"))
+    model = args.get("pretrained") or args.get("model") or doc.get("model_name")
+    model = model if isinstance(model, str) and model else None
+    quant = args.get("quantization") or (quantization_of_name(model) if model else None)
+    if quant is None and args.get("dtype") in ("bfloat16", "float16"):
+        quant = {"bfloat16": "BF16", "float16": "FP16"}[args["dtype"]]
+    engine = BACKENDS.get(str(config.get("model")))
+    runtime = request.options.get("runtime") or None
+    if runtime is None and engine == "transformers" and isinstance(doc.get("transformers_version"), str):
+        runtime = f"transformers {doc['transformers_version']}"
+    tp = args.get("tensor_parallel_size")
+    gpus = host_gpus(doc.get("pretty_env_info"))
+    return FileIdentity(
+        model=model,
+        quantization=quant,
+        runtime=runtime,
+        hardware=gpus[0] if len(set(gpus)) == 1 else None,
+        cards=int(tp) if tp and tp.isdigit() else None,
+        where={
+            "model": "/config/model_args",
+            "quantization": "/config/model_args",
+            "runtime": "/config/model",
+            "hardware": "/pretty_env_info",
+            "cards": "/config/model_args",
+        },
+        stated=("runtime",) if request.options.get("runtime") else (),
+    ), engine
+
+
+def host_gpus(env: Any) -> list[str]:
+    """The GPUs ``pretty_env_info`` lists (the host's, one line each, or the one model on the line)."""
+    if not isinstance(env, str):
+        return []
+    listed = re.findall(r"^GPU \d+: (.+)$", env, re.M)
+    if listed:
+        return [g.strip() for g in listed]
+    one = re.search(r"^GPU models and configuration: (\S.*)$", env, re.M)
+    return [one.group(1).strip()] if one else []
+
+
+def check_backend(found: FileIdentity, engine: str | None, target: Target, file: str) -> None:
+    """The harness's backend (``vllm``, ``hf``) is the runtime's engine, stated or the packet's."""
+    for claimed, whose in ((found.runtime, "the stated runtime"), (target.data.get("runtime"), "the packet's")):
+        if engine and isinstance(claimed, str) and parse_runtime(claimed).engine[:1] != (engine.lower(),):
+            raise refuse_scope(file, f"the file ran the model with {engine} (config.model), not {whose} {claimed!r}")
+
+
+def refuse_scope(file: str, message: str) -> Exception:
+    from evreg import codes
+    from evreg.formats import ImportRefused
+
+    return ImportRefused([codes.IMPORT_OUT_OF_SCOPE.at(file, "/config/model", message)])
+
+
+def check_revision(doc: dict[str, Any], target: Target, file: str) -> None:
+    """A weights commit the file names (``revision=`` in ``model_args``, ``model_sha``) is the packet's."""
+    config: dict[str, Any] = doc["config"] if isinstance(doc.get("config"), dict) else {}
+    want = target.weights.get("revision")
+    for got, pointer in (
+        (model_args(config.get("model_args")).get("revision"), "model_args"),
+        (config.get("model_sha"), "model_sha"),
+    ):
+        if not (isinstance(got, str) and isinstance(want, str) and re.fullmatch(r"[0-9a-f]{7,40}", got)):
+            continue
+        if not (want.startswith(got) or got.startswith(want)):
+            raise refuse_scope(file, f"the file's weights commit {got} ({pointer}) is not the packet's revision {want}")
+
+
+def plan_request(request: Request) -> Plan:
+    target, file, raw = request.packet(), request.file, request.raw
+    source = read_source(raw, file, "lm-evaluation-harness results")
+    doc = source.objects[0]
+    refuse_other_format(doc, file, "lm-eval", "an lm-evaluation-harness results file")
     need(doc, dict, file, "", "the lm-evaluation-harness results object")
     results = need(doc.get("results"), dict, file, "/results", "results")
-    evidence = target.evidence_path(name)
+    found, engine = identity(request, doc, target)
+    check_backend(found, engine, target, file)
+    check_revision(doc, target, file)
     plan = Plan()
+    plan.warn(check_scope(target, found, file))
+    evidence = evidence_for(target, request.name, raw)
     plan.add_file(evidence, raw)
-    config = doc.get("config") if isinstance(doc.get("config"), dict) else {}
+    earlier = earlier_imports(target, request.name)
+    recorded = 0
     for task, scores in results.items():
         need(scores, dict, file, join_pointer("results", task), f"the scores of task {task!r}")
-        metrics: dict[str, list[Any]] = {}
-        locators: dict[str, str] = {}
-        stderr: dict[str, Any] = {}
-        for key, value in scores.items():
-            if "," not in key or isinstance(value, bool) or not isinstance(value, int | float):
-                continue
-            metric, filt = key.split(",", 1)
-            name_ = slug(f"{metric}_{filt}").replace("-", "_")
-            if metric.endswith("_stderr"):
-                stderr[name_] = value
-                continue
-            metrics[name_] = [value]
-            locators[f"{name_}[0]"] = join_pointer("results", task, key)
-        if not metrics:
-            raise refuse(
-                file,
-                join_pointer("results", task),
-                f"task {task!r} has no METRIC,FILTER score",
-                "pass the harness's results JSON unmodified",
-            )
-        shots = (doc.get("n-shot") or {}).get(task)
-        samples = ((doc.get("n-samples") or {}).get(task) or {}).get("effective")
-        rid = slug(f"lm-eval-{task}")
-        record = {
-            "kind": "run-measurement",
-            "id": rid,
-            "state": state,
-            **target.identity(),
-            "workload": f"lm-evaluation-harness task {task}, {shots if shots is not None else '?'}-shot, "
-            f"{samples if samples is not None else '?'} samples",
-            "measurement_class": "quality-eval",
-            "metrics": metrics,
-            "stderr": stderr,
-            "config": {k: config[k] for k in ("model", "model_args", "batch_size", "limit") if k in config}
-            | stated(cards),
-            "evidence": evidence,
-            "evidence_sha256": {evidence: sha256(raw)},
-            "evidence_locators": locators,
-            "tool": {k: doc[k] for k in ("lm_eval_version", "git_hash", "date", "transformers_version") if k in doc},
-        }
-        plan.add(record_path("run-measurement", target.family, rid, target.packet), record)
-    plan.notes.append(f"{len(results)} lm-evaluation-harness tasks into packet {target.packet}")
+        record = task_record(request, source, doc, task, scores, (evidence, found))
+        if record is None:
+            plan.notes.append(f"group {task!r} has no scores of its own: skipped (its subtasks are recorded)")
+            continue
+        forbid_citation_markers({"workload": record["workload"], "config": record["config"]}, file)
+        link_correction(record, earlier, task)
+        plan.add(record_path("run-measurement", target.family, record["id"], target.packet), record)
+        recorded += 1
+    if not recorded:
+        raise refuse(file, "/results", "no task in the file has a METRIC,FILTER score", "pass the harness's results")
+    plan.notes.append(f"{recorded} lm-evaluation-harness tasks into packet {target.packet}")
     return plan
+
+
+def scores_of(source: Source, task: str, scores: dict[str, Any]) -> dict[str, Any]:
+    """A task's metrics, stderrs (numbers, with locators) and the stderrs the harness wrote as N/A."""
+    out: dict[str, Any] = {"metrics": {}, "locators": {}, "stderr": {}, "stderr_locators": {}, "missing": []}
+    for key, value in scores.items():
+        if "," not in key:
+            continue
+        metric, filt = key.split(",", 1)
+        name = slug(f"{metric}_{filt}").replace("-", "_")
+        pointer = join_pointer("results", task, key)
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if metric.endswith("_stderr"):
+            bare = slug(f"{metric[: -len('_stderr')]}_{filt}").replace("-", "_")
+            if number:
+                out["stderr"][bare] = value
+                out["stderr_locators"][bare] = source.locator(0, pointer)
+            else:
+                out["missing"].append(bare)
+        elif number:
+            out["metrics"][name] = [value]
+            out["locators"][f"{name}[0]"] = source.locator(0, pointer)
+    return out
+
+
+def task_record(
+    request: Request,
+    source: Source,
+    doc: dict[str, Any],
+    task: str,
+    scores: dict[str, Any],
+    context: tuple[str, FileIdentity],
+) -> dict[str, Any] | None:
+    target, raw = request.packet(), request.raw
+    evidence, found = context
+    found_scores = scores_of(source, task, scores)
+    if not found_scores["metrics"]:
+        return None
+    subtasks = (doc.get("group_subtasks") or {}).get(task) or []
+    shots = (doc.get("n-shot") or {}).get(task)
+    samples = ((doc.get("n-samples") or {}).get(task) or {}).get("effective")
+    config: dict[str, Any] = doc["config"] if isinstance(doc.get("config"), dict) else {}
+    task_config = (doc.get("configs") or {}).get(task) or {}
+    record: dict[str, Any] = {
+        "kind": "run-measurement",
+        "id": content_id("lm-eval", raw, target, task),
+        "state": request.state,
+        **target.identity(),
+        **({"runtime": found.runtime} if found.runtime else {}),
+        **({"hardware": found.hardware} if found.hardware else {}),
+        "workload": f"lm-evaluation-harness {'group' if subtasks else 'task'} {task}, "
+        f"{shots if shots is not None else '?'}-shot, {samples if samples is not None else '?'} samples",
+        "measurement_class": "quality-eval-group" if subtasks else "quality-eval",
+        "metrics": found_scores["metrics"],
+        "stderr": found_scores["stderr"],
+        "config": {k: config[k] for k in RUN_KEYS if k in config}
+        | {"task": {k: task_config[k] for k in TASK_KEYS if k in task_config}}
+        | stated(request.cards),
+        "evidence": evidence,
+        "evidence_sha256": {evidence: sha256(raw)},
+        "tool": {k: doc[k] for k in TOOL_KEYS if k in doc}
+        | {"task_version": (doc.get("versions") or {}).get(task), "host_gpus": host_gpus(doc.get("pretty_env_info"))},
+        "imported_from": {"file": request.name, "row": task},
+    }
+    if subtasks:
+        record["subtasks"] = subtasks
+    if found_scores["missing"]:
+        record["stderr_missing"] = found_scores["missing"]
+    if all(found_scores["locators"].values()):
+        record["evidence_locators"] = found_scores["locators"]
+        record["stderr_locators"] = found_scores["stderr_locators"]
+    if source.encoding != "utf-8":
+        record["evidence_encoding"] = source.encoding
+    return record
 
 
 IMPORTER = Importer(
     "lm-eval",
     "Import lm-evaluation-harness results JSON into a packet.",
-    lambda r: plan_import(r.raw, r.file, r.packet(), r.name, r.state, r.cards),
+    plan_request,
+    options=(
+        Option(
+            "runtime",
+            "",
+            "The runtime that served the model as you ran it, e.g. 'vLLM 0.11.0' (the file names the backend but "
+            "not its version); compared with the packet's. Without it the records state no runtime unless the file "
+            "does (transformers' version for the hf backend).",
+        ),
+    ),
 )
