@@ -173,7 +173,7 @@ def _read(request: Request) -> tuple[Log, str]:
         raise sv.not_this_format(
             request.file, FORMAT, request.raw, "no 'MLPerf Results Summary' and no ':::MLLOG' line"
         )
-    forbid_citation_markers([*log.identity.values(), *log.notes], request.file)
+    forbid_citation_markers([log.identity, log.checks, log.parameters, log.notes], request.file)
     if not str(log.identity.get("mode", "")).lower().startswith("performance"):
         raise refuse(
             request.file,
