@@ -69,8 +69,8 @@ def test_aiperf_reads_values_units_and_identity(reg: Reg) -> None:
     [run] = imported(reg, "aiperf", AIPERF, "--runtime", "vLLM 0.9", "--cards", "1").values()
     assert run["id"].startswith("aiperf-c4-") and run["measurement_class"] == "aiperf-profile"
     m, loc = run["metrics"], run["evidence_locators"]
-    assert m["request_throughput_req_s"] == [2.6297917671237303] and unit_of("request_throughput_req_s") == "req/s"
-    assert m["output_throughput_tok_s"] == [538.5320453113063] and m["total_throughput_tok_s"] == [1895.0115111908153]
+    assert m["requests_per_s"] == [2.6297917671237303] and unit_of("requests_per_s") == "requests/s"
+    assert m["aggregate_tok_s"] == [538.5320453113063] and m["total_tok_s"] == [1895.0115111908153]
     assert m["p99_ttft_ms"] == [234.56491185] and loc["p99_ttft_ms[0]"] == "/time_to_first_token/p99"
     assert m["mean_itl_ms"] == [6.74376905272837] and m["p50_e2el_ms"] == [1218.97092]
     assert run["config"] == {
@@ -102,7 +102,7 @@ def test_mlperf_summary_reads_every_statistic_in_its_unit(reg: Reg) -> None:
     [run] = imported(reg, "mlperf", SERVER).values()
     m, loc = run["metrics"], run["evidence_locators"]
     assert (m["samples_per_s"], loc["samples_per_s[0]"]) == ([71.74], "line:7")
-    assert (m["output_throughput_tok_s"], loc["output_throughput_tok_s[0]"]) == ([21028.23], "line:8")
+    assert (m["aggregate_tok_s"], loc["aggregate_tok_s[0]"]) == ([21028.23], "line:8")
     assert (m["scheduled_samples_per_s"], loc["scheduled_samples_per_s[0]"]) == ([73.66], "line:22")
     assert (m["p99_9_latency_ns"], loc["p99_9_latency_ns[0]"]) == ([179752985275], "line:31:2")
     assert m["p99_ttft_ns"] == [1604171041] and m["mean_tpot_ns"] == [143097185] and unit_of("p99_ttft_ns") == "ns"
@@ -120,7 +120,7 @@ def test_mlperf_summary_reads_every_statistic_in_its_unit(reg: Reg) -> None:
             "SingleStream",
             {"p90_latency_ns": 50798000, "queries_per_s": 20.88, "queries_per_s_no_overhead": 20.89},
         ),
-        (DETAIL, "Server", {"samples_per_s": 74.9649, "output_throughput_tok_s": 22020.9, "p99_tpot_ns": 198676867}),
+        (DETAIL, "Server", {"samples_per_s": 74.9649, "aggregate_tok_s": 22020.9, "p99_tpot_ns": 198676867}),
     ],
 )
 def test_mlperf_versions_and_scenarios(reg: Reg, file: Path, scenario: str, expected: dict[str, float]) -> None:
@@ -129,7 +129,7 @@ def test_mlperf_versions_and_scenarios(reg: Reg, file: Path, scenario: str, expe
     assert {k: run["metrics"][k][0] for k in expected} == expected
     if file == DETAIL:
         assert run["tool"]["loadgen_version"] == "4.1 @ 379ee5345a" and run["tool"]["test_datetime"]
-        assert "output_throughput_tok_s" in run["metrics"] and len(run["metrics"]) == 30  # not the 6.8e-09 one
+        assert "aggregate_tok_s" in run["metrics"] and len(run["metrics"]) == 30  # not the 6.8e-09 one
     if file == SINGLE:  # the headline line states it first; the stats line repeats it
         assert run["evidence_locators"]["p90_latency_ns[0]"] == "line:7"
 
@@ -138,8 +138,8 @@ def test_sglang_every_line_is_one_run(reg: Reg) -> None:
     records = imported(reg, "sglang-bench", SGLANG, "--runtime", "SGLang 0.4.1")
     assert len(records) == 7 and len({r["id"] for r in records.values()}) == 7
     line3 = next(r for r in records.values() if r["id"].startswith("sglang-l3-"))
-    assert line3["metrics"]["output_throughput_tok_s"] == [2047.9108281108272]
-    assert line3["evidence_locators"]["output_throughput_tok_s[0]"].startswith("line:3:")
+    assert line3["metrics"]["aggregate_tok_s"] == [2047.9108281108272]
+    assert line3["evidence_locators"]["aggregate_tok_s[0]"].startswith("line:3:")
     assert line3["config"] == {
         "backend": "sglang",
         "dataset_name": "random",

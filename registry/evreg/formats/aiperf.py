@@ -32,9 +32,9 @@ LATENCY = {
     "request_latency": "e2el",
 }
 AVERAGE = {
-    "request_throughput": ("request_throughput_req_s", ("requests/sec", "requests/s", "req/sec", "req/s")),
-    "output_token_throughput": ("output_throughput_tok_s", ("tokens/sec", "tokens/s", "tok/s")),
-    "total_token_throughput": ("total_throughput_tok_s", ("tokens/sec", "tokens/s", "tok/s")),
+    "request_throughput": ("requests_per_s", ("requests/sec", "requests/s", "req/sec", "req/s")),
+    "output_token_throughput": ("aggregate_tok_s", ("tokens/sec", "tokens/s", "tok/s")),
+    "total_token_throughput": ("total_tok_s", ("tokens/sec", "tokens/s", "tok/s")),
     "output_token_throughput_per_user": ("user_output_tok_s", ("tokens/sec/user", "tokens/sec")),
     "output_token_throughput_per_request": ("user_output_tok_s", ("tokens/sec", "tokens/sec/user")),
     "input_sequence_length": ("mean_input_tokens", ("tokens",)),
@@ -195,7 +195,7 @@ def plan(request: Request) -> Plan:
     failure = _failure(doc)
     completed = _avg(doc, "request_count")
     label = _label(settings)
-    if "request_throughput_req_s" not in numbers.metrics or completed == 0:
+    if "requests_per_s" not in numbers.metrics or completed == 0:
         reason = f"{name} completed no request: the run measured nothing"
         closure = sv.failed_run(
             request,

@@ -31,7 +31,7 @@ _PCT = r"(\d+(?:\.\d+)?)(?:th)?"
 SUMMARY = [
     (re.compile(r"^(?:completed )?samples per second$"), "samples_per_s"),
     (re.compile(r"^scheduled samples per second$"), "scheduled_samples_per_s"),
-    (re.compile(r"^(?:completed )?tokens per second$"), "output_throughput_tok_s"),
+    (re.compile(r"^(?:completed )?tokens per second$"), "aggregate_tok_s"),
     (re.compile(r"^qps w/ loadgen overhead$"), "queries_per_s"),
     (re.compile(r"^qps w/o loadgen overhead$"), "queries_per_s_no_overhead"),
     (re.compile(r"^(min|max|mean) latency \(ns\)$"), "{}_latency_ns"),
@@ -44,7 +44,7 @@ SUMMARY = [
 DETAIL = [
     (re.compile(r"^result_(?:completed_)?samples_per_sec(?:ond)?$"), "samples_per_s"),
     (re.compile(r"^result_scheduled_samples_per_sec$"), "scheduled_samples_per_s"),
-    (re.compile(r"^result_(?:completed_)?tokens_per_second$"), "output_throughput_tok_s"),
+    (re.compile(r"^result_(?:completed_)?tokens_per_second$"), "aggregate_tok_s"),
     (re.compile(r"^result_qps_with_loadgen_overhead$"), "queries_per_s"),
     (re.compile(r"^result_qps_without_loadgen_overhead$"), "queries_per_s_no_overhead"),
     (re.compile(r"^result_(min|max|mean)_latency_ns$"), "{}_latency_ns"),

@@ -22,10 +22,10 @@ from evreg.formats import serving as sv
 
 FORMAT = "SGLang bench_serving output (JSON Lines from --output-file)"
 THROUGHPUT = {
-    "request_throughput": "request_throughput_req_s",
-    "input_throughput": "input_throughput_tok_s",
-    "output_throughput": "output_throughput_tok_s",
-    "total_throughput": "total_throughput_tok_s",
+    "request_throughput": "requests_per_s",
+    "input_throughput": "input_tok_s",
+    "output_throughput": "aggregate_tok_s",
+    "total_throughput": "total_tok_s",
     "accept_length": "mean_acceptance_length",
 }
 _LATENCY = re.compile(r"^(mean|median|min|max|p\d+(?:\.\d+)?)_(e2e_latency|ttft|tpot|itl)_ms$")
@@ -117,7 +117,7 @@ def _run(request: Request, n: int, line: str, obj: dict[str, Any], evidence: str
     numbers = _numbers(obj, n, line, request.file)
     label = f"l{n}"
     completed = obj.get("completed")
-    if completed == 0 or "output_throughput_tok_s" not in numbers.metrics:
+    if completed == 0 or "aggregate_tok_s" not in numbers.metrics:
         reason = "SGLang bench_serving completed no request: the run measured nothing"
         failure: dict[str, Any] = {"line": n, "completed": completed}
         if "errors" in obj:
