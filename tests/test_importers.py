@@ -203,10 +203,13 @@ def _walkthroughs() -> dict[str, list[str]]:
     }
 
 
-WALKTHROUGH_INPUT = {
-    "llama-bench": "llama-bench.json",
-    "vllm-bench": "vllm-bench-serve.json",
-    "lm-eval": "lm-eval-results.json",
+WALKTHROUGH_INPUT = {  # the tool's output, under tests/data
+    "llama-bench": "tools/llama-bench.json",
+    "vllm-bench": "tools/vllm-bench-serve.json",
+    "lm-eval": "tools/lm-eval-results.json",
+    "aiperf": "real/aiperf/anud18-chatbot-c4/profile_export_aiperf.json",
+    "mlperf": "real/mlperf/inference_results_v4.1-amd-8xmi300x-server/mlperf_log_summary.txt",
+    "sglang-bench": "real/sglang/datacrunch-llama-3-3-70b-online/llama_3_3_70b_online_output.jsonl",
 }
 
 
@@ -226,7 +229,8 @@ def test_the_walkthrough_runs_literally(tool: str, tmp_path: Path) -> None:
     for folder in ("schema", "site"):
         shutil.copytree(REPO / folder, root / folder)
     shutil.copy(REPO / "mkdocs.yml", root / "mkdocs.yml")
-    shutil.copy(TOOLS / WALKTHROUGH_INPUT[tool], tmp_path / WALKTHROUGH_INPUT[tool])  # beside the clone
+    source = SHARED / WALKTHROUGH_INPUT[tool]
+    shutil.copy(source, tmp_path / source.name)  # beside the clone
     repo = git.Repo.init(root)
     with repo.config_writer() as cw:
         cw.set_value("user", "name", "Contributor")
@@ -244,7 +248,7 @@ def test_the_walkthrough_runs_literally(tool: str, tmp_path: Path) -> None:
         assert result.returncode == 0, (line, result.stdout, result.stderr)
     assert repo.is_dirty(untracked_files=True) is False
     committed = repo.git.ls_files().splitlines()
-    copies = [p for p in committed if p.rsplit("/", 1)[-1] == WALKTHROUGH_INPUT[tool]]
+    copies = [p for p in committed if p.rsplit("/", 1)[-1] == source.name]
     assert len(copies) == 1 and "/evidence/" in copies[0]  # the raw output is committed once, as evidence
     packet = next((root / "packets").glob("*/*/packet.json"))
     featured = json.loads(packet.read_text())["featured_metric"]

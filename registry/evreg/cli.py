@@ -728,7 +728,7 @@ def new_packet(
         scaffold.write_new(ctx.root, path, record)
     _scaffolded(
         path,
-        f"  - evreg import llama-bench|vllm-bench|lm-eval FILE --packet {family}/{packet}\n"
+        f"  - evreg import llama-bench|vllm-bench|lm-eval|aiperf|mlperf|sglang-bench FILE --packet {family}/{packet}\n"
         f"  - evreg feature {family}/{packet} MEASUREMENT METRIC --sample N\n"
         "  - write numbers in prose as {{ m:ID.METRIC[INDEX] }}\n"
         "  - evreg fmt && evreg validate --base origin/main\n  - open the pull request",

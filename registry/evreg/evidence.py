@@ -49,3 +49,12 @@ def parse_ref(value: str) -> Ref:
 def map_refs(data: Any, fn: Callable[[str], str]) -> Any:
     """A copy of ``data`` with every evidence reference replaced by ``fn(ref)``."""
     return map_keyed_strings(data, is_evidence_key, fn)
+
+
+TEXT_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(?![\w.])")
+"""A number in a text evidence file, as a ``line:N[:K]`` locator counts them (the Kth match on line N)."""
+
+
+def text_lines(raw: bytes) -> list[str]:
+    """A text evidence file's lines, as ``line:N`` locators number them (from 1)."""
+    return raw.decode("utf-8", "replace").splitlines()

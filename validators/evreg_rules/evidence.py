@@ -11,7 +11,7 @@ from typing import Any
 
 from evreg import citations, jsonio
 from evreg.containment import outside_repository
-from evreg.evidence import parse_ref
+from evreg.evidence import TEXT_NUMBER, parse_ref, text_lines
 from evreg.findings import Code, Finding, join_pointer, split_pointer
 from evreg.rules import UNIT, Rule
 from evreg.store import EvidenceState, Registry
@@ -165,7 +165,6 @@ def _resolve_pointer(document: Any, pointer: str) -> Any:
 
 _CSV = re.compile(r"^csv:(?P<row>[1-9]\d*)/(?P<column>.+)$")
 _LINE = re.compile(r"^line:(?P<line>[1-9]\d*)(?::(?P<nth>[1-9]\d*))?$")
-_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(?![\w.])")
 
 
 class _Evidence:
@@ -185,9 +184,9 @@ class _Evidence:
                 raise KeyError(locator)
             return _number(rows[row - 1][m.group("column")])
         if m := _LINE.match(locator):
-            lines = self.raw.decode("utf-8", "replace").splitlines()
+            lines = text_lines(self.raw)
             line = int(m.group("line"))
-            numbers = _NUMBER.findall(lines[line - 1]) if line <= len(lines) else []
+            numbers = TEXT_NUMBER.findall(lines[line - 1]) if line <= len(lines) else []
             nth = int(m.group("nth") or 1)
             if nth > len(numbers) or (m.group("nth") is None and len(numbers) != 1):
                 raise KeyError(locator)  # a line without its nth number, or with several and no choice made

@@ -1,0 +1,252 @@
+"""AIPerf and GenAI-Perf profile exports: ``profile_export_aiperf.json`` (AIPerf, ``aiperf profile``) and
+``profile_export_genai_perf.json`` (GenAI-Perf, ``genai-perf profile``).
+
+Both hold one object: each metric as ``{"unit": ..., "avg": ..., "p50": ..., "p99": ..., "min": ..., "max": ...}``
+(``time_to_first_token``, ``inter_token_latency``, ``request_latency``, ``request_throughput``,
+``output_token_throughput`` ...) and the run's settings in ``input_config`` (AIPerf: ``models.items[].name``,
+``endpoint``, ``phases``, ``tokenizer``; older AIPerf: ``endpoint.model_names``, ``loadgen``; GenAI-Perf: ``model``,
+``concurrency``, ``request_rate``, ``service_kind``, ``backend``). AIPerf adds ``aiperf_version``, ``error_summary``,
+``was_cancelled`` and, with GPU telemetry, the GPUs' names.
+
+One file becomes one run measurement of the target packet (every statistic its own metric, in the unit the file
+states, checked), or a closure when no request completed. perf_analyzer's raw ``profile_export.json`` (per-request
+timestamps, no statistics) is refused with the file to import instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evreg import jsonio
+from evreg.findings import join_pointer
+from evreg.formats import Importer, ImportRefused, Plan, Request, forbid_citation_markers, refuse
+from evreg.formats import serving as sv
+
+FORMAT = "an AIPerf / GenAI-Perf profile export (profile_export_aiperf.json, profile_export_genai_perf.json)"
+
+# metric block -> (kind of statistic, allowed units): a latency's statistics, or a single average
+LATENCY = {
+    "time_to_first_token": "ttft",
+    "time_to_second_token": "ttst",
+    "inter_token_latency": "itl",
+    "request_latency": "e2el",
+}
+AVERAGE = {
+    "request_throughput": ("requests_per_s", ("requests/sec", "requests/s", "req/sec", "req/s")),
+    "output_token_throughput": ("aggregate_tok_s", ("tokens/sec", "tokens/s", "tok/s")),
+    "total_token_throughput": ("total_tok_s", ("tokens/sec", "tokens/s", "tok/s")),
+    "output_token_throughput_per_user": ("user_output_tok_s", ("tokens/sec/user", "tokens/sec")),
+    "output_token_throughput_per_request": ("user_output_tok_s", ("tokens/sec", "tokens/sec/user")),
+    "input_sequence_length": ("mean_input_tokens", ("tokens",)),
+    "output_sequence_length": ("mean_output_tokens", ("tokens",)),
+}
+STATS = {"avg": "mean", "min": "min", "max": "max", **{p: p for p in ("p1", "p5", "p10", "p25", "p50", "p75")}}
+STATS |= {p: p for p in ("p90", "p95", "p99")}
+GENAI_SETTINGS = (
+    "concurrency",
+    "request_rate",
+    "request_count",
+    "endpoint_type",
+    "service_kind",
+    "backend",
+    "streaming",
+    "synthetic_input_tokens_mean",
+    "synthetic_input_tokens_stddev",
+    "output_tokens_mean",
+    "output_tokens_stddev",
+    "num_dataset_entries",
+    "measurement_interval",
+    "random_seed",
+    "prompt_source",
+)
+
+
+def _block(doc: dict[str, Any], key: str, units: tuple[str, ...], file: str) -> dict[str, Any] | None:
+    block = doc.get(key)
+    if not isinstance(block, dict):
+        return None
+    unit = block.get("unit")
+    if unit is not None and unit not in units:
+        raise refuse(
+            file,
+            join_pointer(key, "unit"),
+            f"{key} is in {unit!r}, not in {' or '.join(units)}; numbers are kept in the unit the tool wrote",
+            "pass the export unmodified; a tool version with other units needs its own mapping",
+        )
+    return block
+
+
+def _numbers(doc: dict[str, Any], file: str) -> sv.Numbers:
+    numbers = sv.Numbers()
+    for key, (metric, units) in AVERAGE.items():
+        block = _block(doc, key, units, file)
+        if block is not None and "avg" in block:
+            numbers.add(metric, block["avg"], join_pointer(key, "avg"))
+    for key, kind in LATENCY.items():
+        block = _block(doc, key, ("ms",), file)
+        for stat, name in STATS.items():
+            if block is not None and stat in block:
+                numbers.add(f"{name}_{kind}_ms", block[stat], join_pointer(key, stat))
+    return numbers
+
+
+def _avg(doc: dict[str, Any], key: str) -> Any:
+    block = doc.get(key)
+    return block.get("avg") if isinstance(block, dict) else None
+
+
+def _gpus(node: Any) -> list[str]:
+    """GPU names anywhere in AIPerf's telemetry (``gpu_name``), in order, once each."""
+    found: list[str] = []
+    stack = [node]
+    while stack:
+        item = stack.pop(0)
+        if isinstance(item, dict):
+            for key, value in item.items():
+                if key in ("gpu_name", "gpu_model") and isinstance(value, str) and value not in found:
+                    found.append(value)
+                else:
+                    stack.append(value)
+        elif isinstance(item, list):
+            stack.extend(item)
+    return found
+
+
+def _aiperf_settings(config: dict[str, Any]) -> tuple[dict[str, Any], list[str], str | None]:
+    """(settings, model names, tokenizer) of AIPerf's ``input_config`` (0.10: models/phases; older: loadgen)."""
+    settings: dict[str, Any] = {}
+    models = [m.get("name") for m in sv.obj(config, "models").get("items") or [] if isinstance(m, dict)]
+    endpoint = sv.obj(config, "endpoint")
+    models += [m for m in endpoint.get("model_names", []) if isinstance(m, str)]
+    settings |= {f"endpoint_{k}": v for k, v in sv.scalars(endpoint, ("type", "streaming")).items()}
+    phases = [p for p in config.get("phases") or [] if isinstance(p, dict)]
+    profiling = next((p for p in phases if p.get("name") == "profiling"), phases[-1] if phases else {})
+    settings |= sv.scalars(profiling, ("type", "concurrency", "request_rate", "requests", "duration"))
+    loadgen = sv.obj(config, "loadgen")
+    settings |= sv.scalars(loadgen, ("concurrency", "request_rate", "request_count", "benchmark_duration"))
+    datasets = [d for d in config.get("datasets") or [] if isinstance(d, dict)]
+    if datasets:
+        settings |= {f"dataset_{k}": v for k, v in sv.scalars(datasets[0], ("type", "dataset", "entries")).items()}
+    tokenizer = config.get("tokenizer")
+    name = tokenizer.get("name") if isinstance(tokenizer, dict) else None
+    return settings, [m for m in models if isinstance(m, str)], name if isinstance(name, str) else None
+
+
+def _identity(doc: dict[str, Any], file: str, raw: bytes) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """(tool name, config, tool block) as the file states them."""
+    config = doc.get("input_config")
+    if not isinstance(config, dict) or not any(isinstance(doc.get(k), dict) for k in (*AVERAGE, *LATENCY)):
+        raise sv.not_this_format(file, FORMAT, raw, "no input_config beside metric statistics")
+    if "aiperf_version" in doc or "models" in config or "phases" in config or "loadgen" in config:
+        settings, models, tokenizer = _aiperf_settings(config)
+        tool: dict[str, Any] = {"name": "aiperf"} | sv.scalars(
+            doc, ("aiperf_version", "schema_version", "benchmark_id", "start_time", "end_time", "was_cancelled")
+        )
+        tool |= sv.scalars(sv.obj(doc, "run_info"), ("cli_command",))
+        name = "aiperf"
+    else:
+        settings = sv.scalars(config, GENAI_SETTINGS)
+        models = [m for m in config.get("model") or [] if isinstance(m, str)]
+        tokenizer = config.get("tokenizer") if isinstance(config.get("tokenizer"), str) else None
+        tool, name = {"name": "genai-perf"}, "genai-perf"
+    tool |= {"models": models} if models else {}
+    tool |= {"tokenizer": tokenizer} if tokenizer else {}
+    for key, out in (("request_count", "request_count"), ("benchmark_duration", "duration_s")):
+        if _avg(doc, key) is not None:
+            tool[out] = _avg(doc, key)
+    return name, settings, tool
+
+
+def _failure(doc: dict[str, Any]) -> dict[str, Any]:
+    """What the export says went wrong: errors by kind, failed requests, cancellation (empty: nothing)."""
+    out: dict[str, Any] = {}
+    if doc.get("error_summary"):
+        out["error_summary"] = doc["error_summary"]
+    if (_avg(doc, "error_request_count") or 0) > 0:
+        out["error_request_count"] = _avg(doc, "error_request_count")
+    if doc.get("was_cancelled") is True:
+        out["was_cancelled"] = True
+    return out
+
+
+def _label(settings: dict[str, Any]) -> str:
+    if "concurrency" in settings:
+        return f"c{settings['concurrency']}"
+    if "request_rate" in settings:
+        return f"r{settings['request_rate']}"
+    return ""
+
+
+def plan(request: Request) -> Plan:
+    target = request.packet()
+    doc, findings = jsonio.parse(request.raw, request.file)
+    if findings:
+        if sv.looks_like(request.raw):
+            raise sv.not_this_format(request.file, FORMAT, request.raw, "not one JSON object")
+        raise ImportRefused(findings)
+    if not isinstance(doc, dict):
+        raise sv.not_this_format(request.file, FORMAT, request.raw, "not a JSON object")
+    forbid_citation_markers(doc, request.file)
+    name, settings, tool = _identity(doc, request.file, request.raw)
+    numbers = _numbers(doc, request.file)
+    evidence = sv.evidence_path(target, request.raw, request.name)
+    out = Plan()
+    out.add_file(evidence, request.raw)
+    failure = _failure(doc)
+    completed = _avg(doc, "request_count")
+    label = _label(settings)
+    if "requests_per_s" not in numbers.metrics or completed == 0:
+        reason = f"{name} completed no request: the run measured nothing"
+        closure = sv.failed_run(
+            request,
+            sv.content_id(name, target, request.raw, label, "failed"),
+            evidence,
+            reason,
+            failure | {"request_count": completed},
+            settings,
+        )
+        sv.add_closure(out, target, closure)
+        out.notes.append(f"{name}: a failed run, recorded as closure {closure['id']}")
+        return out
+    body: dict[str, Any] = {
+        "measurement_class": f"{name}-profile",
+        "workload": _workload(name, settings, tool),
+        "config": settings,
+        "tool": tool,
+        **numbers.body(),
+    }
+    gpus = _gpus(doc.get("telemetry_data"))
+    if gpus:
+        body["hardware"] = " + ".join(gpus)
+    if failure:
+        body["partial_failure"] = failure
+        body["caveat"] = "Some requests failed or the run was cancelled; partial_failure says what the tool reported."
+    record = sv.run_record(request, sv.content_id(name, target, request.raw, label), evidence, body)
+    sv.add_run(out, target, record)
+    missing = [k for k, v in (("model", tool.get("models")), ("hardware", gpus)) if not v]
+    missing += [] if "aiperf_version" in tool else [f"the {name} version"]
+    missing += [] if "runtime" in record else ["runtime"]
+    out.notes += [f"1 {name} profile into packet {target.packet} ({len(numbers.metrics)} metrics)"]
+    out.notes += sv.unrecorded_note(name, missing)
+    return out
+
+
+def _workload(name: str, settings: dict[str, Any], tool: dict[str, Any]) -> str:
+    load = (
+        f"concurrency {settings['concurrency']}"
+        if "concurrency" in settings
+        else f"request rate {settings['request_rate']}"
+        if "request_rate" in settings
+        else "load unstated"
+    )
+    requests = tool.get("request_count")
+    return f"{name} profile, {load}, {requests if requests is not None else '?'} requests"
+
+
+IMPORTER = Importer(
+    "aiperf",
+    "Import an AIPerf or GenAI-Perf profile export (profile_export_aiperf.json, profile_export_genai_perf.json) "
+    "into a packet.",
+    plan,
+    options=(sv.RUNTIME_OPTION,),
+)

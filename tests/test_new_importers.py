@@ -1,0 +1,264 @@
+"""The AIPerf / GenAI-Perf, MLPerf loadgen and SGLang bench_serving importers on real files (tests/data/real,
+sources in each format's SOURCES.md): values, units, locators and identity as the files state them; wrong-format,
+failed-run, duplicate and changed-number imports."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import SHARED, F, Reg, evreg
+from evreg.citations import unit_of
+from evreg.evidence import TEXT_NUMBER, text_lines
+
+REAL = SHARED / "real"
+AIPERF = REAL / "aiperf/anud18-chatbot-c4/profile_export_aiperf.json"
+GENAI = REAL / "aiperf/perf-analyzer-issue-298/profile_export_genai_perf.json"
+SERVER = REAL / "mlperf/inference_results_v4.1-amd-8xmi300x-server/mlperf_log_summary.txt"
+DETAIL = REAL / "mlperf/inference_results_v4.1-amd-turin-server-detail/mlperf_log_detail.txt"
+V05 = REAL / "mlperf/inference_results_v0.5-google-gnmt-server/mlperf_log_summary.txt"
+SINGLE = REAL / "mlperf/sgrad20delft-singlestream/mlperf_log_summary.txt"
+INVALID = REAL / "mlperf/bmservice-3d-unet-offline-invalid/mlperf_log_summary.txt"
+SGLANG = REAL / "sglang/datacrunch-llama-3-3-70b-online/llama_3_3_70b_online_output.jsonl"
+SGLANG_INF = REAL / "sglang/datacrunch-deepseek-dp-mla/deepseek_dp_mla_output.jsonl"
+TOOL = {"aiperf": "aiperf", "mlperf": "mlperf", "sglang": "sglang-bench"}
+ALL_REAL = sorted(p for p in REAL.rglob("*") if p.is_file() and p.name != "SOURCES.md")
+
+
+def imported(reg: Reg, tool: str, file: Path, *extra: str, packet: str = "fam/pkt") -> dict[str, dict[str, Any]]:
+    """Import ``file``; every record it wrote, by id (the import must succeed)."""
+    result = evreg("import", tool, str(file), "--packet", packet, *extra, cwd=reg.root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    written = [line.strip() for line in result.stderr.splitlines() if line.startswith("  packets/")]
+    return {Path(p).stem: json.loads((reg.root / p).read_text()) for p in written if "/evidence/" not in p}
+
+
+def value_at(raw: bytes, locator: str) -> Any:
+    """What a locator points at, read independently of the validator."""
+    if locator.startswith("line:"):
+        _, n, *k = locator.split(":")
+        numbers = TEXT_NUMBER.findall(text_lines(raw)[int(n) - 1])
+        assert k or len(numbers) == 1
+        return float(numbers[int(k[0]) - 1 if k else 0])
+    node: Any = json.loads(raw)
+    for token in locator.strip("/").split("/"):
+        node = node[int(token)] if isinstance(node, list) else node[token]
+    return node
+
+
+@pytest.mark.parametrize("file", ALL_REAL, ids=lambda p: f"{p.parent.parent.name}/{p.parent.name}")
+def test_every_real_file_imports_clean_with_units_and_locators(reg: Reg, file: Path) -> None:
+    records = imported(reg, TOOL[file.parent.parent.name], file)
+    assert records and reg.findings() == []
+    raw = file.read_bytes()
+    for record in records.values():
+        assert record["revision"] if record["kind"] == "run-measurement" else record["selectors"]["revision"]
+        assert "runtime" not in record  # not stated, so not taken from the packet's "vLLM 0.9"
+        for metric, samples in record.get("metrics", {}).items():
+            assert unit_of(metric), f"{metric} has no unit in vocab/metrics.json"
+            locator = record["evidence_locators"][f"{metric}[0]"]
+            assert locator.startswith("/" if file.suffix == ".json" else "line:")
+            assert value_at(raw, locator) == samples[0]
+        assert record["evidence"].endswith(f"/{file.name}")
+
+
+def test_aiperf_reads_values_units_and_identity(reg: Reg) -> None:
+    [run] = imported(reg, "aiperf", AIPERF, "--runtime", "vLLM 0.9", "--cards", "1").values()
+    assert run["id"].startswith("aiperf-c4-") and run["measurement_class"] == "aiperf-profile"
+    m, loc = run["metrics"], run["evidence_locators"]
+    assert m["requests_per_s"] == [2.6297917671237303] and unit_of("requests_per_s") == "requests/s"
+    assert m["aggregate_tok_s"] == [538.5320453113063] and m["total_tok_s"] == [1895.0115111908153]
+    assert m["p99_ttft_ms"] == [234.56491185] and loc["p99_ttft_ms[0]"] == "/time_to_first_token/p99"
+    assert m["mean_itl_ms"] == [6.74376905272837] and m["p50_e2el_ms"] == [1218.97092]
+    assert run["config"] == {
+        "cards": 1,
+        "concurrency": 4,
+        "dataset_dataset": "sharegpt",
+        "dataset_entries": 96,
+        "dataset_type": "public",
+        "endpoint_streaming": True,
+        "endpoint_type": "chat",
+        "requests": 96,
+        "type": "concurrency",
+    }
+    assert run["tool"]["models"] == ["qwen3.6-nvfp4"] and run["tool"]["aiperf_version"] == "0.10.0"
+    assert run["tool"]["tokenizer"] == "nvidia/Qwen3.6-35B-A3B-NVFP4" and run["runtime"] == "vLLM 0.9"
+    assert "hardware" not in run  # the export ran with GPU telemetry but recorded no GPU: missing stays missing
+
+
+def test_genai_perf_reads_its_own_layout(reg: Reg) -> None:
+    [run] = imported(reg, "aiperf", GENAI).values()
+    assert run["tool"] == {"name": "genai-perf", "models": ["ensemble"], "tokenizer": "/path/to/tokenizer"}
+    assert run["config"]["concurrency"] == 100 and run["config"]["backend"] == "tensorrtllm"
+    assert run["config"]["service_kind"] == "triton" and run["config"]["streaming"] is True
+    assert run["metrics"]["user_output_tok_s"] == [445.00388376637636]
+    assert run["metrics"]["p25_ttft_ms"] == [124.51677875] and run["metrics"]["mean_output_tokens"] == [2565.855]
+
+
+def test_mlperf_summary_reads_every_statistic_in_its_unit(reg: Reg) -> None:
+    [run] = imported(reg, "mlperf", SERVER).values()
+    m, loc = run["metrics"], run["evidence_locators"]
+    assert (m["samples_per_s"], loc["samples_per_s[0]"]) == ([71.74], "line:7")
+    assert (m["aggregate_tok_s"], loc["aggregate_tok_s[0]"]) == ([21028.23], "line:8")
+    assert (m["scheduled_samples_per_s"], loc["scheduled_samples_per_s[0]"]) == ([73.66], "line:22")
+    assert (m["p99_9_latency_ns"], loc["p99_9_latency_ns[0]"]) == ([179752985275], "line:31:2")
+    assert m["p99_ttft_ns"] == [1604171041] and m["mean_tpot_ns"] == [143097185] and unit_of("p99_ttft_ns") == "ns"
+    assert run["config"]["scenario"] == "Server" and run["config"]["target_qps"] == 73.5
+    assert run["config"]["sample_index_rng_seed"] == "10688027786191513374"  # beyond 2**53: kept exactly, as text
+    assert run["tool"]["sut_name"] == "PySUT" and run["tool"]["checks"]["Early stopping satisfied"] == "Yes"
+
+
+@pytest.mark.parametrize(
+    ("file", "scenario", "expected"),
+    [
+        (V05, "Server", {"scheduled_samples_per_s": 1506.76, "samples_per_s": 1503.45, "p99_latency_ns": 347804998}),
+        (
+            SINGLE,
+            "SingleStream",
+            {"p90_latency_ns": 50798000, "queries_per_s": 20.88, "queries_per_s_no_overhead": 20.89},
+        ),
+        (DETAIL, "Server", {"samples_per_s": 74.9649, "aggregate_tok_s": 22020.9, "p99_tpot_ns": 198676867}),
+    ],
+)
+def test_mlperf_versions_and_scenarios(reg: Reg, file: Path, scenario: str, expected: dict[str, float]) -> None:
+    [run] = imported(reg, "mlperf", file).values()
+    assert run["config"]["scenario"] == scenario and run["measurement_class"] == f"mlperf-inference-{scenario.lower()}"
+    assert {k: run["metrics"][k][0] for k in expected} == expected
+    if file == DETAIL:
+        assert run["tool"]["loadgen_version"] == "4.1 @ 379ee5345a" and run["tool"]["test_datetime"]
+        assert "aggregate_tok_s" in run["metrics"] and len(run["metrics"]) == 30  # not the 6.8e-09 one
+    if file == SINGLE:  # the headline line states it first; the stats line repeats it
+        assert run["evidence_locators"]["p90_latency_ns[0]"] == "line:7"
+
+
+def test_sglang_every_line_is_one_run(reg: Reg) -> None:
+    records = imported(reg, "sglang-bench", SGLANG, "--runtime", "SGLang 0.4.1")
+    assert len(records) == 7 and len({r["id"] for r in records.values()}) == 7
+    line3 = next(r for r in records.values() if r["id"].startswith("sglang-l3-"))
+    assert line3["metrics"]["aggregate_tok_s"] == [2047.9108281108272]
+    assert line3["evidence_locators"]["aggregate_tok_s[0]"].startswith("line:3:")
+    assert line3["config"] == {
+        "backend": "sglang",
+        "dataset_name": "random",
+        "random_input_len": 1024,
+        "random_output_len": 1024,
+        "random_range_ratio": 0.0,
+        "request_rate": 4.0,
+    }
+    assert line3["tool"]["completed"] == 1200 and line3["runtime"] == "SGLang 0.4.1"
+    [inf] = imported(reg, "sglang-bench", SGLANG_INF).values()
+    assert inf["config"]["request_rate"] == "inf" and inf["metrics"]["median_ttft_ms"] == [10014.104524045251]
+    assert reg.findings() == []
+
+
+# -- refusals, failures, duplicates ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("tool", "file", "looks_like"),
+    [
+        ("mlperf", AIPERF, "AIPerf profile export"),
+        ("aiperf", SGLANG, "SGLang bench_serving"),
+        ("sglang-bench", SERVER, "MLPerf loadgen summary"),
+        ("aiperf", SHARED / "tools/vllm-bench-serve.json", "vllm bench serve"),
+        ("sglang-bench", SHARED / "tools/lm-eval-results.json", "lm-evaluation-harness"),
+        ("mlperf", SHARED / "tools/llama-bench.json", "llama-bench"),
+    ],
+)
+def test_a_file_of_another_format_is_refused_naming_it(reg: Reg, tool: str, file: Path, looks_like: str) -> None:
+    result = evreg("import", tool, str(file), "--packet", "fam/pkt", "--format", "json", cwd=reg.root)
+    assert result.returncode == 1
+    [finding] = json.loads(result.stdout)["findings"]
+    assert finding["code"] == "import-unmappable" and looks_like in finding["message"], finding["message"]
+    assert [p.name for p in (reg.root / F / "pkt/evidence").iterdir()] == ["run.json"]  # nothing written
+
+
+def test_perf_analyzer_raw_export_is_refused_with_the_file_to_import(reg: Reg, tmp_path: Path) -> None:
+    raw = tmp_path / "profile_export.json"
+    raw.write_text(json.dumps({"experiments": [{"experiment": {"mode": "concurrency", "value": 1}, "requests": []}]}))
+    result = evreg("import", "aiperf", str(raw), "--packet", "fam/pkt", "--format", "json", cwd=reg.root)
+    [finding] = json.loads(result.stdout)["findings"]
+    assert result.returncode == 1 and "profile_export_genai_perf.json" in finding["message"]
+
+
+def test_an_invalid_mlperf_run_is_a_closure_not_a_measurement(reg: Reg) -> None:
+    [closure] = imported(reg, "mlperf", INVALID).values()
+    assert closure["kind"] == "closure" and closure["state"] == "unsupported"
+    assert "INVALID" in closure["reason"] and "Min duration satisfied" in closure["reason"]
+    assert closure["failure"]["reported"] == {"samples_per_s": [1.21305]}
+    assert closure["selectors"] == {
+        "packet_id": "pkt",
+        "quantization": "INT4",
+        "revision": "rev-a.1",
+        "scenario": "Offline",
+    }
+    assert not list((reg.root / F / "pkt/measurements").glob("mlperf-*.json"))
+    assert reg.findings() == []
+
+
+def test_nothing_completed_is_a_closure_and_partial_failure_is_stated(reg: Reg, tmp_path: Path) -> None:
+    lines = SGLANG.read_text().splitlines()
+    dead = json.loads(lines[0]) | {"completed": 0, "output_throughput": 0.0, "median_ttft_ms": 0.0}
+    partial = json.loads(lines[1]) | {"num_prompts": 700}
+    jsonl = tmp_path / "runs.jsonl"
+    jsonl.write_text(json.dumps(dead) + "\n" + json.dumps(partial) + "\n")
+    records = imported(reg, "sglang-bench", jsonl)
+    kinds = sorted((r["kind"], r["id"].split("-")[1]) for r in records.values())
+    assert kinds == [("closure", "l1"), ("run-measurement", "l2")]
+    run = next(r for r in records.values() if r["kind"] == "run-measurement")
+    assert run["partial_failure"] == {"completed": 600, "num_prompts": 700} and run["caveat"]
+    export = json.loads(AIPERF.read_text())
+    export["request_count"]["avg"] = 0.0
+    export["error_summary"] = [{"error_details": {"code": 500, "type": "Internal Server Error"}, "count": 96}]
+    failed = tmp_path / "profile_export_aiperf.json"
+    failed.write_text(json.dumps(export, indent=2))
+    [closure] = imported(reg, "aiperf", failed).values()
+    assert closure["kind"] == "closure" and closure["failure"]["error_summary"][0]["count"] == 96
+    assert reg.findings() == []
+
+
+def test_reimport_is_a_no_op_and_ids_never_collide(reg: Reg, tmp_path: Path) -> None:
+    first = imported(reg, "mlperf", SERVER)
+    again = evreg("import", "mlperf", str(SERVER), "--packet", "fam/pkt", cwd=reg.root)
+    assert again.returncode == 0 and "wrote 0 files, 2 unchanged" in again.stderr
+    reg.put(f"{F}/pkt2/packet.json", reg.read(f"{F}/pkt/packet.json") | {"id": "pkt2"})
+    other_packet = imported(reg, "mlperf", SERVER, packet="fam/pkt2")
+    other_file = imported(reg, "mlperf", V05)  # also named mlperf_log_summary.txt, into the same packet
+    ids = [*first, *other_packet, *other_file]
+    assert len(set(ids)) == 3
+    evidence = {r["evidence"] for r in (*first.values(), *other_file.values())}
+    assert len(evidence) == 2  # two files of one name, two evidence folders: neither overwrites the other
+    changed = tmp_path / "mlperf_log_summary.txt"
+    changed.write_bytes(SERVER.read_bytes().replace(b"71.74", b"71.75"))
+    corrected = imported(reg, "mlperf", changed)
+    assert set(corrected).isdisjoint(first) and reg.read(f"{F}/pkt/measurements/{next(iter(first))}.json")
+    assert reg.findings() == []
+
+
+def test_a_stated_runtime_must_be_the_engine_the_file_benchmarked(reg: Reg) -> None:
+    result = evreg(
+        "import",
+        "sglang-bench",
+        str(SGLANG),
+        "--packet",
+        "fam/pkt",
+        "--runtime",
+        "vLLM 0.9",
+        "--format",
+        "json",
+        cwd=reg.root,
+    )
+    assert result.returncode == 1
+    [finding] = json.loads(result.stdout)["findings"]
+    assert "'sglang'" in finding["message"] and "vLLM 0.9" in finding["message"]
+
+
+def test_an_edited_number_in_text_evidence_is_caught(reg: Reg) -> None:
+    [run] = imported(reg, "mlperf", SERVER).values()
+    evidence = reg.root / run["evidence"]
+    evidence.write_bytes(evidence.read_bytes().replace(b"73.66", b"76.36"))
+    hits = [f for f in reg.findings() if f.code == "evidence-value-mismatch"]
+    assert [f.pointer for f in hits] == ["/evidence_locators/scheduled_samples_per_s[0]"]
