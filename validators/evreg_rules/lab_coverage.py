@@ -130,21 +130,26 @@ def _binding(cell: Cell, fam: FamilyIndex) -> None:
 
 
 def _packet_disagreements(sel: dict[str, Any], packet: dict[str, Any]) -> Iterator[str]:
+    """How a linked packet's scope differs from the cell's selectors; a key the cell selects and the packet
+    lacks is a difference too. Runtimes compare as identities (``scope.runtime_matches``)."""
+
+    def shown(key: str) -> str:
+        return repr(packet[key]) if packet.get(key) is not None else "none"
+
     for key in ("revision", "artifact_id"):
-        if key in sel and packet.get(key) is not None and packet[key] != sel[key]:
-            yield f"{key} {packet[key]!r}, the cell {sel[key]!r}"
+        if key in sel and packet.get(key) != sel[key]:
+            yield f"{key} {shown(key)}, the cell {sel[key]!r}"
     for key in ("quantization", "variant"):
-        if key in sel and packet.get("quantization") is not None and packet["quantization"] != sel[key]:
-            yield f"quantization {packet['quantization']!r}, the cell's {key} {sel[key]!r}"
-    runtime = packet.get("runtime")
-    if isinstance(sel.get("runtime"), str) and isinstance(runtime, str) and not runtime_matches(sel["runtime"], packet):
-        yield f"runtime {runtime!r}, the cell {sel['runtime']!r}"
+        if key in sel and packet.get("quantization") != sel[key]:
+            yield f"quantization {shown('quantization')}, the cell's {key} {sel[key]!r}"
+    if isinstance(sel.get("runtime"), str) and not runtime_matches(sel["runtime"], packet):
+        yield f"runtime {shown('runtime')}, the cell {sel['runtime']!r}"
     tp = sel.get("tp", sel.get("cards"))
-    cards, topologies = packet.get("cards"), packet.get("topologies")
     if tp is None or isinstance(tp, bool):
         return
-    if (cards is not None and cards != tp) or (cards is None and isinstance(topologies, list) and tp not in topologies):
-        yield f"{cards if cards is not None else topologies} cards, the cell TP{cell_key(tp)}"
+    cards, topologies = packet.get("cards"), packet.get("topologies")
+    if cards != tp if cards is not None else not (isinstance(topologies, list) and tp in topologies):
+        yield f"{shown('cards') if cards is not None else shown('topologies')} cards, the cell TP{cell_key(tp)}"
 
 
 def _links(cell: Cell, ix: Index) -> None:
