@@ -309,6 +309,7 @@ def check_coverage_views(registry: Registry) -> Iterator[Finding]:
         data = doc.data
         axes = [(data.get("row_axis") or {"key": "mtp"})["key"], (data.get("column_axis") or {"key": "tp"})["key"]]
         fixed = data.get("fixed_selectors") or {}
+        seen: set[tuple[str, str, str]] = set()
         for r, c in itertools.product(data["rows"], data["columns"]):
             name = f"{cell_key(r)}:{cell_key(c)}"
             fields = data["cells"].get(name)
@@ -321,7 +322,10 @@ def check_coverage_views(registry: Registry) -> Iterator[Finding]:
             ptr.update({axes[0]: base, axes[1]: base, **{k: f"{base}/selectors/{k}" for k in own}})
             field_ptr = {k: f"{base}/{k}" for k in (*fields, *CELL_FIELDS)} | {"": base}
             cell = Cell(doc, fields, sel, field_ptr, ptr, view_evidence=bool(data.get("evidence")), derive_label=True)
-            yield from check_cell(cell, registry)
+            for f in check_cell(cell, registry):
+                if (f.code, f.pointer, f.message) not in seen:  # a fixed selector's problem, once per matrix
+                    seen.add((f.code, f.pointer, f.message))
+                    yield f
 
 
 # -- coverage contracts ---------------------------------------------------------------------
