@@ -680,3 +680,14 @@ def test_a_byte_identical_duplicate_in_a_lab_manifest_is_imported_and_reported(e
     evreg("import", "neural-download", "mini.json", cwd=empty_repo)
     findings = json.loads(evreg("validate", "--format", "json", "--no-cache", cwd=empty_repo).stdout)["findings"]
     assert [(f["code"], f["pointer"]) for f in findings] == [("record-listed-twice", "/record_order/views/1")]
+
+
+@pytest.mark.parametrize(("key", "theirs", "mixed"), [("profile_id", "p-2", True), ("profile_id", "p-1", False)])
+def test_a_joined_curve_keeps_the_labs_identity_keys_too(reg: Reg, key: str, theirs: str, mixed: bool) -> None:
+    """The lab's curve identity also holds profile, variant, runtime family and identity fields fixed."""
+    reg.edit(RUN, lambda d: d.update({key: "p-1"}))
+    other = reg.read(RUN) | {"id": "run-2", "config": {"tp": 2, "mtp": 0, "natural_eos": True}, key: theirs}
+    reg.put(f"{F}/measurements/run-2.json", other)
+    reg.edit(VIEW, lambda d: d["series"][0]["measurement_ids"].append("run-2"))
+    expected = {(VIEW, "/series/0/measurement_ids/1")} if mixed else set()
+    assert hits(reg, "curve-identity-mixed") == expected
