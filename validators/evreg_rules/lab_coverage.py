@@ -41,8 +41,8 @@ CELL_POINT = Code(
     "A cell that shows one point of a sweep must sit where that point is: the measurement's axis is one of "
     "the cell's selectors and its value is the point's x. The cell's label shows the point's numbers, derived "
     "from the stored values, so a typed label cannot claim a number the point does not hold.",
-    "Set point_x to the cell's value of the measurement's axis; write the label as the point's values "
-    "(e.g. D27.5 · P1,204), citing them.",
+    "Set point_x to the cell's value of the measurement's axis; write the label as the point's values, each a "
+    "citation after its metric's letter code (D decode, P prefill, T TTFT, ...).",
     '{"selectors": {"active_context_tokens": 8192}, "point_x": 16384, "label": "D999"}',
 )
 RULE = Code(
