@@ -110,15 +110,15 @@ CASES: list[tuple[str, Edit, str, str, str]] = [
     # (case, edit, code, file, pointer)
     ("no metrics, no points", lambda r: r.edit(RUN, lambda d: d.update(metrics={})), "measurement-empty", RUN, ""),
     (
-        "point without a vocabulary metric",
-        lambda r: r.edit(SWEEP, lambda d: d["points"][1].pop("decode_tok_s")),
+        "lab family: point without a vocabulary metric",
+        lambda r: (lab_format(r), r.edit(SWEEP, lambda d: d["points"][1].pop("decode_tok_s"))),
         "metric-unknown",
         SWEEP,
         "/points/1",
     ),
     (
-        "view of an unknown metric",
-        lambda r: r.edit(VIEW, lambda d: d.update(metrics=["decode_toks"])),
+        "lab family: view of an unknown metric",
+        lambda r: (lab_format(r), r.edit(VIEW, lambda d: d.update(metrics=["decode_toks"]))),
         "metric-unknown",
         VIEW,
         "/metrics/0",
@@ -691,3 +691,10 @@ def test_a_joined_curve_keeps_the_labs_identity_keys_too(reg: Reg, key: str, the
     reg.edit(VIEW, lambda d: d["series"][0]["measurement_ids"].append("run-2"))
     expected = {(VIEW, "/series/0/measurement_ids/1")} if mixed else set()
     assert hits(reg, "curve-identity-mixed") == expected
+
+
+def test_other_labs_chart_and_sweep_their_own_metrics(reg: Reg) -> None:
+    """Outside the lab's format a view or a point may use a metric the vocabulary does not define."""
+    reg.edit(SWEEP, lambda d: d["points"][1].update(kld_mean=0.01) or d["points"][1].pop("decode_tok_s"))
+    reg.edit(VIEW, lambda d: d.update(metrics=["decode_tok_s", "kld_mean"]))
+    assert only(reg.findings(), "metric-unknown") == []
