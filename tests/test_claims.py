@@ -408,7 +408,9 @@ def test_grade_passing_and_failing_on_the_rubric(reg: Reg) -> None:
     [f] = reg.findings()  # no quality gate stated on the run
     assert (f.code, f.pointer) == ("grade-unsupported", "/grades/evidence/grade")
     assert "quality-gate" in f.message and "support EVID C" in f.message
-    reg.edit(RUN, lambda d: d.update(quality="objective battery pass"))
+    reg.edit(RUN, lambda d: d.update(quality_scope="12/12 cache-zero prompts passed the final gate"))
+    assert reg.findings() == []  # the lab records its quality gate as quality_scope
+    reg.edit(RUN, lambda d: d.update(quality_scope=" ", quality="objective battery pass"))
     assert reg.findings() == []
 
 

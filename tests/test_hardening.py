@@ -121,7 +121,7 @@ def _tree_hash(folder: Path) -> str:
     return h.hexdigest()
 
 
-slugs = st.from_regex(r"[a-z][a-z0-9]{0,6}(-[a-z0-9]{1,4}){0,2}", fullmatch=True)
+slugs = st.from_regex(r"[a-z][a-z0-9]{0,6}([.-][a-z0-9]{1,4}){0,2}", fullmatch=True)  # ids as the lab writes them
 extra_fields = st.dictionaries(
     st.from_regex(r"[a-z_]{3,8}", fullmatch=True).filter(
         lambda k: k not in {"kind", "id", "evidence", "manifest", "record", "guide"} and not k.endswith("_evidence")

@@ -10,6 +10,7 @@ import git
 import pytest
 
 from conftest import REPO, REV_A, SHARED, F, Reg, evreg, only
+from evreg import findings
 
 TOOLS = SHARED / "tools"
 RUN_LOG = SHARED / "rtx5090-vllm-runs.json"
@@ -292,6 +293,8 @@ def test_the_contributing_guide_examples_work(reg: Reg, tmp_path: Path, monkeypa
     site = tmp_path / "site-packages"
     _install_examples(REPO / "site/contributing.md", site)
     monkeypatch.syspath_prepend(str(site))
+    # The example declares a finding code in this process; later tests see only the project's own codes.
+    monkeypatch.setattr(findings, "_DECLARED", findings.declared())
     data = tmp_path / "runs.csv"
     data.write_text("run,decode_tok_s\nfirst,52.3\nsecond,51.9\n")
     result = evreg("import", "mylab-csv", str(data), "--packet", "fam/pkt", "--format", "json", cwd=reg.root)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import EVIDENCE, LAB_MANIFEST, REPO, F, Reg, evreg
+from evreg import citations
 from evreg.jsonio import canonical
 from evreg.store import load
 
@@ -221,3 +222,39 @@ def test_root_is_accepted_before_and_after_the_command(reg: Reg, tmp_path: Path)
         cli, ["new", "family", "fam2", "--name", "F", "--revision", "r", "--repository", "o/r", "--root", str(reg.root)]
     )
     assert nested.exit_code == 0 and (reg.root / "packets/fam2/family.json").exists()
+
+
+def test_ids_as_the_lab_writes_them_import_and_are_cited(empty_repo: Path) -> None:
+    """Measurement ids with dots (glm-4.7-flash-…) are ids: they become file names and are cited as m:ID.metric."""
+    manifest = json.loads(LAB_MANIFEST.read_text())
+    run = manifest["run_measurements"][0]
+    old, new = run["id"], "glm-4.7-flash-udq4-tp1-rapid"
+    text = json.dumps(manifest).replace(f'"{old}"', f'"{new}"')
+    src = empty_repo / "dotted.json"
+    src.write_text(text)
+    assert evreg("import", "neural-download", str(src), cwd=empty_repo).returncode == 0
+    [path] = list((empty_repo / "packets").rglob(f"{new}.json"))
+    assert json.loads(path.read_text())["id"] == new
+    report = json.loads(evreg("validate", "--format", "json", cwd=empty_repo).stdout)
+    assert not [f for f in report["findings"] if new in f["message"] or path.name in f["file"]]
+    [cite] = list(citations.CITATION.finditer("{{m:" + new + ".decode_tok_s[0]}}"))
+    assert (cite["id"], cite["metric"]) == (new, "decode_tok_s")
+
+
+def test_every_bad_id_is_named_with_what_is_wrong(empty_repo: Path) -> None:
+    bad = {"Qwen-27B": "upper-case letters", "run_1": "'_'", "-run": "starts or ends", "a--b": "two separators"}
+    manifest = {
+        "format": "neural-download-model-family-v1",
+        "id": "fam",
+        "run_measurements": [{"id": rid} for rid in bad],
+        "views": [{"id": "fine.view-1"}],
+    }
+    src = empty_repo / "bad.json"
+    src.write_text(json.dumps(manifest))
+    result = evreg("import", "neural-download", str(src), "--format", "json", cwd=empty_repo)
+    findings = json.loads(result.stdout)["findings"]
+    assert result.returncode == 1 and len(findings) == len(bad)
+    for finding, (rid, words) in zip(findings, bad.items(), strict=True):
+        assert finding["pointer"].startswith("/run_measurements/") and repr(rid) in finding["message"]
+        assert words in finding["message"], finding["message"]
+    assert list((empty_repo / "packets").iterdir()) == []

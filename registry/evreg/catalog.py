@@ -26,6 +26,7 @@ from evreg.evidence import parse_ref
 from evreg.findings import Finding
 from evreg.jsonio import write_atomic
 from evreg.layout import family_scoped
+from evreg.models import revisions_of
 from evreg.provenance import Change
 from evreg.store import MEASUREMENT_KINDS, ById, Document, EvidenceState, Registry, no_cycle_collection
 from evreg.vocab import promotable
@@ -53,7 +54,7 @@ def unit_rows(registry: Registry, unit: str, paths: list[str] | None = None) -> 
     measurements: ChainMap[str, Any] = ChainMap(own, ById(registry, MEASUREMENT_KINDS, data=True))  # type: ignore[arg-type]  # ById is a read-only Mapping: ChainMap only reads the maps after the first
     files: dict[str, tuple[bool, int | None, str | None]] = {}
     for doc in view.records():
-        data, fam, kind, rid, path = doc.data, doc.place.family, doc.kind, doc.id, doc.path
+        data, fam, kind, rid, path = doc.data, doc.place.family, doc.kind, doc.id or doc.kind, doc.path
         scoped = kind is not None and family_scoped(kind)
         out["records"].append(
             {
@@ -89,7 +90,7 @@ def _family_rows(out: Rows, fam: str | None, path: str, data: dict[str, Any]) ->
             "file": path,
         }
     )
-    for rev in data.get("weight_revisions", []):
+    for _, rev in revisions_of(data):
         out["revisions"].append(
             {
                 "key": f"{fam}/{rev['id']}",

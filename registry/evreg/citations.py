@@ -24,7 +24,8 @@ from typing import Any, NamedTuple
 from evreg.jsonio import iter_keyed_strings, map_keyed_strings
 from evreg.vocab import metrics as metric_vocab
 
-_ID = r"[a-z0-9]+(?:-[a-z0-9]+)*"
+_ID = r"[a-z0-9]+(?:[.-][a-z0-9]+)*"
+"""A measurement id (``evreg.layout.ID_PATTERN``); its dots are id dots: the metric follows the last one."""
 METRIC_NAME = r"[a-z][a-z0-9_]{0,63}"
 """The one grammar of a metric name: in records (``metrics`` keys, point keys, ``metric`` fields)
 and in citations."""

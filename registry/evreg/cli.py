@@ -737,7 +737,8 @@ def export_parquet(ctx: Context, out_dir: Path, db: Path | None, as_of: str | No
 
 
 @export_group.command("neural-download")
-@click.argument("family")
+@click.argument("family", required=False)
+@click.option("--catalog", is_flag=True, help="Export the registry's family list (packets/catalog.json) instead.")
 @click.option(
     "-o",
     "--output",
@@ -745,18 +746,22 @@ def export_parquet(ctx: Context, out_dir: Path, db: Path | None, as_of: str | No
     help="Write here (atomically) instead of standard output.",
 )
 @pass_ctx
-def export_neural_download(ctx: Context, family: str, output: Path | None) -> None:
-    """Join packets/FAMILY back into one neural.download family manifest."""
+def export_neural_download(ctx: Context, family: str | None, catalog: bool, output: Path | None) -> None:
+    """Join packets/FAMILY back into one neural.download family manifest (or, with --catalog, write the
+    registry's family list as the lab's families/catalog.json)."""
     from evreg.formats import neural_download as nd
 
+    if (family is None) == (not catalog):
+        raise click.UsageError("name a FAMILY, or pass --catalog (not both)")
     registry = store.load(ctx.root)
     try:
-        manifest = nd.export(registry, family)
+        manifest = nd.export_catalog(registry) if catalog else nd.export(registry, str(family))
     except nd.ExportRefused as exc:
         raise click.ClickException(str(exc)) from None
     except KeyError:
+        what = f"family {family!r}" if family else "family list (catalog.json)"
         raise click.ClickException(
-            f"no valid family {family!r} in {ctx.root / PACKETS}; run `evreg validate` to see why"
+            f"no valid {what} in {ctx.root / PACKETS}; run `evreg validate` to see why"
         ) from None
     text = nd.dumps(manifest)
     if output:

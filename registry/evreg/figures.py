@@ -18,20 +18,21 @@ from dataclasses import dataclass
 from evreg.citations import brace_spans
 
 CODE_METRICS = {
-    "D": "decode_tok_s",
-    "P": "prefill_tok_s",
-    "T": "ttft_ms",
-    "E2E": "wall_output_tok_s",
-    "AR": "draft_acceptance_rate",
-    "EV": "effective_tokens_per_verification",
-    "A": "mean_acceptance_length",
+    "D": ("decode_tok_s",),
+    "P": ("prefill_tok_s",),
+    "T": ("ttft_ms",),
+    "E2E": ("wall_output_tok_s",),
+    "AR": ("draft_acceptance_rate",),
+    "EV": ("effective_tokens_per_verification",),
+    "A": ("mean_acceptance_length", "aggregate_tok_s"),
 }
-"""The lab's letter notation: ``D25.678`` is a decode figure."""
+"""The lab's letter notation: ``D25.678`` is a decode figure. ``A`` is the mean acceptance length in speculative
+decoding views and the aggregate throughput in concurrency views (ornith-1-5): either may be meant."""
 WORD_METRICS = {
-    "decode": "decode_tok_s",
-    "prefill": "prefill_tok_s",
-    "ttft": "ttft_ms",
-    "throughput": "aggregate_tok_s",
+    "decode": ("decode_tok_s",),
+    "prefill": ("prefill_tok_s",),
+    "ttft": ("ttft_ms",),
+    "throughput": ("aggregate_tok_s",),
 }
 """Metric words that make the number after them a figure (``TTFT 274``)."""
 
@@ -92,7 +93,7 @@ class Figure:
     text: str
     number: str  # the number as written (ASCII for the digits a binding can compare)
     unit: str  # canonical unit (tok/s, ms, bytes, B/s, W, s, %, x), or "" for letter-coded and word-led figures
-    metric_hint: str | None  # metric the notation names (D -> decode_tok_s), if any
+    metric_hints: tuple[str, ...] | None  # metrics the notation may name (D -> decode_tok_s), if any
 
     @property
     def decimals(self) -> int:

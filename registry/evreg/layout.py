@@ -10,6 +10,7 @@ packets/<family>/coverage/<id>.json               coverage view or coverage cont
 packets/<family>/closures/<id>.json               family closure
 packets/<family>/estimates/<id>.json              estimate
 packets/baseline.json                             reviewed baseline of accepted findings
+packets/catalog.json                              the family list, in reading order (optional)
 """
 
 from __future__ import annotations
@@ -17,10 +18,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-SLUG_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
-"""Ids of records, folders of families and packets: lowercase letters and digits, joined by hyphens."""
-REVISION_ID_PATTERN = r"^[a-z0-9]+([.-][a-z0-9]+)*$"
-"""Ids of weight revisions: dots are allowed as well (``qwen3.6-27b``)."""
+ID_PATTERN = r"^[a-z0-9]+([.-][a-z0-9]+)*$"
+"""The one grammar of ids -- of records, weight revisions, artifacts, and the folders of families and packets:
+lowercase letters and digits, in runs joined by single hyphens or dots, as the lab writes them
+(``glm-4.7-flash-udq4-tp1-rapid``). Ids become file and folder names and are cited as ``m:ID.metric``; the grammar
+keeps them portable (no upper case, which case-insensitive file systems fold; no ``..``, ``/`` or leading dot)."""
+ID_MAX_LENGTH = 128
 
 PACKETS = "packets"
 DEFAULT_DB = "build/catalog.duckdb"
@@ -48,6 +51,8 @@ LISTS: tuple[tuple[str, str], ...] = (
 LIST_OF_KIND = {kind: key for key, kind in LISTS}
 """The catalog file of a registry, relative to its root (an ignored build output)."""
 BASELINE = f"{PACKETS}/baseline.json"
+FAMILY_LIST = f"{PACKETS}/catalog.json"
+"""The registry's list of families in the order readers see them (the lab's ``families/catalog.json``)."""
 
 FAMILY_FOLDERS: dict[str, tuple[str, ...]] = {
     "measurements": ("run-measurement", "series-measurement"),
@@ -60,7 +65,27 @@ FAMILY_FOLDERS: dict[str, tuple[str, ...]] = {
 
 FOLDER_OF_KIND = {kind: folder for folder, kinds in FAMILY_FOLDERS.items() for kind in kinds}
 RESERVED_NAMES = frozenset(FAMILY_FOLDERS) | {"evidence", "family"}
-_SLUG = re.compile(SLUG_PATTERN)
+_ID = re.compile(ID_PATTERN)
+
+
+def id_problem(text: object) -> str | None:
+    """What makes ``text`` not an id (see ``ID_PATTERN``), in words; None for a valid id."""
+    if not isinstance(text, str):
+        return f"an id is a string, not {type(text).__name__}"
+    if not text:
+        return "the id is empty"
+    if len(text) > ID_MAX_LENGTH:
+        return f"the id is {len(text)} characters long; at most {ID_MAX_LENGTH} are allowed"
+    if _ID.fullmatch(text):
+        return None
+    bad = sorted({c for c in text if not ((c.isascii() and (c.islower() or c.isdigit())) or c in ".-")})
+    if bad:
+        upper = [c for c in bad if c.isascii() and c.isupper()]
+        what = "upper-case letters" if upper and len(upper) == len(bad) else "characters"
+        return f"the id has {what} other than a-z, 0-9, '-' and '.': {' '.join(repr(c) for c in bad)}"
+    if text[0] in ".-" or text[-1] in ".-":
+        return "the id starts or ends with a separator ('-' or '.')"
+    return "the id has two separators in a row ('-' and '.' join runs of letters and digits singly)"
 
 
 @dataclass(frozen=True)
@@ -83,12 +108,16 @@ def place_of(path: str) -> Place:
         return Place(path, (), problem="not inside packets/")
     if path == BASELINE:
         return Place(path, ("baseline",))
+    if path == FAMILY_LIST:
+        return Place(path, ("catalog",))
     rest = parts[1:]
     family = rest[0]
     if len(rest) == 1:
-        return Place(path, (), problem="only family folders and baseline.json belong directly in packets/")
-    if not _SLUG.fullmatch(family):
-        return Place(path, (), family=family, problem=f"family folder {family!r} is not a lowercase slug")
+        return Place(
+            path, (), problem="only family folders, baseline.json and catalog.json belong directly in packets/"
+        )
+    if problem := id_problem(family):
+        return Place(path, (), family=family, problem=f"family folder {family!r}: {problem}")
     if len(rest) == 2:
         if rest[1] == "family.json":
             return Place(path, ("family",), family=family, id=family)
@@ -99,8 +128,9 @@ def place_of(path: str) -> Place:
     if sub in FAMILY_FOLDERS:
         return _record_file(path, rest[2:], FAMILY_FOLDERS[sub], family, None)
     packet = sub
-    if not _SLUG.fullmatch(packet) or packet in RESERVED_NAMES:
-        return Place(path, (), family=family, problem=f"{packet!r} is not a valid packet folder name")
+    reserved = "the name is reserved for a family folder" if packet in RESERVED_NAMES else None
+    if problem := id_problem(packet) or reserved:
+        return Place(path, (), family=family, problem=f"packet folder {packet!r}: {problem}")
     if rest[2] == "evidence" and len(rest) > 3:
         return Place(path, (), family=family, packet=packet, evidence=True)
     if len(rest) == 3:

@@ -11,6 +11,7 @@ rules (references, evidence, citations, scope) live in ``validators``.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -25,12 +26,12 @@ from pydantic import (
 )
 
 from evreg.citations import METRIC_NAME
-from evreg.layout import REVISION_ID_PATTERN, SLUG_PATTERN
+from evreg.layout import ID_MAX_LENGTH, ID_PATTERN
 from evreg.vocab import OBSERVED_STATES, STATES
 from evreg.vocab import metrics as vocab_metrics
 
-Slug = Annotated[str, Strict(), StringConstraints(pattern=SLUG_PATTERN, max_length=128)]
-RevisionId = Annotated[str, Strict(), StringConstraints(pattern=REVISION_ID_PATTERN, max_length=128)]
+Id = Annotated[str, Strict(), StringConstraints(pattern=ID_PATTERN, max_length=ID_MAX_LENGTH)]
+"""An id (``evreg.layout.ID_PATTERN``): of a record, a weight revision, an artifact, a family or packet folder."""
 Text = Annotated[str, Strict(), StringConstraints(min_length=1)]
 Hex40 = Annotated[str, Strict(), StringConstraints(pattern=r"^[0-9a-f]{40}$")]
 Sha256 = Annotated[str, Strict(), StringConstraints(pattern=r"^[0-9a-f]{64}$")]
@@ -107,7 +108,7 @@ class Grades(Open):
 
 
 class Artifact(Open):
-    id: Slug
+    id: Id
     label: Text
     quantization: Text = Field(description="Exact quantization, e.g. Q4_K_M, AWQ-INT4, NVFP4.")
     repository: Text = Field(description="Where the quantized weights are published (org/name).")
@@ -120,7 +121,7 @@ class Artifact(Open):
 
 
 class WeightRevision(Open):
-    id: RevisionId = Field(description="The revision's id; packets and measurements name it.")
+    id: Id = Field(description="The revision's id; packets and measurements name it.")
     label: Text | None = None
     role: Text | None = None
     repository: Text | None = Field(default=None, description="Repository of the base weights (org/name).")
@@ -134,7 +135,7 @@ class FeaturedResult(Open):
     role: Literal["hero", "support"]
     label: Text
     quality_label: Text
-    measurement_id: Slug
+    measurement_id: Id
     metric: MetricName
     sample_index: Count | None = None
     point_x: Number | None = None
@@ -142,22 +143,28 @@ class FeaturedResult(Open):
 
 class ExternalSource(Open):
     repository: Text = Field(description="Where the lab's own evidence files live.")
+    commit: Hex40 | None = Field(default=None, description="The repository's commit the records were read at.")
+    path: Text | None = Field(default=None, description="The imported file's path in that repository.")
     note: Text | None = None
 
 
 class Family(Record):
     kind: Literal["family"]
-    id: Slug
+    id: Id
     name: Text
     display_name: Text | None = None
     summary: str | None = None
     publisher: Text | None = None
     updated_at: Text | None = None
-    primary_packet_id: Slug | None = None
+    primary_packet_id: Id | None = None
     featured_results: list[FeaturedResult] | None = None
     weight_revisions: list[WeightRevision] = Field(default_factory=list)
-    initial_view_ids: list[Slug] | None = None
-    sources: dict[Slug, ExternalSource] | None = Field(
+    model_variants: list[WeightRevision] = Field(
+        default_factory=list,
+        description="Sibling weights of the family (other tunes of the architecture); named like weight revisions.",
+    )
+    initial_view_ids: list[Id] | None = None
+    sources: dict[Id, ExternalSource] | None = Field(
         default=None,
         description="External evidence sources; an evidence reference `NAME:path` points into one.",
     )
@@ -167,9 +174,23 @@ class Family(Record):
     )
 
 
+REVISION_LISTS = ("weight_revisions", "model_variants")
+"""The family's lists of weight revisions: packets, measurements and artifacts may name an entry of either."""
+
+
+def revisions_of(family: Mapping[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(JSON pointer, revision) of every weight revision a family record declares, in both of its lists; entries
+    that are not objects are skipped (the schema reports them)."""
+    for key in REVISION_LISTS:
+        items = family.get(key)
+        for i, rev in enumerate(items if isinstance(items, list) else []):
+            if isinstance(rev, dict):
+                yield f"/{key}/{i}", rev
+
+
 class FeaturedMetric(Open):
     metric: MetricName
-    measurement_id: Slug
+    measurement_id: Id
     sample_index: Count | None = None
     point_x: Number | None = None
     value: Number
@@ -180,9 +201,9 @@ class FeaturedMetric(Open):
 
 class Packet(Record):
     kind: Literal["packet"]
-    id: Slug
-    revision: RevisionId = Field(description="The family's weight revision every measurement of the packet used.")
-    artifact_id: Slug | None = Field(default=None, description="The quantized artifact of the packet.")
+    id: Id
+    revision: Id = Field(description="The family's weight revision every measurement of the packet used.")
+    artifact_id: Id | None = Field(default=None, description="The quantized artifact of the packet.")
     quantization: Text | None = Field(default=None, description="The artifact's exact quantization.")
     label: Text | None = Field(default=None, description="Human label.")
     runtime: Text | None = Field(default=None, description="Runtime with version or build; its measurements match it.")
@@ -240,12 +261,12 @@ class SampleAnnotation(Open):
 
 
 class Measurement(Record):
-    id: Slug = Field(description="The file name; citations name it ({{ m:ID.METRIC[INDEX] }}).")
+    id: Id = Field(description="The file name; citations name it ({{ m:ID.METRIC[INDEX] }}).")
     state: ObservedState = Field(
         description="How it was observed (vocab/states.json); only promotable states back headlines and grades."
     )
-    revision: RevisionId = Field(description="The family's weight revision the run used.")
-    artifact_id: Slug | None = Field(
+    revision: Id = Field(description="The family's weight revision the run used.")
+    artifact_id: Id | None = Field(
         default=None, description="The quantized artifact the run used (an id of the family's revision)."
     )
     quantization: Text | None = Field(
@@ -267,6 +288,10 @@ class Measurement(Record):
     quality: str | None = Field(
         default=None, description="Prose: the quality gate the run passed (numbers only as citations)."
     )
+    quality_scope: str | None = Field(
+        default=None,
+        description="Prose: what the run's quality check covered, as the lab records it (counts as a quality gate).",
+    )
     caveat: str | None = Field(default=None, description="Prose: what a reader must know (numbers only as citations).")
     evidence: EvidenceRef = Field(
         description="The raw output: a repository path, SOURCE:path into an external source, or an https URL."
@@ -279,7 +304,7 @@ class Measurement(Record):
     sample_annotations: list[SampleAnnotation] | None = Field(
         default=None, description="Notes on single samples (which sample, a label)."
     )
-    supersedes: Slug | None = Field(default=None, description="Id of the measurement this one corrects.")
+    supersedes: Id | None = Field(default=None, description="Id of the measurement this one corrects.")
 
 
 class RunMeasurement(Measurement):
@@ -297,13 +322,13 @@ class SeriesMeasurement(Measurement):
 
 class ViewSeries(Open):
     label: Text | None = None
-    measurement_ids: Annotated[list[Slug], Field(min_length=1)]
+    measurement_ids: Annotated[list[Id], Field(min_length=1)]
     x_from: Text | None = None
 
 
 class View(Record):
     kind: Literal["view"]
-    id: Slug
+    id: Id
     title: Text | None = None
     subtitle: str | None = None
     x_label: str | None = None
@@ -317,9 +342,9 @@ class View(Record):
 class Cell(Open):
     state: State
     label: str | None = None
-    evidence_id: Slug | None = None
-    estimate_id: Slug | None = None
-    packet_id: Slug | None = None
+    evidence_id: Id | None = None
+    estimate_id: Id | None = None
+    packet_id: Id | None = None
     point_x: Number | None = None
     selectors: dict[str, Scalar] | None = None
     reason: str | None = None
@@ -334,7 +359,7 @@ class Axis(Open):
 
 class CoverageView(Record):
     kind: Literal["coverage-view"]
-    id: Slug
+    id: Id
     label: Text | None = None
     rows: Annotated[list[Scalar], Field(min_length=1)]
     columns: Annotated[list[Scalar], Field(min_length=1)]
@@ -350,21 +375,21 @@ class ContractAxis(Axis):
 
 
 class ContractRule(Open):
-    id: Slug
+    id: Id
     match: dict[str, Scalar]
     state: State | None = None
     label: str | None = None
     reason: str | None = None
-    evidence_id: Slug | None = None
-    estimate_id: Slug | None = None
-    packet_id: Slug | None = None
+    evidence_id: Id | None = None
+    estimate_id: Id | None = None
+    packet_id: Id | None = None
     point_x: Number | None = None
     evidence: EvidenceRef | None = None
 
 
 class CoverageContract(Record):
     kind: Literal["coverage-contract"]
-    id: Slug
+    id: Id
     label: Text
     description: str | None = None
     fixed_selectors: dict[str, Scalar] | None = None
@@ -374,10 +399,10 @@ class CoverageContract(Record):
 
 class Closure(Record):
     kind: Literal["closure"]
-    id: Slug
+    id: Id
     state: State
     selectors: dict[str, Scalar | Annotated[list[Scalar], Field(min_length=1)]]
-    artifact_id: Slug | None = None
+    artifact_id: Id | None = None
     reason: Text
     evidence: EvidenceRef
 
@@ -395,7 +420,7 @@ class Engine(Open):
 
 class Estimate(Record):
     kind: Literal["estimate"]
-    id: Slug
+    id: Id
     state: Literal["estimated"]
     selectors: dict[str, Scalar]
     metric: MetricName
@@ -405,10 +430,26 @@ class Estimate(Record):
     engine: Engine
     generated_at: Text
     record: EvidenceRef
-    basis_measurement_ids: Annotated[list[Slug], Field(min_length=1)]
+    basis_measurement_ids: Annotated[list[Id], Field(min_length=1)]
     not_for_promotion: Literal[True]
     limitations: Text
-    supersedes: Slug | None = None
+    supersedes: Id | None = None
+
+
+class ListedFamily(Open):
+    id: Id = Field(description="A family of this registry (its folder under packets/).")
+    manifest: Text | None = Field(default=None, description="Where the lab keeps the family's manifest.")
+
+
+class FamilyCatalog(Record):
+    """The registry's families in the order readers see them (``packets/catalog.json``); families it does not
+    list follow, by id."""
+
+    kind: Literal["catalog"]
+    families: list[ListedFamily]
+    sources: dict[Id, ExternalSource] | None = Field(
+        default=None, description="External sources the `manifest` paths point into (`NAME:path`)."
+    )
 
 
 MODELS: dict[str, type[Record]] = {
@@ -421,5 +462,6 @@ MODELS: dict[str, type[Record]] = {
     "coverage-contract": CoverageContract,
     "closure": Closure,
     "estimate": Estimate,
+    "catalog": FamilyCatalog,
 }
 """Every record kind, by the name records carry in their ``kind`` field."""

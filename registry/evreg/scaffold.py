@@ -6,13 +6,13 @@ artifact's; it never overwrites a file, and it never guesses a value the contrib
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
 from evreg import jsonio
 from evreg.citations import lookup, unit_of
-from evreg.layout import PACKETS, REVISION_ID_PATTERN, SLUG_PATTERN, record_path
+from evreg.layout import PACKETS, id_problem, record_path
+from evreg.models import revisions_of
 from evreg.store import MEASUREMENT_KINDS, Registry, load
 
 
@@ -23,9 +23,8 @@ class ScaffoldRefused(ValueError):
 def _ids(**ids: str) -> None:
     """Refuse an id that is not one: it names a file and a folder, and a link (``../x`` would write outside)."""
     for what, value in ids.items():
-        pattern = REVISION_ID_PATTERN if what == "revision" else SLUG_PATTERN
-        if not re.fullmatch(pattern, value):
-            raise ScaffoldRefused(f"{what} id {value!r} is not an id: {pattern} (lowercase letters, digits, '-')")
+        if problem := id_problem(value):
+            raise ScaffoldRefused(f"{what} id {value!r} is not an id: {problem}")
 
 
 def write_new(root: Path, path: str, record: dict[str, Any]) -> None:
@@ -58,11 +57,11 @@ def _family(registry: Registry, family_id: str) -> dict[str, Any]:
 
 
 def _revision(fam: dict[str, Any], revision: str) -> dict[str, Any]:
-    revisions = [*fam.get("weight_revisions", []), *fam.get("model_variants", [])]
+    revisions = [rev for _, rev in revisions_of(fam)]
     for rev in revisions:
-        if isinstance(rev, dict) and rev.get("id") == revision:
+        if rev.get("id") == revision:
             return rev
-    known = ", ".join(str(r.get("id")) for r in revisions if isinstance(r, dict)) or "none"
+    known = ", ".join(str(r.get("id")) for r in revisions) or "none"
     raise ScaffoldRefused(f"family {fam['id']!r} has no weight revision {revision!r} (it has: {known})")
 
 
@@ -84,7 +83,7 @@ def artifact(
     rev = _revision(fam, revision)
     artifacts = rev.setdefault("quantized_artifacts", [])
     if any(
-        a.get("id") == artifact_id for r in fam.get("weight_revisions", []) for a in r.get("quantized_artifacts", [])
+        a.get("id") == artifact_id for _, r in revisions_of(fam) for a in r.get("quantized_artifacts", [])
     ):
         raise ScaffoldRefused(f"family {family_id!r} has an artifact {artifact_id!r} already; nothing was written")
     new: dict[str, Any] = {

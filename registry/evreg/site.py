@@ -23,6 +23,7 @@ import duckdb
 
 from evreg import charts, citations, coverage, figures
 from evreg.layout import family_scoped, slug
+from evreg.models import revisions_of
 from evreg.tables import EvidenceRow, FindingRow, Meta, ProvenanceRow, RecordRow, rows_of
 from evreg.vocab import load as load_vocab
 from evreg.vocab import states as state_vocab
@@ -142,6 +143,11 @@ class Pages:
             self.meta = {m.key: m.value for m in rows_of(con, Meta, "key")}
         finally:
             con.close()
+        families = self.records.get("family", {})
+        lists = self.records.get("catalog", {}).values()
+        listed = [f["id"] for c in lists for f in c["families"] if f["id"] in families]
+        order = [*dict.fromkeys(listed), *sorted(set(families) - set(listed))]  # the family list's order, then by id
+        self.records["family"] = {fid: families[fid] for fid in order}
         self.measurements = {**self.records.get("run-measurement", {}), **self.records.get("series-measurement", {})}
         self.superseded_by = {m["supersedes"]: mid for mid, m in self.measurements.items() if m.get("supersedes")}
         self.base = ""
@@ -430,7 +436,7 @@ def _lineage(p: Pages, page: Page, fam: dict[str, Any]) -> None:
     """Weight revisions and their quantized artifacts, with pinned identities."""
     page.h(2, "Lineage")
     page.p("Weight revisions and their quantized artifacts. A measurement never transfers across revisions.")
-    for rev in fam.get("weight_revisions", []):
+    for _, rev in revisions_of(fam):
         pin = (
             f"<code>{esc(rev['revision'])}</code>"
             if rev.get("revision")

@@ -379,7 +379,7 @@ def rubric_checks(registry: Registry, packet: Document, attached: list[Document]
         "runtime-identity": all(m.get("runtime") for m in ok),
         "pinned-artifact": _pinned(registry, packet),
         "repeat-samples": len(ok) >= 2 or any(len(v) >= 2 for m in ok for v in (m.get("metrics") or {}).values()),
-        "quality-gate": any((m.get("quality") or "").strip() for m in ok),
+        "quality-gate": any(str(m.get(k) or "").strip() for m in ok for k in ("quality", "quality_scope")),
         "hashed-local-evidence": bool(attached) and all(hashed(m.data) for m in attached),
         "reproduction-record": any("reproduction" in str(m.get("measurement_class") or "") for m in ok),
         "independent-repeats": len(evidence_files) >= 2 and len(observations) >= 2,

@@ -11,6 +11,7 @@ from evreg.evidence import parse_ref
 from evreg.findings import Code, Finding, Severity
 from evreg.jsonio import canonical
 from evreg.layout import BASELINE, id_key
+from evreg.models import revisions_of
 from evreg.rules import Rule
 from evreg.store import MEASUREMENT_KINDS, Document, Registry
 from evreg.vocab import promotable
@@ -154,7 +155,7 @@ def _rewritten_identity(base: Registry, head: dict[str, Document]) -> Iterator[F
 
 def _identities(family: dict[str, Any]) -> dict[tuple[str, str, str], Any]:
     out: dict[tuple[str, str, str], Any] = {}
-    for rev in family.get("weight_revisions", []):
+    for _, rev in revisions_of(family):
         out.update({("weight revision", rev["id"], k): rev.get(k) for k in REVISION_IDENTITY})
         for art in rev.get("quantized_artifacts", []):
             out.update({("artifact", art["id"], k): art.get(k) for k in ARTIFACT_IDENTITY})
@@ -224,15 +225,13 @@ def _raised_grades(head: Registry, base: Registry) -> Iterator[Finding]:
     old_families = {_key(d): d for d in base.records("family")}
     for family in head.records("family"):
         old = old_families.get(_key(family))
-        old_revisions = {r.get("id"): r for r in (old.data if old else {}).get("weight_revisions", [])}
-        for i, rev in enumerate(family.data.get("weight_revisions", [])):
+        old_revisions = {r.get("id"): r for _, r in revisions_of(old.data if old else {})}
+        for where, rev in revisions_of(family.data):
             if rev.get("id") in old_revisions:
                 in_scope = [
                     m for m in fresh if m.place.family == family.place.family and m.data.get("revision") == rev["id"]
                 ]
-                yield from _raises(
-                    family, f"/weight_revisions/{i}/grades", old_revisions[rev["id"]], rev, bool(in_scope)
-                )
+                yield from _raises(family, f"{where}/grades", old_revisions[rev["id"]], rev, bool(in_scope))
 
 
 def _raises(

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from evreg.models import revisions_of
 from evreg.store import MEASUREMENT_KINDS, ById, Document, Registry
 from evreg.vocab import promotable
 
@@ -43,7 +44,7 @@ class Index:
             fam = FamilyIndex(doc)
             if doc is not None:
                 fam.sources = frozenset(doc.data.get("sources") or {})
-                for rev in doc.data.get("weight_revisions", []):
+                for _, rev in revisions_of(doc.data):
                     fam.revisions[rev["id"]] = rev
                     for art in rev.get("quantized_artifacts", []):
                         fam.artifacts[art["id"]] = (art, rev["id"])

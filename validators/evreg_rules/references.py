@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from evreg import codes
 from evreg.evidence import parse_ref
 from evreg.findings import Code, Finding, join_pointer
 from evreg.layout import LIST_OF_KIND
@@ -187,8 +188,28 @@ class _Checker:
                     "declare the source in family.json `sources`, or cite a local file",
                 )
 
+    def catalog_record(self, doc: Document) -> Iterator[Finding]:
+        """The family list names each family of the registry at most once."""
+        seen: dict[str, int] = {}
+        for i, listed in enumerate(doc.data["families"]):
+            fid = listed["id"]
+            if fid in seen:
+                yield codes.DUPLICATE_ID.at(
+                    doc,
+                    f"/families/{i}/id",
+                    f"family {fid!r} is listed twice (also at /families/{seen[fid]})",
+                    "list each family once, where readers should find it",
+                )
+            elif self.registry.family(fid) is None:
+                yield self.dangling(doc, f"/families/{i}/id", "family", fid, "family of this registry")
+            seen.setdefault(fid, i)
+
     def record(self, doc: Document) -> Iterator[Finding]:
         data, fam, kind = doc.data, self.ix.family_of(doc), doc.kind
+        if kind == "catalog":
+            yield from self.catalog_record(doc)
+            yield from self.external_sources(doc, FamilyIndex(doc, sources=frozenset(data.get("sources") or {})))
+            return
         if kind != "family" and fam.doc is None:
             message = f"family folder {doc.place.family!r} has no valid family.json"
             yield DANGLING.at(doc.path, "", message, "add packets/<family>/family.json", record=doc.ref())

@@ -9,7 +9,7 @@ from pathlib import Path
 from evreg import codes, schemas
 from evreg.containment import unpublishable
 from evreg.findings import Code, Finding, Severity, join_pointer
-from evreg.models import MODELS
+from evreg.models import MODELS, revisions_of
 from evreg.rules import UNIT, Rule
 from evreg.store import Registry
 
@@ -55,9 +55,9 @@ def check_family_ids(registry: Registry) -> Iterator[Finding]:
     """Ids within a family record: its revisions and artifacts."""
     for fam in registry.records("family"):
         ids: dict[str, str] = {}
-        for ri, rev in enumerate(fam.data.get("weight_revisions", [])):
-            for rid, ptr in [(rev["id"], f"/weight_revisions/{ri}/id")] + [
-                (a["id"], f"/weight_revisions/{ri}/quantized_artifacts/{ai}/id")
+        for base, rev in revisions_of(fam.data):
+            for rid, ptr in [(rev["id"], f"{base}/id")] + [
+                (a["id"], f"{base}/quantized_artifacts/{ai}/id")
                 for ai, a in enumerate(rev.get("quantized_artifacts", []))
             ]:
                 if rid in ids:

@@ -25,37 +25,55 @@ other measurements stay at family level, in ``packets/<family>/measurements/``.
 from __future__ import annotations
 
 import json
-import re
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from evreg import citations, figures, jsonio
+from evreg import citations, codes, figures, jsonio
 from evreg.citations import map_prose
 from evreg.evidence import map_refs, parse_ref
 from evreg.findings import join_pointer, split_pointer
 from evreg.formats import Importer, ImportRefused, Option, Plan, forbid_citation_markers, refuse
 from evreg.jsonio import iter_keyed_strings
-from evreg.layout import LAB_SOURCE, LAB_SOURCE_REPOSITORY, LIST_OF_KIND, LISTS, record_path
-from evreg.models import SLUG_PATTERN
+from evreg.layout import FAMILY_LIST, LAB_SOURCE, LAB_SOURCE_REPOSITORY, LIST_OF_KIND, LISTS, id_problem, record_path
 from evreg.store import MEASUREMENT_KINDS, Registry
 
 FORMAT = "neural-download-model-family-v1"
+CATALOG_FORMAT = "neural-download-model-family-catalog-v1"
+"""The lab's list of its families (``families/catalog.json``); imported as ``packets/catalog.json``."""
 DEFAULT_SOURCE = LAB_SOURCE
 DEFAULT_REPOSITORY = LAB_SOURCE_REPOSITORY
 
 ADDED_FAMILY_FIELDS = ("kind", "record_order", "sources")
-_SLUG = re.compile(SLUG_PATTERN)
 
 
-def plan_import(raw: bytes, file: str, source: str = DEFAULT_SOURCE, repository: str = DEFAULT_REPOSITORY) -> Plan:
+def plan_import(
+    raw: bytes,
+    file: str,
+    source: str = DEFAULT_SOURCE,
+    repository: str = DEFAULT_REPOSITORY,
+    pin: Mapping[str, str] | None = None,
+) -> Plan:
     """A family manifest split into records: the family (with ``record_order`` and ``sources``), and one
-    record per list entry, with evidence paths cited into ``source`` and prose figures bound to citations."""
-    manifest = _read_manifest(raw, file)
-    family_id = manifest["id"]
+    record per list entry, with evidence paths cited into ``source`` and prose figures bound to citations.
+    ``pin`` (``commit``, ``path``) says where in ``repository`` the manifest was read; it is recorded with the
+    source. The lab's family list (``CATALOG_FORMAT``) becomes the registry's ``packets/catalog.json``."""
+    manifest = _read_json(raw, file)
 
     def local_to_external(value: str) -> str:
         return value if parse_ref(value).kind == "url" else f"{source}:{value}"
+
+    sources = {
+        source: {
+            "repository": repository,
+            **{k: v for k, v in (pin or {}).items() if v},
+            "note": "Evidence paths of the imported file point into this repository; its files are not copied here.",
+        }
+    }
+    if manifest.get("format") == CATALOG_FORMAT:
+        return _plan_catalog(manifest, file, local_to_external, sources)
+    manifest = _check_manifest(manifest, file)
+    family_id = manifest["id"]
 
     family: dict[str, Any] = {"kind": "family"}
     order: dict[str, list[str]] = {}
@@ -67,16 +85,12 @@ def plan_import(raw: bytes, file: str, source: str = DEFAULT_SOURCE, repository:
         listed = _list_records(file, key, value)
         order[key] = [record["id"] for _, record in listed]
         records += [(kind, map_refs(record, local_to_external)) for kind, record in listed]
+    lists = [(join_pointer(key), manifest.get(key), "record id") for key, _ in LISTS if key != "family_closures"]
+    _refuse_bad_ids(file, [("", [manifest], "family id"), *lists])
     family = map_refs(family, local_to_external)
     bound, left = bind_figures([family, *(r for _, r in records)])
     family["record_order"] = order
-    family["sources"] = {
-        source: {
-            "repository": repository,
-            "note": "Evidence paths of the imported manifest point into this "
-            "repository; its files are not copied here.",
-        }
-    }
+    family["sources"] = sources
 
     plan = Plan()
     plan.add(record_path("family", family_id, family_id), family)
@@ -97,27 +111,61 @@ def plan_import(raw: bytes, file: str, source: str = DEFAULT_SOURCE, repository:
     return plan
 
 
-def _read_manifest(raw: bytes, file: str) -> dict[str, Any]:
-    """The parsed manifest, or a refusal naming what makes it unmappable."""
-    manifest, findings = jsonio.parse(raw, file)
+def _read_json(raw: bytes, file: str) -> dict[str, Any]:
+    """The parsed object, or a refusal naming what makes it unreadable."""
+    data, findings = jsonio.parse(raw, file)
     if findings:
         raise ImportRefused(findings)
-    forbid_citation_markers(manifest, file)
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+    forbid_citation_markers(data, file)
+    if not isinstance(data, dict) or data.get("format") not in (FORMAT, CATALOG_FORMAT):
         raise refuse(
             file,
             "/format",
-            f"not a {FORMAT} manifest",
-            "pass a neural.download family manifest (families/<family>.json)",
+            f"not a {FORMAT} manifest nor a {CATALOG_FORMAT} list",
+            "pass a neural.download family manifest (families/<family>.json) or the lab's families/catalog.json",
         )
-    family_id = manifest.get("id")
-    if not isinstance(family_id, str) or not _SLUG.fullmatch(family_id):
-        raise refuse(
-            file,
-            "/id",
-            f"family id {family_id!r} is not a lowercase slug",
-            "the family id becomes a folder name and must be a slug",
-        )
+    return data
+
+
+def _plan_catalog(
+    catalog: dict[str, Any], file: str, local_to_external: Callable[[str], str], sources: dict[str, Any]
+) -> Plan:
+    """The lab's family list as the registry's ``packets/catalog.json``: its fields kept, ``kind`` and ``sources``
+    added, manifest paths cited into the source as a family's evidence paths are."""
+    for key in ("kind", "sources"):
+        if key in catalog:
+            raise refuse(file, f"/{key}", f"the list already has a field {key!r}", "rename the field in the source")
+    families = catalog.get("families")
+    if not isinstance(families, list) or not all(isinstance(f, dict) for f in families):
+        raise refuse(file, "/families", "families is not a list of objects", "pass the lab's families/catalog.json")
+    _refuse_bad_ids(file, [("/families", families, "family id")])
+    plan = Plan()
+    plan.add(FAMILY_LIST, {"kind": "catalog", **map_refs(catalog, local_to_external), "sources": sources})
+    plan.notes.append(f"family list: {len(families)} families, in the order readers will see them")
+    return plan
+
+
+def export_catalog(registry: Registry) -> dict[str, Any]:
+    """The registry's family list back in the lab's format."""
+    doc = registry.document(FAMILY_LIST)
+    if doc is None or not isinstance(doc.data, dict):
+        raise KeyError(FAMILY_LIST)
+    return _local_paths({k: v for k, v in doc.data.items() if k not in ("kind", "sources")}, doc.data)
+
+
+def _local_paths(data: dict[str, Any], record: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with evidence paths cited into ``record``'s sources back as the lab writes them."""
+    sources = tuple(record.get("sources") or {})
+
+    def external_to_local(value: str) -> str:
+        ref = parse_ref(value)
+        return ref.path if ref.kind == "external" and ref.source in sources else value
+
+    return map_refs(data, external_to_local)
+
+
+def _check_manifest(manifest: dict[str, Any], file: str) -> dict[str, Any]:
+    """The manifest, or a refusal naming what makes it unmappable."""
     for key in ADDED_FAMILY_FIELDS:
         if key in manifest:
             raise refuse(
@@ -131,7 +179,7 @@ def _read_manifest(raw: bytes, file: str) -> dict[str, Any]:
 
 def _list_records(file: str, key: str, value: Any) -> list[tuple[str, dict[str, Any]]]:
     """(kind, record) of each entry of one record list of the manifest, with ``kind`` (and, for a
-    closure, a positional ``id``) added; refuses entries that are not records with slug ids."""
+    closure, a positional ``id``) added; refuses entries that are not records."""
     kind = dict(LISTS)[key]
     if not isinstance(value, list):
         raise refuse(file, join_pointer(key), f"{key} is not a list", "each record list is a JSON array")
@@ -157,16 +205,34 @@ def _list_records(file: str, key: str, value: Any) -> list[tuple[str, dict[str, 
                     "remove the id; the import numbers closures by position",
                 )
             record["id"] = f"closure-{index + 1}"
-        rid = record.get("id")
-        if not isinstance(rid, str) or not _SLUG.fullmatch(rid):
-            raise refuse(
-                file,
-                join_pointer(key, index, "id"),
-                f"record id {rid!r} is not a lowercase slug",
-                "ids become file names: lowercase letters, digits and single hyphens",
-            )
         out.append((kind, record))
     return out
+
+
+def _refuse_bad_ids(file: str, lists: list[tuple[str, Any, str]]) -> None:
+    """Refuse the input if any id in ``lists`` ((pointer, objects, what they are)) is not an id, naming every one
+    and what is wrong with it (ids become folder and file names and are cited)."""
+    ids = [
+        (f"{base}/{i}/id" if base else "/id", what, item.get("id"))
+        for base, items, what in lists
+        if isinstance(items, list)
+        for i, item in enumerate(items)
+        if isinstance(item, dict)
+    ]
+    bad = [(pointer, what, rid, problem) for pointer, what, rid in ids if (problem := id_problem(rid))]
+    if bad:
+        raise ImportRefused(
+            [
+                codes.IMPORT_UNMAPPABLE.at(
+                    file,
+                    pointer,
+                    f"{what} {rid!r} is not an id: {problem}",
+                    "ids become folder and file names and are cited as m:ID.metric: lowercase letters and digits, "
+                    "joined by single '-' or '.'",
+                )
+                for pointer, what, rid, problem in bad
+            ]
+        )
 
 
 def _packet_owners(manifest: dict[str, Any]) -> dict[str, str]:
@@ -228,12 +294,6 @@ def export(registry: Registry, family_id: str) -> dict[str, Any]:
         raise KeyError(family_id)
     family = dict(family_doc.data)
     order: dict[str, list[str]] = family.get("record_order") or {}
-    sources = tuple(family.get("sources") or {})
-
-    def external_to_local(value: str) -> str:
-        ref = parse_ref(value)
-        return ref.path if ref.kind == "external" and ref.source in sources else value
-
     by_list: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     for doc in mine:
         kind = doc.data.get("kind")
@@ -255,7 +315,7 @@ def export(registry: Registry, family_id: str) -> dict[str, Any]:
         manifest[key] = items
     measurements = {str(d.id): d.data for d in registry.records(*MEASUREMENT_KINDS)}
     manifest = map_prose(manifest, lambda text: render_plain(text, measurements))
-    return map_refs(manifest, external_to_local)
+    return _local_paths(manifest, family)
 
 
 def render_plain(text: str, measurements: Mapping[str, dict[str, Any]]) -> str:
@@ -312,9 +372,9 @@ def _matches(
         for metric, index, x, value in values.get(mid, ()):
             if point_x is not None and x != point_x:
                 continue
-            if fig.metric_hint and metric != fig.metric_hint:
+            if fig.metric_hints and metric not in fig.metric_hints:
                 continue
-            if not fig.metric_hint and not metric.endswith(_UNIT_SUFFIX.get(fig.unit, "\0")):
+            if not fig.metric_hints and not metric.endswith(_UNIT_SUFFIX.get(fig.unit, "\0")):
                 continue
             if citations.format_value(value, metric, fig.decimals, unit=False) == fig.number:
                 found.add((mid, metric, index, x))
@@ -403,10 +463,14 @@ def dumps(manifest: dict[str, Any]) -> str:
 IMPORTER = Importer(
     "neural-download",
     "Split a neural.download family manifest into packets/<family>/.",
-    lambda r: plan_import(r.raw, r.file, r.options["source"], r.options["repository"]),
+    lambda r: plan_import(
+        r.raw, r.file, r.options["source"], r.options["repository"], {k: r.options[k] for k in ("commit", "path")}
+    ),
     into_packet=False,
     options=(
         Option("source", DEFAULT_SOURCE, "Name under which the lab's evidence paths are cited (SOURCE:path)."),
         Option("repository", DEFAULT_REPOSITORY, "Where the lab's evidence files live."),
+        Option("commit", "", "The repository's commit the manifest was read at (40 hex); recorded in `sources`."),
+        Option("path", "", "The manifest's path in that repository, e.g. families/phi-4.json; recorded too."),
     ),
 )

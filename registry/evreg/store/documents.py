@@ -15,7 +15,7 @@ from evreg import codes, jsonio
 from evreg.citations import is_prose_key
 from evreg.evidence import is_evidence_key
 from evreg.findings import Finding, RecordRef, join_pointer
-from evreg.layout import PACKETS, Place, place_of, unit_of
+from evreg.layout import ID_PATTERN, PACKETS, Place, id_problem, place_of, unit_of
 from evreg.models import MODELS
 from evreg.store.sources import Entry, Source, blob_id
 
@@ -234,6 +234,13 @@ class Document:
                 pointer,
                 f"{where}: {str(value).lower()} is not a number",
                 "write the number itself; booleans are not numbers",
+            )
+        if err["type"] == "string_pattern_mismatch" and err.get("ctx", {}).get("pattern") == ID_PATTERN:
+            return codes.SCHEMA.at(
+                self,
+                pointer,
+                f"{where}: {value!r} is not an id: {id_problem(value)}",
+                "ids are lowercase letters and digits joined by single '-' or '.' (they become file names)",
             )
         shown = repr(value)
         shown = shown if len(shown) <= 80 else shown[:77] + "..."

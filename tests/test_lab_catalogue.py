@@ -1,0 +1,83 @@
+"""The lab's whole published catalogue (tests/data/lab, sources in SOURCES.json) is the registry's content:
+every family imports, exports back equal to its input, and is what packets/ holds, pinned to its commit."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import REPO, evreg
+from evreg.formats import neural_download as nd
+from evreg.store import load
+
+LAB = REPO / "tests/data/lab"
+SOURCES: list[dict[str, Any]] = json.loads((LAB / "SOURCES.json").read_text())
+FAMILIES = [s for s in SOURCES if s["path"] != "families/catalog.json"]
+
+
+def _text(data: Any) -> str:
+    """Equal JSON: keys, values, list order and int/float kinds (json.dumps writes 1 and 1.0 differently)."""
+    return json.dumps(data, sort_keys=True, ensure_ascii=False)
+
+
+def test_every_lab_family_imports_and_exports_back_equal(empty_repo: Path) -> None:
+    for source in SOURCES:
+        pin = ("--commit", source["commit"], "--path", source["path"])
+        result = evreg("import", "neural-download", str(LAB / source["path"]), *pin, cwd=empty_repo)
+        assert "import done" in result.stderr, source["path"] + result.stdout[-1500:] + result.stderr[-500:]
+    registry = load(empty_repo)
+    for source in FAMILIES:
+        original = json.loads((LAB / source["path"]).read_text())
+        assert _text(nd.export(registry, original["id"])) == _text(original), source["path"]
+        family = json.loads((empty_repo / f"packets/{original['id']}/family.json").read_text())
+        pinned = family["sources"]["neural-download"]
+        assert (pinned["commit"], pinned["path"]) == (source["commit"], source["path"])
+    catalog = json.loads((LAB / "families/catalog.json").read_text())
+    out = empty_repo / "catalog.json"
+    assert evreg("export", "neural-download", "--catalog", "-o", str(out), cwd=empty_repo).returncode == 0
+    assert _text(json.loads(out.read_text())) == _text(catalog)
+    assert evreg("export", "neural-download", "x", "--catalog", cwd=empty_repo).returncode == 2
+
+
+@pytest.mark.parametrize("source", FAMILIES, ids=[s["path"] for s in FAMILIES])
+def test_the_registry_holds_the_pinned_lab_families(source: dict[str, Any]) -> None:
+    """packets/<family>/ is the import of the pinned file: nothing edited by hand, nothing lost."""
+    original = json.loads((LAB / source["path"]).read_text())
+    registry = _repository()
+    assert _text(nd.export(registry, original["id"])) == _text(original)
+    family = registry.family(original["id"])
+    assert family is not None
+    assert family.data["sources"]["neural-download"]["commit"] == source["commit"]
+
+
+def test_the_registry_lists_families_in_the_labs_order() -> None:
+    catalog = json.loads((LAB / "families/catalog.json").read_text())
+    assert _text(nd.export_catalog(_repository())) == _text(catalog)
+
+
+def test_the_family_list_names_registry_families_once(empty_repo: Path) -> None:
+    listed = {"format": nd.CATALOG_FORMAT, "families": [{"id": "nope"}, {"id": "nope"}, {"id": "Bad_Id"}]}
+    src = empty_repo / "catalog.json"
+    src.write_text(json.dumps(listed))
+    refused = evreg("import", "neural-download", str(src), "--format", "json", cwd=empty_repo)
+    [finding] = json.loads(refused.stdout)["findings"]
+    assert refused.returncode == 1 and finding["pointer"] == "/families/2/id" and "'_'" in finding["message"]
+    listed["families"].pop()
+    src.write_text(json.dumps(listed))
+    evreg("import", "neural-download", str(src), cwd=empty_repo)
+    assert json.loads((empty_repo / "packets/catalog.json").read_text())["families"] == listed["families"]
+    report = json.loads(evreg("validate", "--format", "json", cwd=empty_repo).stdout)
+    found = {(f["code"], f["pointer"]) for f in report["findings"] if f["file"] == "packets/catalog.json"}
+    assert found == {("dangling-reference", "/families/0/id"), ("duplicate-id", "/families/1/id")}
+
+
+_REGISTRY: list[Any] = []
+
+
+def _repository() -> Any:
+    if not _REGISTRY:
+        _REGISTRY.append(load(REPO))
+    return _REGISTRY[0]
