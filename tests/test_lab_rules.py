@@ -539,7 +539,7 @@ CASES: list[tuple[str, Edit, str, str, str]] = [
         "/axes/0",
     ),
     (
-        "lab family: model variant repeating a revision id",
+        "model variant repeating a revision id (the family-ids rule)",
         lambda r: r.edit(FAMILY, lambda d: d.update(format=LAB_FORMAT, model_variants=[{"id": REV_B}])),
         "duplicate-id",
         FAMILY,

@@ -14,11 +14,11 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
-from evreg import citations, codes, jsonio
+from evreg import citations, jsonio
 from evreg.evidence import parse_ref
 from evreg.findings import Code, Finding, join_pointer
 from evreg.layout import LAB_FORMAT, LIST_OF_KIND
-from evreg.models import MODELS
+from evreg.models import MODELS, revisions_of
 from evreg.rules import UNIT, Rule
 from evreg.store import MEASUREMENT_KINDS, Document, EvidenceState, Registry
 from evreg.vocab import metrics as vocab_metrics
@@ -128,7 +128,7 @@ LAB_FIELD = Code(
     "A field of a lab-format family that the lab's format requires or types otherwise",
     "A family kept in the lab's manifest format exports back to it; the lab's validator refuses a manifest "
     "whose packets lack a manifest, whose family with packets names no primary packet, whose contract axes "
-    "lack labels, or whose typed fields have another type.",
+    "lack labels, or whose typed fields (collapse_coverage_contracts, profile_id, quality_scope) have another type.",
     "Add or fix the field the message names, as the lab's format (families/README.md) defines it.",
     '{"format": "neural-download-model-family-v1", "collapse_coverage_contracts": "yes"}',
 )
@@ -232,37 +232,16 @@ def _initial_views(doc: Document) -> Iterator[Finding]:
 
 
 def _artifacts(doc: Document) -> Iterator[Finding]:
-    for ri, rev in enumerate(doc.data.get("weight_revisions", [])):
-        for ai, art in enumerate(rev.get("quantized_artifacts", [])):
+    for where, rev in revisions_of(doc.data):
+        for ai, art in enumerate(rev.get("quantized_artifacts") or []):
             if art.get("revision") is None and art.get("revision_status") is None:
                 message = f"artifact {art['id']!r} has neither a revision nor a revision_status"
-                yield UNPINNED.at(doc, f"/weight_revisions/{ri}/quantized_artifacts/{ai}", message)
-
-
-def _variants(doc: Document) -> Iterator[Finding]:
-    """The lab's model_variants: a list of objects whose ids repeat no revision or other variant."""
-    variants = doc.data.get("model_variants")
-    if variants is None or "model_variants" in MODELS["family"].model_fields:
-        return
-    if not isinstance(variants, list):
-        yield LAB_FIELD.at(doc, "/model_variants", "model_variants must be a list")
-        return
-    ids = {rev["id"] for rev in doc.data.get("weight_revisions", [])}
-    for i, variant in enumerate(variants):
-        vid = variant.get("id") if isinstance(variant, dict) else None
-        if not isinstance(vid, str) or not vid:
-            yield LAB_FIELD.at(doc, f"/model_variants/{i}", "a model variant needs an object with an id")
-        elif vid in ids:
-            message = f"model variant id {vid!r} is also a revision or another variant"
-            yield codes.DUPLICATE_ID.at(doc, f"/model_variants/{i}/id", message)
-        else:
-            ids.add(vid)
+                yield UNPINNED.at(doc, f"{where}/quantized_artifacts/{ai}", message)
 
 
 def _lab_family_fields(registry: Registry, doc: Document) -> Iterator[Finding]:
     data = doc.data
     yield from _typed_lab_fields(doc, ("collapse_coverage_contracts",), bool, "true or false")
-    yield from _variants(doc)
     if data.get("primary_packet_id") is None and registry.unit_records(str(doc.id), "packet"):
         yield LAB_FIELD.at(doc, "", "the family has packets but names no primary_packet_id")
     for i, fr in enumerate(data.get("featured_results") or []):
@@ -402,7 +381,7 @@ RULES = [
     Rule("lab-measurements", (EMPTY, METRIC, ANNOTATION, LAB_FIELD), check_measurements, UNIT),
     Rule(
         "lab-family",
-        (LISTED_TWICE, INITIAL_VIEWS, UNPINNED, LAB_FIELD, METRIC, codes.DUPLICATE_ID),
+        (LISTED_TWICE, INITIAL_VIEWS, UNPINNED, LAB_FIELD, METRIC),
         check_family,
         UNIT,
     ),
