@@ -6,14 +6,17 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import git
 import pytest
+from pydantic import BaseModel, ValidationError
 
-from conftest import EVIDENCE, REPO, F, Reg, evreg, only
+from conftest import EVIDENCE, RECORDS, REPO, F, Reg, evreg, only
 from evreg import citations, rules
+from evreg.findings import split_pointer
 from evreg.jsonio import canonical
+from evreg.models import MODELS, is_prose_key, iter_prose
 from evreg.pipeline import validate
 
 Q = "packets/qwen-27b"
@@ -704,3 +707,55 @@ def test_a_copy_of_the_evidence_under_a_new_name_is_not_an_independent_repeat(re
 
 
 EVIDENCE_BYTES_FOR_COPY = b'{"decode_tok_s": [30.21, 30.25]}\n'
+
+
+# -- every string a reader sees is prose ------------------------------------------------------------
+
+
+def _prose_fields(model: type[BaseModel]) -> list[str]:
+    """Top-level fields of ``model`` that hold a string readers see (not a token: id, hash, date, state)."""
+    return [
+        info.alias or name
+        for name, info in model.model_fields.items()
+        if is_prose_key(info.alias or name) and _leaf_types(info.annotation) in ({str}, {str, type(None)})
+    ]
+
+
+def _leaf_types(annotation: Any) -> set[Any]:
+    args = get_args(annotation)
+    return {annotation} if not args else set().union(*(_leaf_types(a) for a in args))
+
+
+def test_a_figure_in_any_string_readers_see_is_an_orphan_number(reg: Reg) -> None:
+    """Generated from the models: every declared text field of every record kind, every string the fixture records
+    hold at any depth (config included), and a field no model declares. Tokens (ids, hashes) are not prose."""
+    planted: list[tuple[str, str]] = []
+    for path, make in RECORDS.items():
+        record = make()
+        targets = {f"/{field}" for field in _prose_fields(MODELS[record["kind"]])}
+        targets |= {pointer for pointer, _ in iter_prose(record)}
+        targets |= {"/caveats", "/config/scheduler"}  # a misspelt field; a setting's text
+        for pointer in sorted(targets):
+            trial = make()
+            _plant(trial, pointer, "reached 52.3 tok/s")
+            try:  # where the schema allows free text (a featured result's role is one of two words)
+                MODELS[record["kind"]].model_validate(trial)
+            except ValidationError:
+                continue
+            planted.append((path, pointer))
+    assert len(planted) > 45
+    for path, pointer in planted:
+        reg.edit(path, lambda d, p=pointer: _plant(d, p, "reached 52.3 tok/s"))
+    found = {(f.file, f.pointer) for f in only(reg.findings(), "orphan-number")}
+    assert set(planted) <= found, sorted(set(planted) - found)[:10]
+    assert not is_prose_key("measurement_id") and not is_prose_key("revision") and is_prose_key("workload")
+
+
+def _plant(record: dict[str, Any], pointer: str, text: str) -> None:
+    *parents, last = split_pointer(pointer)
+    node: Any = record
+    for token in parents:
+        node = node.setdefault(token, {}) if isinstance(node, dict) else node[int(token)]
+    key: Any = int(last) if isinstance(node, list) else last
+    before = node[key] if (isinstance(node, list) or key in node) and isinstance(node[key], str) else ""
+    node[key] = f"{before} {text}".strip()

@@ -54,7 +54,7 @@ def unit_rows(registry: Registry, unit: str, paths: list[str] | None = None) -> 
     measurements: ChainMap[str, Any] = ChainMap(own, ById(registry, MEASUREMENT_KINDS, data=True))  # type: ignore[arg-type]  # ById is a read-only Mapping: ChainMap only reads the maps after the first
     files: dict[str, tuple[bool, int | None, str | None]] = {}
     for doc in view.records():
-        data, fam, kind, rid, path = doc.data, doc.place.family, doc.kind, doc.id or doc.kind, doc.path
+        data, fam, kind, rid, path = doc.data, doc.place.family, doc.kind, doc.id, doc.path
         scoped = kind is not None and family_scoped(kind)
         out["records"].append(
             {

@@ -18,10 +18,9 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
-from evreg.jsonio import iter_keyed_strings, map_keyed_strings
 from evreg.vocab import metrics as metric_vocab
 
 _ID = r"[a-z0-9]+(?:[.-][a-z0-9]+)*"
@@ -204,43 +203,3 @@ def resolve(c: Citation, measurements: Mapping[str, dict[str, Any]]) -> Resolved
         return f"measurement {c.measurement!r} {value}"
     unit = unit_of(c.metric)
     return Resolved(c, value, unit, _format(value, c.metric, c.decimals, unit if c.unit else ""))
-
-
-# -- prose and figures ------------------------------------------------------------
-
-PROSE_KEYS = frozenset(
-    {
-        "summary",
-        "description",
-        "label",
-        "quality_label",
-        "title",
-        "subtitle",
-        "x_label",
-        "quality",
-        "caveat",
-        "basis",
-        "reason",
-        "decision_note",
-        "fixed",
-        "limitations",
-        "note",
-        "notes",
-        "scope",
-        "display_name",
-    }
-)
-"""Record fields whose text readers see as prose: only citations may put numbers in them."""
-
-
-def is_prose_key(key: str) -> bool:
-    return key in PROSE_KEYS
-
-
-def iter_prose(data: Any) -> Iterator[tuple[str, str]]:
-    """(pointer, text) of every prose string in a record, at any depth."""
-    return ((pointer, text) for pointer, _, text in iter_keyed_strings(data, is_prose_key))
-
-
-def map_prose(data: Any, fn: Callable[[str], str]) -> Any:
-    return map_keyed_strings(data, is_prose_key, fn)

@@ -109,7 +109,7 @@ def place_of(path: str) -> Place:
     if path == BASELINE:
         return Place(path, ("baseline",))
     if path == FAMILY_LIST:
-        return Place(path, ("catalog",))
+        return Place(path, ("catalog",), id="catalog")
     rest = parts[1:]
     family = rest[0]
     if len(rest) == 1:

@@ -11,8 +11,9 @@ rules (references, evidence, citations, scope) live in ``validators``.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
-from typing import Annotated, Any, Literal
+from collections.abc import Callable, Iterator, Mapping
+from types import UnionType
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import (
     AllowInfNan,
@@ -26,6 +27,8 @@ from pydantic import (
 )
 
 from evreg.citations import METRIC_NAME
+from evreg.evidence import is_evidence_key
+from evreg.jsonio import iter_keyed_strings, map_keyed_strings
 from evreg.layout import ID_MAX_LENGTH, ID_PATTERN
 from evreg.vocab import OBSERVED_STATES, STATES
 from evreg.vocab import metrics as vocab_metrics
@@ -465,3 +468,66 @@ MODELS: dict[str, type[Record]] = {
     "catalog": FamilyCatalog,
 }
 """Every record kind, by the name records carry in their ``kind`` field."""
+
+
+# -- prose: the one definition of which strings readers see as text ------------------------------------------
+
+
+def _token_keys() -> frozenset[str]:
+    """Fields of the models whose strings are tokens, not text: constrained to a pattern (ids, hashes, dates,
+    metric names) or to fixed values (states, kinds) wherever a model declares them. Every other string a record
+    holds -- in a declared text field, in ``config``, in a field no model declares -- is prose (``is_prose_key``)."""
+    keys: set[str] = set()
+    text: set[str] = set()  # a key that is text in some model (a revision's role) is text everywhere
+    seen: set[type[BaseModel]] = set()
+
+    def visit(model: type[BaseModel]) -> None:
+        if model in seen:
+            return
+        seen.add(model)
+        for name, info in model.model_fields.items():
+            (keys if _is_token(info.annotation, info.metadata) else text).add(info.alias or name)
+            for inner in _models_in(info.annotation):
+                visit(inner)
+
+    for model in MODELS.values():
+        visit(model)
+    return frozenset(keys - text)
+
+
+def _is_token(annotation: Any, metadata: list[Any]) -> bool:
+    if any(getattr(m, "pattern", None) for m in metadata):
+        return True
+    args = [a for a in get_args(annotation) if a is not type(None)]
+    if get_origin(annotation) is Literal:
+        return True
+    if get_origin(annotation) is Annotated:
+        return _is_token(args[0], list(get_args(annotation)[1:]))
+    containers = (Union, UnionType, list, tuple)  # Id | None, list[Id]: tokens when every member is one
+    return bool(args) and get_origin(annotation) in containers and all(_is_token(a, []) for a in args)
+
+
+def _models_in(annotation: Any) -> Iterator[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        yield annotation
+    for arg in get_args(annotation):
+        yield from _models_in(arg)
+
+
+TOKEN_KEYS = _token_keys()
+"""Keys whose strings are tokens (derived from the models; see ``_token_keys``)."""
+
+
+def is_prose_key(key: str) -> bool:
+    """Whether a string under ``key`` is prose: shown to readers as text, so only citations may put numbers in it.
+    Evidence references and token fields are not; every other string is, whatever its field."""
+    return key not in TOKEN_KEYS and not is_evidence_key(key)
+
+
+def iter_prose(data: Any) -> Iterator[tuple[str, str]]:
+    """(pointer, text) of every prose string in a record, at any depth."""
+    return ((pointer, text) for pointer, _, text in iter_keyed_strings(data, is_prose_key))
+
+
+def map_prose(data: Any, fn: Callable[[str], str]) -> Any:
+    return map_keyed_strings(data, is_prose_key, fn)

@@ -193,6 +193,11 @@ class Pages:
         out.append(self.literal(text[last:]))
         return "".join(out)
 
+    def text(self, value: Any) -> str:
+        """Any stored value as readers see it: a string as prose (every string a record holds is prose unless it
+        is a token, ``evreg.models.is_prose_key``), anything else as its JSON."""
+        return self.prose(value) if isinstance(value, str) else esc(json.dumps(value, ensure_ascii=False))
+
     def literal(self, text: str | None) -> str:
         """Text with no citations: escaped, typed figures marked as orphans."""
         text = text or ""
@@ -506,7 +511,7 @@ def _closure_rows(p: Pages, page: Page, closures: Any) -> None:
         [
             [
                 p.state(c["state"]),
-                ", ".join(f"{esc(k)}={esc(v)}" for k, v in c["selectors"].items()),
+                ", ".join(f"{esc(k)}={p.text(v)}" for k, v in c["selectors"].items()),
                 p.prose(c["reason"]),
             ]
             for c in closures
@@ -767,7 +772,12 @@ def _measurements_index(p: Pages) -> Page:
     page.table(
         ["Measurement", "State", "Runtime", "Workload"],
         [
-            [p.link("measurement", mid), p.state(m["state"]), esc(m.get("runtime", "")), esc(m.get("workload", ""))]
+            [
+                p.link("measurement", mid),
+                p.state(m["state"]),
+                p.text(m.get("runtime", "")),
+                p.text(m.get("workload", "")),
+            ]
             for mid, m in p.measurements.items()
         ],
     )
@@ -813,13 +823,13 @@ def _measurement(p: Pages, mid: str) -> Page:
     if mid in p.superseded_by:
         page.p(f"Superseded by {p.link('measurement', p.superseded_by[mid])}.")
     page.h(2, "Identity")
-    rows = [[esc(k), esc(m[k])] for k in IDENTITY_FIELDS if k in m]
+    rows = [[esc(k), p.text(m[k])] for k in IDENTITY_FIELDS if k in m]
     rows += [[f"identity.{esc(k)}", f"<code>{esc(v)}</code>"] for k, v in (m.get("identity") or {}).items()]
     page.table(["Field", "Value"], rows)
     page.h(2, "Config")
     page.table(
         ["Key", "Value"],
-        [[esc(k), esc(json.dumps(v) if not isinstance(v, str) else v)] for k, v in (m.get("config") or {}).items()],
+        [[esc(k), p.text(v)] for k, v in (m.get("config") or {}).items()],
     )
     if m.get("metrics"):
         page.h(2, "Samples")

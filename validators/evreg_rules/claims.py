@@ -15,7 +15,7 @@ from evreg import citations, codes, figures, markdown
 from evreg.containment import SITE_DIR, regular_files
 from evreg.coverage import cell_key, expand, merge
 from evreg.evidence import parse_ref
-from evreg.findings import Code, Finding, Severity, join_pointer
+from evreg.findings import Code, Finding, Severity, join_pointer, split_pointer
 from evreg.jsonio import MAX_RECORD_BYTES, canonical
 from evreg.rules import UNIT, Rule
 from evreg.store import Document, Registry
@@ -127,7 +127,8 @@ def check_citations(registry: Registry) -> Iterator[Finding]:
     for doc in registry.records():
         for pointer, text in doc.prose:
             counts: Counter[Code] = Counter()
-            for code, message in _field_problems(text, pointer.rsplit("/", 1)[-1], measurements):
+            field = next((t for t in reversed(split_pointer(pointer)) if not t.isdigit()), pointer)  # /a/1: a
+            for code, message in _field_problems(text, field, measurements):
                 counts[code] += 1
                 if counts[code] <= MAX_PER_FIELD:
                     yield code.at(doc, pointer, message)

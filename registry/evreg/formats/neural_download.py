@@ -30,12 +30,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from evreg import citations, codes, figures, jsonio
-from evreg.citations import map_prose
 from evreg.evidence import map_refs, parse_ref
 from evreg.findings import join_pointer, split_pointer
 from evreg.formats import Importer, ImportRefused, Option, Plan, forbid_citation_markers, refuse
 from evreg.jsonio import iter_keyed_strings
 from evreg.layout import FAMILY_LIST, LAB_SOURCE, LAB_SOURCE_REPOSITORY, LIST_OF_KIND, LISTS, id_problem, record_path
+from evreg.models import iter_prose, map_prose
 from evreg.store import MEASUREMENT_KINDS, Registry
 
 FORMAT = "neural-download-model-family-v1"
@@ -67,7 +67,8 @@ def plan_import(
         source: {
             "repository": repository,
             **{k: v for k, v in (pin or {}).items() if v},
-            "note": "Evidence paths of the imported file point into this repository; its files are not copied here.",
+            "note": "Evidence paths of the imported manifest point into this "
+            "repository; its files are not copied here.",
         }
     }
     if manifest.get("format") == CATALOG_FORMAT:
@@ -335,6 +336,8 @@ _UNIT_SUFFIX = {"tok/s": "_tok_s", "t/s": "_tok_s", "tokens/s": "_tok_s", "ms": 
 _REFERENCE_KEYS = ("evidence_id", "measurement_id", "measurement_ids", "basis_measurement_ids")
 
 
+_BOUNDS = (">", "<", "≥", "≤", ">=", "<=", "~", "≈", "at least", "at most", "above", "below", "under", "over")
+"""Words and signs before a figure that make it a bound or target rather than a stated result."""
 _Value = tuple[str, int | None, float | None, float]
 """(metric, sample index, point x, value) of one measured value: a sample has no x, a point no index."""
 _Hit = tuple[str, str, int | None, float | None]
@@ -396,7 +399,11 @@ def _bind_text(text: str, values: Mapping[str, list[_Value]], searches: list[_Se
     figures were bound and left as written."""
     new, bound, left = text, 0, 0
     for fig in reversed(figures.find_figures(text)):
-        hit = _hit(values, fig, searches)
+        bound_like = text[: fig.start].rstrip().endswith(_BOUNDS)
+        whole = fig.decimals == 0
+        # A target (>=100 tok/s) is not a result; a whole number found only family-wide is too likely a round
+        # figure that happens to equal some run's rounded value: both stay as written.
+        hit = None if bound_like else _hit(values, fig, searches[:-1] if whole else searches)
         if hit is None:
             left += 1
             continue
@@ -414,7 +421,9 @@ def bind_figures(records: list[dict[str, Any]]) -> tuple[int, int]:
     sample or point value of a metric its unit or notation names, searched in
     order: the measurement the surrounding cell cites (``evidence_id``, at its
     ``point_x``), the record itself, measurements the record references, then
-    the whole family. Ambiguous or unmatched figures stay as written, and the
+    the whole family (only for figures with decimals). A figure after a bound
+    (``>=``, ``at least``, ...) is a target and is never bound. Ambiguous or
+    unmatched figures stay as written, and the
     citation renders back to exactly the written text (a lossless export).
     Returns (bound, left).
     """
@@ -424,7 +433,7 @@ def bind_figures(records: list[dict[str, Any]]) -> tuple[int, int]:
         referenced = [v for _, _, v in iter_keyed_strings(record, lambda k: k in _REFERENCE_KEYS)]
         own = [record["id"]] if record.get("kind") in MEASUREMENT_KINDS else []
         family_wide = list(values)
-        for pointer, text in list(citations.iter_prose(record)):
+        for pointer, text in list(iter_prose(record)):
             parent = _parent(record, pointer)
             cell = [parent["evidence_id"]] if isinstance(parent.get("evidence_id"), str) else []
             point_x = parent.get("point_x") if isinstance(parent.get("point_x"), int | float) else None

@@ -12,11 +12,10 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from evreg import codes, jsonio
-from evreg.citations import is_prose_key
 from evreg.evidence import is_evidence_key
 from evreg.findings import Finding, RecordRef, join_pointer
 from evreg.layout import ID_PATTERN, PACKETS, Place, id_problem, place_of, unit_of
-from evreg.models import MODELS
+from evreg.models import MODELS, is_prose_key
 from evreg.store.sources import Entry, Source, blob_id
 
 if TYPE_CHECKING:
@@ -120,7 +119,7 @@ class Document:
     @property
     def id(self) -> str | None:
         data = self.data
-        return data.get("id") if isinstance(data, dict) else None
+        return data.get("id", self.place.id) if isinstance(data, dict) else None  # the family list has no id field
 
     def content_id(self) -> str:
         """The file's git blob id (read and hashed when the source did not know it)."""
@@ -266,7 +265,7 @@ class Document:
 
     @property
     def prose(self) -> list[tuple[str, str]]:
-        """(pointer, text) of every prose field, as ``evreg.citations.iter_prose``; read once."""
+        """(pointer, text) of every prose field, as ``evreg.models.iter_prose``; read once."""
         self._content()  # a foreign record's text is a dependency, however often it is read
         return self._texts[1]
 
