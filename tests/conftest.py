@@ -149,7 +149,7 @@ def coverage() -> dict[str, Any]:
         "label": "MTP x TP",
         "rows": [0],
         "columns": [1, 2],
-        "fixed_selectors": {"revision": REV_A, "natural_eos": True},
+        "fixed_selectors": {"revision": REV_A, "artifact_id": "art-a", "natural_eos": True},
         "cells": {
             "0:1": {"state": "lab-measured", "evidence_id": "run-1", "packet_id": "pkt"},
             "0:2": {"state": "missing", "label": "no measured route"},

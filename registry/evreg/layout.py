@@ -32,6 +32,9 @@ CACHE_DIR = "build/cache/units"
 LAB_SOURCE = "neural-download"
 """The name under which the neural.download lab's evidence paths are cited (``SOURCE:path``)."""
 LAB_SOURCE_REPOSITORY = "https://github.com/steveseguin/b70-optimization-lab"
+LAB_FORMAT = "neural-download-model-family-v1"
+"""The lab's family manifest format; a family record that keeps it in ``format`` came from (and exports back to)
+that format, so its records follow the format's own rules too (closed metric vocabulary, required fields)."""
 """The catalog file of a registry, relative to its root (an ignored build output)."""
 
 LISTS: tuple[tuple[str, str], ...] = (

@@ -7,7 +7,7 @@ finds these rules through the ``evreg.rules`` entry point (``RULES``).
 from __future__ import annotations
 
 from evreg.rules import Rule
-from evreg_rules import claims, evidence, history, plausibility, references, structure
+from evreg_rules import claims, evidence, history, lab, lab_coverage, plausibility, references, structure
 
 RULES: list[Rule] = [
     *structure.RULES,
@@ -15,5 +15,7 @@ RULES: list[Rule] = [
     *evidence.RULES,
     *claims.RULES,
     *plausibility.RULES,
+    *lab.RULES,
+    *lab_coverage.RULES,
     *history.RULES,
 ]

@@ -110,6 +110,8 @@ def check_evidence(registry: Registry) -> Iterator[Finding]:
                         f"path {ref.path!r} into source {ref.source!r} is not a plain relative path: {outside}",
                         "write the path relative to the root of the external source, without '..'",
                     )
+                elif why := _unsafe(ref.path):
+                    yield UNSAFE.at(doc, pointer, f"path {ref.path!r} into source {ref.source!r} is unsafe: {why}")
             if ref.kind != "local":
                 continue
             cited.add(value)

@@ -44,7 +44,20 @@ def packet_scope_mismatches(packet: dict[str, Any], m: dict[str, Any]) -> list[s
     return out
 
 
-CURVE_KEYS = ("revision", "artifact_id", "quantization", "runtime", "workload", "measurement_class")
+CURVE_KEYS = (
+    "revision",
+    "artifact_id",
+    "quantization",
+    "variant",
+    "runtime",
+    "runtime_family",
+    "runtime_identity",
+    "identity",
+    "model_revision",
+    "profile_id",
+    "workload",
+    "measurement_class",
+)
 
 
 def curve_identity(m: dict[str, Any], x_key: str | None) -> dict[str, Any]:
