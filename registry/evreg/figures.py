@@ -16,18 +16,15 @@ import unicodedata
 from dataclasses import dataclass
 
 from evreg.citations import brace_spans
+from evreg.vocab import metrics as metric_vocab
 
-CODE_METRICS = {
-    "D": ("decode_tok_s",),
-    "P": ("prefill_tok_s",),
-    "T": ("ttft_ms",),
-    "E2E": ("wall_output_tok_s",),
-    "AR": ("draft_acceptance_rate",),
-    "EV": ("effective_tokens_per_verification",),
-    "A": ("mean_acceptance_length", "aggregate_tok_s"),
-}
-"""The lab's letter notation: ``D25.678`` is a decode figure. ``A`` is the mean acceptance length in speculative
-decoding views and the aggregate throughput in concurrency views (ornith-1-5): either may be meant."""
+CODE_METRICS: dict[str, tuple[str, ...]] = {}
+for _metric, _spec in metric_vocab().items():
+    if _spec.get("point_code"):
+        CODE_METRICS[_spec["point_code"]] = (*CODE_METRICS.get(_spec["point_code"], ()), _metric)
+"""The lab's letter notation, from the metric vocabulary's ``point_code``: ``D25.678`` is a decode figure. ``A`` is
+the aggregate throughput in concurrency views (ornith-1-5) and the mean acceptance length in speculative decoding
+views: either may be meant."""
 WORD_METRICS = {
     "decode": ("decode_tok_s",),
     "prefill": ("prefill_tok_s",),
@@ -63,7 +60,9 @@ _FIGURE = re.compile(
     r"|(?<![\w.@/-])(?P<mnum>\d+\.\d+)(?P<mult>[x×])(?![\w/])"
 )
 _ITEM = re.compile(_NUMBER)
-_CODE = re.compile(r"(?<![\w.])(?P<code>E2E|AR|EV|D|P|T|A)(?P<num>\d*\.\d+)(?![\w.])")
+_CODE = re.compile(
+    r"(?<![\w.])(?P<code>" + "|".join(sorted(CODE_METRICS, key=len, reverse=True)) + r")(?P<num>\d*\.\d+)(?![\w.])"
+)
 _WORD = re.compile(
     # on one line, a space or two apart: "TTFT 274", "decode: 52.3", "prefill was 826.4" (not a chart's axis ticks)
     r"(?i)(?<![\w.])(?P<word>decode|prefill|ttft|throughput)(?:[ \u00a0](?:of|at|was|is)|[ \u00a0]?[=:])?[ \u00a0]{1,2}"

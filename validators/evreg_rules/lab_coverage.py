@@ -199,7 +199,12 @@ def point_label(point: dict[str, Any]) -> str:
     parts = []
     for metric, spec in vocab_metrics().items():
         value = point.get(metric)
-        if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        if (
+            spec.get("point_code")
+            and isinstance(value, int | float)
+            and not isinstance(value, bool)
+            and math.isfinite(value)
+        ):
             parts.append(f"{spec['point_code']}{short_number(value)}")
     return " · ".join(parts)
 

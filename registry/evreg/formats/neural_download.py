@@ -34,11 +34,20 @@ from evreg.evidence import map_refs, parse_ref
 from evreg.findings import join_pointer, split_pointer
 from evreg.formats import Importer, ImportRefused, Option, Plan, forbid_citation_markers, refuse
 from evreg.jsonio import iter_keyed_strings
-from evreg.layout import FAMILY_LIST, LAB_SOURCE, LAB_SOURCE_REPOSITORY, LIST_OF_KIND, LISTS, id_problem, record_path
+from evreg.layout import (
+    FAMILY_LIST,
+    LAB_FORMAT,
+    LAB_SOURCE,
+    LAB_SOURCE_REPOSITORY,
+    LIST_OF_KIND,
+    LISTS,
+    id_problem,
+    record_path,
+)
 from evreg.models import iter_prose, map_prose
 from evreg.store import MEASUREMENT_KINDS, Registry
 
-FORMAT = "neural-download-model-family-v1"
+FORMAT = LAB_FORMAT
 CATALOG_FORMAT = "neural-download-model-family-catalog-v1"
 """The lab's list of its families (``families/catalog.json``); imported as ``packets/catalog.json``."""
 DEFAULT_SOURCE = LAB_SOURCE
