@@ -499,7 +499,7 @@ def _grammar_examples() -> list[tuple[str, list[str]]]:
     """The rows of the methodology page's table of figure examples: (text, the claims in it)."""
     import re
 
-    page = (REPO / "site/methodology/index.md").read_text()
+    page = (REPO / "registry/evreg/pages/methodology.md").read_text()
     table = page[page.index("| Text | Claims in it |") :].split("\n\n", 1)[0].splitlines()[2:]
     rows = []
     for row in table:

@@ -257,6 +257,7 @@ def test_validate_clean_implies_build_succeeds_end_to_end(reg: Reg) -> None:
 
     shutil.copy(REPO / "mkdocs.yml", reg.root / "mkdocs.yml")
     shutil.copytree(REPO / "site", reg.root / "site")
+    (reg.root / "site/assets").mkdir(exist_ok=True)  # the stylesheet itself comes from the package
     _apply(
         reg,
         {

@@ -277,3 +277,18 @@ def test_a_measurement_page_shows_its_supersession_chain_and_sample_annotations(
     assert "<code>lab_only</code>" in built and "verbatim" in text
     first = _plain((reg.root / "build/site/measurements/run-a/index.html").read_text())
     assert "Supersession chain, oldest first: run-a (this) → run-b → run-c." in " ".join(first.split())
+
+
+def test_a_family_without_featured_results_heads_with_its_primary_packets_featured_metric(repo_site: Path) -> None:
+    """As the lab's pages do: phi-4 declares no featured_results; its primary packet features a Q4_K_M decode run."""
+    import json
+
+    family = json.loads((REPO / "packets/phi-4/family.json").read_text())
+    primary = json.loads((REPO / f"packets/phi-4/{family['primary_packet_id']}/packet.json").read_text())
+    assert "featured_results" not in family
+    page = (repo_site / "families/phi-4/index.html").read_text("utf-8")
+    assert "primary packet&#x27;s featured metric" in page or "primary packet's featured metric" in page
+    mid = primary["featured_metric"]["measurement_id"]
+    assert f"measurements/{mid}/" in page and "declares no headline" not in page
+    declared = (repo_site / "families/qwen-27b/index.html").read_text("utf-8")  # featured_results of its own
+    assert "featured metric (the family declares no featured results)" not in declared

@@ -217,6 +217,21 @@ def explain(code: str | None) -> None:
         click.echo(f"\nFails, for example:\n  {found.example}")
 
 
+@cli.command("init")
+@click.argument("directory", required=False, type=click.Path(file_okay=False, path_type=Path))
+def init_cmd(directory: Path | None) -> None:
+    """Make DIRECTORY (default: here) a registry: mkdocs.yml, site/, schema/, packets/, build/ ignored, and a git
+    repository when it is in none. Existing files are kept as they are."""
+    root = (directory or Path.cwd()).resolve()
+    root.mkdir(parents=True, exist_ok=True)
+    written, kept = scaffold.init_registry(root)
+    for rel in written:
+        click.echo(f"wrote {rel}")
+    if kept:
+        click.echo(f"kept {len(kept)} existing files: {', '.join(kept[:5])}{' ...' if len(kept) > 5 else ''}")
+    click.echo(f"next: evreg import neural-download FAMILY.json (or evreg new family ...), then evreg build, in {root}")
+
+
 @cli.command("schema")
 @click.option("--check", is_flag=True, help="Fail with schema-drift instead of writing.")
 @pass_ctx

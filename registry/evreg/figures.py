@@ -5,7 +5,7 @@ pages, the site's marking of baselined figures and the importer's binding of lab
 Text is read as a reader sees it: Unicode compatibility forms are folded (NFKC: superscript digits,
 fullwidth digits, ``µ``, ``½``) and invisible characters (zero-width spaces and joiners, soft
 hyphens, byte-order marks) are dropped before scanning; the spans found are spans of the original
-text. The methodology page (``site/methodology/index.md``, *What counts as an orphan number*) has a
+text. The methodology page (``registry/evreg/pages/methodology.md``, *What counts as an orphan number*) has a
 table of examples that the tests check both ways.
 """
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 ID_PATTERN = r"^[a-z0-9]+([.-][a-z0-9]+)*$"
 """The one grammar of ids -- of records, weight revisions, artifacts, and the folders of families and packets:
@@ -26,6 +27,8 @@ keeps them portable (no upper case, which case-insensitive file systems fold; no
 ID_MAX_LENGTH = 128
 
 PACKETS = "packets"
+PAGES_DIR = Path(__file__).resolve().parent / "pages"
+"""What every registry's site has from the package: the methodology page, the stylesheet, a mkdocs.yml template."""
 DEFAULT_DB = "build/catalog.duckdb"
 CACHE_DIR = "build/cache/units"
 """Where cached unit results are kept, relative to the registry root (an ignored build output)."""

@@ -11,7 +11,7 @@ from typing import Any
 
 from evreg import jsonio
 from evreg.citations import lookup, unit_of
-from evreg.layout import PACKETS, id_problem, record_path
+from evreg.layout import PACKETS, PAGES_DIR, id_problem, record_path
 from evreg.models import revisions_of
 from evreg.store import MEASUREMENT_KINDS, Registry, load
 
@@ -178,3 +178,53 @@ def featured(
         "evidence": m.data["evidence"],
     }
     return record
+
+
+ABOUT_PAGE = """# About this registry
+
+Who runs this registry, on what hardware, and how to reach them. Numbers on this site come only from the records
+under `packets/`, each through a citation of a stored measurement; see *How numbers are checked*.
+"""
+
+
+def init_registry(root: Path) -> tuple[list[str], list[str]]:
+    """What a new registry needs to validate, import and build, written into ``root`` where missing: the MkDocs
+    configuration (the package's template), a ``site/`` folder with an about page, ``schema/``, an empty
+    ``packets/``, and ``build/`` ignored by git (a git repository is made when ``root`` is in none). Existing files
+    are never changed. Returns (written, kept), repository-relative."""
+    from evreg import schemas
+
+    wanted: dict[str, str] = {
+        "mkdocs.yml": (PAGES_DIR / "mkdocs.yml").read_text("utf-8"),
+        "site/about.md": ABOUT_PAGE,
+        **{f"{schemas.SCHEMA_DIR}/{name}": text for name, text in schemas.generate().items()},
+    }
+    written, kept = [], []
+    for rel, text in wanted.items():
+        if (root / rel).exists():
+            kept.append(rel)
+        else:
+            jsonio.write_atomic(root / rel, text)
+            written.append(rel)
+    (root / PACKETS).mkdir(exist_ok=True)
+    ignore = root / ".gitignore"
+    lines = ignore.read_text("utf-8").splitlines() if ignore.exists() else []
+    if not {"build/", "/build/", "build"} & {line.strip() for line in lines}:
+        jsonio.write_atomic(ignore, "\n".join([*lines, "build/"]) + "\n")
+        written.append(".gitignore")
+    if _git_root(root) is None:
+        import git
+
+        git.Repo.init(root).close()
+        written.append(".git/")
+    return written, kept
+
+
+def _git_root(path: Path) -> Path | None:
+    import git
+
+    try:
+        with git.Repo(path, search_parent_directories=True) as repo:
+            return Path(repo.working_tree_dir) if repo.working_tree_dir else None
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        return None

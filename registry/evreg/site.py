@@ -384,10 +384,12 @@ def _home(p: Pages) -> Page:
 
 def _featured_rows(p: Pages, page: Page, fam: dict[str, Any]) -> None:
     """A family's headline: each declared result with its grade, hardware and runtime beside it."""
-    rows = fam.get("featured_results") or []
+    rows = fam.get("featured_results") or _primary_headline(p, fam)
     if not rows:
-        page.note("This family declares no headline.")
+        page.note("This family declares no headline, and its primary packet features no metric.")
         return
+    if not fam.get("featured_results"):
+        page.p("The headline is the primary packet's featured metric (the family declares no featured results).")
     table = []
     for fr in rows:
         mid = fr["measurement_id"]
@@ -408,6 +410,16 @@ def _featured_rows(p: Pages, page: Page, fam: dict[str, Any]) -> None:
             ]
         )
     page.table(["Role", "Result", "Value", "Grade (packet)", "Hardware", "Runtime", "Quality"], table)
+
+
+def _primary_headline(p: Pages, fam: dict[str, Any]) -> list[dict[str, Any]]:
+    """The primary packet's featured metric as a family headline, as the lab's own pages show it."""
+    pk = p.records.get("packet", {}).get(fam.get("primary_packet_id") or "", {})
+    fm = pk.get("featured_metric")
+    if not isinstance(fm, dict):
+        return []
+    keys = ("measurement_id", "metric", "sample_index", "point_x")
+    return [{"role": "hero", "label": pk.get("label") or pk["id"], **{k: fm.get(k) for k in keys}}]
 
 
 def _packet_of(p: Pages, mid: str) -> str | None:

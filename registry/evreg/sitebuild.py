@@ -27,6 +27,7 @@ from evreg import citations, codes, figures
 from evreg import markdown as md
 from evreg.containment import SITE_DIR, outside_repository, unpublishable
 from evreg.findings import Finding
+from evreg.layout import PAGES_DIR
 from evreg.site import Page, Pages, page_base, render_pages
 
 if TYPE_CHECKING:
@@ -52,6 +53,10 @@ def _installed(path: str) -> bool:
 
     homes = [os.path.dirname(str(pkg.__file__)) for pkg in (material, mkdocs)]
     return any(os.path.commonpath([path, home]) == home for home in homes)
+
+
+PRODUCT_PAGES = {"assets/evreg.css": "evreg.css", "methodology/index.md": "methodology.md"}
+"""Site path -> file in ``PAGES_DIR``: they document and style the product itself, the same in every registry."""
 
 
 class SitePlugin(BasePlugin):
@@ -82,6 +87,9 @@ class SitePlugin(BasePlugin):
                 or not os.path.isfile(real)
             ):
                 raise PluginError(f"refusing to publish {src}: not a regular file inside the repository")
+        for dest, name in PRODUCT_PAGES.items():  # the registry's own site/ may replace them
+            if not files.get_file_from_path(dest):
+                files.append(File.generated(config, dest, abs_src_path=str(PAGES_DIR / name)))
         downloads = _downloads(self.downloads)
         self.generated = render_pages(self.pages, downloads, self.code_docs)
         for path, page in self.generated.items():
