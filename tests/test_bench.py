@@ -67,7 +67,9 @@ def test_ids_are_renamed_everywhere_and_numbers_perturbed_within_bounds(clone: t
     text = "".join(p.read_text() for p in (root / "packets/qwen-27b-f1").rglob("*.json"))
     assert "neural-download:f1-c0/" in text and "neural-download:results/" not in text  # each copy's evidence
     # A number the validator re-reads from an evidence file (by locator) is kept exactly.
-    located = next(p for p in (REPO / "packets/qwen3-8-27b").rglob("measurements/*.json") if "evidence_locators" in p.read_text())
+    located = next(
+        p for p in (REPO / "packets/qwen3-8-27b").rglob("measurements/*.json") if "evidence_locators" in p.read_text()
+    )
     twin = next((root / "packets/qwen3-8-27b-f3").rglob(f"measurements/{located.stem}-f3-c0.json"))
     assert orjson.loads(located.read_bytes())["metrics"] == orjson.loads(twin.read_bytes())["metrics"]
 
@@ -93,13 +95,18 @@ def test_bench_runs_every_phase_as_a_whole_process(tmp_path: Path) -> None:
             assert len(t["runs_s"]) == 1 and t["median_s"] == t["runs_s"][0] and t["max_rss_mib"] > 0
             assert t["ratio_to_floor"] == pytest.approx(t["median_s"] / size["floor"]["median_s"], rel=0.05)
     assert size["startup"]["output"].startswith("evreg, version")
-    for phase in ("validate_full", "validate_one_measurement", "validate_one_family", "validate_base_head_one_measurement"):
+    for phase in (
+        "validate_full",
+        "validate_one_measurement",
+        "validate_one_family",
+        "validate_base_head_one_measurement",
+    ):
         assert " 0 errors, 0 warnings" in size[phase]["output"]
     assert size["build"]["output"].startswith("built ") and size["catalog"]["output"].startswith("catalog written")
     assert (tmp_path / "registry-200/build/site/index.html").is_file()
-    assert size["peak_memory"]["max_rss_mib"] == max(
-        size[p]["max_rss_mib"] for p in PHASES if p != "query"
-    ) or size["peak_memory"]["max_rss_mib"] in {size["query"][q]["max_rss_mib"] for q in QUERIES}
+    assert size["peak_memory"]["max_rss_mib"] == max(size[p]["max_rss_mib"] for p in PHASES if p != "query") or size[
+        "peak_memory"
+    ]["max_rss_mib"] in {size["query"][q]["max_rss_mib"] for q in QUERIES}
     # Generated, committed and packed before anything was timed: no loose objects for a background gc.
     objects = subprocess.run(
         ["git", "count-objects", "-v"], cwd=tmp_path / "registry-200", capture_output=True, text=True, check=True

@@ -25,7 +25,7 @@ import orjson
 
 from evreg.jsonio import canonical
 from evreg.layout import PACKETS
-from evreg.realshape import MEASUREMENT_KINDS, generate
+from evreg.realshape import MEASUREMENT_KINDS, generate, templates
 
 PHASES = (
     "startup",
@@ -291,7 +291,10 @@ def _build(b: Bench, floor_s: float) -> dict[str, Any]:
 def _export(b: Bench, floor_s: float) -> dict[str, Any]:
     family = exportable_family(b.root)
     target = b.root / "build" / f"{family}.json"
-    return {"family": family, **summarise(b.repeated("export", "export", "neural-download", family, "-o", str(target)), floor_s)}
+    return {
+        "family": family,
+        **summarise(b.repeated("export", "export", "neural-download", family, "-o", str(target)), floor_s),
+    }
 
 
 def _import(b: Bench, floor_s: float) -> dict[str, Any]:
@@ -352,16 +355,24 @@ def run(
         with tempfile.TemporaryDirectory(prefix=f"evreg-bench-{n}-") as tmp:
             root = (keep / f"registry-{n}") if keep else Path(tmp) / "registry"
             start = time.perf_counter()
-            if not (root / PACKETS).is_dir():
-                info = generate(root, n)
-            else:
-                info = {"reused": True}
+            info: dict[str, Any] = generate(root, n) if not (root / PACKETS).is_dir() else {"reused": True}
             info["generate_s"] = round(time.perf_counter() - start, 1)
             os.sync()  # the generator's writes are flushed before anything is timed
             logs = Path(tmp) / "logs"
             logs.mkdir()
+            load_before = os.getloadavg()
             result = measure(root, repeat, phases, logs)
-            results.append({**info, "repeat": repeat, "targets": ratios(result), **result})
+            load = {"before": [round(x, 2) for x in load_before], "after": [round(x, 2) for x in os.getloadavg()]}
+            results.append(
+                {
+                    **info,
+                    "repeat": repeat,
+                    "cores": os.cpu_count(),
+                    "loadavg_1_5_15": load,
+                    "targets": ratios(result),
+                    **result,
+                }
+            )
     return results
 
 
@@ -386,7 +397,7 @@ def adversarial_text(pattern: str, size: int) -> str:
 
 
 def adversarial() -> dict[str, float]:
-    """Seconds to validate the smallest registry of real shape in which one measurement's caveat is a
+    """Seconds to validate a clone of the smallest real family in which one measurement's caveat is a
     pattern of ``ADVERSARIAL`` filling the record to just under the size limit; and the worst case."""
     from evreg import rules
     from evreg.jsonio import MAX_RECORD_BYTES
@@ -395,7 +406,8 @@ def adversarial() -> dict[str, float]:
     out: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="evreg-bench-adversarial-") as tmp:
         root = Path(tmp)
-        generate(root, 0)
+        smallest = min(templates(Path(__file__).resolve().parents[2]), key=lambda t: len(t.files))
+        generate(root, 0, only={smallest.name})
         target = measurement_file(root)
         record = orjson.loads(target.read_bytes())
         for name, pattern in ADVERSARIAL.items():
@@ -406,4 +418,3 @@ def adversarial() -> dict[str, float]:
             out[name] = round(time.perf_counter() - seconds, 2)
     worst = max(out, key=out.__getitem__)
     return {**out, "worst": out[worst], "worst_pattern": worst}  # type: ignore[dict-item]
-

@@ -173,7 +173,7 @@ def _slotted(rec: dict[str, Any], numbers: list[float], pinned: set[float]) -> d
         value = box.get(key) if isinstance(box, dict) else box[key]
         if _fractional(value) and value not in pinned:
             box[key] = f"\u27e6{len(numbers)}\u27e7"
-            numbers.append(value)
+            numbers.append(float(value))  # type: ignore[arg-type]  # a float: _fractional says so
     return rec
 
 
@@ -185,7 +185,7 @@ def _pinned(records: list[dict[str, Any]]) -> set[float]:
             for box, key in _numbers(rec):
                 value = box.get(key) if isinstance(box, dict) else box[key]
                 if _fractional(value):
-                    out.add(value)
+                    out.add(float(value))  # type: ignore[arg-type]  # a float: _fractional says so
     return out
 
 
@@ -195,9 +195,7 @@ def load_template(source: Path, family: str, baseline: list[dict[str, Any]]) -> 
     files = sorted(p for p in folder.rglob("*") if p.is_file())
     records = {p: orjson.loads(p.read_bytes()) for p in files if _is_record(folder, p)}
     family_ids, copy_ids = _ids(list(records.values()))
-    sources = tuple(
-        name for r in records.values() if r["kind"] == "family" for name in (r.get("sources") or {})
-    )
+    sources = tuple(name for r in records.values() if r["kind"] == "family" for name in (r.get("sources") or {}))
     pinned = _pinned(list(records.values()))
     out: list[TemplateFile] = []
     family_text = None
@@ -243,11 +241,12 @@ def _is_record(folder: Path, path: Path) -> bool:
     return isinstance(data, dict) and data.get("kind") in MODELS
 
 
-def templates(source: Path) -> list[Template]:
-    """Every real family of the registry at ``source``, cut for cloning."""
+def templates(source: Path, only: set[str] | None = None) -> list[Template]:
+    """Every real family of the registry at ``source`` (or those named in ``only``), cut for cloning."""
     base = source / BASELINE
     entries = orjson.loads(base.read_bytes()).get("entries", []) if base.is_file() else []
     folders = sorted(p.name for p in (source / PACKETS).iterdir() if (p / "family.json").is_file())
+    folders = [f for f in folders if only is None or f in only]
     return [load_template(source, name, entries) for name in folders]
 
 
@@ -319,11 +318,13 @@ def baseline_entries(t: Template, index: int, copies: int) -> Iterator[dict[str,
             yield {key: text.fill(fam, f"{fam}-c{k}") for key, text in e.items()}
 
 
-def generate(root: Path, measurements: int, source: Path | None = None, seed: int = 7) -> dict[str, Any]:
-    """Write a registry of real shape with about ``measurements`` measurements under ``root`` and
-    commit it to a new git repository (packed)."""
+def generate(
+    root: Path, measurements: int, source: Path | None = None, seed: int = 7, only: set[str] | None = None
+) -> dict[str, Any]:
+    """Write a registry of real shape with about ``measurements`` measurements under ``root`` (cloned
+    from every real family, or those named in ``only``) and commit it to a new git repository (packed)."""
     source = source or Path(__file__).resolve().parents[2]
-    temps = templates(source)
+    temps = templates(source, only)
     rnd = random.Random(seed)
     (root / PACKETS).mkdir(parents=True, exist_ok=True)
     entries: list[dict[str, str]] = []
@@ -356,4 +357,3 @@ def commit(root: Path) -> None:
     # Packed now: left to itself, git packs loose objects in a background process after the
     # commit, which then competes with whatever is timed.
     subprocess.run(["git", "gc", "--quiet"], cwd=root, check=True)
-
