@@ -95,6 +95,9 @@ def test_bench_runs_every_phase_as_a_whole_process(tmp_path: Path) -> None:
             assert len(t["runs_s"]) == 1 and t["median_s"] == t["runs_s"][0] and t["max_rss_mib"] > 0
             assert t["ratio_to_floor"] == pytest.approx(t["median_s"] / size["floor"]["median_s"], rel=0.05)
     assert size["startup"]["output"].startswith("evreg, version")
+    streamed = [json.loads(line) for line in result.stderr.splitlines() if line.startswith("{")]
+    assert [next(iter(r)) for r in streamed] == ["floor", *PHASES]  # each phase as it completes
+    assert streamed[-1]["import"] == size["import"]
     for phase in (
         "validate_full",
         "validate_one_measurement",

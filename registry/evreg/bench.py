@@ -214,14 +214,22 @@ def measure(root: Path, repeat: int, phases: tuple[str, ...], logs: Path) -> dic
     floor_s = statistics.median(floors)
     b = Bench(root, repeat, logs)
     out: dict[str, Any] = {"floor": {"median_s": round(floor_s, 3), "runs_s": [round(t, 3) for t in floors]}}
+    _progress({"floor": out["floor"]})
     for name in phases:
         out[name] = PHASE_RUNNERS[name](b, floor_s)
+        _progress({name: out[name]})
     memory = [p for p in out.values() if isinstance(p, dict) and "max_rss_mib" in p]
     out["peak_memory"] = {
         "max_rss_mib": max((p["max_rss_mib"] for p in memory), default=0),
         "tree_pss_peak_mib": max((p["tree_pss_peak_mib"] for p in memory), default=0),
     }
     return out
+
+
+def _progress(result: dict[str, Any]) -> None:
+    """Each phase's result on standard error as it completes (one JSON line): a long run that is
+    stopped keeps what it measured."""
+    print(json.dumps(result), file=sys.stderr, flush=True)
 
 
 def _startup(b: Bench, floor_s: float) -> dict[str, Any]:
