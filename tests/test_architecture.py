@@ -43,7 +43,7 @@ LAYERS: dict[str, int] = {
     "scaffold": 2,  # new records made from what the registry holds
     **dict.fromkeys(["site", "sitebuild"], 2),
     "pipeline": 3,  # load -> cache -> rules -> results -> report
-    **dict.fromkeys(["cli", "reporters", "bench", "__main__"], 4),
+    **dict.fromkeys(["cli", "reporters", "bench", "realshape", "__main__"], 4),
 }
 SIBLINGS = [{"rules", "results"}, {"catalog"}, {"formats"}, {"scaffold"}, {"site", "sitebuild"}]
 """Groups of layer 2 that may import within themselves but not each other (results may use rules)."""

@@ -1,314 +1,387 @@
-"""Synthetic registries that look like the real data, and the benchmark that
-measures validation, incremental validation, the catalog and queries against
-the floor of just reading and parsing the same files (DESIGN §9).
+"""The benchmark: whole ``evreg`` processes, as users run them, on registries of real shape
+(``evreg.realshape``: clones of the real records), each phase against the floor of just reading
+and parsing the same files (DESIGN §9).
 
-Run: ``evreg bench --sizes 1000,10000,100000`` (prints JSON).
+Run: ``evreg bench --sizes 10000,100000 --repeat 5`` (prints JSON).
 """
 
 from __future__ import annotations
 
-import gc
 import json
 import os
-import random
-import resource
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from evreg.jsonio import canonical
+from evreg.layout import PACKETS
+from evreg.realshape import MEASUREMENT_KINDS, generate, templates
 
-MEASUREMENTS_PER_FAMILY = 1000
-PACKETS_PER_FAMILY = 20
+PHASES = (
+    "startup",
+    "validate_full",
+    "validate_fill_cache",
+    "validate_unchanged",
+    "validate_one_measurement",
+    "validate_one_family",
+    "validate_base_head_one_measurement",
+    "catalog",
+    "query",
+    "build",
+    "export",
+    "import",
+)
+"""Every phase, in the order they run (``--phases`` runs a subset)."""
 
-
-def _write(root: Path, rel: str, data: Any) -> None:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(canonical(data), "utf-8")
-
-
-def generate(root: Path, measurements: int, seed: int = 7) -> dict[str, int]:
-    """Write a registry of about ``measurements`` measurements under ``root`` and commit it."""
-    rnd = random.Random(seed)
-    families = max(1, measurements // MEASUREMENTS_PER_FAMILY)
-    per_family = measurements // families
-    (root / "packets").mkdir(parents=True, exist_ok=True)
-    written = 0
-    for f in range(families):
-        fam = f"fam-{f:04d}"
-        revs = [f"model-{f}.{r}" for r in range(2)]
-        arts = {f"{fam}-art-{r}-{a}": (revs[r], q) for r in range(2) for a, q in enumerate(("INT4", "FP8"))}
-        ev = f"packets/{fam}/{fam}-p-0/evidence/run.json"
-        _write(root, f"packets/{fam}/family.json", _family(f, fam, revs, arts, ev))
-        (root / ev).parent.mkdir(parents=True, exist_ok=True)
-        (root / ev).write_text('{"samples": [1, 2, 3]}\n')
-        family_art = list(arts.items())
-        for p in range(PACKETS_PER_FAMILY):
-            _write(root, f"packets/{fam}/{fam}-p-{p}/packet.json", _packet(fam, p, family_art, ev))
-        for m in range(per_family):
-            p = m % PACKETS_PER_FAMILY
-            rec = _measurement(rnd, fam, m, family_art[p % len(family_art)], ev)
-            _write(root, f"packets/{fam}/{fam}-p-{p}/measurements/{rec['id']}.json", rec)
-            written += 1
-        charted = [m for m in range(1, per_family) if m % 5 and m % 17][:10]
-        for v in range(5):
-            _write(root, f"packets/{fam}/views/view-{v}.json", _view(fam, v, charted))
-    shutil.copytree(Path(__file__).resolve().parents[2] / "schema", root / "schema", dirs_exist_ok=True)
-    _commit(root)
-    return {"families": families, "measurements": written}
+QUERIES = {
+    "headline per packet": "SELECT * FROM headlines",
+    "decode samples of TP2": "SELECT m.id, s.value FROM measurements m JOIN samples s ON s.measurement = m.id "
+    "WHERE m.tp = 2 AND s.metric = 'decode_tok_s'",
+    "grade distribution": "SELECT * FROM grade_distribution",
+}
+SAMPLE_EVERY_S = 0.2
+"""How often the memory of a process tree is sampled (proportional set size, summed)."""
 
 
-def _family(f: int, fam: str, revs: list[str], arts: dict[str, tuple[str, str]], ev: str) -> dict[str, Any]:
-    def artifacts(r: str, i: int) -> list[dict[str, Any]]:
-        return [
-            {
-                "id": aid,
-                "label": q,
-                "quantization": q,
-                "repository": f"org/{aid}",
-                "revision": f"{i + 7:040x}",
-                "evidence": ev,
-            }
-            for aid, (rr, q) in arts.items()
-            if rr == r
-        ]
+@dataclass
+class Run:
+    """One process: wall and CPU seconds (its waited-for workers included), the largest resident set
+    of any process of its tree (the kernel's high-water mark), and the largest sampled sum of the
+    tree's proportional set sizes (shared pages counted once)."""
 
-    return {
-        "kind": "family",
-        "id": fam,
-        "name": f"Synthetic family {f}",
-        "summary": "A generated family.",
-        "primary_packet_id": f"{fam}-p-0",
-        "weight_revisions": [
-            {"id": r, "repository": f"org/{r}", "revision": f"{i:040x}", "quantized_artifacts": artifacts(r, i)}
-            for i, r in enumerate(revs)
-        ],
-    }
+    wall_s: float
+    cpu_s: float
+    max_rss_mib: float
+    tree_pss_mib: float
+    returncode: int
+    tail: str
 
 
-def _packet(fam: str, p: int, family_art: list[tuple[str, tuple[str, str]]], ev: str) -> dict[str, Any]:
-    aid, (rev, quant) = family_art[p % len(family_art)]
-    return {
-        "kind": "packet",
-        "id": f"{fam}-p-{p}",
-        "revision": rev,
-        "artifact_id": aid,
-        "quantization": quant,
-        "runtime": "vLLM 0.9",
-        "cards": 1 + p % 4,
-        "status": "candidate",
-        "label": f"Packet {p}",
-        "summary": f"Decode {{{{ m:{fam}-m-{p * 5 + 1}.decode_tok_s[0] }}}} at TP{1 + p % 4}.",
-        "manifest": ev,
-    }
+def evreg_command() -> list[str]:
+    script = Path(sys.executable).with_name("evreg")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "evreg"]
 
 
-def _measurement(
-    rnd: random.Random, fam: str, m: int, artifact: tuple[str, tuple[str, str]], ev: str
-) -> dict[str, Any]:
-    """Four in five are runs with repeat samples, the fifth a context sweep; one in 17 is screened."""
-    p = m % PACKETS_PER_FAMILY
-    aid, (rev, quant) = artifact
-    base = {
-        "id": f"{fam}-m-{m}",
-        "state": "lab-measured" if m % 17 else "lab-screened",
-        "revision": rev,
-        "artifact_id": aid,
-        "quantization": quant,
-        "runtime": "vLLM 0.9",
-        "runtime_family": "vLLM",
-        "config": {"tp": 1 + p % 4, "mtp": m % 3, "kv": "f16"},
-        "workload": "12 cold prompts, 512 output tokens",
-        "evidence": ev,
-        "quality": "objective battery pass",
-        "caveat": f"See {{{{ m:{fam}-m-{m}.decode_tok_s[0] }}}}.",
-    }
-    if m % 5:
-        return {
-            "kind": "run-measurement",
-            **base,
-            "metrics": {
-                "decode_tok_s": [round(rnd.uniform(20, 90), 4) for _ in range(3)],
-                "ttft_ms": [round(rnd.uniform(100, 400), 2) for _ in range(3)],
-            },
-        }
-    return {
-        "kind": "series-measurement",
-        **base,
-        "axis": "active_context_tokens",
-        "caveat": f"At 0: {{{{ m:{fam}-m-{m}.decode_tok_s@0 }}}}.",
-        "points": [
-            {"x": x, "decode_tok_s": round(rnd.uniform(20, 90), 4), "samples": 5}
-            for x in (0, 2048, 4096, 8192, 16384, 32768)
-        ],
-    }
+def _tree(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        try:
+            for task in os.listdir(f"/proc/{p}/task"):
+                todo.extend(int(c) for c in Path(f"/proc/{p}/task/{task}/children").read_text().split())
+        except OSError:
+            continue
+    return out
 
 
-def _view(fam: str, v: int, charted: list[int]) -> dict[str, Any]:
-    return {
-        "kind": "view",
-        "id": f"view-{v}",
-        "title": f"View {v}",
-        "metrics": ["decode_tok_s"],
-        "discrete": True,
-        "series": [{"label": "s", "measurement_ids": [f"{fam}-m-{charted[2 * v]}", f"{fam}-m-{charted[2 * v + 1]}"]}],
-    }
+def _pss_mib(pids: list[int]) -> float:
+    total = 0
+    for p in pids:
+        try:
+            for line in Path(f"/proc/{p}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
+                    total += int(line.split()[1])
+                    break
+        except (OSError, ValueError):
+            continue
+    return total / 1024
 
 
-def _commit(root: Path) -> None:
-    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
-    who = ["-c", "user.name=bench", "-c", "user.email=bench@example.org", "-c", "gc.auto=0"]
-    subprocess.run(["git", *who, "commit", "-qm", "synthetic registry"], cwd=root, check=True)
-    # Packed now, while generating: left to itself, git packs 100,000 loose objects in a
-    # background process after the commit, which then competes with whatever is timed.
-    subprocess.run(["git", "gc", "--quiet"], cwd=root, check=True)
+def run_process(argv: list[str], cwd: Path, log: Path, env: dict[str, str] | None = None) -> Run:
+    """Run ``argv`` to its end and measure it (``os.wait4``, as ``/usr/bin/time`` does)."""
+    peak = [0.0]
+    with log.open("wb") as out:
+        start = time.perf_counter()
+        proc = subprocess.Popen(argv, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, env=env)
+        done = threading.Event()
+
+        def sample() -> None:
+            while not done.wait(SAMPLE_EVERY_S):
+                peak[0] = max(peak[0], _pss_mib(_tree(proc.pid)))
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        done.set()
+        sampler.join()
+    lines = log.read_text("utf-8", "replace").strip().splitlines()
+    return Run(
+        wall_s=wall,
+        cpu_s=usage.ru_utime + usage.ru_stime,
+        max_rss_mib=usage.ru_maxrss / 1024,
+        tree_pss_mib=peak[0],
+        returncode=proc.returncode,
+        tail=lines[-1][:300] if lines else "",
+    )
 
 
-def _floor(root: Path) -> float:
+def floor(root: Path) -> float:
+    """Seconds to read and orjson-parse every JSON file under ``packets/``, in this process, one thread."""
     start = time.perf_counter()
-    for dirpath, _dirs, files in os.walk(root / "packets"):
+    for dirpath, _dirs, files in os.walk(root / PACKETS):
         for name in files:
             if name.endswith(".json"):
                 orjson.loads(Path(dirpath, name).read_bytes())
     return time.perf_counter() - start
 
 
-def _timed(fn: Any) -> tuple[float, Any]:
-    start = time.perf_counter()
-    out = fn()
-    return time.perf_counter() - start, out
-
-
-def measure(root: Path) -> dict[str, Any]:
-    """Time every phase on the registry at ``root`` (run in a fresh process for a clean peak memory)."""
-    from evreg import workers
-
-    floor = min(_floor(root) for _ in range(2))
-    os.sync()  # reading updates access times; their write-back is not validation's cost
-    validation, findings = _validation_phase(root)
-    db = root / "build" / "bench.duckdb"
-    catalog_phase = _catalog_phase(root, findings, db)
-    queries = _query_phase(db)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    worker_peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # the largest worker process
-    loaded_s = _catalog_from_loaded(root, findings, db)
+def summarise(runs: list[Run], floor_s: float, key: str = "wall_s") -> dict[str, Any]:
+    """Median, spread and every run of one phase, with its ratio to the floor and its peak memory."""
+    times = [getattr(r, key) for r in runs]
+    median = statistics.median(times)
     return {
-        "floor_s": round(floor, 3),
-        "full_validation_s": validation["full_validation_s"],
-        "full_ratio": round(validation["full_validation_s"] / floor, 2),
-        **{k: v for k, v in validation.items() if k != "full_validation_s"},
-        "incremental_pct_of_full": round(
-            100 * validation["incremental_validation_s"] / validation["full_validation_s"], 1
-        ),
-        "catalog_build_s": catalog_phase["catalog_build_s"],
-        "catalog_ratio": round(catalog_phase["catalog_build_s"] / floor, 2),
-        "catalog_build_runs_s": catalog_phase["catalog_build_runs_s"],
-        "catalog_build_from_loaded_s": round(loaded_s, 3),
-        "catalog_from_loaded_ratio": round(loaded_s / floor, 2),
-        "query_p50_ms": queries,
-        "peak_memory_mib": round(peak, 1),
-        "worker_peak_memory_mib": round(worker_peak, 1),
-        "peak_memory_bound_mib": round(peak + workers.count_for_files(10**9) * worker_peak, 1),
+        "median_s": round(median, 3),
+        "min_s": round(min(times), 3),
+        "max_s": round(max(times), 3),
+        "runs_s": [round(t, 3) for t in times],
+        "ratio_to_floor": round(median / floor_s, 2),
+        "cpu_median_s": round(statistics.median(r.cpu_s for r in runs), 3),
+        "max_rss_mib": round(max(r.max_rss_mib for r in runs), 1),
+        "tree_pss_peak_mib": round(max(r.tree_pss_mib for r in runs), 1),
+        "output": runs[-1].tail,
     }
 
 
-def _validation_phase(root: Path) -> tuple[dict[str, Any], list[Any]]:
-    """Full validation (median of three, no cache), then with the cache after a change to one measurement
-    (median of five); and the findings of the last run, for the catalog."""
-    from evreg import rules
-    from evreg.pipeline import validate
+class Bench:
+    """The phases on one registry at ``root``, each run ``repeat`` times as a whole process."""
 
-    pack = rules.discover()
+    def __init__(self, root: Path, repeat: int, logs: Path) -> None:
+        self.root = root
+        self.repeat = repeat
+        self.logs = logs
+        self.cmd = evreg_command()
+        self.edits = 0
 
-    def validated(use_cache: bool = True) -> tuple[float, Any]:
-        """Seconds and report of one validation; its registry is dropped before the next run,
-        so no run forks its workers from a process that still holds the previous run's records."""
-        seconds, (_registry, report) = _timed(lambda: validate(root, pack, use_cache=use_cache))
-        del _registry
-        gc.collect()
-        assert not report.errors(), report.summary()
-        return seconds, report
+    def run(self, name: str, *args: str, ok: tuple[int, ...] = (0,), cwd: Path | None = None) -> Run:
+        self.edits += 1
+        run = run_process([*self.cmd, *args], cwd or self.root, self.logs / f"{name}-{self.edits}.log")
+        if run.returncode not in ok:
+            raise RuntimeError(f"{name}: `evreg {' '.join(args)}` exited {run.returncode}: {run.tail}")
+        return run
 
-    # Medians of several runs: the VM's neighbours make single runs vary by a third.
-    fulls = [validated(use_cache=False)[0] for _ in range(3)]
-    filling, report = validated()  # a cold cache: validates everything, stores it
-    victim = next((root / "packets").rglob("*-m-3.json"))
-    data = json.loads(victim.read_text())
-    runs = []
-    for i in range(5):  # each run after a new change to one measurement
-        data["quality"] = f"objective battery pass; rerun {i}"
-        victim.write_text(canonical(data))
-        seconds, changed = validated()
-        assert changed.records == report.records
-        runs.append(seconds)
-    return {
-        "full_validation_s": round(statistics.median(fulls), 3),
-        "full_validation_runs_s": [round(t, 3) for t in fulls],
-        "validation_filling_cache_s": round(filling, 3),
-        "incremental_validation_s": round(statistics.median(runs), 3),
-        "incremental_runs_s": [round(t, 3) for t in runs],
-    }, changed.findings
+    def repeated(self, name: str, *args: str, before: Callable[[int], None] | None = None) -> list[Run]:
+        runs = []
+        for i in range(self.repeat):
+            if before:
+                before(i)
+            runs.append(self.run(name, *args))
+        return runs
+
+    def edit(self, path: Path, field: str) -> Callable[[int], None]:
+        """A change to one prose field of the record at ``path`` (no figure: it stays valid)."""
+        data = orjson.loads(path.read_bytes())
+        original = str(data.get(field) or "")
+
+        def change(i: int) -> None:
+            data[field] = f"{original} (edited, {'abcdefghijklmnopqrstuvwxyz'[i % 26] * (1 + i // 26)})".strip()
+            path.write_text(canonical(data), "utf-8")
+
+        return change
 
 
-def _catalog_phase(root: Path, findings: list[Any], db: Path) -> dict[str, Any]:
-    """The catalog built from a registry whose records are unread (the build reads them, in its workers)."""
-    from evreg import catalog
-    from evreg.store import load
+def measurement_file(root: Path) -> Path:
+    """A run measurement of the first family of the largest real family's shape."""
+    for path in sorted((root / PACKETS).glob("*/*/measurements/*.json")):
+        if orjson.loads(path.read_bytes()).get("kind") in MEASUREMENT_KINDS:
+            return path
+    raise FileNotFoundError("no measurement")
 
-    def built() -> float:
-        registry = load(root)
-        start = time.perf_counter()
-        catalog.build(registry, findings, {}, db, {"schema_version": "1"})
-        seconds = time.perf_counter() - start
-        del registry
-        gc.collect()
-        return seconds
 
-    builds = [built() for _ in range(3)]
-    return {
-        "catalog_build_s": round(statistics.median(builds), 3),
-        "catalog_build_runs_s": [round(t, 3) for t in builds],
+def exportable_family(root: Path) -> str:
+    """The first family imported from the lab's manifest format (it keeps ``record_order``)."""
+    for path in sorted((root / PACKETS).glob("*/family.json")):
+        if "record_order" in orjson.loads(path.read_bytes()):
+            return path.parent.name
+    raise FileNotFoundError("no family in the neural-download format")
+
+
+def measure(root: Path, repeat: int, phases: tuple[str, ...], logs: Path) -> dict[str, Any]:
+    """Every phase of ``phases`` on the registry at ``root``."""
+    floors = [floor(root) for _ in range(repeat + 1)][1:]  # the first run warms the page cache
+    floor_s = statistics.median(floors)
+    b = Bench(root, repeat, logs)
+    out: dict[str, Any] = {"floor": {"median_s": round(floor_s, 3), "runs_s": [round(t, 3) for t in floors]}}
+    _progress({"floor": out["floor"]})
+    for name in phases:
+        out[name] = PHASE_RUNNERS[name](b, floor_s)
+        _progress({name: out[name]})
+    memory = [p for p in out.values() if isinstance(p, dict) and "max_rss_mib" in p]
+    out["peak_memory"] = {
+        "max_rss_mib": max((p["max_rss_mib"] for p in memory), default=0),
+        "tree_pss_peak_mib": max((p["tree_pss_peak_mib"] for p in memory), default=0),
     }
-
-
-QUERIES = {
-    "headline per packet": "SELECT * FROM headlines",
-    "decode samples of TP2 INT4": "SELECT m.id, s.value FROM measurements m JOIN samples s ON s.measurement = m.id "
-    "WHERE m.tp = 2 AND m.quantization = 'INT4' AND s.metric = 'decode_tok_s'",
-    "grade distribution": "SELECT * FROM grade_distribution",
-}
-
-
-def _query_phase(db: Path) -> dict[str, float]:
-    """Milliseconds per query, the median of 20 runs each."""
-    from evreg import catalog
-
-    out = {}
-    for name, sql in QUERIES.items():
-        times = [_timed(lambda sql=sql: catalog.query(db, sql))[0] for _ in range(20)]
-        out[name] = round(statistics.median(times) * 1000, 2)
     return out
 
 
-def _catalog_from_loaded(root: Path, findings: list[Any], db: Path) -> float:
-    """Last, as it holds every record in this process: the build from records read beforehand (what the
-    build costs beyond reading; the previous definition of this benchmark's catalog phase)."""
-    from evreg import catalog
-    from evreg.store import load
+def _progress(result: dict[str, Any]) -> None:
+    """Each phase's result on standard error as it completes (one JSON line): a long run that is
+    stopped keeps what it measured."""
+    print(json.dumps(result), file=sys.stderr, flush=True)
 
-    loaded = load(root)
-    for doc in loaded.documents:
-        _ = doc.refs
-    return _timed(lambda: catalog.build(loaded, findings, {}, db, {"schema_version": "1"}))[0]
+
+def _startup(b: Bench, floor_s: float) -> dict[str, Any]:
+    runs = b.repeated("startup", "--version")
+    return {**summarise(runs, floor_s, "cpu_s"), "wall_median_s": round(statistics.median(r.wall_s for r in runs), 3)}
+
+
+def _validate_full(b: Bench, floor_s: float) -> dict[str, Any]:
+    return summarise(b.repeated("validate-full", "validate", "--no-cache"), floor_s)
+
+
+def _fill(b: Bench, floor_s: float) -> dict[str, Any]:
+    shutil.rmtree(b.root / "build" / "cache", ignore_errors=True)
+    return summarise([b.run("validate-fill", "validate")], floor_s)
+
+
+def _unchanged(b: Bench, floor_s: float) -> dict[str, Any]:
+    return summarise(b.repeated("validate-unchanged", "validate"), floor_s)
+
+
+def _one_measurement(b: Bench, floor_s: float) -> dict[str, Any]:
+    edit = b.edit(measurement_file(b.root), "caveat")
+    return summarise(b.repeated("validate-measurement", "validate", before=edit), floor_s)
+
+
+def _one_family(b: Bench, floor_s: float) -> dict[str, Any]:
+    edit = b.edit(b.root / PACKETS / exportable_family(b.root) / "family.json", "summary")
+    return summarise(b.repeated("validate-family", "validate", before=edit), floor_s)
+
+
+def _base_head(b: Bench, floor_s: float) -> dict[str, Any]:
+    """What the pre-commit hook runs (``--base HEAD``) when a contributor adds one measurement (a published
+    one may not change). The edits so far are committed first; the base's findings are computed by a
+    first, untimed run and kept per commit, as the hook keeps them."""
+    victim = measurement_file(b.root)
+    data = orjson.loads(victim.read_bytes())
+    commit_all(b.root)
+
+    def add(i: int) -> None:
+        new = {**data, "id": f"{data['id']}-new-{i}"}
+        (victim.parent / f"{new['id']}.json").write_text(canonical(new), "utf-8")
+
+    add(b.repeat)
+    b.run("validate-base-warm", "validate", "--base", "HEAD")
+    return summarise(b.repeated("validate-base", "validate", "--base", "HEAD", before=add), floor_s)
+
+
+def commit_all(root: Path) -> None:
+    who = ["-c", "user.name=bench", "-c", "user.email=bench@example.org", "-c", "gc.auto=0"]
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+    subprocess.run(["git", *who, "commit", "-qm", "edits", "--allow-empty"], cwd=root, check=True)
+
+
+def _catalog(b: Bench, floor_s: float) -> dict[str, Any]:
+    return summarise(b.repeated("catalog", "catalog"), floor_s)
+
+
+def _query(b: Bench, floor_s: float) -> dict[str, Any]:
+    b.run("query-warm", "query", "SELECT 1")  # the catalog is fresh from here on
+    return {name: summarise(b.repeated("query", "query", sql), floor_s) for name, sql in QUERIES.items()}
+
+
+def _build(b: Bench, floor_s: float) -> dict[str, Any]:
+    return summarise(b.repeated("build", "build", "--out", str(b.root / "build" / "site")), floor_s)
+
+
+def _export(b: Bench, floor_s: float) -> dict[str, Any]:
+    family = exportable_family(b.root)
+    target = b.root / "build" / f"{family}.json"
+    return {
+        "family": family,
+        **summarise(b.repeated("export", "export", "neural-download", family, "-o", str(target)), floor_s),
+    }
+
+
+def _import(b: Bench, floor_s: float) -> dict[str, Any]:
+    """Import of one exported family into an empty registry (a fresh one for every run)."""
+    family = exportable_family(b.root)
+    manifest = b.root / "build" / f"{family}.json"
+    if not manifest.is_file():
+        b.run("export", "export", "neural-download", family, "-o", str(manifest))
+    runs = []
+    for i in range(b.repeat):
+        empty = b.logs.parent / f"empty-{i}"  # outside the registry's git work tree
+        shutil.rmtree(empty, ignore_errors=True)
+        (empty / PACKETS).mkdir(parents=True)
+        shutil.copytree(b.root / "schema", empty / "schema")
+        # Exit 1 is expected: the family's accepted defects are in the source registry's baseline.
+        runs.append(b.run("import", "--root", str(empty), "import", "neural-download", str(manifest), ok=(0, 1)))
+        if not (empty / PACKETS / family / "family.json").is_file():
+            raise RuntimeError(f"import wrote no family: {runs[-1].tail}")
+    return {"family": family, **summarise(runs, floor_s)}
+
+
+PHASE_RUNNERS: dict[str, Callable[[Bench, float], dict[str, Any]]] = {
+    "startup": _startup,
+    "validate_full": _validate_full,
+    "validate_fill_cache": _fill,
+    "validate_unchanged": _unchanged,
+    "validate_one_measurement": _one_measurement,
+    "validate_one_family": _one_family,
+    "validate_base_head_one_measurement": _base_head,
+    "catalog": _catalog,
+    "query": _query,
+    "build": _build,
+    "export": _export,
+    "import": _import,
+}
+
+
+def ratios(result: dict[str, Any]) -> dict[str, Any]:
+    """The targets' quantities in one place (DESIGN §9, issue 18)."""
+    full = result.get("validate_full", {}).get("median_s")
+    one = result.get("validate_one_measurement", {}).get("median_s")
+    return {
+        "validate_full_x_floor": result.get("validate_full", {}).get("ratio_to_floor"),
+        "validate_one_measurement_pct_of_full": round(100 * one / full, 1) if full and one else None,
+        "catalog_x_floor": result.get("catalog", {}).get("ratio_to_floor"),
+        "query_headlines_s": result.get("query", {}).get("headline per packet", {}).get("median_s"),
+        "startup_cpu_s": result.get("startup", {}).get("median_s"),
+        "peak_memory_mib": result.get("peak_memory"),
+    }
+
+
+def run(
+    sizes: list[int], repeat: int = 3, keep: Path | None = None, phases: tuple[str, ...] = PHASES
+) -> list[dict[str, Any]]:
+    """Generate a registry of real shape per size (or reuse one kept in ``keep``) and measure it."""
+    results = []
+    for n in sizes:
+        with tempfile.TemporaryDirectory(prefix=f"evreg-bench-{n}-") as tmp:
+            root = (keep / f"registry-{n}") if keep else Path(tmp) / "registry"
+            start = time.perf_counter()
+            info: dict[str, Any] = generate(root, n) if not (root / PACKETS).is_dir() else {"reused": True}
+            info["generate_s"] = round(time.perf_counter() - start, 1)
+            os.sync()  # the generator's writes are flushed before anything is timed
+            logs = Path(tmp) / "logs"
+            logs.mkdir()
+            load_before = os.getloadavg()
+            result = measure(root, repeat, phases, logs)
+            load = {"before": [round(x, 2) for x in load_before], "after": [round(x, 2) for x in os.getloadavg()]}
+            results.append(
+                {
+                    **info,
+                    "repeat": repeat,
+                    "cores": os.cpu_count(),
+                    "loadavg_1_5_15": load,
+                    "targets": ratios(result),
+                    **result,
+                }
+            )
+    return results
 
 
 ADVERSARIAL = {
@@ -332,8 +405,8 @@ def adversarial_text(pattern: str, size: int) -> str:
 
 
 def adversarial() -> dict[str, float]:
-    """Seconds to validate a small registry in which one record's caveat is a pattern of
-    ``ADVERSARIAL`` filling the record to just under the size limit; and the worst case."""
+    """Seconds to validate a clone of the smallest real family in which one measurement's caveat is a
+    pattern of ``ADVERSARIAL`` filling the record to just under the size limit; and the worst case."""
     from evreg import rules
     from evreg.jsonio import MAX_RECORD_BYTES
     from evreg.store import load
@@ -341,45 +414,15 @@ def adversarial() -> dict[str, float]:
     out: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="evreg-bench-adversarial-") as tmp:
         root = Path(tmp)
-        generate(root, 100)
-        target = next((root / "packets").rglob("measurements/*.json"))
+        smallest = min(templates(Path(__file__).resolve().parents[2]), key=lambda t: len(t.files))
+        generate(root, 0, only={smallest.name})
+        target = measurement_file(root)
         record = orjson.loads(target.read_bytes())
         for name, pattern in ADVERSARIAL.items():
             record["caveat"] = adversarial_text(pattern, MAX_RECORD_BYTES - 4096)
             target.write_text(canonical(record), "utf-8")
-            seconds, _ = _timed(lambda: rules.run(load(root), rules.discover()))
-            out[name] = round(seconds, 2)
+            seconds = time.perf_counter()
+            rules.run(load(root), rules.discover())
+            out[name] = round(time.perf_counter() - seconds, 2)
     worst = max(out, key=out.__getitem__)
     return {**out, "worst": out[worst], "worst_pattern": worst}  # type: ignore[dict-item]
-
-
-def run(sizes: list[int], keep: Path | None = None) -> list[dict[str, Any]]:
-    results = []
-    for n in sizes:
-        with tempfile.TemporaryDirectory(prefix=f"evreg-bench-{n}-") as tmp:
-            root = (keep / f"registry-{n}") if keep else Path(tmp)
-            gen_s, info = _timed(lambda root=root, n=n: generate(root, n))
-            os.sync()  # the generator's writes are flushed before anything is timed
-            out = subprocess.run(
-                [
-                    sys.executable,
-                    "-c",
-                    "import json, sys; from pathlib import Path; "
-                    "from evreg.bench import measure; print(json.dumps(measure(Path(sys.argv[1]))))",
-                    str(root),
-                ],
-                capture_output=True,
-                text=True,
-                check=False,
-            )
-            if out.returncode:
-                raise RuntimeError(out.stderr[-2000:])
-            results.append(
-                {
-                    "measurements": info["measurements"],
-                    "families": info["families"],
-                    "generate_s": round(gen_s, 1),
-                    **json.loads(out.stdout),
-                }
-            )
-    return results

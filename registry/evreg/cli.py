@@ -827,17 +827,27 @@ def export_neural_download(ctx: Context, family: str | None, catalog: bool, outp
 
 
 @cli.command()
-@click.option("--sizes", default="1000,10000", show_default=True, help="Comma-separated measurement counts.")
-@click.option("--keep", type=click.Path(file_okay=False, path_type=Path), help="Keep the generated registries here.")
-def bench(sizes: str, keep: Path | None) -> None:
-    """Benchmark validation, catalog and queries on synthetic registries; print JSON with ratios to the floor."""
+@click.option("--sizes", default="10000", show_default=True, help="Comma-separated measurement counts.")
+@click.option("--repeat", default=3, show_default=True, type=click.IntRange(min=1), help="Runs of each phase.")
+@click.option("--phases", help="Comma-separated phases to run (default: all).")
+@click.option("--keep", type=click.Path(file_okay=False, path_type=Path), help="Keep (or reuse) the registries here.")
+@click.option("--no-adversarial", is_flag=True, help="Skip the hostile 8 MiB records.")
+def bench(sizes: str, repeat: int, phases: str | None, keep: Path | None, no_adversarial: bool) -> None:
+    """Benchmark whole evreg processes on registries cloned from the real records; print JSON with
+    medians, spread, ratios to the floor and peak memory."""
     from evreg import bench as bench_mod
 
     try:
         counts = [int(s) for s in sizes.split(",") if s.strip()]
     except ValueError:
         raise click.UsageError("--sizes takes whole numbers separated by commas") from None
-    results = {"sizes": bench_mod.run(counts, keep), "adversarial_8mib_record_s": bench_mod.adversarial()}
+    chosen = tuple(p.strip() for p in phases.split(",") if p.strip()) if phases else bench_mod.PHASES
+    unknown = sorted(set(chosen) - set(bench_mod.PHASES))
+    if unknown:
+        raise click.UsageError(f"--phases: unknown {', '.join(unknown)}; choose from {', '.join(bench_mod.PHASES)}")
+    results: dict[str, Any] = {"sizes": bench_mod.run(counts, repeat, keep, chosen)}
+    if not no_adversarial:
+        results["adversarial_8mib_record_s"] = bench_mod.adversarial()
     click.echo(json.dumps(results, indent=2))
 
 
