@@ -62,21 +62,24 @@ def test_the_clone_of_the_real_records_validates_clean_and_covers_every_kind(clo
 def test_ids_are_renamed_everywhere_and_numbers_perturbed_within_bounds(clone: tuple[Path, Any]) -> None:
     root, _ = clone
     real = REPO / "packets/qwen-27b/qwen36-27b-q8-tp2/packet.json"
-    cloned = root / "packets/qwen-27b-f1/qwen36-27b-q8-tp2-f1-c0/packet.json"
+    [folder] = (root / "packets").glob("qwen-27b-f*")  # the family's place among the clones follows the registry's
+    fam = folder.name.removeprefix("qwen-27b")
+    cloned = folder / f"qwen36-27b-q8-tp2{fam}-c0/packet.json"
     a, b = orjson.loads(real.read_bytes()), orjson.loads(cloned.read_bytes())
-    assert b["id"] == "qwen36-27b-q8-tp2-f1-c0" and b["revision"] == a["revision"] + "-f1"
-    assert b["featured_metric"]["measurement_id"] == a["featured_metric"]["measurement_id"] + "-f1-c0"
+    assert b["id"] == f"qwen36-27b-q8-tp2{fam}-c0" and b["revision"] == a["revision"] + fam
+    assert b["featured_metric"]["measurement_id"] == a["featured_metric"]["measurement_id"] + f"{fam}-c0"
     assert b["featured_metric"]["value"] != a["featured_metric"]["value"]
     assert abs(b["featured_metric"]["value"] / a["featured_metric"]["value"] - 1) <= PERTURBATION
     for cites in re.findall(r"\{\{ m:([a-z0-9.-]+?)\.[a-z_]", cloned.read_text()):
-        assert cites.endswith("-f1-c0")  # every citation names a cloned measurement
-    text = "".join(p.read_text() for p in (root / "packets/qwen-27b-f1").rglob("*.json"))
-    assert "neural-download:f1-c0/" in text and "neural-download:results/" not in text  # each copy's evidence
+        assert cites.endswith(f"{fam}-c0")  # every citation names a cloned measurement
+    text = "".join(p.read_text() for p in folder.rglob("*.json"))
+    assert f"neural-download:{fam[1:]}-c0/" in text and "neural-download:results/" not in text  # each copy's evidence
     # A number the validator re-reads from an evidence file (by locator) is kept exactly.
     located = next(
         p for p in (REPO / "packets/qwen3-8-27b").rglob("measurements/*.json") if "evidence_locators" in p.read_text()
     )
-    twin = next((root / "packets/qwen3-8-27b-f3").rglob(f"measurements/{located.stem}-f3-c0.json"))
+    [clone_of] = (root / "packets").glob("qwen3-8-27b-f*")
+    twin = next(clone_of.rglob(f"measurements/{located.stem}{clone_of.name.removeprefix('qwen3-8-27b')}-c0.json"))
     assert orjson.loads(located.read_bytes())["metrics"] == orjson.loads(twin.read_bytes())["metrics"]
 
 
@@ -97,7 +100,7 @@ def test_bench_runs_every_phase_as_a_whole_process(tmp_path: Path) -> None:
     result = evreg("bench", "--sizes", "200", "--repeat", "1", "--keep", str(tmp_path), "--no-adversarial")
     assert result.returncode == 0, result.stderr
     [size] = json.loads(result.stdout)["sizes"]
-    assert size["measurements"] == 200 and size["repeat"] == 1
+    assert size["measurements"] >= 200 and size["repeat"] == 1  # at least the real registry, cloned once
     for phase in PHASES:
         timed = [size[phase]] if phase != "query" else [size[phase][q] for q in QUERIES]
         for t in timed:

@@ -30,7 +30,7 @@ from typing import Any
 import orjson
 
 from evreg.jsonio import canonical
-from evreg.layout import BASELINE, PACKETS
+from evreg.layout import BASELINE, FAMILY_LIST, PACKETS
 from evreg.models import MODELS
 
 FAMILY_MEASUREMENTS = 1000
@@ -178,14 +178,22 @@ def _slotted(rec: dict[str, Any], numbers: list[float], pinned: set[float]) -> d
 
 
 def _pinned(records: list[dict[str, Any]]) -> set[float]:
-    """Numbers of records that locate them in an evidence file: the validator re-reads them there."""
+    """Numbers the validator reads elsewhere too, kept as they are: those of records that locate them in an
+    evidence file, and those of points a coverage cell shows (``point_x``; the cell's label derives from them)."""
+    shown = {
+        (cell["evidence_id"], cell["point_x"])
+        for rec in records
+        for cell in [*(rec.get("cells") or {}).values(), *(rec.get("rules") or [])]
+        if isinstance(cell, dict) and "point_x" in cell and "evidence_id" in cell
+    }
     out: set[float] = set()
     for rec in records:
-        if rec.get("evidence_locators"):
-            for box, key in _numbers(rec):
-                value = box.get(key) if isinstance(box, dict) else box[key]
-                if _fractional(value):
-                    out.add(float(value))  # type: ignore[arg-type]  # a float: _fractional says so
+        boxes = list(_numbers(rec)) if rec.get("evidence_locators") else []
+        boxes += [(p, k) for p in rec.get("points") or [] if (rec.get("id"), p.get("x")) in shown for k in p]
+        for box, key in boxes:
+            value = box.get(key) if isinstance(box, dict) else box[key]
+            if _fractional(value):
+                out.add(float(value))  # type: ignore[arg-type]  # a float: _fractional says so
     return out
 
 
@@ -335,6 +343,7 @@ def generate(
         entries.extend(baseline_entries(t, index, copies))
     base = orjson.loads((source / BASELINE).read_bytes()) if (source / BASELINE).is_file() else {"kind": "baseline"}
     (root / BASELINE).write_text(canonical({**base, "entries": entries}), "utf-8")
+    _family_list(source, root, [f"{t.name}-f{index}" for index, (t, _) in enumerate(dealt)])
     for name in ("schema", "site"):
         shutil.copytree(source / name, root / name, dirs_exist_ok=True)
     for name in ("mkdocs.yml", ".gitignore"):
@@ -344,9 +353,22 @@ def generate(
         "families": len(dealt),
         "measurements": written,
         "files": sum(1 for p in (root / PACKETS).rglob("*") if p.is_file()),
-        "kinds": sorted(set().union(*(t.kinds for t in temps))),
+        "kinds": sorted(
+            set().union(*(t.kinds for t in temps)) | ({"catalog"} if (root / FAMILY_LIST).is_file() else set())
+        ),
         "templates": {t.name: sum(c for tt, c in dealt if tt is t) for t in temps},
     }
+
+
+def _family_list(source: Path, root: Path, families: list[str]) -> None:
+    """The clone's family list, when the source has one: the cloned families in the source list's order."""
+    if not (source / FAMILY_LIST).is_file():
+        return
+    listed = [f["id"] for f in orjson.loads((source / FAMILY_LIST).read_bytes())["families"]]
+    rank = {fid: i for i, fid in enumerate(listed)}
+    ordered = sorted(families, key=lambda f: (rank.get(f.rsplit("-f", 1)[0], len(rank)), f))
+    record = {"kind": "catalog", "format": "cloned", "families": [{"id": f} for f in ordered]}
+    (root / FAMILY_LIST).write_text(canonical(record), "utf-8")
 
 
 def commit(root: Path) -> None:
