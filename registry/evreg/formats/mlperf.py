@@ -21,7 +21,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evreg.evidence import text_lines
-from evreg.formats import Importer, Plan, Request, forbid_citation_markers, refuse
+from evreg.formats import (
+    Importer,
+    Plan,
+    Request,
+    check_scope,
+    content_id,
+    earlier_imports,
+    evidence_for,
+    failed_run,
+    forbid_citation_markers,
+    refuse,
+    refuse_other_format,
+    sniff,
+)
 from evreg.formats import serving as sv
 from evreg.vocab import metrics as vocab_metrics
 
@@ -170,8 +183,12 @@ def _read(request: Request) -> tuple[Log, str]:
     elif any(line.startswith(":::MLLOG ") for line in lines[:40]):
         log, kind = read_detail(lines, request.file), "detail"
     else:
-        raise sv.not_this_format(
-            request.file, FORMAT, request.raw, "no 'MLPerf Results Summary' and no ':::MLLOG' line"
+        refuse_other_format(sniff(request.raw), request.file, "mlperf", FORMAT)
+        raise refuse(
+            request.file,
+            "",
+            f"not {FORMAT}: no 'MLPerf Results Summary' and no ':::MLLOG' line",
+            "pass the log loadgen wrote, unmodified",
         )
     forbid_citation_markers([log.identity, log.checks, log.parameters, log.notes], request.file)
     if not str(log.identity.get("mode", "")).lower().startswith("performance"):
@@ -187,19 +204,19 @@ def _read(request: Request) -> tuple[Log, str]:
 
 
 def plan(request: Request) -> Plan:
-    target = request.packet()
+    """One run of the log. Neither log names the model or the hardware (they stay missing, reported); the
+    runtime is only as stated, and compared with the packet's."""
+    target, raw = request.packet(), request.raw
     log, kind = _read(request)
-    scenario = str(log.identity.get("scenario", ""))
-    evidence = sv.evidence_path(target, request.raw, request.name)
     out = Plan()
-    out.add_file(evidence, request.raw)
-    config = {"scenario": scenario, **log.parameters}
+    out.warn(check_scope(target, sv.identity(request), request.file))
+    scenario = str(log.identity.get("scenario", ""))
+    evidence = evidence_for(target, request.name, raw)
+    out.add_file(evidence, raw)
+    earlier = earlier_imports(target, request.name)
     tool = {"name": "mlperf-loadgen", "log": kind} | {k: v for k, v in log.identity.items() if k != "scenario"}
-    if log.checks:
-        tool["checks"] = log.checks
-    if log.notes:
-        tool["messages"] = log.notes
-    rid = sv.content_id("mlperf", target, request.raw, scenario)
+    tool |= ({"checks": log.checks} if log.checks else {}) | ({"messages": log.notes} if log.notes else {})
+    rid = content_id("mlperf", raw, target, scenario)
     if log.identity["result"] == "INVALID" or not log.numbers.metrics:
         failed = [k for k, v in log.checks.items() if v is False or str(v).lower() == "no"]
         reason = (
@@ -207,22 +224,20 @@ def plan(request: Request) -> Plan:
             + (f" (not satisfied: {', '.join(failed)})" if failed else "")
             + ": its numbers are not a result"
         )
-        failure = {"result": log.identity["result"], "checks": log.checks, "reported": log.numbers.metrics}
-        sv.add_closure(out, target, sv.failed_run(request, rid, evidence, reason, failure, {"scenario": scenario}))
+        failure = {"result": log.identity["result"], "scenario": scenario, "checks": log.checks}
+        failure["reported"] = log.numbers.metrics
+        sv.add(out, request, earlier, "0", failed_run(target, rid, evidence, raw, reason, failure))
         out.notes.append(f"mlperf: an INVALID {scenario} run, recorded as closure {rid}")
         return out
     body = {
         "measurement_class": f"mlperf-inference-{scenario.lower() or 'unknown'}",
         "workload": f"MLPerf Inference {scenario} scenario, loadgen {kind} log, {log.identity.get('mode')}",
-        "config": config,
+        "config": {"scenario": scenario, **log.parameters},
         "tool": tool,
         **log.numbers.body(),
     }
-    record = sv.run_record(request, rid, evidence, body)
-    sv.add_run(out, target, record)
+    sv.add(out, request, earlier, "0", sv.run_record(request, rid, evidence, body))
     out.notes.append(f"1 MLPerf {scenario} run into packet {target.packet} ({len(log.numbers.metrics)} metrics)")
-    missing = ["model", "hardware"] + ([] if "loadgen_version" in log.identity else ["loadgen version"])
-    out.notes += sv.unrecorded_note("mlperf", missing + ([] if "runtime" in record else ["runtime"]))
     return out
 
 
