@@ -216,8 +216,9 @@ def _read(request: Request) -> dict[str, Any]:
         raise refuse(
             request.file,
             "/experiments",
-            "this is perf_analyzer's raw per-request profile_export.json, not a profile export with statistics",
-            "import the profile_export_genai_perf.json GenAI-Perf wrote beside it (evreg import aiperf)",
+            "this is perf_analyzer's raw per-request profile_export.json, not a profile export with statistics: "
+            "import the profile_export_genai_perf.json GenAI-Perf wrote beside it",
+            "evreg import aiperf profile_export_genai_perf.json --packet FAMILY/PACKET",
         )
     if not isinstance(doc, dict):
         raise refuse(request.file, "", f"not {FORMAT}: not one JSON object", "pass the export unmodified")
