@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from evreg import codes, jsonio
+from evreg.evidence import TEXT_NUMBER
 from evreg.findings import Finding, Severity
 from evreg.layout import record_path, slug
 
@@ -320,8 +321,8 @@ class Source:
         return None if nth is None else f"line:{index + 1}:{nth}"
 
 
-NUMBER_IN_TEXT = re.compile(r"(?<![\w.])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(?![\w.])")
-"""A number in a line of text, as the evidence check counts them for ``line:N:K`` locators."""
+NUMBER_IN_TEXT = TEXT_NUMBER
+"""A number in a line of text, as the evidence check counts them for ``line:N:K`` locators (one grammar)."""
 
 
 def _nth_number(line: str, pointer: str) -> int | None:

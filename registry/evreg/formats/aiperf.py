@@ -18,22 +18,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from evreg import formats
 from evreg.findings import join_pointer
-from evreg.formats import (
-    FileIdentity,
-    Importer,
-    Plan,
-    Request,
-    check_scope,
-    content_id,
-    earlier_imports,
-    evidence_for,
-    failed_run,
-    forbid_citation_markers,
-    read_source,
-    refuse,
-    refuse_other_format,
-)
 from evreg.formats import serving as sv
 
 FORMAT = "an AIPerf / GenAI-Perf profile export (profile_export_aiperf.json, profile_export_genai_perf.json)"
@@ -83,7 +69,7 @@ def _block(doc: dict[str, Any], key: str, units: tuple[str, ...], file: str) -> 
         return None
     unit = block.get("unit")
     if unit is not None and unit not in units:
-        raise refuse(
+        raise formats.refuse(
             file,
             join_pointer(key, "unit"),
             f"{key} is in {unit!r}, not in {' or '.join(units)}; numbers are kept in the unit the tool wrote",
@@ -152,7 +138,7 @@ def _identity(doc: dict[str, Any], file: str) -> tuple[str, dict[str, Any], dict
     """(tool name, config, tool block) as the file states them."""
     config = doc.get("input_config")
     if not isinstance(config, dict) or not any(isinstance(doc.get(k), dict) for k in (*AVERAGE, *LATENCY)):
-        raise refuse(
+        raise formats.refuse(
             file,
             "/input_config",
             f"not {FORMAT}: no input_config beside metric statistics",
@@ -178,7 +164,9 @@ def _identity(doc: dict[str, Any], file: str) -> tuple[str, dict[str, Any], dict
     return name, settings, tool
 
 
-def _scope(request: Request, doc: dict[str, Any], settings: dict[str, Any], tool: dict[str, Any]) -> FileIdentity:
+def _scope(
+    request: formats.Request, doc: dict[str, Any], settings: dict[str, Any], tool: dict[str, Any]
+) -> formats.FileIdentity:
     """The run's identity as the export states it: the model (its tokenizer's repository when it names one, else
     the served model's name; a Triton model name is no model identity), the GPUs of its telemetry, the backend."""
     config, models = doc["input_config"], list(tool.get("models") or [])
@@ -207,13 +195,13 @@ def _scope(request: Request, doc: dict[str, Any], settings: dict[str, Any], tool
     )
 
 
-def _read(request: Request) -> dict[str, Any]:
+def _read(request: formats.Request) -> dict[str, Any]:
     """The export's one object; a file of another tool is refused naming it."""
-    source = read_source(request.raw, request.file, FORMAT)
+    source = formats.read_source(request.raw, request.file, FORMAT)
     doc = source.objects if source.lines else source.objects[0]
-    refuse_other_format(doc, request.file, "aiperf", FORMAT)
+    formats.refuse_other_format(doc, request.file, "aiperf", FORMAT)
     if isinstance(doc, dict) and "experiments" in doc:
-        raise refuse(
+        raise formats.refuse(
             request.file,
             "/experiments",
             "this is perf_analyzer's raw per-request profile_export.json, not a profile export with statistics: "
@@ -221,8 +209,8 @@ def _read(request: Request) -> dict[str, Any]:
             "evreg import aiperf profile_export_genai_perf.json --packet FAMILY/PACKET",
         )
     if not isinstance(doc, dict):
-        raise refuse(request.file, "", f"not {FORMAT}: not one JSON object", "pass the export unmodified")
-    forbid_citation_markers(doc, request.file)
+        raise formats.refuse(request.file, "", f"not {FORMAT}: not one JSON object", "pass the export unmodified")
+    formats.forbid_citation_markers(doc, request.file)
     return doc
 
 
@@ -246,25 +234,25 @@ def _label(settings: dict[str, Any]) -> str:
     return ""
 
 
-def plan(request: Request) -> Plan:
+def plan(request: formats.Request) -> formats.Plan:
     target, raw = request.packet(), request.raw
     doc = _read(request)
     name, settings, tool = _identity(doc, request.file)
-    out = Plan()
+    out = formats.Plan()
     found = _scope(request, doc, settings, tool)
-    out.warn(check_scope(target, found, request.file))
+    out.warn(formats.check_scope(target, found, request.file))
     numbers = _numbers(doc, request.file)
-    evidence = evidence_for(target, request.name, raw)
+    evidence = formats.evidence_for(target, request.name, raw)
     out.add_file(evidence, raw)
-    earlier = earlier_imports(target, request.name)
+    earlier = formats.earlier_imports(target, request.name)
     failure = _failure(doc)
     completed = _avg(doc, "request_count")
     label = _label(settings)
     if "requests_per_s" not in numbers.metrics or completed == 0:
         reason = f"{name} completed no request: the run measured nothing"
         detail = failure | {"request_count": completed, "settings": settings}
-        rid = content_id(name, raw, target, label, "failed")
-        sv.add(out, request, earlier, "0", failed_run(target, rid, evidence, raw, reason, detail))
+        rid = formats.content_id(name, raw, target, label, "failed")
+        sv.add(out, request, earlier, "0", formats.failed_run(target, rid, evidence, raw, reason, detail))
         out.notes.append(f"{name}: a failed run, recorded as closure {rid}")
         return out
     body: dict[str, Any] = {
@@ -279,7 +267,9 @@ def plan(request: Request) -> Plan:
     if failure:
         body["partial_failure"] = failure
         body["caveat"] = "Some requests failed or the run was cancelled; partial_failure says what the tool reported."
-    sv.add(out, request, earlier, "0", sv.run_record(request, content_id(name, raw, target, label), evidence, body))
+    sv.add(
+        out, request, earlier, "0", sv.run_record(request, formats.content_id(name, raw, target, label), evidence, body)
+    )
     out.notes += [f"1 {name} profile into packet {target.packet} ({len(numbers.metrics)} metrics)"]
     return out
 
@@ -296,7 +286,7 @@ def _workload(name: str, settings: dict[str, Any], tool: dict[str, Any]) -> str:
     return f"{name} profile, {load}, {requests if requests is not None else '?'} requests"
 
 
-IMPORTER = Importer(
+IMPORTER = formats.Importer(
     "aiperf",
     "Import an AIPerf or GenAI-Perf profile export (profile_export_aiperf.json, profile_export_genai_perf.json) "
     "into a packet.",

@@ -16,21 +16,8 @@ import json
 import re
 from typing import Any
 
+from evreg import formats
 from evreg.evidence import text_lines
-from evreg.formats import (
-    Importer,
-    Plan,
-    Request,
-    check_scope,
-    content_id,
-    earlier_imports,
-    evidence_for,
-    failed_run,
-    forbid_citation_markers,
-    refuse,
-    refuse_other_format,
-    sniff,
-)
 from evreg.formats import serving as sv
 
 FORMAT = "SGLang bench_serving output (JSON Lines from --output-file)"
@@ -76,14 +63,14 @@ def _numbers(obj: dict[str, Any], n: int, line: str, file: str) -> sv.Numbers:
         at = re.search(rf'"{re.escape(key)}"\s*:\s*', line)
         found = sv.line_locator(n, line, at.end()) if at else None
         if found is None or found[1] != float(value):
-            raise refuse(
+            raise formats.refuse(
                 file, f"line:{n}", f"line {n}: {key} is not where JSON Lines puts it", "pass the file unmodified"
             )
         numbers.add(metric, value, found[0])
     return numbers
 
 
-def _objects(request: Request) -> list[tuple[int, str, dict[str, Any]]]:
+def _objects(request: formats.Request) -> list[tuple[int, str, dict[str, Any]]]:
     """(line number, line, object) of every run in the file; refuses a file that is not bench_serving's."""
     out = []
     for n, line in enumerate(text_lines(request.raw), 1):
@@ -93,9 +80,11 @@ def _objects(request: Request) -> list[tuple[int, str, dict[str, Any]]]:
             obj = json.loads(line)
         except ValueError:
             obj = None
-        refuse_other_format(obj if obj is not None else sniff(request.raw), request.file, "sglang-bench", FORMAT)
+        formats.refuse_other_format(
+            obj if obj is not None else formats.sniff(request.raw), request.file, "sglang-bench", FORMAT
+        )
         if not isinstance(obj, dict) or "backend" not in obj or "completed" not in obj:
-            raise refuse(
+            raise formats.refuse(
                 request.file,
                 f"line:{n}",
                 f"not {FORMAT}: line {n} is not a JSON object with backend and completed",
@@ -103,12 +92,12 @@ def _objects(request: Request) -> list[tuple[int, str, dict[str, Any]]]:
             )
         out.append((n, line, obj))
     if not out:
-        raise refuse(request.file, "", "the file holds no benchmark run", "pass the file bench_serving wrote")
-    forbid_citation_markers([o for _, _, o in out], request.file)
+        raise formats.refuse(request.file, "", "the file holds no benchmark run", "pass the file bench_serving wrote")
+    formats.forbid_citation_markers([o for _, _, o in out], request.file)
     return out
 
 
-def _run(request: Request, n: int, line: str, obj: dict[str, Any], evidence: str) -> tuple[str, dict[str, Any]]:
+def _run(request: formats.Request, n: int, line: str, obj: dict[str, Any], evidence: str) -> tuple[str, dict[str, Any]]:
     """(path, run measurement or closure) for line ``n``."""
     target, raw = request.packet(), request.raw
     config = sv.scalars(obj, SETTINGS)
@@ -122,7 +111,9 @@ def _run(request: Request, n: int, line: str, obj: dict[str, Any], evidence: str
         failure: dict[str, Any] = {"line": n, "completed": completed, "settings": config}
         if "errors" in obj:
             failure["errors"] = obj["errors"]
-        return failed_run(target, content_id("sglang", raw, target, f"l{n}", "failed"), evidence, raw, reason, failure)
+        return formats.failed_run(
+            target, formats.content_id("sglang", raw, target, f"l{n}", "failed"), evidence, raw, reason, failure
+        )
     body: dict[str, Any] = {
         "measurement_class": "sglang-bench-serving",
         "workload": _workload(obj, n),
@@ -134,7 +125,7 @@ def _run(request: Request, n: int, line: str, obj: dict[str, Any], evidence: str
     if isinstance(prompts, int) and isinstance(completed, int) and completed < prompts:
         body["partial_failure"] = {"completed": completed, "num_prompts": prompts}
         body["caveat"] = "Not every prompt completed; partial_failure says how many did."
-    return sv.run_record(request, content_id("sglang", raw, target, f"l{n}"), evidence, body)
+    return sv.run_record(request, formats.content_id("sglang", raw, target, f"l{n}"), evidence, body)
 
 
 def _workload(obj: dict[str, Any], n: int) -> str:
@@ -151,20 +142,22 @@ def _workload(obj: dict[str, Any], n: int) -> str:
     )
 
 
-def plan(request: Request) -> Plan:
+def plan(request: formats.Request) -> formats.Plan:
     """Every line one run. The file names the engine it benchmarked (``backend``) and, since 2024, the model
     (``model_id``, ``tokenizer_id``): each is compared with the packet; the hardware it does not name."""
     target, raw = request.packet(), request.raw
     runs = _objects(request)
-    out = Plan()
+    out = formats.Plan()
     for n, _, obj in runs:
         names = [v for v in (obj.get("model_id"), obj.get("tokenizer_id")) if isinstance(v, str)]
         model = names[0] if names else None
-        found = sv.identity(request, model=(model, f"line:{n}"), names=tuple(names), backend=(obj.get("backend"), f"line:{n}"))
-        out.warn(check_scope(target, found, request.file, f"line:{n}"))
-    evidence = evidence_for(target, request.name, raw)
+        found = sv.identity(
+            request, model=(model, f"line:{n}"), names=tuple(names), backend=(obj.get("backend"), f"line:{n}")
+        )
+        out.warn(formats.check_scope(target, found, request.file, f"line:{n}"))
+    evidence = formats.evidence_for(target, request.name, raw)
     out.add_file(evidence, raw)
-    earlier = earlier_imports(target, request.name)
+    earlier = formats.earlier_imports(target, request.name)
     failed = 0
     for n, line, obj in runs:
         path, record = _run(request, n, line, obj, evidence)
@@ -177,7 +170,7 @@ def plan(request: Request) -> Plan:
     return out
 
 
-IMPORTER = Importer(
+IMPORTER = formats.Importer(
     "sglang-bench",
     "Import SGLang bench_serving output (the JSON Lines file of --output-file) into a packet.",
     plan,
