@@ -367,3 +367,13 @@ def test_mlperf_stated_runtime_is_compared_and_unstated_identity_reported(tmp_pa
     [warning] = json.loads(result.stdout)["findings"]
     assert result.returncode == 0 and warning["code"] == "import-identity-missing"
     assert "model, runtime, hardware" in warning["message"]  # loadgen's logs name none of them: left unstated
+
+
+def test_a_bom_export_is_read_and_kept_byte_exact(tmp_path: Path) -> None:
+    bom = tmp_path / AIPERF.name
+    bom.write_bytes(b"\xef\xbb\xbf" + AIPERF.read_bytes())
+    root = scoped(tmp_path, AIPERF)
+    [run] = imported(root, "aiperf", bom).values()
+    assert (root / run["evidence"]).read_bytes() == bom.read_bytes()
+    assert run["evidence_encoding"] == "utf-8-sig" and "evidence_locators" not in run
+    assert run["metrics"]["requests_per_s"] == [2.6297917671237303] and clean(root)

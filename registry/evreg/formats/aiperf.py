@@ -195,8 +195,8 @@ def _scope(
     )
 
 
-def _read(request: formats.Request) -> dict[str, Any]:
-    """The export's one object; a file of another tool is refused naming it."""
+def _read(request: formats.Request) -> tuple[dict[str, Any], str]:
+    """The export's one object and the file's encoding; a file of another tool is refused naming it."""
     source = formats.read_source(request.raw, request.file, FORMAT)
     doc = source.objects if source.lines else source.objects[0]
     formats.refuse_other_format(doc, request.file, "aiperf", FORMAT)
@@ -211,7 +211,7 @@ def _read(request: formats.Request) -> dict[str, Any]:
     if not isinstance(doc, dict):
         raise formats.refuse(request.file, "", f"not {FORMAT}: not one JSON object", "pass the export unmodified")
     formats.forbid_citation_markers(doc, request.file)
-    return doc
+    return doc, source.encoding
 
 
 def _failure(doc: dict[str, Any]) -> dict[str, Any]:
@@ -236,7 +236,7 @@ def _label(settings: dict[str, Any]) -> str:
 
 def plan(request: formats.Request) -> formats.Plan:
     target, raw = request.packet(), request.raw
-    doc = _read(request)
+    doc, encoding = _read(request)
     name, settings, tool = _identity(doc, request.file)
     out = formats.Plan()
     found = _scope(request, doc, settings, tool)
@@ -264,6 +264,9 @@ def plan(request: formats.Request) -> formats.Plan:
     }
     if found.hardware:
         body["hardware"] = found.hardware
+    if encoding != "utf-8":  # the evidence check reads UTF-8: no locator into a UTF-16 or BOM file
+        body.pop("evidence_locators")
+        body["evidence_encoding"] = encoding
     if failure:
         body["partial_failure"] = failure
         body["caveat"] = "Some requests failed or the run was cancelled; partial_failure says what the tool reported."
