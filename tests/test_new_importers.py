@@ -4,6 +4,7 @@ failed-run, duplicate and changed-number imports."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ import pytest
 from conftest import SHARED, F, Reg, evreg
 from evreg.citations import unit_of
 from evreg.evidence import TEXT_NUMBER, text_lines
+from test_real_files import registry
 
 REAL = SHARED / "real"
 AIPERF = REAL / "aiperf/anud18-chatbot-c4/profile_export_aiperf.json"
@@ -25,15 +27,56 @@ INVALID = REAL / "mlperf/bmservice-3d-unet-offline-invalid/mlperf_log_summary.tx
 SGLANG = REAL / "sglang/datacrunch-llama-3-3-70b-online/llama_3_3_70b_online_output.jsonl"
 SGLANG_INF = REAL / "sglang/datacrunch-deepseek-dp-mla/deepseek_dp_mla_output.jsonl"
 TOOL = {"aiperf": "aiperf", "mlperf": "mlperf", "sglang": "sglang-bench"}
-ALL_REAL = sorted(p for p in REAL.rglob("*") if p.is_file() and p.name != "SOURCES.md")
+ALL_REAL = sorted(p for p in REAL.rglob("*") if p.is_file() and p.parent.parent.name in TOOL and p.name != "SOURCES.md")
+MLPERF_SCOPE = dict(
+    repository="meta-llama/Llama-2-70b-chat-hf", quantization="FP8", runtime="vLLM ROCm", hardware="AMD Instinct MI300X"
+)
+SCOPE = {  # the packet each real file's run belongs to: what the file states (model, engine, GPUs) agrees with it
+    AIPERF.parent.name: dict(
+        repository="Qwen/Qwen3.6-35B-A3B",
+        artifact="nvidia/Qwen3.6-35B-A3B-NVFP4",
+        quantization="NVFP4",
+        runtime="vLLM 0.9",
+        hardware="NVIDIA GeForce RTX 5090",
+    ),
+    GENAI.parent.name: dict(
+        repository="meta-llama/Llama-3.1-8B-Instruct", quantization="BF16", runtime="TensorRT-LLM", hardware="H100"
+    ),
+    SGLANG.parent.name: dict(
+        repository="meta-llama/Llama-3.3-70B-Instruct", quantization="BF16", runtime="SGLang", hardware="NVIDIA H200"
+    ),
+    SGLANG_INF.parent.name: dict(
+        repository="deepseek-ai/DeepSeek-V3", quantization="FP8", runtime="SGLang 0.4.1", hardware="NVIDIA H200"
+    ),
+}
 
 
-def imported(reg: Reg, tool: str, file: Path, *extra: str, packet: str = "fam/pkt") -> dict[str, dict[str, Any]]:
+def scoped(tmp_path: Path, file: Path, **change: Any) -> Path:
+    """A registry whose packet fam/pkt is the scope of ``file``'s run (with ``change``); its root."""
+    root = tmp_path / "scoped"
+    registry(root, **(SCOPE.get(file.parent.name, MLPERF_SCOPE) | change))
+    return root
+
+
+def imported(at: Reg | Path, tool: str, file: Path, *extra: str, packet: str = "fam/pkt") -> dict[str, dict[str, Any]]:
     """Import ``file``; every record it wrote, by id (the import must succeed)."""
-    result = evreg("import", tool, str(file), "--packet", packet, *extra, cwd=reg.root)
+    root = at.root if isinstance(at, Reg) else at
+    result = evreg("import", tool, str(file), "--packet", packet, *extra, cwd=root)
     assert result.returncode == 0, result.stdout + result.stderr
     written = [line.strip() for line in result.stderr.splitlines() if line.startswith("  packets/")]
-    return {Path(p).stem: json.loads((reg.root / p).read_text()) for p in written if "/evidence/" not in p}
+    return {Path(p).stem: json.loads((root / p).read_text()) for p in written if "/evidence/" not in p}
+
+
+def refused(root: Path, tool: str, file: Path, *extra: str) -> list[dict[str, Any]]:
+    """Import ``file``, which must be refused with nothing written; the findings."""
+    result = evreg("import", tool, str(file), "--packet", "fam/pkt", *extra, "--format", "json", cwd=root)
+    assert result.returncode == 1 and "nothing was written" in result.stderr, result.stdout + result.stderr
+    assert not (root / "packets/fam/pkt/evidence").exists()
+    return list(json.loads(result.stdout)["findings"])
+
+
+def clean(root: Path) -> bool:
+    return evreg("validate", cwd=root).returncode == 0
 
 
 def value_at(raw: bytes, locator: str) -> Any:
@@ -50,9 +93,10 @@ def value_at(raw: bytes, locator: str) -> Any:
 
 
 @pytest.mark.parametrize("file", ALL_REAL, ids=lambda p: f"{p.parent.parent.name}/{p.parent.name}")
-def test_every_real_file_imports_clean_with_units_and_locators(reg: Reg, file: Path) -> None:
-    records = imported(reg, TOOL[file.parent.parent.name], file)
-    assert records and reg.findings() == []
+def test_every_real_file_imports_clean_with_units_and_locators(tmp_path: Path, file: Path) -> None:
+    root = scoped(tmp_path, file)
+    records = imported(root, TOOL[file.parent.parent.name], file)
+    assert records and clean(root)
     raw = file.read_bytes()
     for record in records.values():
         assert record["revision"] if record["kind"] == "run-measurement" else record["selectors"]["revision"]
@@ -62,11 +106,11 @@ def test_every_real_file_imports_clean_with_units_and_locators(reg: Reg, file: P
             locator = record["evidence_locators"][f"{metric}[0]"]
             assert locator.startswith("/" if file.suffix == ".json" else "line:")
             assert value_at(raw, locator) == samples[0]
-        assert record["evidence"].endswith(f"/{file.name}")
+        assert record["evidence"] == f"packets/fam/pkt/evidence/{file.name}"  # the shared base's layout
 
 
-def test_aiperf_reads_values_units_and_identity(reg: Reg) -> None:
-    [run] = imported(reg, "aiperf", AIPERF, "--runtime", "vLLM 0.9", "--cards", "1").values()
+def test_aiperf_reads_values_units_and_identity(tmp_path: Path) -> None:
+    [run] = imported(scoped(tmp_path, AIPERF), "aiperf", AIPERF, "--runtime", "vLLM 0.9", "--cards", "1").values()
     assert run["id"].startswith("aiperf-c4-") and run["measurement_class"] == "aiperf-profile"
     m, loc = run["metrics"], run["evidence_locators"]
     assert m["requests_per_s"] == [2.6297917671237303] and unit_of("requests_per_s") == "requests/s"
@@ -89,8 +133,8 @@ def test_aiperf_reads_values_units_and_identity(reg: Reg) -> None:
     assert "hardware" not in run  # the export ran with GPU telemetry but recorded no GPU: missing stays missing
 
 
-def test_genai_perf_reads_its_own_layout(reg: Reg) -> None:
-    [run] = imported(reg, "aiperf", GENAI).values()
+def test_genai_perf_reads_its_own_layout(tmp_path: Path) -> None:
+    [run] = imported(scoped(tmp_path, GENAI), "aiperf", GENAI).values()
     assert run["tool"] == {"name": "genai-perf", "models": ["ensemble"], "tokenizer": "/path/to/tokenizer"}
     assert run["config"]["concurrency"] == 100 and run["config"]["backend"] == "tensorrtllm"
     assert run["config"]["service_kind"] == "triton" and run["config"]["streaming"] is True
@@ -134,8 +178,9 @@ def test_mlperf_versions_and_scenarios(reg: Reg, file: Path, scenario: str, expe
         assert run["evidence_locators"]["p90_latency_ns[0]"] == "line:7"
 
 
-def test_sglang_every_line_is_one_run(reg: Reg) -> None:
-    records = imported(reg, "sglang-bench", SGLANG, "--runtime", "SGLang 0.4.1")
+def test_sglang_every_line_is_one_run(tmp_path: Path) -> None:
+    root = scoped(tmp_path, SGLANG)
+    records = imported(root, "sglang-bench", SGLANG, "--runtime", "SGLang 0.4.1")
     assert len(records) == 7 and len({r["id"] for r in records.values()}) == 7
     line3 = next(r for r in records.values() if r["id"].startswith("sglang-l3-"))
     assert line3["metrics"]["aggregate_tok_s"] == [2047.9108281108272]
@@ -149,9 +194,12 @@ def test_sglang_every_line_is_one_run(reg: Reg) -> None:
         "request_rate": 4.0,
     }
     assert line3["tool"]["completed"] == 1200 and line3["runtime"] == "SGLang 0.4.1"
-    [inf] = imported(reg, "sglang-bench", SGLANG_INF).values()
+    assert line3["imported_from"] == {"file": SGLANG.name, "row": "3"}
+    assert clean(root)
+    root = scoped(tmp_path / "inf", SGLANG_INF)
+    [inf] = imported(root, "sglang-bench", SGLANG_INF).values()
     assert inf["config"]["request_rate"] == "inf" and inf["metrics"]["median_ttft_ms"] == [10014.104524045251]
-    assert reg.findings() == []
+    assert clean(root)
 
 
 # -- refusals, failures, duplicates ----------------------------------------------------------
@@ -160,11 +208,14 @@ def test_sglang_every_line_is_one_run(reg: Reg) -> None:
 @pytest.mark.parametrize(
     ("tool", "file", "looks_like"),
     [
-        ("mlperf", AIPERF, "AIPerf profile export"),
-        ("aiperf", SGLANG, "SGLang bench_serving"),
-        ("sglang-bench", SERVER, "MLPerf loadgen summary"),
-        ("aiperf", SHARED / "tools/vllm-bench-serve.json", "vllm bench serve"),
-        ("sglang-bench", SHARED / "tools/lm-eval-results.json", "lm-evaluation-harness"),
+        ("mlperf", AIPERF, "aiperf"),
+        ("aiperf", SGLANG, "sglang-bench"),
+        ("sglang-bench", SERVER, "mlperf"),
+        ("llama-bench", SERVER, "mlperf"),
+        ("vllm-bench", SGLANG, "sglang-bench"),
+        ("lm-eval", GENAI, "aiperf"),
+        ("aiperf", SHARED / "tools/vllm-bench-serve.json", "vllm-bench"),
+        ("sglang-bench", SHARED / "tools/lm-eval-results.json", "lm-eval"),
         ("mlperf", SHARED / "tools/llama-bench.json", "llama-bench"),
     ],
 )
@@ -172,7 +223,8 @@ def test_a_file_of_another_format_is_refused_naming_it(reg: Reg, tool: str, file
     result = evreg("import", tool, str(file), "--packet", "fam/pkt", "--format", "json", cwd=reg.root)
     assert result.returncode == 1
     [finding] = json.loads(result.stdout)["findings"]
-    assert finding["code"] == "import-unmappable" and looks_like in finding["message"], finding["message"]
+    assert finding["code"] == "import-wrong-format", finding
+    assert f"looks like {looks_like} output" in finding["message"], finding["message"]
     assert [p.name for p in (reg.root / F / "pkt/evidence").iterdir()] == ["run.json"]  # nothing written
 
 
@@ -189,23 +241,25 @@ def test_an_invalid_mlperf_run_is_a_closure_not_a_measurement(reg: Reg) -> None:
     assert closure["kind"] == "closure" and closure["state"] == "unsupported"
     assert "INVALID" in closure["reason"] and "Min duration satisfied" in closure["reason"]
     assert closure["failure"]["reported"] == {"samples_per_s": [1.21305]}
-    assert closure["selectors"] == {
-        "packet_id": "pkt",
+    assert closure["selectors"] == {  # the packet's scope, as every tool importer's failed run states it
+        "packet": "pkt",
         "quantization": "INT4",
         "revision": "rev-a.1",
-        "scenario": "Offline",
+        "runtime": "vLLM 0.9",
     }
+    assert closure["failure"]["scenario"] == "Offline" and closure["imported_from"]["file"] == INVALID.name
     assert not list((reg.root / F / "pkt/measurements").glob("mlperf-*.json"))
     assert reg.findings() == []
 
 
-def test_nothing_completed_is_a_closure_and_partial_failure_is_stated(reg: Reg, tmp_path: Path) -> None:
+def test_nothing_completed_is_a_closure_and_partial_failure_is_stated(tmp_path: Path) -> None:
+    root = scoped(tmp_path, SGLANG)
     lines = SGLANG.read_text().splitlines()
     dead = json.loads(lines[0]) | {"completed": 0, "output_throughput": 0.0, "median_ttft_ms": 0.0}
     partial = json.loads(lines[1]) | {"num_prompts": 700}
     jsonl = tmp_path / "runs.jsonl"
     jsonl.write_text(json.dumps(dead) + "\n" + json.dumps(partial) + "\n")
-    records = imported(reg, "sglang-bench", jsonl)
+    records = imported(root, "sglang-bench", jsonl)
     kinds = sorted((r["kind"], r["id"].split("-")[1]) for r in records.values())
     assert kinds == [("closure", "l1"), ("run-measurement", "l2")]
     run = next(r for r in records.values() if r["kind"] == "run-measurement")
@@ -215,9 +269,10 @@ def test_nothing_completed_is_a_closure_and_partial_failure_is_stated(reg: Reg, 
     export["error_summary"] = [{"error_details": {"code": 500, "type": "Internal Server Error"}, "count": 96}]
     failed = tmp_path / "profile_export_aiperf.json"
     failed.write_text(json.dumps(export, indent=2))
-    [closure] = imported(reg, "aiperf", failed).values()
+    root = scoped(tmp_path / "aiperf", AIPERF)
+    [closure] = imported(root, "aiperf", failed).values()
     assert closure["kind"] == "closure" and closure["failure"]["error_summary"][0]["count"] == 96
-    assert reg.findings() == []
+    assert closure["failure"]["settings"]["concurrency"] == 4 and clean(root)
 
 
 def test_reimport_is_a_no_op_and_ids_never_collide(reg: Reg, tmp_path: Path) -> None:
@@ -229,12 +284,15 @@ def test_reimport_is_a_no_op_and_ids_never_collide(reg: Reg, tmp_path: Path) -> 
     other_file = imported(reg, "mlperf", V05)  # also named mlperf_log_summary.txt, into the same packet
     ids = [*first, *other_packet, *other_file]
     assert len(set(ids)) == 3
-    evidence = {r["evidence"] for r in (*first.values(), *other_file.values())}
-    assert len(evidence) == 2  # two files of one name, two evidence folders: neither overwrites the other
+    evidence = sorted(r["evidence"] for r in (*first.values(), *other_file.values()))
+    short = hashlib.sha256(V05.read_bytes()).hexdigest()[:10]
+    # two files of one name: the second is kept beside the first with its hash, neither overwrites the other
+    assert evidence == [f"{F}/pkt/evidence/mlperf_log_summary-{short}.txt", f"{F}/pkt/evidence/mlperf_log_summary.txt"]
     changed = tmp_path / "mlperf_log_summary.txt"
     changed.write_bytes(SERVER.read_bytes().replace(b"71.74", b"71.75"))
-    corrected = imported(reg, "mlperf", changed)
-    assert set(corrected).isdisjoint(first) and reg.read(f"{F}/pkt/measurements/{next(iter(first))}.json")
+    [corrected] = imported(reg, "mlperf", changed).values()
+    assert corrected["id"] not in first and reg.read(f"{F}/pkt/measurements/{next(iter(first))}.json")
+    assert corrected["supersedes"] == next(iter(first))  # a changed file corrects, never edits, the published run
     assert reg.findings() == []
 
 
@@ -262,3 +320,60 @@ def test_an_edited_number_in_text_evidence_is_caught(reg: Reg) -> None:
     evidence.write_bytes(evidence.read_bytes().replace(b"73.66", b"76.36"))
     hits = [f for f in reg.findings() if f.code == "evidence-value-mismatch"]
     assert [f.pointer for f in hits] == ["/evidence_locators/scheduled_samples_per_s[0]"]
+
+
+# -- runs filed only where they belong -----------------------------------------------------------
+
+
+def test_aiperf_run_of_another_model_is_refused_naming_both_sides(tmp_path: Path) -> None:
+    other = dict(repository="meta-llama/Llama-3.3-70B-Instruct", artifact=None, quantization="BF16")
+    findings = refused(scoped(tmp_path, AIPERF, **other), "aiperf", AIPERF)
+    assert {f["code"] for f in findings} == {"import-out-of-scope"}
+    [model] = [f for f in findings if f["message"].startswith("the file's model ")]
+    assert "'nvidia/Qwen3.6-35B-A3B-NVFP4'" in model["message"]
+    assert "meta-llama/Llama-3.3-70B-Instruct" in model["message"]
+    assert model["pointer"] == "/input_config/tokenizer/name"
+    [quant] = [f for f in findings if f["message"].startswith("the file's quantization ")]
+    assert "quantization 'NVFP4' is not the packet's 'BF16'" in quant["message"]
+
+
+def test_genai_perf_backend_of_another_engine_is_refused(tmp_path: Path) -> None:
+    [finding] = refused(scoped(tmp_path, GENAI, runtime="vLLM 0.11.0"), "aiperf", GENAI)
+    assert finding["code"] == "import-out-of-scope" and finding["pointer"] == "/input_config/backend"
+    assert "runtime 'TensorRT-LLM' is not the packet's 'vLLM 0.11.0'" in finding["message"]
+
+
+def test_sglang_run_of_another_engine_or_model_is_refused_naming_both_sides(tmp_path: Path) -> None:
+    findings = refused(scoped(tmp_path, SGLANG, runtime="vLLM 0.11.0"), "sglang-bench", SGLANG)
+    assert {(f["code"], f["pointer"]) for f in findings} >= {("import-out-of-scope", "line:1")}
+    assert "the file's runtime 'SGLang' is not the packet's 'vLLM 0.11.0'" in findings[0]["message"]
+    # bench_serving since 2024 also writes model_id: a run of another model is refused
+    line = json.loads(SGLANG.read_text().splitlines()[0]) | {"model_id": "Qwen/Qwen2.5-7B-Instruct"}
+    newer = tmp_path / "newer.jsonl"
+    newer.write_text(json.dumps(line) + "\n")
+    [finding] = refused(scoped(tmp_path / "b", SGLANG), "sglang-bench", newer)
+    assert finding["code"] == "import-out-of-scope"
+    assert (
+        "'Qwen/Qwen2.5-7B-Instruct'" in finding["message"] and "meta-llama/Llama-3.3-70B-Instruct" in finding["message"]
+    )
+
+
+def test_mlperf_stated_runtime_is_compared_and_unstated_identity_reported(tmp_path: Path) -> None:
+    root = scoped(tmp_path, SERVER)
+    [finding] = refused(root, "mlperf", SERVER, "--runtime", "SGLang 0.4")
+    assert finding["code"] == "import-out-of-scope"
+    assert "the stated runtime 'SGLang 0.4' is not the packet's 'vLLM ROCm'" in finding["message"]
+    result = evreg("import", "mlperf", str(SERVER), "--packet", "fam/pkt", "--format", "json", cwd=root)
+    [warning] = json.loads(result.stdout)["findings"]
+    assert result.returncode == 0 and warning["code"] == "import-identity-missing"
+    assert "model, runtime, hardware" in warning["message"]  # loadgen's logs name none of them: left unstated
+
+
+def test_a_bom_export_is_read_and_kept_byte_exact(tmp_path: Path) -> None:
+    bom = tmp_path / AIPERF.name
+    bom.write_bytes(b"\xef\xbb\xbf" + AIPERF.read_bytes())
+    root = scoped(tmp_path, AIPERF)
+    [run] = imported(root, "aiperf", bom).values()
+    assert (root / run["evidence"]).read_bytes() == bom.read_bytes()
+    assert run["evidence_encoding"] == "utf-8-sig" and "evidence_locators" not in run
+    assert run["metrics"]["requests_per_s"] == [2.6297917671237303] and clean(root)

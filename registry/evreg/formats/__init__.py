@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import codecs
 import hashlib
+import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from evreg import codes, jsonio
+from evreg.evidence import TEXT_NUMBER
 from evreg.findings import Finding, Severity
 from evreg.layout import record_path, slug
 
@@ -319,8 +321,8 @@ class Source:
         return None if nth is None else f"line:{index + 1}:{nth}"
 
 
-NUMBER_IN_TEXT = re.compile(r"(?<![\w.])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(?![\w.])")
-"""A number in a line of text, as the evidence check counts them for ``line:N:K`` locators."""
+NUMBER_IN_TEXT = TEXT_NUMBER
+"""A number in a line of text, as the evidence check counts them for ``line:N:K`` locators (one grammar)."""
 
 
 def _nth_number(line: str, pointer: str) -> int | None:
@@ -358,6 +360,8 @@ def read_source(raw: bytes, file: str, what: str) -> Source:
     value, findings = jsonio.parse(text.encode("utf-8"), file)
     if not findings:
         return Source([value], False, encoding, text)
+    if (kind := looks_like(text)) is not None:
+        raise wrong_format(file, kind, what)
     lines = text.splitlines()
     if len(lines) > 1 and all(line.strip() for line in lines):
         objects = []
@@ -371,13 +375,22 @@ def read_source(raw: bytes, file: str, what: str) -> Source:
 
 
 def looks_like(value: Any) -> str | None:
-    """The importer whose format ``value`` has, judged by the keys each tool always writes."""
+    """The importer whose format ``value`` has (a parsed file, or a text file's text), judged by the keys or
+    lines each tool always writes."""
+    if isinstance(value, str):
+        head = value[: 1 << 16]
+        return "mlperf" if "MLPerf Results Summary" in head or ":::MLLOG" in head else None
     first = value[0] if isinstance(value, list) and value else value
     if isinstance(first, dict):
+        config = first.get("input_config")
         if "samples_ts" in first or ("n_prompt" in first and "n_gen" in first):
             return "llama-bench"
         if "results" in first and ("versions" in first or "configs" in first or "n-shot" in first):
             return "lm-eval"
+        if "aiperf_version" in first or (isinstance(config, dict) and AIPERF_CONFIG & config.keys()):
+            return "aiperf"
+        if "total_output_tokens_retokenized" in first:
+            return "sglang-bench"
         if "output_throughput" in first and "completed" in first:
             return "vllm-bench"
         if "runs" in first and "failures" in first:
@@ -387,20 +400,41 @@ def looks_like(value: Any) -> str | None:
     return None
 
 
+AIPERF_CONFIG = {"models", "loadgen", "phases", "service_kind", "subcommand"}
+"""Keys of an AIPerf (``models``, ``loadgen``, ``phases``) or GenAI-Perf (``service_kind``, ``subcommand``)
+profile export's ``input_config``."""
+
+
+def sniff(raw: bytes) -> Any:
+    """What ``looks_like`` judges a file by: its JSON, the JSON of its first line (JSON Lines), or its text."""
+    text = decode(raw)[0]
+    for candidate in (text, text.split("\n", 1)[0]):
+        try:
+            return json.loads(candidate)
+        except ValueError:
+            continue
+    return text
+
+
+def wrong_format(file: str, kind: str, what: str) -> ImportRefused:
+    """The refusal of a file another importer reads, naming that importer."""
+    return ImportRefused(
+        [
+            codes.IMPORT_WRONG_FORMAT.at(
+                file,
+                "",
+                f"this is not {what}: it looks like {kind} output",
+                f"import it with `evreg import {kind} {Path(file).name} ...`",
+            )
+        ]
+    )
+
+
 def refuse_other_format(value: Any, file: str, mine: str, what: str) -> None:
     """Refuse a file another importer reads, naming that importer."""
     kind = looks_like(value)
     if kind is not None and kind != mine:
-        raise ImportRefused(
-            [
-                codes.IMPORT_WRONG_FORMAT.at(
-                    file,
-                    "",
-                    f"this is not {what}: it looks like {kind} output",
-                    f"import it with `evreg import {kind} {Path(file).name} ...`",
-                )
-            ]
-        )
+        raise wrong_format(file, kind, what)
 
 
 # identity -----------------------------------------------------------------------------------
@@ -481,10 +515,17 @@ def _same_hardware(found: str, declared: str) -> bool:
     return a <= b or b <= a
 
 
+def _same_runtime(found: str, declared: str) -> bool:
+    """The packet's runtime build, or (a file that names only the engine: SGLang's ``backend``) its engine."""
+    from evreg.runtimes import parse_runtime, runtime_matches
+
+    if runtime_matches(declared, {"runtime": found}):
+        return True
+    return not parse_runtime(found).pinned and runtime_matches(found, {"runtime": declared})
+
+
 def scope_conflicts(target: Target, found: FileIdentity) -> list[tuple[str, str]]:
     """How the file's identity differs from the packet's, as (field, message naming both sides)."""
-    from evreg.runtimes import runtime_matches
-
     p = target.data
     out: list[tuple[str, str]] = []
     if found.model and not _same_model(found.model, target):
@@ -499,7 +540,7 @@ def scope_conflicts(target: Target, found: FileIdentity) -> list[tuple[str, str]
             )
         )
     runtime = p.get("runtime")
-    if found.runtime and isinstance(runtime, str) and not runtime_matches(runtime, {"runtime": found.runtime}):
+    if found.runtime and isinstance(runtime, str) and not _same_runtime(found.runtime, runtime):
         out.append(
             ("runtime", f"{found.said('runtime')} runtime {found.runtime!r} is not the packet's {p['runtime']!r}")
         )

@@ -15,11 +15,11 @@ timestamps, no statistics) is refused with the file to import instead.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from evreg import jsonio
+from evreg import formats
 from evreg.findings import join_pointer
-from evreg.formats import Importer, ImportRefused, Plan, Request, forbid_citation_markers, refuse
 from evreg.formats import serving as sv
 
 FORMAT = "an AIPerf / GenAI-Perf profile export (profile_export_aiperf.json, profile_export_genai_perf.json)"
@@ -42,6 +42,8 @@ AVERAGE = {
 }
 STATS = {"avg": "mean", "min": "min", "max": "max", **{p: p for p in ("p1", "p5", "p10", "p25", "p50", "p75")}}
 STATS |= {p: p for p in ("p90", "p95", "p99")}
+REPO_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
+"""A Hugging Face repository id (``nvidia/Qwen3.6-35B-A3B-NVFP4``), not a path (``/path/to/tokenizer``)."""
 GENAI_SETTINGS = (
     "concurrency",
     "request_rate",
@@ -67,7 +69,7 @@ def _block(doc: dict[str, Any], key: str, units: tuple[str, ...], file: str) -> 
         return None
     unit = block.get("unit")
     if unit is not None and unit not in units:
-        raise refuse(
+        raise formats.refuse(
             file,
             join_pointer(key, "unit"),
             f"{key} is in {unit!r}, not in {' or '.join(units)}; numbers are kept in the unit the tool wrote",
@@ -132,11 +134,16 @@ def _aiperf_settings(config: dict[str, Any]) -> tuple[dict[str, Any], list[str],
     return settings, [m for m in models if isinstance(m, str)], name if isinstance(name, str) else None
 
 
-def _identity(doc: dict[str, Any], file: str, raw: bytes) -> tuple[str, dict[str, Any], dict[str, Any]]:
+def _identity(doc: dict[str, Any], file: str) -> tuple[str, dict[str, Any], dict[str, Any]]:
     """(tool name, config, tool block) as the file states them."""
     config = doc.get("input_config")
     if not isinstance(config, dict) or not any(isinstance(doc.get(k), dict) for k in (*AVERAGE, *LATENCY)):
-        raise sv.not_this_format(file, FORMAT, raw, "no input_config beside metric statistics")
+        raise formats.refuse(
+            file,
+            "/input_config",
+            f"not {FORMAT}: no input_config beside metric statistics",
+            "pass the export the tool wrote, unmodified",
+        )
     if "aiperf_version" in doc or "models" in config or "phases" in config or "loadgen" in config:
         settings, models, tokenizer = _aiperf_settings(config)
         tool: dict[str, Any] = {"name": "aiperf"} | sv.scalars(
@@ -155,6 +162,56 @@ def _identity(doc: dict[str, Any], file: str, raw: bytes) -> tuple[str, dict[str
         if _avg(doc, key) is not None:
             tool[out] = _avg(doc, key)
     return name, settings, tool
+
+
+def _scope(
+    request: formats.Request, doc: dict[str, Any], settings: dict[str, Any], tool: dict[str, Any]
+) -> formats.FileIdentity:
+    """The run's identity as the export states it: the model (its tokenizer's repository when it names one, else
+    the served model's name; a Triton model name is no model identity), the GPUs of its telemetry, the backend."""
+    config, models = doc["input_config"], list(tool.get("models") or [])
+    tokenizer = tool.get("tokenizer")
+    model: tuple[str | None, str] = (None, "")
+    if isinstance(tokenizer, str) and REPO_ID.fullmatch(tokenizer):
+        at = "/input_config/tokenizer/name" if isinstance(config.get("tokenizer"), dict) else "/input_config/tokenizer"
+        model = (tokenizer, at)
+    elif models and settings.get("service_kind") != "triton":
+        at = (
+            "/input_config/models/items/0/name"
+            if "models" in config
+            else "/input_config/endpoint/model_names/0"
+            if "endpoint" in config
+            else "/input_config/model/0"
+        )
+        model = (models[0], at)
+    gpus = _gpus(doc.get("telemetry_data"))
+    hardware = (gpus[0] if len(gpus) == 1 else " + ".join(gpus)) if gpus else None
+    return sv.identity(
+        request,
+        model=model,
+        names=tuple(models),
+        backend=(settings.get("backend"), "/input_config/backend"),
+        hardware=(hardware, "/telemetry_data"),
+    )
+
+
+def _read(request: formats.Request) -> tuple[dict[str, Any], str]:
+    """The export's one object and the file's encoding; a file of another tool is refused naming it."""
+    source = formats.read_source(request.raw, request.file, FORMAT)
+    doc = source.objects if source.lines else source.objects[0]
+    formats.refuse_other_format(doc, request.file, "aiperf", FORMAT)
+    if isinstance(doc, dict) and "experiments" in doc:
+        raise formats.refuse(
+            request.file,
+            "/experiments",
+            "this is perf_analyzer's raw per-request profile_export.json, not a profile export with statistics: "
+            "import the profile_export_genai_perf.json GenAI-Perf wrote beside it",
+            "evreg import aiperf profile_export_genai_perf.json --packet FAMILY/PACKET",
+        )
+    if not isinstance(doc, dict):
+        raise formats.refuse(request.file, "", f"not {FORMAT}: not one JSON object", "pass the export unmodified")
+    formats.forbid_citation_markers(doc, request.file)
+    return doc, source.encoding
 
 
 def _failure(doc: dict[str, Any]) -> dict[str, Any]:
@@ -177,36 +234,26 @@ def _label(settings: dict[str, Any]) -> str:
     return ""
 
 
-def plan(request: Request) -> Plan:
-    target = request.packet()
-    doc, findings = jsonio.parse(request.raw, request.file)
-    if findings:
-        if sv.looks_like(request.raw):
-            raise sv.not_this_format(request.file, FORMAT, request.raw, "not one JSON object")
-        raise ImportRefused(findings)
-    if not isinstance(doc, dict):
-        raise sv.not_this_format(request.file, FORMAT, request.raw, "not a JSON object")
-    forbid_citation_markers(doc, request.file)
-    name, settings, tool = _identity(doc, request.file, request.raw)
+def plan(request: formats.Request) -> formats.Plan:
+    target, raw = request.packet(), request.raw
+    doc, encoding = _read(request)
+    name, settings, tool = _identity(doc, request.file)
+    out = formats.Plan()
+    found = _scope(request, doc, settings, tool)
+    out.warn(formats.check_scope(target, found, request.file))
     numbers = _numbers(doc, request.file)
-    evidence = sv.evidence_path(target, request.raw, request.name)
-    out = Plan()
-    out.add_file(evidence, request.raw)
+    evidence = formats.evidence_for(target, request.name, raw)
+    out.add_file(evidence, raw)
+    earlier = formats.earlier_imports(target, request.name)
     failure = _failure(doc)
     completed = _avg(doc, "request_count")
     label = _label(settings)
     if "requests_per_s" not in numbers.metrics or completed == 0:
         reason = f"{name} completed no request: the run measured nothing"
-        closure = sv.failed_run(
-            request,
-            sv.content_id(name, target, request.raw, label, "failed"),
-            evidence,
-            reason,
-            failure | {"request_count": completed},
-            settings,
-        )
-        sv.add_closure(out, target, closure)
-        out.notes.append(f"{name}: a failed run, recorded as closure {closure['id']}")
+        detail = failure | {"request_count": completed, "settings": settings}
+        rid = formats.content_id(name, raw, target, label, "failed")
+        sv.add(out, request, earlier, "0", formats.failed_run(target, rid, evidence, raw, reason, detail))
+        out.notes.append(f"{name}: a failed run, recorded as closure {rid}")
         return out
     body: dict[str, Any] = {
         "measurement_class": f"{name}-profile",
@@ -215,19 +262,18 @@ def plan(request: Request) -> Plan:
         "tool": tool,
         **numbers.body(),
     }
-    gpus = _gpus(doc.get("telemetry_data"))
-    if gpus:
-        body["hardware"] = " + ".join(gpus)
+    if found.hardware:
+        body["hardware"] = found.hardware
+    if encoding != "utf-8":  # the evidence check reads UTF-8: no locator into a UTF-16 or BOM file
+        body.pop("evidence_locators")
+        body["evidence_encoding"] = encoding
     if failure:
         body["partial_failure"] = failure
         body["caveat"] = "Some requests failed or the run was cancelled; partial_failure says what the tool reported."
-    record = sv.run_record(request, sv.content_id(name, target, request.raw, label), evidence, body)
-    sv.add_run(out, target, record)
-    missing = [k for k, v in (("model", tool.get("models")), ("hardware", gpus)) if not v]
-    missing += [] if "aiperf_version" in tool else [f"the {name} version"]
-    missing += [] if "runtime" in record else ["runtime"]
+    sv.add(
+        out, request, earlier, "0", sv.run_record(request, formats.content_id(name, raw, target, label), evidence, body)
+    )
     out.notes += [f"1 {name} profile into packet {target.packet} ({len(numbers.metrics)} metrics)"]
-    out.notes += sv.unrecorded_note(name, missing)
     return out
 
 
@@ -243,7 +289,7 @@ def _workload(name: str, settings: dict[str, Any], tool: dict[str, Any]) -> str:
     return f"{name} profile, {load}, {requests if requests is not None else '?'} requests"
 
 
-IMPORTER = Importer(
+IMPORTER = formats.Importer(
     "aiperf",
     "Import an AIPerf or GenAI-Perf profile export (profile_export_aiperf.json, profile_export_genai_perf.json) "
     "into a packet.",

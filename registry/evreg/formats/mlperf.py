@@ -20,8 +20,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from evreg import formats
 from evreg.evidence import text_lines
-from evreg.formats import Importer, Plan, Request, forbid_citation_markers, refuse
 from evreg.formats import serving as sv
 from evreg.vocab import metrics as vocab_metrics
 
@@ -120,7 +120,9 @@ def _summary_line(log: Log, n: int, line: str, section: str, file: str) -> None:
     elif (metric := _metric(SUMMARY, name)) is not None:
         found = sv.line_locator(n, line, len(key) + 1)
         if found is None or found[1] != float(value.strip()):
-            raise refuse(file, f"line:{n}", f"line {n} does not end in one number: {line!r}", "pass the log unmodified")
+            raise formats.refuse(
+                file, f"line:{n}", f"line {n} does not end in one number: {line!r}", "pass the log unmodified"
+            )
         log.numbers.add(metric, found[1], found[0])
 
 
@@ -145,7 +147,9 @@ def read_detail(lines: list[str], file: str) -> Log:
         try:
             entry = json.loads(line[len(":::MLLOG ") :])
         except ValueError:
-            raise refuse(file, f"line:{n}", f"line {n} is not an MLLOG JSON entry", "pass the log unmodified") from None
+            raise formats.refuse(
+                file, f"line:{n}", f"line {n} is not an MLLOG JSON entry", "pass the log unmodified"
+            ) from None
         key, value = entry.get("key"), entry.get("value")
         if not isinstance(key, str):
             continue
@@ -162,7 +166,7 @@ def read_detail(lines: list[str], file: str) -> Log:
     return log
 
 
-def _read(request: Request) -> tuple[Log, str]:
+def _read(request: formats.Request) -> tuple[Log, str]:
     lines = text_lines(request.raw)
     text = "\n".join(lines[:40])
     if "MLPerf Results Summary" in text:
@@ -170,36 +174,42 @@ def _read(request: Request) -> tuple[Log, str]:
     elif any(line.startswith(":::MLLOG ") for line in lines[:40]):
         log, kind = read_detail(lines, request.file), "detail"
     else:
-        raise sv.not_this_format(
-            request.file, FORMAT, request.raw, "no 'MLPerf Results Summary' and no ':::MLLOG' line"
+        formats.refuse_other_format(formats.sniff(request.raw), request.file, "mlperf", FORMAT)
+        raise formats.refuse(
+            request.file,
+            "",
+            f"not {FORMAT}: no 'MLPerf Results Summary' and no ':::MLLOG' line",
+            "pass the log loadgen wrote, unmodified",
         )
-    forbid_citation_markers([log.identity, log.checks, log.parameters, log.notes], request.file)
+    formats.forbid_citation_markers([log.identity, log.checks, log.parameters, log.notes], request.file)
     if not str(log.identity.get("mode", "")).lower().startswith("performance"):
-        raise refuse(
+        raise formats.refuse(
             request.file,
             "",
             f"a loadgen log of mode {log.identity.get('mode')!r}: only a performance run has performance numbers",
             "import the performance/run_1 log; accuracy is scored by the benchmark's own script",
         )
     if log.identity.get("result") not in ("VALID", "INVALID"):
-        raise refuse(request.file, "", "the log states no 'Result is : VALID' or 'INVALID'", "pass the whole log")
+        raise formats.refuse(
+            request.file, "", "the log states no 'Result is : VALID' or 'INVALID'", "pass the whole log"
+        )
     return log, kind
 
 
-def plan(request: Request) -> Plan:
-    target = request.packet()
+def plan(request: formats.Request) -> formats.Plan:
+    """One run of the log. Neither log names the model or the hardware (they stay missing, reported); the
+    runtime is only as stated, and compared with the packet's."""
+    target, raw = request.packet(), request.raw
     log, kind = _read(request)
+    out = formats.Plan()
+    out.warn(formats.check_scope(target, sv.identity(request), request.file))
     scenario = str(log.identity.get("scenario", ""))
-    evidence = sv.evidence_path(target, request.raw, request.name)
-    out = Plan()
-    out.add_file(evidence, request.raw)
-    config = {"scenario": scenario, **log.parameters}
+    evidence = formats.evidence_for(target, request.name, raw)
+    out.add_file(evidence, raw)
+    earlier = formats.earlier_imports(target, request.name)
     tool = {"name": "mlperf-loadgen", "log": kind} | {k: v for k, v in log.identity.items() if k != "scenario"}
-    if log.checks:
-        tool["checks"] = log.checks
-    if log.notes:
-        tool["messages"] = log.notes
-    rid = sv.content_id("mlperf", target, request.raw, scenario)
+    tool |= ({"checks": log.checks} if log.checks else {}) | ({"messages": log.notes} if log.notes else {})
+    rid = formats.content_id("mlperf", raw, target, scenario)
     if log.identity["result"] == "INVALID" or not log.numbers.metrics:
         failed = [k for k, v in log.checks.items() if v is False or str(v).lower() == "no"]
         reason = (
@@ -207,26 +217,24 @@ def plan(request: Request) -> Plan:
             + (f" (not satisfied: {', '.join(failed)})" if failed else "")
             + ": its numbers are not a result"
         )
-        failure = {"result": log.identity["result"], "checks": log.checks, "reported": log.numbers.metrics}
-        sv.add_closure(out, target, sv.failed_run(request, rid, evidence, reason, failure, {"scenario": scenario}))
+        failure = {"result": log.identity["result"], "scenario": scenario, "checks": log.checks}
+        failure["reported"] = log.numbers.metrics
+        sv.add(out, request, earlier, "0", formats.failed_run(target, rid, evidence, raw, reason, failure))
         out.notes.append(f"mlperf: an INVALID {scenario} run, recorded as closure {rid}")
         return out
     body = {
         "measurement_class": f"mlperf-inference-{scenario.lower() or 'unknown'}",
         "workload": f"MLPerf Inference {scenario} scenario, loadgen {kind} log, {log.identity.get('mode')}",
-        "config": config,
+        "config": {"scenario": scenario, **log.parameters},
         "tool": tool,
         **log.numbers.body(),
     }
-    record = sv.run_record(request, rid, evidence, body)
-    sv.add_run(out, target, record)
+    sv.add(out, request, earlier, "0", sv.run_record(request, rid, evidence, body))
     out.notes.append(f"1 MLPerf {scenario} run into packet {target.packet} ({len(log.numbers.metrics)} metrics)")
-    missing = ["model", "hardware"] + ([] if "loadgen_version" in log.identity else ["loadgen version"])
-    out.notes += sv.unrecorded_note("mlperf", missing + ([] if "runtime" in record else ["runtime"]))
     return out
 
 
-IMPORTER = Importer(
+IMPORTER = formats.Importer(
     "mlperf",
     "Import an MLPerf Inference loadgen log (mlperf_log_summary.txt or mlperf_log_detail.txt) into a packet.",
     plan,

@@ -16,8 +16,8 @@ import json
 import re
 from typing import Any
 
+from evreg import formats
 from evreg.evidence import text_lines
-from evreg.formats import Importer, Plan, Request, forbid_citation_markers, refuse
 from evreg.formats import serving as sv
 
 FORMAT = "SGLang bench_serving output (JSON Lines from --output-file)"
@@ -42,7 +42,6 @@ SETTINGS = (
     "burstiness",
     "tag",
 )
-ENGINES = {"sglang": "sglang", "vllm": "vllm", "lmdeploy": "lmdeploy", "trt": "tensorrt-llm"}
 
 
 def _metric(key: str) -> str | None:
@@ -64,14 +63,14 @@ def _numbers(obj: dict[str, Any], n: int, line: str, file: str) -> sv.Numbers:
         at = re.search(rf'"{re.escape(key)}"\s*:\s*', line)
         found = sv.line_locator(n, line, at.end()) if at else None
         if found is None or found[1] != float(value):
-            raise refuse(
+            raise formats.refuse(
                 file, f"line:{n}", f"line {n}: {key} is not where JSON Lines puts it", "pass the file unmodified"
             )
         numbers.add(metric, value, found[0])
     return numbers
 
 
-def _objects(request: Request) -> list[tuple[int, str, dict[str, Any]]]:
+def _objects(request: formats.Request) -> list[tuple[int, str, dict[str, Any]]]:
     """(line number, line, object) of every run in the file; refuses a file that is not bench_serving's."""
     out = []
     for n, line in enumerate(text_lines(request.raw), 1):
@@ -80,52 +79,41 @@ def _objects(request: Request) -> list[tuple[int, str, dict[str, Any]]]:
         try:
             obj = json.loads(line)
         except ValueError:
-            why = f"line {n} is not a JSON object on one line"
-            raise sv.not_this_format(request.file, FORMAT, request.raw, why) from None
-        if not isinstance(obj, dict) or not ("output_throughput" in obj or "completed" in obj):
-            raise sv.not_this_format(request.file, FORMAT, request.raw, f"line {n} has no output_throughput")
-        if "backend" not in obj or not any(k in obj for k in ("dataset_name", "total_output_tokens_retokenized")):
-            raise sv.not_this_format(request.file, FORMAT, request.raw, f"line {n} has no backend and dataset_name")
+            obj = None
+        formats.refuse_other_format(
+            obj if obj is not None else formats.sniff(request.raw), request.file, "sglang-bench", FORMAT
+        )
+        if not isinstance(obj, dict) or "backend" not in obj or "completed" not in obj:
+            raise formats.refuse(
+                request.file,
+                f"line:{n}",
+                f"not {FORMAT}: line {n} is not a JSON object with backend and completed",
+                "pass the file bench_serving wrote, unmodified",
+            )
         out.append((n, line, obj))
     if not out:
-        raise refuse(request.file, "", "the file holds no benchmark run", "pass the file bench_serving wrote")
-    forbid_citation_markers([o for _, _, o in out], request.file)
+        raise formats.refuse(request.file, "", "the file holds no benchmark run", "pass the file bench_serving wrote")
+    formats.forbid_citation_markers([o for _, _, o in out], request.file)
     return out
 
 
-def _check_runtime(request: Request, backend: Any, n: int) -> None:
-    """A stated runtime must be the engine the file says it benchmarked (``backend``)."""
-    runtime = sv.stated_runtime(request)
-    engine = ENGINES.get(str(backend).split("-")[0].lower())
-    if runtime and engine and engine not in runtime.lower().replace(" ", "-"):
-        raise refuse(
-            request.file,
-            f"line:{n}",
-            f"line {n} benchmarked backend {backend!r} ({engine}), but --runtime says {runtime!r}",
-            "state the runtime the server ran, or import into the packet of that runtime",
-        )
-
-
-def _run(request: Request, n: int, line: str, obj: dict[str, Any], evidence: str) -> tuple[str, dict[str, Any]]:
-    """("run-measurement" or "closure", record) for line ``n``."""
-    target = request.packet()
-    _check_runtime(request, obj.get("backend"), n)
+def _run(request: formats.Request, n: int, line: str, obj: dict[str, Any], evidence: str) -> tuple[str, dict[str, Any]]:
+    """(path, run measurement or closure) for line ``n``."""
+    target, raw = request.packet(), request.raw
     config = sv.scalars(obj, SETTINGS)
     tool = {"name": "sglang-bench_serving"} | {
         k: v for k, v in sv.scalars(obj).items() if k not in SETTINGS and _metric(k) is None
     }
     numbers = _numbers(obj, n, line, request.file)
-    label = f"l{n}"
     completed = obj.get("completed")
     if completed == 0 or "aggregate_tok_s" not in numbers.metrics:
         reason = "SGLang bench_serving completed no request: the run measured nothing"
-        failure: dict[str, Any] = {"line": n, "completed": completed}
+        failure: dict[str, Any] = {"line": n, "completed": completed, "settings": config}
         if "errors" in obj:
             failure["errors"] = obj["errors"]
-        record = sv.failed_run(
-            request, sv.content_id("sglang", target, request.raw, label, "failed"), evidence, reason, failure, config
+        return formats.failed_run(
+            target, formats.content_id("sglang", raw, target, f"l{n}", "failed"), evidence, raw, reason, failure
         )
-        return "closure", record
     body: dict[str, Any] = {
         "measurement_class": "sglang-bench-serving",
         "workload": _workload(obj, n),
@@ -137,9 +125,7 @@ def _run(request: Request, n: int, line: str, obj: dict[str, Any], evidence: str
     if isinstance(prompts, int) and isinstance(completed, int) and completed < prompts:
         body["partial_failure"] = {"completed": completed, "num_prompts": prompts}
         body["caveat"] = "Not every prompt completed; partial_failure says how many did."
-    return "run-measurement", sv.run_record(
-        request, sv.content_id("sglang", target, request.raw, label), evidence, body
-    )
+    return sv.run_record(request, formats.content_id("sglang", raw, target, f"l{n}"), evidence, body)
 
 
 def _workload(obj: dict[str, Any], n: int) -> str:
@@ -156,30 +142,35 @@ def _workload(obj: dict[str, Any], n: int) -> str:
     )
 
 
-def plan(request: Request) -> Plan:
-    target = request.packet()
+def plan(request: formats.Request) -> formats.Plan:
+    """Every line one run. The file names the engine it benchmarked (``backend``) and, since 2024, the model
+    (``model_id``, ``tokenizer_id``): each is compared with the packet; the hardware it does not name."""
+    target, raw = request.packet(), request.raw
     runs = _objects(request)
-    evidence = sv.evidence_path(target, request.raw, request.name)
-    out = Plan()
-    out.add_file(evidence, request.raw)
-    kinds = []
+    out = formats.Plan()
+    for n, _, obj in runs:
+        names = [v for v in (obj.get("model_id"), obj.get("tokenizer_id")) if isinstance(v, str)]
+        model = names[0] if names else None
+        found = sv.identity(
+            request, model=(model, f"line:{n}"), names=tuple(names), backend=(obj.get("backend"), f"line:{n}")
+        )
+        out.warn(formats.check_scope(target, found, request.file, f"line:{n}"))
+    evidence = formats.evidence_for(target, request.name, raw)
+    out.add_file(evidence, raw)
+    earlier = formats.earlier_imports(target, request.name)
+    failed = 0
     for n, line, obj in runs:
-        kind, record = _run(request, n, line, obj, evidence)
-        (sv.add_run if kind == "run-measurement" else sv.add_closure)(out, target, record)
-        kinds.append(kind)
-    failed = kinds.count("closure")
+        path, record = _run(request, n, line, obj, evidence)
+        failed += record["kind"] == "closure"
+        sv.add(out, request, earlier, str(n), (path, record))
     out.notes.append(
         f"{len(runs)} SGLang bench_serving runs into packet {target.packet}"
         + (f" ({failed} failed, recorded as closures)" if failed else "")
     )
-    missing = [] if all("model_id" in o for _, _, o in runs) else ["model"]
-    out.notes += sv.unrecorded_note(
-        "sglang-bench", missing + ["hardware"] + ([] if sv.stated_runtime(request) else ["runtime"])
-    )
     return out
 
 
-IMPORTER = Importer(
+IMPORTER = formats.Importer(
     "sglang-bench",
     "Import SGLang bench_serving output (the JSON Lines file of --output-file) into a packet.",
     plan,
