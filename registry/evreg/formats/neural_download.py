@@ -25,6 +25,7 @@ other measurements stay at family level, in ``packets/<family>/measurements/``.
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -474,6 +475,19 @@ def _set(record: dict[str, Any], pointer: str, value: str) -> None:
     node[int(tokens[-1]) if isinstance(node, list) else tokens[-1]] = value
 
 
+def _pin(file: str, options: Mapping[str, str]) -> dict[str, str]:
+    """Where in the source repository the file was read (``--commit``, ``--path``), refused when malformed: it is
+    recorded in ``sources`` and links to evidence at that commit."""
+    commit, path = options.get("commit", ""), options.get("path", "")
+    if commit and not re.fullmatch(r"[0-9a-f]{40}", commit):
+        raise refuse(
+            file, "", f"--commit {commit!r} is not a commit id", "give the full 40-hex commit the file was read at"
+        )
+    if path and (path.startswith("/") or ".." in path.split("/") or "\\" in path):
+        raise refuse(file, "", f"--path {path!r} is not a path inside the repository", "give it as families/NAME.json")
+    return {"commit": commit, "path": path}
+
+
 def dumps(manifest: dict[str, Any]) -> str:
     return json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
 
@@ -481,9 +495,7 @@ def dumps(manifest: dict[str, Any]) -> str:
 IMPORTER = Importer(
     "neural-download",
     "Split a neural.download family manifest into packets/<family>/.",
-    lambda r: plan_import(
-        r.raw, r.file, r.options["source"], r.options["repository"], {k: r.options[k] for k in ("commit", "path")}
-    ),
+    lambda r: plan_import(r.raw, r.file, r.options["source"], r.options["repository"], _pin(r.file, r.options)),
     into_packet=False,
     options=(
         Option("source", DEFAULT_SOURCE, "Name under which the lab's evidence paths are cited (SOURCE:path)."),
