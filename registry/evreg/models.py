@@ -56,6 +56,8 @@ Count = Annotated[int, Strict(), Field(ge=0)]
 Scalar = Annotated[str, Strict()] | Annotated[bool, Strict()] | Number
 State = Literal[STATES]  # type: ignore[valid-type]  # the states are data (registry/evreg/vocab/states.json)
 ObservedState = Literal[OBSERVED_STATES]  # type: ignore[valid-type]  # ditto
+
+
 class NameText:
     """Marks a text field that names a thing (hardware, runtime, quantization): its digits are part of the name."""
 

@@ -82,9 +82,7 @@ def artifact(
     fam = _family(load(root), family_id)
     rev = _revision(fam, revision)
     artifacts = rev.setdefault("quantized_artifacts", [])
-    if any(
-        a.get("id") == artifact_id for _, r in revisions_of(fam) for a in r.get("quantized_artifacts", [])
-    ):
+    if any(a.get("id") == artifact_id for _, r in revisions_of(fam) for a in r.get("quantized_artifacts", [])):
         raise ScaffoldRefused(f"family {family_id!r} has an artifact {artifact_id!r} already; nothing was written")
     new: dict[str, Any] = {
         "id": artifact_id,
