@@ -224,7 +224,10 @@ def init_cmd(directory: Path | None) -> None:
     repository when it is in none. Existing files are kept as they are."""
     root = (directory or Path.cwd()).resolve()
     root.mkdir(parents=True, exist_ok=True)
-    written, kept = scaffold.init_registry(root)
+    try:
+        written, kept = scaffold.init_registry(root)
+    except scaffold.ScaffoldRefused as exc:
+        raise click.ClickException(str(exc)) from None
     for rel in written:
         click.echo(f"wrote {rel}")
     if kept:
