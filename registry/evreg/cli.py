@@ -531,7 +531,8 @@ def _import_command(importer: formats.Importer) -> click.Command:
                 ["--packet"],
                 required=True,
                 metavar="FAMILY/PACKET",
-                help="The existing packet the results belong to (its revision, artifact and runtime apply).",
+                help="The existing packet the results belong to: its revision and artifact apply, and the file's own "
+                "identity is checked against its scope.",
             ),
             click.Option(
                 ["--state"],
