@@ -16,7 +16,7 @@ from conftest import EVIDENCE, RECORDS, REPO, F, Reg, evreg, only
 from evreg import citations, rules
 from evreg.findings import split_pointer
 from evreg.jsonio import canonical
-from evreg.models import MODELS, is_prose_key, iter_prose
+from evreg.models import MODELS, is_prose, iter_prose
 from evreg.pipeline import validate
 
 Q = "packets/qwen-27b"
@@ -717,7 +717,7 @@ def _prose_fields(model: type[BaseModel]) -> list[str]:
     return [
         info.alias or name
         for name, info in model.model_fields.items()
-        if is_prose_key(info.alias or name) and _leaf_types(info.annotation) in ({str}, {str, type(None)})
+        if is_prose(info.alias or name, "some text") and _leaf_types(info.annotation) in ({str}, {str, type(None)})
     ]
 
 
@@ -748,7 +748,8 @@ def test_a_figure_in_any_string_readers_see_is_an_orphan_number(reg: Reg) -> Non
         reg.edit(path, lambda d, p=pointer: _plant(d, p, "reached 52.3 tok/s"))
     found = {(f.file, f.pointer) for f in only(reg.findings(), "orphan-number")}
     assert set(planted) <= found, sorted(set(planted) - found)[:10]
-    assert not is_prose_key("measurement_id") and not is_prose_key("revision") and is_prose_key("workload")
+    assert not is_prose("measurement_id", "run-1") and is_prose("measurement_id", "decode 250 tok/s")
+    assert is_prose("workload", "x") and not is_prose("evidence", "decode 250 tok/s")
 
 
 def _plant(record: dict[str, Any], pointer: str, text: str) -> None:

@@ -81,3 +81,20 @@ def _repository() -> Any:
     if not _REGISTRY:
         _REGISTRY.append(load(REPO))
     return _REGISTRY[0]
+
+
+def test_a_malformed_pin_is_refused_before_anything_is_written(empty_repo: Path) -> None:
+    phi = LAB / "families/phi-4.json"
+    for args, words in [(("--commit", "abc"), "not a commit id"), (("--path", "../etc/passwd"), "not a path inside")]:
+        result = evreg("import", "neural-download", str(phi), *args, "--format", "json", cwd=empty_repo)
+        [finding] = json.loads(result.stdout)["findings"]
+        assert result.returncode == 1 and words in finding["message"]
+        assert list((empty_repo / "packets").iterdir()) == []
+
+
+def test_a_listed_family_that_is_missing_says_how_to_add_it(empty_repo: Path) -> None:
+    evreg("import", "neural-download", str(LAB / "families/catalog.json"), cwd=empty_repo)
+    report = json.loads(evreg("validate", "--format", "json", cwd=empty_repo).stdout)
+    first = next(f for f in report["findings"] if f["pointer"] == "/families/0/id")
+    assert "not in this registry" in first["message"]
+    assert "evreg import neural-download families/deepseek-coder-v2.json" in first["hint"]

@@ -251,13 +251,7 @@ def _property_registry(factory: pytest.TempPathFactory) -> Reg:
 @pytest.mark.slow
 def test_validate_clean_implies_build_succeeds_end_to_end(reg: Reg) -> None:
     """The same property through the real CLI and MkDocs, on the extremes the models allow."""
-    import shutil
-
-    from conftest import REPO
-
-    shutil.copy(REPO / "mkdocs.yml", reg.root / "mkdocs.yml")
-    shutil.copytree(REPO / "site", reg.root / "site")
-    (reg.root / "site/assets").mkdir(exist_ok=True)  # the stylesheet itself comes from the package
+    _site(reg)
     _apply(
         reg,
         {
@@ -286,6 +280,7 @@ def _site(reg: Reg) -> None:
 
     shutil.copy(REPO / "mkdocs.yml", reg.root / "mkdocs.yml")
     shutil.copytree(REPO / "site", reg.root / "site")
+    (reg.root / "site/assets").mkdir(exist_ok=True)  # the stylesheet itself comes from the package
 
 
 SITE_ATTACKS = {

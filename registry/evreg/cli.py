@@ -224,7 +224,10 @@ def init_cmd(directory: Path | None) -> None:
     repository when it is in none. Existing files are kept as they are."""
     root = (directory or Path.cwd()).resolve()
     root.mkdir(parents=True, exist_ok=True)
-    written, kept = scaffold.init_registry(root)
+    try:
+        written, kept = scaffold.init_registry(root)
+    except scaffold.ScaffoldRefused as exc:
+        raise click.ClickException(str(exc)) from None
     for rel in written:
         click.echo(f"wrote {rel}")
     if kept:
@@ -528,7 +531,8 @@ def _import_command(importer: formats.Importer) -> click.Command:
                 ["--packet"],
                 required=True,
                 metavar="FAMILY/PACKET",
-                help="The existing packet the results belong to (its revision, artifact and runtime apply).",
+                help="The existing packet the results belong to: its revision and artifact apply, and the file's own "
+                "identity is checked against its scope.",
             ),
             click.Option(
                 ["--state"],

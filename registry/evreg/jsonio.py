@@ -491,25 +491,24 @@ def iter_keyed_strings(
     out: list[tuple[str, str, str]] = []
     selected: dict[str, bool] = {} if memo is None or len(memo) > 10_000 else memo
 
+    def held(value: Any, ptr: str, key: str, chosen: bool) -> None:
+        """A value under ``key``: a string, a list (of lists) of them, or an object walked on its own."""
+        if isinstance(value, str):
+            if chosen:
+                out.append((ptr, key, value))
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                held(item, f"{ptr}/{i}", key, chosen)
+        elif isinstance(value, dict):
+            walk(value, ptr)
+
     def walk(node: Any, ptr: str) -> None:
         if isinstance(node, dict):
             for key, value in node.items():
                 chosen = selected.get(key)
                 if chosen is None:
                     chosen = selected[key] = is_key(key)
-                if isinstance(value, str):
-                    if chosen:
-                        out.append((f"{ptr}/{escape_token(key)}", key, value))
-                elif isinstance(value, list):
-                    base = f"{ptr}/{escape_token(key)}"
-                    for i, item in enumerate(value):
-                        if isinstance(item, str):
-                            if chosen:
-                                out.append((f"{base}/{i}", key, item))
-                        elif isinstance(item, dict | list):
-                            walk(item, f"{base}/{i}")
-                elif isinstance(value, dict):
-                    walk(value, f"{ptr}/{escape_token(key)}")
+                held(value, f"{ptr}/{escape_token(key)}", key, chosen)
         elif isinstance(node, list):
             for i, item in enumerate(node):
                 if isinstance(item, dict | list):
@@ -521,16 +520,16 @@ def iter_keyed_strings(
 
 def map_keyed_strings(data: Any, is_key: Callable[[str], bool], fn: Callable[[str], str]) -> Any:
     """A copy of ``data`` with every string ``iter_keyed_strings`` selects replaced by ``fn(s)``."""
+
+    def held(value: Any, chosen: bool) -> Any:
+        if isinstance(value, str):
+            return fn(value) if chosen else value
+        if isinstance(value, list):
+            return [held(v, chosen) for v in value]
+        return map_keyed_strings(value, is_key, fn)
+
     if isinstance(data, dict):
-        out: dict[str, Any] = {}
-        for key, value in data.items():
-            if is_key(key) and isinstance(value, str):
-                out[key] = fn(value)
-            elif is_key(key) and isinstance(value, list):
-                out[key] = [fn(v) if isinstance(v, str) else map_keyed_strings(v, is_key, fn) for v in value]
-            else:
-                out[key] = map_keyed_strings(value, is_key, fn)
-        return out
+        return {key: held(value, is_key(key)) for key, value in data.items()}
     if isinstance(data, list):
         return [map_keyed_strings(v, is_key, fn) for v in data]
     return data

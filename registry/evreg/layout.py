@@ -71,6 +71,10 @@ RESERVED_NAMES = frozenset(FAMILY_FOLDERS) | {"evidence", "family"}
 _ID = re.compile(ID_PATTERN)
 
 
+RESERVED_IDS = frozenset({"index"})
+"""Ids no record may take: the site's list pages use them (``measurements/index``)."""
+
+
 def id_problem(text: object) -> str | None:
     """What makes ``text`` not an id (see ``ID_PATTERN``), in words; None for a valid id."""
     if not isinstance(text, str):
@@ -79,6 +83,8 @@ def id_problem(text: object) -> str | None:
         return "the id is empty"
     if len(text) > ID_MAX_LENGTH:
         return f"the id is {len(text)} characters long; at most {ID_MAX_LENGTH} are allowed"
+    if text in RESERVED_IDS:
+        return f"{text!r} is reserved: it names a folder's list page on the site"
     if _ID.fullmatch(text):
         return None
     bad = sorted({c for c in text if not ((c.isascii() and (c.islower() or c.isdigit())) or c in ".-")})
@@ -166,7 +172,10 @@ def _record_file(path: str, tail: list[str], kinds: tuple[str, ...], family: str
             packet=packet,
             problem="record folders hold <id>.json files only, with no sub-folders",
         )
-    return Place(path, kinds, family=family, packet=packet, id=tail[0][: -len(".json")])
+    rid = tail[0][: -len(".json")]
+    if rid in RESERVED_IDS:
+        return Place(path, (), family=family, packet=packet, problem=f"id {rid!r}: {id_problem(rid)}")
+    return Place(path, kinds, family=family, packet=packet, id=rid)
 
 
 def record_path(kind: str, family: str, record_id: str, packet: str | None = None) -> str:

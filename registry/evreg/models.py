@@ -552,18 +552,38 @@ NAME_KEYS = _name_keys()
 def claims_in(key: str, text: str) -> list[figures.Figure]:
     """The figures a prose string under ``key`` claims: every figure, but a memory size in a name."""
     found = figures.find_figures(text)
-    return [f for f in found if f.unit != "bytes"] if key in NAME_KEYS else found
+    if key not in NAME_KEYS:
+        return found
+
+    def size(f: figures.Figure) -> bool:  # 80GB, not 1792 GB/s nor 1792 GB per second (a bandwidth is a claim)
+        after = text[f.end : f.end + 8].lstrip().lower()
+        return f.unit == "bytes" and "/" not in f.text and not after.startswith(("/", "per ", "a second"))
+
+    return [f for f in found if not size(f)]
+
+
+_TOKEN_TEXT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:+-]{0,199}")
+"""The shape of every token a model declares (ids, hashes, dates, metric names, states, grades)."""
 
 
 def is_prose_key(key: str) -> bool:
+    """Whether a string under ``key`` may be prose: every string but an evidence reference."""
+    return not is_evidence_key(key)
+
+
+def is_prose(key: str, text: str) -> bool:
     """Whether a string under ``key`` is prose: shown to readers as text, so only citations may put numbers in it.
-    Evidence references and token fields are not; every other string is, whatever its field."""
-    return key not in TOKEN_KEYS and not is_evidence_key(key)
+    Every string is, whatever its field -- declared, ``config``, unknown -- but an evidence reference and a token
+    under a token field: one shaped like a token (no spaces) that holds no figure. A sentence under a key some model
+    declares a token (``config.metric``, an unknown ``state``) is prose."""
+    if not is_prose_key(key):
+        return False
+    return key not in TOKEN_KEYS or not _TOKEN_TEXT.fullmatch(text) or bool(figures.find_figures(text))
 
 
 def iter_prose(data: Any) -> Iterator[tuple[str, str]]:
     """(pointer, text) of every prose string in a record, at any depth."""
-    return ((pointer, text) for pointer, _, text in iter_keyed_strings(data, is_prose_key))
+    return ((pointer, text) for pointer, key, text in iter_keyed_strings(data, is_prose_key) if is_prose(key, text))
 
 
 def map_prose(data: Any, fn: Callable[[str], str]) -> Any:

@@ -192,9 +192,10 @@ def init_registry(root: Path) -> tuple[list[str], list[str]]:
     are never changed. Returns (written, kept), repository-relative."""
     from evreg import schemas
 
+    _refuse_unsafe_places(root)
     wanted: dict[str, str] = {
         "mkdocs.yml": (PAGES_DIR / "mkdocs.yml").read_text("utf-8"),
-        "site/about.md": ABOUT_PAGE,
+        **({} if (root / "site").exists() else {"site/about.md": ABOUT_PAGE}),  # a site of its own: left alone
         **{f"{schemas.SCHEMA_DIR}/{name}": text for name, text in schemas.generate().items()},
     }
     written, kept = [], []
@@ -216,6 +217,20 @@ def init_registry(root: Path) -> tuple[list[str], list[str]]:
         git.Repo.init(root).close()
         written.append(".git/")
     return written, kept
+
+
+def _refuse_unsafe_places(root: Path) -> None:
+    """Refuse, before writing anything, a registry whose places are links (a write would land outside it) or of
+    the wrong type (``packets`` a file)."""
+    for name, folder in (("mkdocs.yml", False), (".gitignore", False), ("site", True), ("schema", True)):
+        path = root / name
+        if path.is_symlink():
+            raise ScaffoldRefused(f"{name} is a symbolic link; nothing was written (init writes only inside {root})")
+        if path.exists() and path.is_dir() != folder:
+            raise ScaffoldRefused(f"{name} is a {'file' if folder else 'folder'}; nothing was written")
+    packets = root / PACKETS
+    if packets.is_symlink() or (packets.exists() and not packets.is_dir()):
+        raise ScaffoldRefused(f"{PACKETS} is not a folder; nothing was written")
 
 
 def _git_root(path: Path) -> Path | None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from html import escape, unescape
 from pathlib import Path
@@ -22,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from evreg import charts, citations, coverage, figures
+from evreg import charts, citations, coverage
 from evreg.layout import family_scoped, slug
 from evreg.models import NAME_KEYS, claims_in, revisions_of
 from evreg.tables import EvidenceRow, FindingRow, Meta, ProvenanceRow, RecordRow, rows_of
@@ -199,36 +198,36 @@ class Pages:
             f'title="{escape(mid)}">{escape(resolved.text)}</a>'
         )
 
-    def prose(self, text: Any) -> str:
-        """Record prose: escaped text, citations resolved and linked, typed figures marked as orphans."""
+    def prose(self, text: Any, key: str = "") -> str:
+        """Record prose (under ``key``): escaped text, citations resolved and linked, typed figures marked as
+        orphans (``evreg.models.claims_in``: in a name, a memory size is part of the name)."""
         if not isinstance(text, str):
             return ""
         out, last = [], 0
         for c in citations.parse(text):
             if isinstance(c, citations.CitationError):
                 continue
-            out.append(self.literal(text[last : c.start]))
+            out.append(self.literal(text[last : c.start], key))
             out.append(self.cite(c.measurement, c.metric, c.index, c.x, c.decimals, c.unit))
             last = c.end
-        out.append(self.literal(text[last:]))
+        out.append(self.literal(text[last:], key))
         return "".join(out)
 
     def text(self, value: Any, key: str = "") -> str:
         """Any stored value under ``key`` as readers see it: a string as prose (every string a record holds is
-        prose unless it is a token, ``evreg.models.is_prose_key``) -- a name's memory size is part of the name --,
+        prose unless it is a token, ``evreg.models.is_prose``) -- a name's memory size is part of the name --,
         anything else as its JSON."""
         if not isinstance(value, str):
             return esc(json.dumps(value, ensure_ascii=False))
-        if key in NAME_KEYS and not citations.CITATION.search(value):
-            marked = {(f.start, f.end) for f in claims_in(key, value)}
-            return f'<span class="evreg-name">{self.literal(value, lambda f: (f.start, f.end) in marked)}</span>'
+        if key in NAME_KEYS:
+            return f'<span class="evreg-name">{self.prose(value, key)}</span>'
         return self.prose(value)
 
-    def literal(self, text: str | None, claimed: Callable[[figures.Figure], bool] = lambda f: True) -> str:
-        """Text with no citations: escaped, typed figures (those ``claimed``) marked as orphans."""
+    def literal(self, text: str | None, key: str = "") -> str:
+        """Text with no citations (under ``key``): escaped, typed figures marked as orphans."""
         text = text or ""
         out, last = [], 0
-        for fig in filter(claimed, figures.find_figures(text)):
+        for fig in claims_in(key, text):
             out.append(esc(text[last : fig.start]))
             out.append(
                 f'<mark class="evreg-orphan" title="A typed figure, not a citation: a baselined defect of '
@@ -269,11 +268,11 @@ class Pages:
         out = []
         for ev in rows:
             if ev.ref_kind == "external":
-                what = f"external: {esc(ev.path)} in source {esc(ev.source)} (not copied here; not checked)"
+                what = f"external: <code>{esc(ev.path)}</code> in {esc(ev.source)} (not copied here; not checked)"
             elif ev.ref_kind == "url":
-                what = f"link: {esc(ev.ref)}"
+                what = f"link: <code>{esc(ev.ref)}</code>"  # a reference, shown as written
             else:
-                what = esc(ev.path) + ("" if ev.present else " (missing)")
+                what = f"<code>{esc(ev.path)}</code>" + ("" if ev.present else " (missing)")
             digest = f"<code>{esc(ev.sha256)}</code> ({esc(ev.bytes)} bytes)" if ev.sha256 else "—"
             out.append([f"<code>{esc(ev.pointer)}</code>", what, esc(ev.ref_kind), digest])
         page.table(["Where", "Evidence", "Kind", "sha256"], out)

@@ -364,6 +364,18 @@ def _evidence_identity(m: dict[str, Any]) -> str:
     return f"sha256:{digest}" if digest else f"ref:{ev}"
 
 
+_NO_GATE = re.compile(r"\b(?:skipped|not (?:run|tested|checked)|untested|n/?a|none|unknown)\b|\bfail", re.I)
+_PASSED = re.compile(r"\bpass(?:ed|es)?\b", re.I)
+
+
+def states_a_gate(text: Any) -> bool:
+    """Whether a quality statement says a gate was passed: not empty, and not saying it was skipped or failed
+    (a failure beside a pass -- 'retrieval passed but q1 equality failed' -- is no passed gate either)."""
+    if not isinstance(text, str) or not text.strip():
+        return False
+    return not _NO_GATE.search(text) or (bool(_PASSED.search(text)) and not re.search(r"\bfail", text, re.I))
+
+
 def rubric_checks(registry: Registry, packet: Document, attached: list[Document]) -> dict[str, bool]:
     ix = index(registry)
     ok = [m.data for m in attached if ix.why_not_promotable(m.data, packet.place.family) is None]
@@ -381,7 +393,7 @@ def rubric_checks(registry: Registry, packet: Document, attached: list[Document]
         "runtime-identity": all(m.get("runtime") for m in ok),
         "pinned-artifact": _pinned(registry, packet),
         "repeat-samples": len(ok) >= 2 or any(len(v) >= 2 for m in ok for v in (m.get("metrics") or {}).values()),
-        "quality-gate": any(str(m.get(k) or "").strip() for m in ok for k in ("quality", "quality_scope")),
+        "quality-gate": any(states_a_gate(m.get(k)) for m in ok for k in ("quality", "quality_scope")),
         "hashed-local-evidence": bool(attached) and all(hashed(m.data) for m in attached),
         "reproduction-record": any("reproduction" in str(m.get("measurement_class") or "") for m in ok),
         "independent-repeats": len(evidence_files) >= 2 and len(observations) >= 2,

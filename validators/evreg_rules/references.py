@@ -201,7 +201,13 @@ class _Checker:
                     "list each family once, where readers should find it",
                 )
             elif self.registry.family(fid) is None:
-                yield self.dangling(doc, f"/families/{i}/id", "family", fid, "family of this registry")
+                manifest = parse_ref(str(listed.get("manifest") or f"families/{fid}.json")).path
+                yield DANGLING.at(
+                    doc,
+                    f"/families/{i}/id",
+                    f"family {fid!r} is listed but not in this registry (no packets/{fid}/family.json)",
+                    f"import it first (evreg import neural-download {manifest}), or take it off the list",
+                )
             seen.setdefault(fid, i)
 
     def record(self, doc: Document) -> Iterator[Finding]:

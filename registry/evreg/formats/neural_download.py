@@ -25,6 +25,8 @@ other measurements stay at family level, in ``packets/<family>/measurements/``.
 from __future__ import annotations
 
 import json
+import re
+import unicodedata
 from collections import defaultdict
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -44,7 +46,7 @@ from evreg.layout import (
     id_problem,
     record_path,
 )
-from evreg.models import iter_prose, map_prose
+from evreg.models import REVISION_LISTS, iter_prose, map_prose, revisions_of
 from evreg.store import MEASUREMENT_KINDS, Registry
 
 FORMAT = LAB_FORMAT
@@ -96,7 +98,12 @@ def plan_import(
         order[key] = [record["id"] for _, record in listed]
         records += [(kind, map_refs(record, local_to_external)) for kind, record in listed]
     lists = [(join_pointer(key), manifest.get(key), "record id") for key, _ in LISTS if key != "family_closures"]
-    _refuse_bad_ids(file, [("", [manifest], "family id"), *lists])
+    revisions = [(join_pointer(key), manifest.get(key), "revision id") for key in REVISION_LISTS]
+    artifacts = [
+        (f"{where}/quantized_artifacts", rev.get("quantized_artifacts"), "artifact id")
+        for where, rev in revisions_of(manifest)
+    ]
+    _refuse_bad_ids(file, [("", [manifest], "family id"), *lists, *revisions, *artifacts])
     family = map_refs(family, local_to_external)
     bound, left = bind_figures([family, *(r for _, r in records)])
     family["record_order"] = order
@@ -345,8 +352,21 @@ _UNIT_SUFFIX = {"tok/s": "_tok_s", "t/s": "_tok_s", "tokens/s": "_tok_s", "ms": 
 _REFERENCE_KEYS = ("evidence_id", "measurement_id", "measurement_ids", "basis_measurement_ids")
 
 
-_BOUNDS = (">", "<", "≥", "≤", ">=", "<=", "~", "≈", "at least", "at most", "above", "below", "under", "over")
-"""Words and signs before a figure that make it a bound or target rather than a stated result."""
+_BOUND = re.compile(
+    r"(?:[<>≥≤⩾⩽~≈]=?|=>|\b(?:at (?:least|most)|above|below|under|over|up to|more than|less than|fewer than|"
+    r"greater than|exceed(?:s|ing)?|min(?:imum)?|max(?:imum)?|target(?:s|ed|ing)?|goal|objective|beyond)\b)"
+    r"(?:\W*\d[\d.,]*\s*(?:/|-|–|,|to|and|or))*\W*$",  # and the later items of a list after it: > 30 / 38.2
+    re.I,
+)
+"""Signs and words just before a figure that make it a bound or target rather than a stated result."""
+
+
+def _as_read(text: str) -> str:
+    """Text as a reader sees it (``evreg.figures`` folds it the same way): compatibility forms folded, invisible
+    characters and emphasis dropped."""
+    return re.sub(r"[*_`\u200b-\u200f\u2060\ufeff]", "", unicodedata.normalize("NFKC", text))
+
+
 _Value = tuple[str, int | None, float | None, float]
 """(metric, sample index, point x, value) of one measured value: a sample has no x, a point no index."""
 _Hit = tuple[str, str, int | None, float | None]
@@ -408,7 +428,7 @@ def _bind_text(text: str, values: Mapping[str, list[_Value]], searches: list[_Se
     figures were bound and left as written."""
     new, bound, left = text, 0, 0
     for fig in reversed(figures.find_figures(text)):
-        bound_like = text[: fig.start].rstrip().endswith(_BOUNDS)
+        bound_like = _BOUND.search(_as_read(text[: fig.start])) is not None
         whole = fig.decimals == 0
         # A target (>=100 tok/s) is not a result; a whole number found only family-wide is too likely a round
         # figure that happens to equal some run's rounded value: both stay as written.
@@ -474,6 +494,19 @@ def _set(record: dict[str, Any], pointer: str, value: str) -> None:
     node[int(tokens[-1]) if isinstance(node, list) else tokens[-1]] = value
 
 
+def _pin(file: str, options: Mapping[str, str]) -> dict[str, str]:
+    """Where in the source repository the file was read (``--commit``, ``--path``), refused when malformed: it is
+    recorded in ``sources`` and links to evidence at that commit."""
+    commit, path = options.get("commit", ""), options.get("path", "")
+    if commit and not re.fullmatch(r"[0-9a-f]{40}", commit):
+        raise refuse(
+            file, "", f"--commit {commit!r} is not a commit id", "give the full 40-hex commit the file was read at"
+        )
+    if path and (path.startswith("/") or ".." in path.split("/") or "\\" in path):
+        raise refuse(file, "", f"--path {path!r} is not a path inside the repository", "give it as families/NAME.json")
+    return {"commit": commit, "path": path}
+
+
 def dumps(manifest: dict[str, Any]) -> str:
     return json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
 
@@ -481,9 +514,7 @@ def dumps(manifest: dict[str, Any]) -> str:
 IMPORTER = Importer(
     "neural-download",
     "Split a neural.download family manifest into packets/<family>/.",
-    lambda r: plan_import(
-        r.raw, r.file, r.options["source"], r.options["repository"], {k: r.options[k] for k in ("commit", "path")}
-    ),
+    lambda r: plan_import(r.raw, r.file, r.options["source"], r.options["repository"], _pin(r.file, r.options)),
     into_packet=False,
     options=(
         Option("source", DEFAULT_SOURCE, "Name under which the lab's evidence paths are cited (SOURCE:path)."),

@@ -15,7 +15,7 @@ from evreg import codes, jsonio
 from evreg.evidence import is_evidence_key
 from evreg.findings import Finding, RecordRef, join_pointer
 from evreg.layout import ID_PATTERN, PACKETS, Place, id_problem, place_of, unit_of
-from evreg.models import MODELS, is_prose_key
+from evreg.models import MODELS, is_prose
 from evreg.store.sources import Entry, Source, blob_id
 
 if TYPE_CHECKING:
@@ -254,7 +254,14 @@ class Document:
         refs: list[tuple[str, str]] = []
         prose: list[tuple[str, str]] = []
         for pointer, key, text in jsonio.iter_keyed_strings(self.data, _is_text_key, memo=_TEXT_KEYS):
-            (refs if is_evidence_key(key) else prose).append((pointer, text))
+            if is_evidence_key(key):
+                refs.append((pointer, text))
+            elif is_prose(key, text):
+                prose.append((pointer, text))
+        config = self.data.get("config") if isinstance(self.data, dict) else None
+        for name in config if isinstance(config, dict) else ():  # a setting's name is shown as text too
+            if is_prose("", name):
+                prose.append((f"/config/{jsonio.escape_token(name)}", name))
         return refs, prose
 
     @property
@@ -303,7 +310,7 @@ MEASUREMENT_KINDS = ("run-measurement", "series-measurement")
 
 
 def _is_text_key(key: str) -> bool:
-    return is_evidence_key(key) or is_prose_key(key)
+    return True  # every string is an evidence reference or may be prose (``evreg.models.is_prose``)
 
 
 _TEXT_KEYS: dict[str, bool] = {}
