@@ -1,0 +1,152 @@
+"""Every real output file in ``tests/data/real/<format>/corpus/`` (sources in that folder's ``SOURCES.md``),
+imported into a packet whose scope is the file's own run: the import succeeds and writes records, every metric
+has a unit from the vocabulary, every stored number's locator re-reads to the stored value (independently and by
+``evreg validate``'s rules), and importing the same file again changes nothing.
+
+A file an importer cannot read yet is marked ``xfail(strict=True)`` with the reason: a finding about the
+importer, kept here so the test turns red (and the mark must go) once the importer reads it."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import SHARED, evreg
+from evreg import rules
+from evreg.citations import unit_of
+from evreg.findings import Severity
+from evreg.store import load
+from test_new_importers import value_at
+from test_real_files import registry
+
+REAL = SHARED / "real"
+TOOL = {"aiperf": "aiperf", "llama-bench": "llama-bench", "lm-eval": "lm-eval", "sglang": "sglang-bench"}
+TOOL |= {"vllm-bench": "vllm-bench", "mlperf": "mlperf"}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One corpus file: the packet its run belongs in, the command-line statements the file cannot make, and the
+    reason it is expected to fail (an importer finding) if it is."""
+
+    packet: dict[str, Any]
+    extra: tuple[str, ...] = ()
+    xfail: str | None = None
+    notes: dict[str, Any] = field(default_factory=dict)
+
+
+CASES: dict[str, Case] = {
+    # llama-bench -----------------------------------------------------------------------------------------------
+    "llama-bench/corpus/orion-zhen-b7951-rocm-7900xtx/gpt-oss-20b-q8_0-q8_0-20260206.json": Case(
+        dict(
+            repository="openai/gpt-oss-20b",
+            artifact="ggml-org/gpt-oss-20b-GGUF",
+            quantization="MXFP4",
+            runtime="llama.cpp b7951 (01ec0cc)",
+            hardware="AMD Radeon RX 7900 XTX",
+        )
+    ),
+    # AIPerf / GenAI-Perf ---------------------------------------------------------------------------------------
+    "aiperf/corpus/ajcasagrande-aiperf-2025-06/profile_export_aiperf.json": Case(
+        dict(repository="org/model", quantization="BF16", runtime=None, hardware="unknown GPU")
+    ),
+    "aiperf/corpus/akamaslabs-qwen3-4b-c16/profile_export_aiperf.json": Case(
+        dict(
+            repository="Qwen/Qwen3-4B-Instruct-2507",
+            artifact="Qwen/Qwen3-4B-Instruct-2507-FP8",
+            quantization="FP8",
+            runtime=None,
+            hardware="NVIDIA RTX PRO 4500",
+        )
+    ),
+    # lm-evaluation-harness -------------------------------------------------------------------------------------
+    "lm-eval/corpus/akamaslabs-gemma4-26b-gsm8k-platinum/results_2026-10-08T12-45-17.743940.json": Case(
+        # the file names the model only by the alias the server gave it ("gemma4-26b-l40s")
+        dict(repository="google/gemma-4-26b", quantization="BF16", runtime=None, hardware="NVIDIA L40S")
+    ),
+    "lm-eval/corpus/eleutherai-fork-nl2foam-vllm-tp8/results_2025-12-17T20-24-58.608862.json": Case(
+        # a local checkpoint (an SFT of a Qwen-tokenizer model), vllm backend, tensor parallel 8 on 8x H100
+        dict(
+            repository="local/nl2foam_sft_0",
+            quantization="BF16",
+            runtime=None,
+            hardware="NVIDIA H100 80GB HBM3",
+            cards=8,
+        )
+    ),
+    # SGLang bench_serving --------------------------------------------------------------------------------------
+    "sglang/corpus/william-qmul-dlora-1022/sglang_1022_1_1024_128.jsonl": Case(
+        dict(repository="meta-llama/Llama-2-7b-hf", quantization="FP16", runtime=None, hardware="unknown GPU")
+    ),
+}
+
+
+def corpus_files() -> list[str]:
+    return sorted(
+        str(p.relative_to(REAL))
+        for p in REAL.glob("*/corpus/**/*")
+        if p.is_file() and p.name != "SOURCES.md"
+    )
+
+
+def params() -> list[Any]:
+    out = []
+    for name in sorted(CASES):
+        reason = CASES[name].xfail
+        marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+        out.append(pytest.param(name, marks=marks, id=name.split("/corpus/")[0] + ":" + Path(name).parent.name))
+    return out
+
+
+def written(root: Path) -> dict[str, bytes]:
+    """Every record and evidence file under packets/, by path."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted((root / "packets").rglob("*")) if p.is_file()}
+
+
+def imported_records(root: Path) -> list[dict[str, Any]]:
+    """The measurements and closures an import wrote (not the family and packet the fixture made)."""
+    out = []
+    for path in sorted((root / "packets").rglob("*.json")):
+        if path.parent.name in ("measurements", "closures"):
+            out.append(json.loads(path.read_text()))
+    return out
+
+
+def test_every_corpus_file_has_a_case_and_a_source() -> None:
+    files = corpus_files()
+    assert files and set(files) == set(CASES), set(files) ^ set(CASES)
+    for name in files:
+        sources = (REAL / name.split("/corpus/")[0] / "corpus" / "SOURCES.md").read_text()
+        assert f"`{Path(name).parent.name}/`" in sources, f"{name} is not listed in its SOURCES.md"
+
+
+@pytest.mark.parametrize("name", params())
+def test_real_corpus_file_imports_into_its_own_packet(tmp_path: Path, name: str) -> None:
+    case, file = CASES[name], REAL / name
+    root = tmp_path / "reg"
+    spec = registry(root, **case.packet)
+    command = ("import", TOOL[name.split("/", 1)[0]], str(file), "--packet", spec, *case.extra)
+    result = evreg(*command, cwd=root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    records = imported_records(root)
+    assert records, "the import wrote neither a measurement nor a closure"
+    raw = file.read_bytes()
+    for record in records:
+        for metric, samples in record.get("metrics", {}).items():
+            assert unit_of(metric), f"{metric} has no unit in vocab/metrics.json"
+            for i, sample in enumerate(samples):
+                locator = record["evidence_locators"][f"{metric}[{i}]"]
+                assert value_at(raw, locator) == sample, (metric, locator)
+        for metric, locator in record.get("stderr_locators", {}).items():
+            assert value_at(raw, locator) == record["stderr"][metric], (metric, locator)
+        assert (root / record["evidence"]).read_bytes() == raw  # the evidence is the file, byte for byte
+    errors = [f for f in rules.run(load(root), rules.discover()).findings if f.severity == Severity.ERROR]
+    assert errors == [], [f"{f.code} {f.file} {f.pointer}: {f.message}" for f in errors]
+    before = written(root)
+    again = evreg(*command, cwd=root)
+    assert again.returncode == 0 and "wrote 0 files" in again.stderr, again.stdout + again.stderr
+    assert written(root) == before  # re-import is a no-op
