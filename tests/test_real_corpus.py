@@ -72,6 +72,16 @@ CASES: dict[str, Case] = {
             hardware="NVIDIA RTX PRO 4500",
         )
     ),
+    "aiperf/corpus/databloom-llama32-3b-gguf-c1-timeouts/profile_export_aiperf.json": Case(
+        # llama.cpp servers behind one AIPerf client; 10 of 20 requests timed out
+        dict(
+            repository="meta-llama/Llama-3.2-3B-Instruct",
+            artifact="bartowski/Llama-3.2-3B-Instruct-GGUF",
+            quantization="Q4_K_M",
+            runtime=None,
+            hardware="unknown GPU",
+        )
+    ),
     # lm-evaluation-harness -------------------------------------------------------------------------------------
     "lm-eval/corpus/akamaslabs-gemma4-26b-gsm8k-platinum/results_2026-10-08T12-45-17.743940.json": Case(
         # the file names the model only by the alias the server gave it ("gemma4-26b-l40s")
