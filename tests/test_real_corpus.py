@@ -121,12 +121,16 @@ CASES: dict[str, Case] = {
         dict(repository="mistralai/Mistral-7B-Instruct-v0.3", quantization="BF16", runtime=None, hardware="NVIDIA H100")
     ),
     "vllm-bench/corpus/nv-action-ascend-llama8b-qps1/serving_llama8B_tp1_1.json": Case(
-        dict(repository="meta-llama/Meta-Llama-3-8B-Instruct", quantization="BF16", runtime=None, hardware="Ascend 910B"),
+        dict(
+            repository="meta-llama/Meta-Llama-3-8B-Instruct", quantization="BF16", runtime=None, hardware="Ascend 910B"
+        ),
         xfail="a serving result with latency statistics but no output_throughput (vLLM nightly-benchmark layout) is "
         "refused: import-unmappable 'output_throughput at /output_throughput is missing'",
     ),
     "vllm-bench/corpus/zhangxinyuehfad-llama8b-qps1/serving_llama8B_tp1_qps_1.json": Case(
-        dict(repository="meta-llama/Meta-Llama-3-8B-Instruct", quantization="BF16", runtime=None, hardware="Ascend 910B"),
+        dict(
+            repository="meta-llama/Meta-Llama-3-8B-Instruct", quantization="BF16", runtime=None, hardware="Ascend 910B"
+        ),
         xfail="a serving result with latency statistics but no output_throughput (vLLM nightly-benchmark layout) is "
         "refused: import-unmappable 'output_throughput at /output_throughput is missing'",
     ),
@@ -134,7 +138,8 @@ CASES: dict[str, Case] = {
     "sglang/corpus/jiminator-glm-bisect-one-batch-server/result.jsonl": Case(
         dict(repository="zai-org/GLM-4.5", quantization="FP8", runtime=None, hardware="unknown GPU", cards=8),
         xfail="SGLang's other benchmark, bench_one_batch_server (run_name, batch_size, latency and last_ttft in s, "
-        "overall_throughput), has no importer: sglang-bench refuses it (import-unmappable 'no backend and dataset_name')",
+        "overall_throughput), has no importer: sglang-bench refuses it "
+        "(import-unmappable 'no backend and dataset_name')",
     ),
     "sglang/corpus/tonyli15-qwen25-3b-agg-c8/agg_n50_in128_out64_c8.jsonl": Case(
         dict(repository="Qwen/Qwen2.5-3B-Instruct", quantization="BF16", runtime=None, hardware="unknown GPU")
@@ -157,9 +162,7 @@ CASES: dict[str, Case] = {
 
 def corpus_files() -> list[str]:
     return sorted(
-        str(p.relative_to(REAL))
-        for p in REAL.glob("*/corpus/**/*")
-        if p.is_file() and p.name != "SOURCES.md"
+        str(p.relative_to(REAL)) for p in REAL.glob("*/corpus/**/*") if p.is_file() and p.name != "SOURCES.md"
     )
 
 
