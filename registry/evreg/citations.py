@@ -208,3 +208,17 @@ def resolve(c: Citation, measurements: Mapping[str, dict[str, Any]]) -> Resolved
         return f"measurement {c.measurement!r} {value}"
     unit = unit_of(c.metric)
     return Resolved(c, value, unit, _format(value, c.metric, c.decimals, unit if c.unit else ""))
+
+
+def plain(text: str, measurements: Mapping[str, dict[str, Any]]) -> str:
+    """Prose with each citation that resolves replaced by its formatted figure: the text as a reader sees it, and
+    as the lab wrote it before the import bound its figures."""
+    out, last = [], 0
+    for c in parse(text):
+        if isinstance(c, CitationError):
+            continue
+        resolved = resolve(c, measurements)
+        if isinstance(resolved, Resolved):
+            out += [text[last : c.start], resolved.text]
+            last = c.end
+    return "".join(out) + text[last:]

@@ -209,19 +209,6 @@ def point_label(point: dict[str, Any]) -> str:
     return " · ".join(parts)
 
 
-def plain(text: str, measurements: Any) -> str:
-    """Prose with each citation that resolves replaced by its figure, as a reader sees it."""
-    out, last = [], 0
-    for c in citations.parse(text):
-        if isinstance(c, citations.CitationError):
-            continue
-        resolved = citations.resolve(c, measurements)
-        if isinstance(resolved, citations.Resolved):
-            out += [text[last : c.start], resolved.text]
-            last = c.end
-    return "".join(out) + text[last:]
-
-
 def _point(cell: Cell, ix: Index) -> None:
     f = cell.fields
     x, m_doc = f.get("point_x"), ix.measurements.get(f.get("evidence_id") or "")
@@ -237,7 +224,7 @@ def _point(cell: Cell, ix: Index) -> None:
         cell.at(CELL_POINT, "point_x", message)
     point = next((p for p in m_doc.data.get("points") or [] if p.get("x") == x), None)
     if cell.derive_label and point is not None:
-        derived, shown = point_label(point), plain(str(f.get("label") or ""), ix.measurement_data)
+        derived, shown = point_label(point), citations.plain(str(f.get("label") or ""), ix.measurement_data)
         if shown != derived:
             cell.at(CELL_POINT, "label", f"label {shown!r} is not {m_doc.id!r}'s point at {cell_key(x)} ({derived!r})")
 

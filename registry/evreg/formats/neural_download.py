@@ -331,21 +331,8 @@ def export(registry: Registry, family_id: str) -> dict[str, Any]:
             items.append(item)
         manifest[key] = items
     measurements = {str(d.id): d.data for d in registry.records(*MEASUREMENT_KINDS)}
-    manifest = map_prose(manifest, lambda text: render_plain(text, measurements))
+    manifest = map_prose(manifest, lambda text: citations.plain(text, measurements))
     return _local_paths(manifest, family)
-
-
-def render_plain(text: str, measurements: Mapping[str, dict[str, Any]]) -> str:
-    """Prose with each citation replaced by its formatted figure (the lab's plain text)."""
-    out, last = [], 0
-    for c in citations.parse(text):
-        if isinstance(c, citations.CitationError):
-            continue
-        resolved = citations.resolve(c, measurements)
-        if isinstance(resolved, citations.Resolved):
-            out += [text[last : c.start], resolved.text]
-            last = c.end
-    return "".join(out) + text[last:]
 
 
 _UNIT_SUFFIX = {"tok/s": "_tok_s", "t/s": "_tok_s", "tokens/s": "_tok_s", "ms": "_ms", "%": "_pct"}
