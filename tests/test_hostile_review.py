@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from conftest import REPO, F, Reg, evreg, only
+from evreg import figures
 from evreg.models import claims_in
 
 RUN = f"{F}/pkt/measurements/run-1.json"
@@ -244,3 +245,24 @@ def test_init_refuses_before_writing(tmp_path: Path) -> None:
 
 
 # -- beyond the claims: a citation's anchor ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["at 3.35 TB/s of bandwidth", "3350 GBps", "~1.8TB/s"])
+def test_terabytes_per_second_is_a_figure(text: str) -> None:
+    assert figures.find_figures(text), text
+
+
+def test_series_point_anchors_are_unique(reg: Reg, tmp_path: Path) -> None:
+    """Points at x=-1 and x=1 got one id (the slug dropped the sign): a citation @1 landed on the x=-1 row."""
+    import re
+
+    reg.edit(
+        f"{F}/measurements/sweep-1.json",
+        lambda d: d.__setitem__("points", [{"x": -1, "decode_tok_s": 30.1}, {"x": 1, "decode_tok_s": 27.5}]),
+    )
+    reg.commit("negative x")
+    errors, built = _validate_clean_implies_build(reg, tmp_path)
+    assert not errors and built.returncode == 0
+    html = (tmp_path / "out" / "measurements" / "sweep-1" / "index.html").read_text("utf-8")
+    ids = re.findall(r'id="(decode-tok-s[^"]*)"', html)
+    assert len(ids) == len(set(ids)) == 2, ids

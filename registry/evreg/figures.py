@@ -40,11 +40,11 @@ _NUMBER = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?(?:\u2044\d+)?|
 # Units, each with the canonical unit it means.
 _UNITS: list[tuple[str, str]] = [
     (r"(?i:tok(?:en)?s?\s*/\s*(?:s|sec|second)\b|tok(?:en)?s?\s+per\s+second|t/s|tps)", "tok/s"),
-    (r"[GMK]i?B/s", "B/s"),
+    (r"(?:[GMKT]i?B/s|[GMKT]Bps)", "B/s"),
     (r"ms", "ms"),
     (r"(?:μs|us)", "µs"),
     (r"ns", "ns"),
-    (r"(?:GiB|MiB|GB|MB|KiB|KB)", "bytes"),
+    (r"(?:TiB|GiB|MiB|TB|GB|MB|KiB|KB)", "bytes"),
     (r"W", "W"),
     (r"s", "s"),
     (r"(?:%|(?i:percent))", "%"),
@@ -133,7 +133,8 @@ def find_figures(text: str) -> list[Figure]:
 
     A figure is a claim when it is
     - a number with a measurement unit after it: tok/s (also tok/sec, tokens/s, tokens per second, t/s, TPS, any
-      case), ms (µs, us, ns), s, %, percent, GB, GiB, MB, MiB, W, GB/s; a per-unit suffix (``tok/s/GPU``,
+      case), ms (µs, us, ns), s, %, percent, TB, GB, GiB, MB, MiB, W, GB/s, TB/s, GBps; a per-unit suffix
+      (``tok/s/GPU``,
       ``ms/token``), a unit in parentheses (``52.3 (tok/s)``), emphasis (``**52.3** tok/s``), thousands
       separators (``29,911 MiB``), exponents (``5.23e1 tok/s``), ``k`` (``1.5k tok/s``) and fractions (``52½``)
       included; every number of a list or range sharing one unit (``191.87 / 191.58 tok/s``, ``30-40 tok/s``);

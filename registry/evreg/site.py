@@ -192,7 +192,7 @@ class Pages:
         resolved = str(c) if isinstance(c, citations.CitationError) else citations.resolve(c, self.measurements)
         if isinstance(resolved, str):
             return f'<mark class="evreg-unresolved" title="{attr(resolved)}">{attr(raw)}</mark>'
-        anchor = slug(f"{metric}-{c.selector}")  # type: ignore[union-attr]
+        anchor = sample_anchor(metric, c.selector)  # type: ignore[union-attr]
         return (
             f'<a class="evreg-cite" href="{self.m_url(mid, anchor)}" data-cite="{attr(raw[3:-3].strip())}" '
             f'title="{escape(mid)}">{escape(resolved.text)}</a>'
@@ -623,11 +623,17 @@ def _view(p: Pages, page: Page, view: dict[str, Any]) -> None:
         )
 
 
+def sample_anchor(metric: str, selector: str) -> str:
+    """The id of a sample's or point's row on its measurement page (``decode-tok-s-0``); a negative x keeps its sign
+    (``@-1`` and ``@1`` are two rows)."""
+    return slug(f"{metric}-{selector.replace('@-', '@minus-')}")
+
+
 def _dot(p: Pages, mid: str, metric: str, index: int | None, x: float | None, xv: float, v: float) -> charts.Dot:
     raw = citations.citation_text(mid, metric, index, x)
     text = citations.format_value(v, metric)
     sel = citations.selector(index, x)
-    return charts.Dot(xv, v, p.m_url(mid, slug(f"{metric}-{sel}")), f"{mid}: {text}", raw[3:-3].strip())
+    return charts.Dot(xv, v, p.m_url(mid, sample_anchor(metric, sel)), f"{mid}: {text}", raw[3:-3].strip())
 
 
 def _axis_key(axis: dict[str, Any] | None, default: str) -> str:
@@ -1023,7 +1029,7 @@ def _series_points(p: Pages, page: Page, mid: str, m: dict[str, Any]) -> None:
         cells = []
         for k in metric_keys:
             if isinstance(pt.get(k), int | float):
-                anchor = slug(f"{k}-{citations.selector(None, pt['x'])}")
+                anchor = sample_anchor(k, citations.selector(None, pt["x"]))
                 cells.append(f'<span id="{anchor}"></span>{p.cite(mid, k, None, pt["x"])}')
             else:
                 cells.append("—")
