@@ -9,7 +9,8 @@ followed by optional filters: ``| N`` renders N decimals (default: the
 metric's precision from the vocabulary), ``| nounit`` renders the number
 alone (for notations like ``D{{ ... }}`` that carry the metric in a letter),
 ``| pct`` renders a ratio as a percentage (``0.2356`` as ``23.56%``), ``| dot``
-drops the leading zero (the lab's ``AR.587``), ``| compare`` marks a citation of
+drops the leading zero (the lab's ``AR.587``), ``| sep`` groups thousands
+(``P1,020``), ``| compare`` marks a citation of
 another scope's run in a packet's own prose as a comparison.
 
 Honest figures that are not measurements have their own forms, so that no typed
@@ -152,7 +153,7 @@ def parse(text: str) -> Iterator[Form | CitationError]:
         yield _one(text[start:end], start, end)
 
 
-_FILTERS = {"nounit", "pct", "dot", "compare"}
+_FILTERS = {"nounit", "pct", "dot", "sep", "compare"}
 
 
 def _one(raw: str, start: int, end: int) -> Form | CitationError:
@@ -184,7 +185,8 @@ def _one(raw: str, start: int, end: int) -> Form | CitationError:
             flags.add(f)
         else:
             return CitationError(
-                f"unknown citation filter {f!r} in {raw!r}: use | N (decimals), | nounit, | pct, | dot or | compare"
+                f"unknown citation filter {f!r} in {raw!r}: "
+                "use | N (decimals), | nounit, | pct, | dot, | sep or | compare"
             )
     return Citation(
         raw,
@@ -248,10 +250,10 @@ def format_value(value: float, metric: str, decimals: int | None = None, unit: b
     return _format(value, metric, decimals, unit_of(metric) if unit else "")
 
 
-def _format(value: float, metric: str, decimals: int | None, u: str) -> str:
+def _format(value: float, metric: str, decimals: int | None, u: str, sep: bool = False) -> str:
     if decimals is None:
         decimals = _precision(metric)
-    number = f"{value:.{decimals}f}"
+    number = f"{value:,.{decimals}f}" if sep else f"{value:.{decimals}f}"
     if not u or u == "ratio":
         return number
     return f"{number}{u}" if u in ("%", "×") else f"{number} {u}"
@@ -300,7 +302,7 @@ def resolve(c: Form, measurements: Mapping[str, dict[str, Any]]) -> Resolved | s
             return f"| pct shows a ratio as a percentage; {c.metric!r} is in {unit or 'no unit'}"
         decimals = c.decimals if c.decimals is not None else max(_precision(c.metric) - 2, 0)
         return Resolved(c, value, "%", f"{value * 100:.{decimals}f}" + ("%" if c.unit else ""))
-    text = _format(value, c.metric, c.decimals, unit if c.unit else "")
+    text = _format(value, c.metric, c.decimals, unit if c.unit else "", "sep" in c.flags)
     if "dot" in c.flags and text.startswith(("0.", "-0.")):
         text = text.replace("0.", ".", 1)
     return Resolved(c, value, unit, text)

@@ -17,7 +17,7 @@ from evreg.coverage import cell_key, expand, merge
 from evreg.evidence import parse_ref
 from evreg.findings import Code, Finding, Severity, join_pointer, split_pointer
 from evreg.jsonio import MAX_RECORD_BYTES, canonical
-from evreg.models import claims_in
+from evreg.models import claims_in, in_cell
 from evreg.rules import UNIT, Rule
 from evreg.store import MEASUREMENT_KINDS, Document, Registry
 from evreg.vocab import load as load_vocab
@@ -110,7 +110,7 @@ MAX_PER_FIELD = 20
 hostile field of a million bad citations costs one pass, not a million findings."""
 
 
-def _field_problems(text: str, field: str, measurements: Any) -> Iterator[tuple[Code, str]]:
+def _field_problems(text: str, field: str, measurements: Any, cell: bool = False) -> Iterator[tuple[Code, str]]:
     """(code, message) of every unresolved citation and orphan figure in one prose string. A setting may not hold
     a rate or a share (those are what runs measure); quotes are re-read by the evidence rules."""
     for c in citations.parse(text):
@@ -131,7 +131,7 @@ def _field_problems(text: str, field: str, measurements: Any) -> Iterator[tuple[
         resolved = citations.resolve(c, measurements)
         if isinstance(resolved, str):
             yield UNRESOLVED, f"citation {c.raw} {resolved}"
-    for fig in claims_in(field, text):
+    for fig in claims_in(field, text, cell):
         yield codes.ORPHAN_NUMBER, f"figure {fig.text!r} in {field} is not a citation"
 
 
@@ -161,7 +161,8 @@ def check_citations(registry: Registry) -> Iterator[Finding]:
                 yield from _packet_prose(doc, pointer, text, measurements)
             counts: Counter[Code] = Counter()
             field = next((t for t in reversed(split_pointer(pointer)) if not t.isdigit()), pointer)  # /a/1: a
-            for code, message in _field_problems(text, field, measurements):
+            cell = in_cell(doc.kind, pointer)
+            for code, message in _field_problems(text, field, measurements, cell):
                 counts[code] += 1
                 if counts[code] <= MAX_PER_FIELD:
                     yield code.at(doc, pointer, message)
@@ -206,7 +207,8 @@ def check_site_pages(registry: Registry) -> Iterator[Finding]:
             message = f"hand-written page of {size} bytes is over the {MAX_RECORD_BYTES} byte limit"
             yield codes.FILE_TOO_LARGE.at(rel, "", message, "split the page")
             continue
-        for n, line in markdown.prose(page.read_text("utf-8", errors="replace")):
+        text = page.read_text("utf-8", errors="replace")
+        for n, line in markdown.prose(text):
             for m in _FORGED.finditer(line):
                 yield _on_page(
                     FORGED, rel, n, m.start() + 1, "hand-written citation markup: only the renderer makes it"
@@ -222,6 +224,17 @@ def check_site_pages(registry: Registry) -> Iterator[Finding]:
             for fig in figures.find_figures(line):
                 message = f"figure {fig.text!r} on a hand-written page is not a citation"
                 yield _on_page(codes.ORPHAN_NUMBER, rel, n, fig.start + 1, message)
+        yield from _table_columns(rel, text)
+
+
+def _table_columns(rel: str, text: str) -> Iterator[Finding]:
+    """A unit in a table's header applies to its column: a number in that column's cells is a figure."""
+    for header, n, line in markdown.tables(text):
+        for (column, cell), name in zip(markdown.cells(line), header, strict=False):
+            unit = figures.header_unit(name)
+            for fig in figures.column_figures(cell, unit) if unit else ():
+                message = f"figure {fig.text!r} under the column {name!r} (in {unit}) is not a citation"
+                yield _on_page(codes.ORPHAN_NUMBER, rel, n, column + fig.start + 1, message)
 
 
 def _on_page(code: Code, file: str, line: int, column: int, message: str) -> Finding:

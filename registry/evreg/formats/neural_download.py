@@ -48,7 +48,7 @@ from evreg.layout import (
     id_problem,
     record_path,
 )
-from evreg.models import REVISION_LISTS, iter_prose, map_prose, revisions_of
+from evreg.models import REVISION_LISTS, in_cell, iter_prose, map_prose, revisions_of
 from evreg.store import MEASUREMENT_KINDS, Registry
 
 FORMAT = LAB_FORMAT
@@ -408,14 +408,17 @@ def _matches(
             if fig.metric_hints and metric not in fig.metric_hints:
                 continue
             as_pct = fig.unit == "%" and citations.unit_of(metric) == "ratio"
-            if not fig.metric_hints and not as_pct and not metric.endswith(_UNIT_SUFFIX.get(fig.unit, "\0")):
+            bare = not fig.unit and not fig.metric_hints  # a bare number in a cell: a value of the cell's arm
+            if not (fig.metric_hints or as_pct or bare or metric.endswith(_UNIT_SUFFIX.get(fig.unit, "\0"))):
                 continue
-            shown = (
-                f"{value * 100:.{fig.decimals}f}"
-                if as_pct
-                else citations.format_value(value, metric, fig.decimals, False)
-            )
-            flags = {"pct"} if as_pct else set()
+            sep = "," in fig.number
+            if as_pct:
+                shown = f"{value * 100:,.{fig.decimals}f}" if sep else f"{value * 100:.{fig.decimals}f}"
+            else:
+                shown = (
+                    f"{value:,.{fig.decimals}f}" if sep else citations.format_value(value, metric, fig.decimals, False)
+                )
+            flags = ({"pct"} if as_pct else set()) | ({"sep"} if sep else set())
             if fig.number.startswith(".") and shown.startswith("0."):
                 shown, flags = shown[1:], flags | {"dot"}
             if shown == fig.number:
@@ -433,16 +436,21 @@ def _hit(values: Mapping[str, list[_Value]], fig: figures.Figure, searches: list
     return None
 
 
-def _bind_text(text: str, values: Mapping[str, list[_Value]], searches: list[_Search]) -> tuple[str, int, int]:
+def _bind_text(
+    text: str, values: Mapping[str, list[_Value]], searches: list[_Search], cell: bool = False
+) -> tuple[str, int, int]:
     """One prose string with every figure ``_hit`` finds replaced by its citation; and how many
     figures were bound and left as written."""
     new, bound, left = text, 0, 0
-    for fig in reversed(figures.find_figures(text)):
+    for fig in reversed(figures.find_figures(text, cell=cell)):
         bound_like = _BOUND.search(_as_read(text[: fig.start])) is not None
         whole = fig.decimals == 0
+        bare = not fig.unit and not fig.metric_hints
         # A target (>=100 tok/s) is not a result; a whole number found only family-wide is too likely a round
-        # figure that happens to equal some run's rounded value: both stay as written.
-        hit = None if bound_like else _hit(values, fig, searches[:-1] if whole else searches)
+        # figure that happens to equal some run's rounded value: both stay as written. A bare number in a cell is
+        # looked for in the cell's arm and the record only.
+        where = searches[:2] if bare else searches[:-1] if whole else searches
+        hit = None if bound_like else _hit(values, fig, where)
         if hit is None:
             left += 1
             continue
@@ -480,7 +488,7 @@ def bind_figures(records: list[dict[str, Any]]) -> tuple[int, int]:
             point_x = parent.get("point_x") if isinstance(parent.get("point_x"), int | float) else None
             searches = [(cell, point_x), (own, None), (referenced, None), (family_wide, None)]
             marked = _specs_as_settings(text) if pointer.startswith(_SPEC_FIELDS) else text
-            new, n_bound, n_left = _bind_text(marked, values, searches)
+            new, n_bound, n_left = _bind_text(marked, values, searches, in_cell(str(record.get("kind")), pointer))
             bound += n_bound
             left += n_left
             if new != text:
