@@ -3,6 +3,7 @@ citations are looked for outside code) and the site build (citations are rendere
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 
@@ -23,9 +24,7 @@ def lines(text: str) -> Iterator[tuple[int, str, bool]]:
     fenced = pre = indented = in_list = False
     blank = True
     for n, line in enumerate(text.split("\n"), 1):
-        if fenced or pre:
-            code = True
-        elif _FENCE.match(line):
+        if fenced or pre or _FENCE.match(line):
             code = True
         else:
             indented = bool(_INDENTED.match(line)) and (indented or (blank and not in_list)) and bool(line.strip())
@@ -49,7 +48,7 @@ _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
 def cells(line: str) -> list[tuple[int, str]]:
     """(column in the line, text) of each cell of a Markdown table row."""
     bars = [m.start() for m in re.finditer(r"(?<!\\)\|", line)]
-    return [(a + 1, line[a + 1 : b]) for a, b in zip(bars, bars[1:], strict=False)]
+    return [(a + 1, line[a + 1 : b]) for a, b in itertools.pairwise(bars)]
 
 
 def tables(text: str) -> Iterator[tuple[list[str], int, str]]:

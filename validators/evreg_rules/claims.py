@@ -161,7 +161,7 @@ def check_citations(registry: Registry) -> Iterator[Finding]:
                 yield from _packet_prose(doc, pointer, text, measurements)
             counts: Counter[Code] = Counter()
             field = next((t for t in reversed(split_pointer(pointer)) if not t.isdigit()), pointer)  # /a/1: a
-            cell = in_cell(doc.kind, pointer)
+            cell = in_cell(str(doc.kind), pointer)
             for code, message in _field_problems(text, field, measurements, cell):
                 counts[code] += 1
                 if counts[code] <= MAX_PER_FIELD:
