@@ -10,9 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 import git
+import pytest
 
 from conftest import REPO
 from evreg import pipeline
