@@ -99,7 +99,8 @@ def test_a_citation_under_a_token_named_key_is_checked(reg: Reg) -> None:
 def test_a_memory_size_in_a_name_is_not_marked_as_a_defect_beside_a_citation(reg: Reg, tmp_path: Path) -> None:
     """validate treats '80GB' in hardware as part of the name; the site, once the name also holds a citation,
     renders it as prose and marks '80GB' 'a baselined defect of the source data'."""
-    reg.edit(PKT, lambda d: d.__setitem__("hardware", "H100 80GB at {{ m:run-1.decode_tok_s[0] }}"))
+    for path in (PKT, RUN):  # the run in the packet's folder states the packet's hardware
+        reg.edit(path, lambda d: d.__setitem__("hardware", "H100 80GB at {{ m:run-1.decode_tok_s[0] }}"))
     reg.commit("name")
     errors, built = _validate_clean_implies_build(reg, tmp_path)
     assert not errors and built.returncode == 0

@@ -249,6 +249,9 @@ def test_headline_tables_show_grade_hardware_and_runtime(repo_site: Path) -> Non
 def test_a_measurement_page_shows_its_supersession_chain_and_sample_annotations(reg: Reg) -> None:
     shutil.copy(REPO / "mkdocs.yml", reg.root / "mkdocs.yml")
     shutil.copytree(REPO / "site", reg.root / "site")
+    hardware = "2x Example GPU 48 GB"  # the packet's, so its runs state it too (a run in its folder has its scope)
+    for path in ("packets/fam/pkt/packet.json", "packets/fam/pkt/measurements/run-1.json"):
+        reg.edit(path, lambda d: d.update(hardware=hardware))
     base = reg.read("packets/fam/pkt/measurements/run-1.json")
     for n, prev in (("a", None), ("b", "a"), ("c", "b")):
         reg.put(f"packets/fam/pkt/measurements/run-{n}.json", {**base, "id": f"run-{n}", "supersedes": f"run-{prev}"})
@@ -259,7 +262,6 @@ def test_a_measurement_page_shows_its_supersession_chain_and_sample_annotations(
     reg.edit(
         "packets/fam/pkt/measurements/run-b.json",
         lambda d: d.update(
-            hardware="2x Example GPU 48 GB",
             sample_annotations=[{"metric": "decode_tok_s", "index": 0, "label": "upper endpoint", "note": "one run"}],
             evidence_locators={"decode_tok_s[0]": "/decode_tok_s/0"},
             lab_only={"kept": "verbatim"},
@@ -294,10 +296,26 @@ def test_a_family_without_featured_results_heads_with_its_primary_packets_featur
     assert "featured metric (the family declares no featured results)" not in declared
 
 
-def test_settings_and_quotes_are_shown_as_what_they_are(repo_site: Path) -> None:
-    """A card's memory is shown as a setting and a run log's out-of-memory figure as a quote of the log: each marked
-    as such (not linked like a measurement), and neither read as an orphan by the build."""
-    shown = {path: html for path, html in pages(repo_site)}
-    settings = [p for p, h in shown.items() if re.search(r'class="evreg-setting"[^>]*>32 GiB<', h)]
-    quotes = [p for p, h in shown.items() if re.search(r'class="evreg-quote"[^>]*>31\.39 GiB<', h)]
-    assert settings and quotes
+def test_a_run_logs_figures_are_shown_as_quotes(repo_site: Path) -> None:
+    """The run log's out-of-memory figure on the closures it explains is shown as a quote of the log (marked as
+    such, not linked like a measurement), and the build does not read it as an orphan."""
+    assert any(re.search(r'class="evreg-quote"[^>]*>31\.39 GiB<', h) for _, h in pages(repo_site))
+
+
+def test_settings_quotes_and_derived_figures_render_as_what_they_are(reg: Reg) -> None:
+    shutil.copy(REPO / "mkdocs.yml", reg.root / "mkdocs.yml")
+    shutil.copytree(REPO / "site", reg.root / "site")
+    reg.edit(
+        "packets/fam/pkt/measurements/run-1.json",
+        lambda d: d.update(
+            quality="on a {{ set:32 GiB }} card; the log says {{ e:/decode_tok_s/1 = 30.25 }}",
+            caveat="{{ change:m:run-1.decode_tok_s[1] from m:run-1.decode_tok_s[0] | 2 }} between repeats",
+        ),
+    )
+    reg.commit("forms")
+    result = evreg("build", cwd=reg.root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    built = "".join(p.read_text("utf-8") for p in (reg.root / "build/site").rglob("*.html"))
+    assert re.search(r'<span class="evreg-setting" title="[^"]*">32 GiB</span>', built)
+    assert re.search(r'<span class="evreg-quote" title="[^"]*/decode_tok_s/1[^"]*">30.25</span>', built)
+    assert re.search(r'<a class="evreg-derived" href="[^"]*" title="Derived: run-1[^"]*">\+0\.13%</a>', built)
