@@ -182,15 +182,9 @@ class _Evidence:
     def value(self, locator: str) -> Any:
         """The value at ``locator``; raises KeyError (nothing there) or ValueError (the file is not of that form)."""
         if m := _CSV.match(locator):
-            rows = self._table()
-            row = int(m.group("row"))
-            if row > len(rows) or m.group("column") not in rows[row - 1]:
-                raise KeyError(locator)
-            return _number(rows[row - 1][m.group("column")])
+            return _number(self._cell(m))
         if m := _LINE.match(locator):
-            lines = text_lines(self.raw)
-            line = int(m.group("line"))
-            numbers = TEXT_NUMBER.findall(lines[line - 1]) if line <= len(lines) else []
+            numbers = TEXT_NUMBER.findall(self._line(m))
             nth = int(m.group("nth") or 1)
             if nth > len(numbers) or (m.group("nth") is None and len(numbers) != 1):
                 raise KeyError(locator)  # a line without its nth number, or with several and no choice made
@@ -206,19 +200,27 @@ class _Evidence:
         """The text at ``locator`` as a quote reads it: a whole line, a CSV cell, a JSON value (strings as written,
         other values as JSON); raises KeyError or ValueError like ``value``."""
         if m := _CSV.match(locator):
-            rows = self._table()
-            row = int(m.group("row"))
-            if row > len(rows) or m.group("column") not in rows[row - 1]:
-                raise KeyError(locator)
-            return str(rows[row - 1][m.group("column")])
+            return self._cell(m)
         if m := _LINE.match(locator):
-            lines = text_lines(self.raw)
-            line = int(m.group("line"))
-            if line > len(lines) or m.group("nth"):
+            if m.group("nth"):
                 raise KeyError(locator)
-            return lines[line - 1]
+            return self._line(m)
         found = self.value(locator)
         return found if isinstance(found, str) else json.dumps(found)
+
+    def _cell(self, m: re.Match[str]) -> str:
+        rows = self._table()
+        row = int(m.group("row"))
+        if row > len(rows) or m.group("column") not in rows[row - 1]:
+            raise KeyError(m.group())
+        return str(rows[row - 1][m.group("column")])
+
+    def _line(self, m: re.Match[str]) -> str:
+        lines = text_lines(self.raw)
+        line = int(m.group("line"))
+        if line > len(lines):
+            raise KeyError(m.group())
+        return lines[line - 1]
 
     def _table(self) -> list[dict[str, str]]:
         import csv
