@@ -145,18 +145,20 @@ class Document:
             message = "a record must be a regular file, not a symlink or device"
             found.append(codes.LAYOUT.at(self.path, "", message, "replace the link with the file itself"))
             return
-        if self.raw is None and (entry.size is None or entry.size <= jsonio.MAX_RECORD_BYTES):
+        limit = jsonio.size_limit(self.path)
+        if self.raw is None and (entry.size is None or entry.size <= limit):
             try:
                 self.raw = self.source.read(self.path) if self.source else b""
             except OSError as exc:
                 found.append(codes.JSON_SYNTAX.at(self.path, "", f"cannot read the file: {exc.strerror}"))
                 return
         size = entry.size if self.raw is None else len(self.raw)
-        if size is not None and size > jsonio.MAX_RECORD_BYTES:
+        if size is not None and size > limit:
             self.raw = None
             message = (
                 f"file is {'more than ' if entry.size is None else ''}{size - (entry.size is None):,} "
-                f"bytes; records are limited to {jsonio.MAX_RECORD_BYTES:,} bytes"
+                f"bytes; {'the baseline is' if limit != jsonio.MAX_RECORD_BYTES else 'records are'} "
+                f"limited to {limit:,} bytes"
             )
             hint = "split the record, or keep large raw output as an evidence file"
             found.append(codes.FILE_TOO_LARGE.at(self.path, "", message, hint))
