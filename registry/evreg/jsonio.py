@@ -39,6 +39,7 @@ def size_limit(path: str) -> int:
     """The size limit of the record file at ``path`` (relative to the registry's root)."""
     return MAX_BASELINE_BYTES if path == _BASELINE_PATH else MAX_RECORD_BYTES
 
+
 MAX_DEPTH = 64
 """Records nested deeper than this are refused (``json-syntax``)."""
 
