@@ -511,18 +511,22 @@ def iter_keyed_strings(
             if chosen:
                 out.append((ptr, key, value))
         elif isinstance(value, list):
-            for i, item in enumerate(value):
-                held(item, f"{ptr}/{i}", key, chosen)
+            for i, item in enumerate(value):  # a pointer only for what can hold a string (not samples)
+                if isinstance(item, str | list | dict) and (chosen or not isinstance(item, str)):
+                    held(item, f"{ptr}/{i}", key, chosen)
         elif isinstance(value, dict):
             walk(value, ptr)
 
     def walk(node: Any, ptr: str) -> None:
         if isinstance(node, dict):
             for key, value in node.items():
+                if not isinstance(value, str | list | dict):
+                    continue  # a number, a boolean or null holds no string
                 chosen = selected.get(key)
                 if chosen is None:
                     chosen = selected[key] = is_key(key)
-                held(value, f"{ptr}/{escape_token(key)}", key, chosen)
+                if chosen or not isinstance(value, str):
+                    held(value, f"{ptr}/{escape_token(key)}", key, chosen)
         elif isinstance(node, list):
             for i, item in enumerate(node):
                 if isinstance(item, dict | list):
