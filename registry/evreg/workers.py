@@ -13,7 +13,7 @@ import os
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from evreg.store import Registry, WorkTree
+from evreg.store import Registry, WorkTree, forgetting
 
 T = TypeVar("T")
 
@@ -27,8 +27,11 @@ _job: tuple[Registry, Callable[[Registry, str, list[str]], Any]] | None = None  
 
 
 def _in_worker(part: tuple[str, list[str]]) -> Any:
+    """One part in a worker; the records it read are forgotten after it, so a worker's memory is
+    that of one part, not of every part it computed (two workers held 2.2 GiB each at 100k)."""
     assert _job is not None
-    return _job[1](_job[0], *part)
+    with forgetting():
+        return _job[1](_job[0], *part)
 
 
 def count(registry: Registry, units: list[str]) -> int:

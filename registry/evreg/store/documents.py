@@ -62,6 +62,25 @@ def recording(reads: Reads) -> Iterator[Reads]:
         _READS.reset(token)
 
 
+_READ_LOG: list[Document] | None = None
+"""Documents read inside ``forgetting`` (module state: set only in a forked worker, which has one thread)."""
+
+
+@contextlib.contextmanager
+def forgetting() -> Iterator[None]:
+    """Every document first read in this context is set back to unread at its end (``Document.forget``):
+    a worker that checks part after part holds the parsed records of one part, not of all it checked."""
+    global _READ_LOG
+    log: list[Document] = []
+    _READ_LOG = log
+    try:
+        yield
+    finally:
+        _READ_LOG = None
+        for doc in log:
+            doc.forget()
+
+
 class Document:
     """One file under ``packets/``: its place, and -- read when first asked for --
     its bytes, parsed value, schema verdict and the findings of reading it."""
@@ -91,9 +110,18 @@ class Document:
         if self._findings is None:
             self._findings = []
             self._read()
+            if _READ_LOG is not None:
+                _READ_LOG.append(self)
         reads = _READS.get()
         if reads is not None and self.unit != reads.unit:
             reads.note(f"doc:{self.path}")
+
+    def forget(self) -> None:
+        """Back to unread: bytes, value, verdict and what was derived from them are dropped, and read
+        again (the same file, the same result) when next asked for. Its blob id is kept."""
+        self._findings, self._data, self._valid, self.raw = None, None, False, None
+        for derived in ("_texts", "locator"):  # cached properties
+            self.__dict__.pop(derived, None)
 
     @property
     def data(self) -> Any:
