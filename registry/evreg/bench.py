@@ -147,7 +147,7 @@ def summarise(runs: list[Run], floor_s: float, key: str = "wall_s") -> dict[str,
         "min_s": round(min(times), 3),
         "max_s": round(max(times), 3),
         "runs_s": [round(t, 3) for t in times],
-        "ratio_to_floor": round(median / floor_s, 2),
+        "ratio_to_floor": float(f"{median / floor_s:.3g}"),  # three significant figures, however small
         "cpu_median_s": round(statistics.median(r.cpu_s for r in runs), 3),
         "max_rss_mib": round(max(r.max_rss_mib for r in runs), 1),
         "tree_pss_peak_mib": round(max(r.tree_pss_mib for r in runs), 1),
