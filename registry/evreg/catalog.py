@@ -229,9 +229,14 @@ def _evidence_file(registry: Registry, ref: str) -> tuple[bool, int | None, str 
 
 
 def store_rows(
-    registry: Registry, findings: list[Finding], history: dict[str, list[Change]]
+    registry: Registry,
+    findings: list[Finding],
+    history: dict[str, list[Change]],
+    idents: Mapping[str, Identity] | None = None,
 ) -> dict[str, list[dict[str, Any]]]:
-    """Rows that are not of one unit: findings and provenance."""
+    """Rows that are not of one unit: findings and provenance. A changed file's record kind and id come
+    from ``idents`` (what the unit workers read) when given: read here, every record of the registry
+    would be parsed again in one process and held (2.7 GiB at 100k)."""
     out: dict[str, list[dict[str, Any]]] = {"findings": [], "provenance": []}
     for i, f in enumerate(findings):
         out["findings"].append(
@@ -252,14 +257,18 @@ def store_rows(
             }
         )
     for path, changes in history.items():
-        doc = registry.document(path)
+        if idents is None:
+            doc = registry.document(path)
+            kind, rid = (doc.kind, doc.id) if doc else (None, None)
+        else:
+            kind, rid = idents.get(path, (None, None))
         for seq, ch in enumerate(changes):
             out["provenance"].append(
                 {
                     "key": f"{path}@{seq}",
                     "path": path,
-                    "record_kind": doc.kind if doc else None,
-                    "record_id": doc.id if doc else None,
+                    "record_kind": kind,
+                    "record_id": rid,
                     "seq": seq,
                     "commit": ch.commit,
                     "author": ch.author,
@@ -404,10 +413,17 @@ from ``{source}``). A run's samples are staged as one list per metric and number
 DuckDB: a row object per sample value was the largest Python cost of the build."""
 
 
-def _write_unit_rows(registry: Registry, unit: str, paths: list[str], folder: Path) -> None:
-    """Stage the rows of a unit's records at ``paths`` as JSON arrays, one file per table."""
+Identity = tuple[str | None, str | None]
+"""A file's record kind (None unless it is a valid record) and id, as a provenance row names them."""
+
+
+def _write_unit_rows(registry: Registry, unit: str, paths: list[str], folder: Path) -> dict[str, Identity]:
+    """Stage the rows of a unit's records at ``paths`` as JSON arrays, one file per table; return the
+    kind and id of each of its files (for provenance, so the parent need not read them again)."""
     name = hashlib.sha1(f"{unit}\0{paths[0] if paths else ''}".encode(), usedforsecurity=False).hexdigest()
     _stage(unit_rows(registry, unit, paths), folder, name)
+    view = registry.scoped([unit]) if paths is None else registry.view(paths)
+    return {d.path: (d.kind, d.id) for d in view.documents}
 
 
 def _stage(rows: dict[str, list[dict[str, Any]]], folder: Path, name: str) -> None:
@@ -470,8 +486,11 @@ def build(
     try:
         with no_cycle_collection(), tempfile.TemporaryDirectory(prefix=".rows-", dir=db.parent) as staging:
             folder = Path(staging)
-            workers.map_units(registry, list(registry.unit_paths), functools.partial(_write_unit_rows, folder=folder))
-            _stage(store_rows(registry, findings, history), folder, "store")
+            parts = workers.map_units(
+                registry, list(registry.unit_paths), functools.partial(_write_unit_rows, folder=folder)
+            )
+            idents = {path: ident for results in parts.values() for part in results for path, ident in part.items()}
+            _stage(store_rows(registry, findings, history, idents), folder, "store")
             con = duckdb.connect(str(tmp))
             try:
                 con.execute("SET enable_progress_bar = false")
