@@ -39,14 +39,14 @@ LAYERS: dict[str, int] = {
     **dict.fromkeys(["store", "provenance", "workers"], 1),
     # consumers of the store, independent of each other
     **dict.fromkeys(["rules", "results"], 2),  # the rule engine, the unit result cache
-    "catalog": 2,
+    **dict.fromkeys(["catalog", "catalogfile"], 2),  # the catalog builder; the file as `query` reads it
     "formats": 2,
     "scaffold": 2,  # new records made from what the registry holds
     **dict.fromkeys(["site", "sitebuild"], 2),
     "pipeline": 3,  # load -> cache -> rules -> results -> report
     **dict.fromkeys(["cli", "reporters", "bench", "realshape", "__main__"], 4),
 }
-SIBLINGS = [{"rules", "results"}, {"catalog"}, {"formats"}, {"scaffold"}, {"site", "sitebuild"}]
+SIBLINGS = [{"rules", "results"}, {"catalog", "catalogfile"}, {"formats"}, {"scaffold"}, {"site", "sitebuild"}]
 """Groups of layer 2 that may import within themselves but not each other (results may use rules)."""
 
 

@@ -103,6 +103,40 @@ def test_query_rebuilds_a_stale_or_corrupt_catalog(reg: Reg) -> None:
     assert q(reg.root, "SELECT count(*) n FROM samples") == [{"n": 1}]
 
 
+def test_query_on_a_fresh_catalog_trusts_its_stamp_and_only_its_stamp(reg: Reg) -> None:
+    """A catalog records the stamp of the work tree and code it was built from (``catalogfile.stamp``);
+    a query whose stamp matches neither validates nor imports the catalog's builder, and any change git
+    reports (an edit, a new untracked file, an ignored file, a commit) makes it check the full way."""
+    from evreg import catalogfile
+
+    db = reg.root / DEFAULT_DB
+    assert q(reg.root, "SELECT count(*) n FROM measurements") == [{"n": 2}]
+    assert (catalogfile.read_meta(db) or {}).get("stamp") == catalogfile.stamp(reg.root, db)
+    probe = (
+        "import sys; from evreg.cli import main\n"
+        "sys.argv = ['evreg', 'query', 'SELECT count(*) FROM measurements']\n"
+        "try: main()\n"
+        "except SystemExit: pass\n"
+        "heavy = ('sqlalchemy', 'sqlmodel', 'evreg_rules', 'evreg.catalog', 'evreg.store.registry')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], cwd=reg.root, capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+    new = reg.read(RUN) | {"id": "run-2"}
+    reg.put(f"{F}/pkt/measurements/run-2.json", new)  # untracked
+    assert q(reg.root, "SELECT count(*) n FROM measurements") == [{"n": 3}]
+    reg.commit("add run-2")
+    assert q(reg.root, "SELECT count(*) n FROM measurements") == [{"n": 3}]
+    (reg.root / ".gitignore").write_text("*.ignored.json\n", "utf-8")
+    reg.commit("ignore")
+    reg.put(f"{F}/pkt/measurements/run-3.ignored.json", new | {"id": "run-3"})  # ignored, still validated
+    before = catalogfile.stamp(reg.root, db)
+    assert before is not None and before != (catalogfile.read_meta(db) or {}).get("stamp")
+    q(reg.root, "SELECT 1")
+    reg.edit(f"{F}/pkt/measurements/run-2.json", lambda d: d["metrics"].update(decode_tok_s=[33.5]))
+    assert q(reg.root, "SELECT value FROM samples WHERE measurement = 'run-2'") == [{"value": 33.5}]
+
+
 def test_provenance_and_as_of_from_git_history(reg: Reg) -> None:
     first = reg.repo.head.commit.hexsha
     reg.edit(RUN, lambda d: d.update(quality="objective battery pass"))

@@ -11,6 +11,7 @@ import os
 import pytest
 
 from conftest import EVIDENCE, F, Reg, only
+from evreg import jsonio
 
 RUN = f"{F}/pkt/measurements/run-1.json"
 
@@ -121,6 +122,26 @@ def test_fifty_megabyte_file_is_refused_unread(reg: Reg) -> None:
         fh.truncate(50 * 1024 * 1024)
     findings = reg.findings()
     assert [(f.code, f.file) for f in findings if f.file == RUN] == [("file-too-large", RUN)]
+
+
+def test_baseline_has_its_own_larger_limit(reg: Reg) -> None:
+    """The baseline grows with the registry (one entry per accepted finding): over the 8 MiB record
+    limit it is still read and applied, in the work tree and from a commit; over its own limit it is refused."""
+    reg.edit(RUN, lambda d: d.update(caveat="decode reached 91.5 tok/s here"))
+    [orphan] = only(reg.findings(), "orphan-number")
+    entry = {k: getattr(orphan, k) for k in ("code", "file", "pointer", "message")}
+    reason = "accepted: " + "x" * (jsonio.MAX_RECORD_BYTES + 1024)
+    reg.put("packets/baseline.json", {"kind": "baseline", "entries": [{**entry, "reason": reason}]})
+    assert (reg.root / "packets/baseline.json").stat().st_size > jsonio.MAX_RECORD_BYTES
+    reg.commit("a large baseline")
+    for rev in (None, "HEAD"):
+        findings = reg.findings(rev)
+        assert not only(findings, "file-too-large")
+        assert [f.baselined for f in findings if f.code == "orphan-number"] == [True]
+    with (reg.root / "packets/baseline.json").open("wb") as fh:  # sparse, as above
+        fh.truncate(jsonio.MAX_BASELINE_BYTES + 1)
+    [refused] = only(reg.findings(), "file-too-large")
+    assert refused.file == "packets/baseline.json" and f"{jsonio.MAX_BASELINE_BYTES:,}" in refused.message
 
 
 # -- layout and ids --------------------------------------------------------------

@@ -6,13 +6,12 @@ so a reader or a second build never sees a half-written catalog.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import os
 import tempfile
 from collections import ChainMap
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,18 @@ import duckdb
 import duckdb_engine
 import orjson
 
-from evreg import citations, tables, workers
+from evreg import catalogfile, citations, tables, workers
+
+# The query sandbox lives in evreg.catalogfile (DuckDB only: `evreg query` on a fresh catalog imports neither
+# SQLAlchemy nor SQLModel); its names stay reachable here.
+from evreg.catalogfile import (  # noqa: F401
+    QUERY_ADDRESS_SPACE,
+    QUERY_MAX_ROWS,
+    QUERY_TIMEOUT_S,
+    SANDBOX,
+    QueryRefused,
+    query,
+)
 from evreg.evidence import parse_ref
 from evreg.findings import Finding
 from evreg.jsonio import write_atomic
@@ -219,9 +229,14 @@ def _evidence_file(registry: Registry, ref: str) -> tuple[bool, int | None, str 
 
 
 def store_rows(
-    registry: Registry, findings: list[Finding], history: dict[str, list[Change]]
+    registry: Registry,
+    findings: list[Finding],
+    history: dict[str, list[Change]],
+    idents: Mapping[str, Identity] | None = None,
 ) -> dict[str, list[dict[str, Any]]]:
-    """Rows that are not of one unit: findings and provenance."""
+    """Rows that are not of one unit: findings and provenance. A changed file's record kind and id come
+    from ``idents`` (what the unit workers read) when given: read here, every record of the registry
+    would be parsed again in one process and held (2.7 GiB at 100k)."""
     out: dict[str, list[dict[str, Any]]] = {"findings": [], "provenance": []}
     for i, f in enumerate(findings):
         out["findings"].append(
@@ -242,14 +257,18 @@ def store_rows(
             }
         )
     for path, changes in history.items():
-        doc = registry.document(path)
+        if idents is None:
+            doc = registry.document(path)
+            kind, rid = (doc.kind, doc.id) if doc else (None, None)
+        else:
+            kind, rid = idents.get(path, (None, None))
         for seq, ch in enumerate(changes):
             out["provenance"].append(
                 {
                     "key": f"{path}@{seq}",
                     "path": path,
-                    "record_kind": doc.kind if doc else None,
-                    "record_id": doc.id if doc else None,
+                    "record_kind": kind,
+                    "record_id": rid,
                     "seq": seq,
                     "commit": ch.commit,
                     "author": ch.author,
@@ -394,10 +413,17 @@ from ``{source}``). A run's samples are staged as one list per metric and number
 DuckDB: a row object per sample value was the largest Python cost of the build."""
 
 
-def _write_unit_rows(registry: Registry, unit: str, paths: list[str], folder: Path) -> None:
-    """Stage the rows of a unit's records at ``paths`` as JSON arrays, one file per table."""
+Identity = tuple[str | None, str | None]
+"""A file's record kind (None unless it is a valid record) and id, as a provenance row names them."""
+
+
+def _write_unit_rows(registry: Registry, unit: str, paths: list[str], folder: Path) -> dict[str, Identity]:
+    """Stage the rows of a unit's records at ``paths`` as JSON arrays, one file per table; return the
+    kind and id of each of its files (for provenance, so the parent need not read them again)."""
     name = hashlib.sha1(f"{unit}\0{paths[0] if paths else ''}".encode(), usedforsecurity=False).hexdigest()
     _stage(unit_rows(registry, unit, paths), folder, name)
+    view = registry.scoped([unit]) if paths is None else registry.view(paths)
+    return {d.path: (d.kind, d.id) for d in view.documents}
 
 
 def _stage(rows: dict[str, list[dict[str, Any]]], folder: Path, name: str) -> None:
@@ -460,8 +486,11 @@ def build(
     try:
         with no_cycle_collection(), tempfile.TemporaryDirectory(prefix=".rows-", dir=db.parent) as staging:
             folder = Path(staging)
-            workers.map_units(registry, list(registry.unit_paths), functools.partial(_write_unit_rows, folder=folder))
-            _stage(store_rows(registry, findings, history), folder, "store")
+            parts = workers.map_units(
+                registry, list(registry.unit_paths), functools.partial(_write_unit_rows, folder=folder)
+            )
+            idents = {path: ident for results in parts.values() for part in results for path, ident in part.items()}
+            _stage(store_rows(registry, findings, history, idents), folder, "store")
             con = duckdb.connect(str(tmp))
             try:
                 con.execute("SET enable_progress_bar = false")
@@ -488,102 +517,8 @@ def build(
 
 def read_meta(db: Path) -> dict[str, str] | None:
     """The catalog's meta table, or None when the file is missing, corrupt or of another schema."""
-    if not db.exists():
-        return None
-    try:
-        con = duckdb.connect(str(db), read_only=True)
-    except duckdb.Error:
-        return None
-    try:
-        meta = dict(con.execute("SELECT key, value FROM catalog_meta").fetchall())
-    except duckdb.Error:
-        return None
-    finally:
-        con.close()
-    return meta if meta.get("schema_version") == str(tables.SCHEMA_VERSION) else None
-
-
-class QueryRefused(ValueError):
-    """SQL that ``evreg query`` does not run: not exactly one read-only statement."""
-
-
-QUERY_TIMEOUT_S = 30.0
-"""Wall-clock bound of one ``evreg query`` statement; DuckDB is interrupted after it."""
-
-SANDBOX: dict[str, str | bool | int | float | list[str]] = {
-    # Nothing outside the catalog file: no file reads or writes (read_csv, COPY ... TO, EXPORT
-    # DATABASE, ATTACH, glob), no network, no extension installs or loads ...
-    "enable_external_access": False,
-    "autoinstall_known_extensions": False,
-    "autoload_known_extensions": False,
-    "allow_community_extensions": False,
-    # ... bounded resources ...
-    "memory_limit": "1GB",
-    "threads": 2,
-    # ... and a query cannot SET any of it back.
-    "lock_configuration": True,
-}
-"""The DuckDB configuration ``evreg query`` runs under (on a read-only connection)."""
-
-_READ_ONLY_STATEMENTS = frozenset({"SELECT", "EXPLAIN"})
-QUERY_MAX_ROWS = 100_000
-"""Rows ``evreg query`` returns at most; more is refused (``evreg export parquet`` has all)."""
-QUERY_ADDRESS_SPACE = 3 << 30
-"""Address space a query may add to the process. DuckDB's ``memory_limit`` does not count every
-allocation (``repeat()`` of a huge string, results handed to Python); the process limit does."""
-
-
-@contextlib.contextmanager
-def _bounded_address_space(extra: int) -> Iterator[None]:
-    """Limit the process's address space to its current size plus ``extra`` for the duration
-    (a soft limit, restored after; DuckDB then reports out-of-memory instead of exhausting the host)."""
-    try:
-        import resource
-
-        with open("/proc/self/statm") as fh:
-            current = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    except (ImportError, OSError, ValueError):  # not Linux: DuckDB's own limits only
-        yield
-        return
-    limit = current + extra if hard == resource.RLIM_INFINITY else min(current + extra, hard)
-    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
-    try:
-        yield
-    finally:
-        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
-
-
-def query(db: Path, sql: str, timeout: float = QUERY_TIMEOUT_S) -> tuple[list[str], list[tuple[Any, ...]]]:
-    """Run one read-only SQL statement in the sandbox. Raises QueryRefused for anything but
-    one SELECT (or EXPLAIN), and duckdb.Error with DuckDB's message (a refused file access is a
-    duckdb.PermissionException, a timeout a duckdb.InterruptException)."""
-    import threading
-
-    con = duckdb.connect(str(db), read_only=True, config=SANDBOX)
-    try:
-        statements = con.extract_statements(sql)
-        if len(statements) != 1:
-            raise QueryRefused(f"evreg query runs exactly one statement; this SQL has {len(statements)}")
-        kind = statements[0].type.name
-        if kind not in _READ_ONLY_STATEMENTS:
-            raise QueryRefused(f"evreg query runs only SELECT statements (and EXPLAIN); this one is {kind}")
-        timer = threading.Timer(timeout, con.interrupt)
-        timer.start()
-        try:
-            with _bounded_address_space(QUERY_ADDRESS_SPACE):
-                cur = con.execute(statements[0])
-                columns = [d[0] for d in cur.description] if cur.description else []
-                rows = cur.fetchmany(QUERY_MAX_ROWS + 1)
-        finally:
-            timer.cancel()
-        if len(rows) > QUERY_MAX_ROWS:
-            raise QueryRefused(
-                f"the query returns more than {QUERY_MAX_ROWS:,} rows: add a LIMIT, or use `evreg export parquet`"
-            )
-        return columns, rows
-    finally:
-        con.close()
+    meta = catalogfile.read_meta(db)
+    return meta if meta is not None and meta.get("schema_version") == str(tables.SCHEMA_VERSION) else None
 
 
 def export_tables(db: Path, out_dir: Path) -> list[str]:

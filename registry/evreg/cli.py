@@ -309,10 +309,14 @@ def ensure_catalog(
     validation report it holds."""
     import git
 
-    from evreg import catalog  # DuckDB and SQLAlchemy: only for commands that use the catalog
+    from evreg import (
+        catalog,  # DuckDB and SQLAlchemy: only for commands that use the catalog
+        catalogfile,
+    )
 
     db = db or root / DEFAULT_DB
     rev = None
+    now = None if as_of else catalogfile.stamp(root, db)  # before validating: a change meanwhile makes it stale
     if as_of:
         try:
             rev = provenance.resolve(root, as_of)
@@ -324,6 +328,8 @@ def ensure_catalog(
         print_ = catalog.fingerprint(registry, head, report.findings)
         meta = catalog.read_meta(db)
         if not force and meta and meta.get("fingerprint") == print_:
+            if now is not None and meta.get("stamp") != now:
+                catalogfile.set_stamp(db, now)
             return db, False, report
         history = provenance.history(root, rev or "HEAD") if head else {}
         catalog.build(
@@ -336,6 +342,7 @@ def ensure_catalog(
                 "fingerprint": print_,
                 "source": registry.source.label,
                 "commit": head or "",
+                **({"stamp": now} if now is not None else {}),
             },
         )
     return db, True, report
@@ -386,16 +393,18 @@ def query(ctx: Context, sql: str, fmt: str, db: Path | None, as_of: str | None) 
     bounded memory, threads and time (see site/security.md)."""
     import duckdb
 
-    from evreg import catalog
+    from evreg import catalogfile  # DuckDB only: a fresh catalog (its stamp) needs no validation
 
-    path, _, _ = ensure_catalog(ctx.root, db, as_of)
+    path = db or ctx.root / DEFAULT_DB
+    if as_of or not catalogfile.fresh(ctx.root, path):
+        path, _, _ = ensure_catalog(ctx.root, db, as_of)
     try:
-        columns, rows = catalog.query(path, sql)
-    except catalog.QueryRefused as exc:
+        columns, rows = catalogfile.query(path, sql)
+    except catalogfile.QueryRefused as exc:
         click.echo(f"query refused: {exc}", err=True)
         sys.exit(EXIT_FINDINGS)
     except duckdb.InterruptException:
-        click.echo(f"query stopped: it ran longer than {catalog.QUERY_TIMEOUT_S:g} s", err=True)
+        click.echo(f"query stopped: it ran longer than {catalogfile.QUERY_TIMEOUT_S:g} s", err=True)
         sys.exit(EXIT_FINDINGS)
     except duckdb.PermissionException as exc:
         click.echo(f"query refused: it reads or writes outside the catalog ({exc})", err=True)

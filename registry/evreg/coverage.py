@@ -21,13 +21,43 @@ class ContractCell(NamedTuple):
 
 
 def expand(contract: dict[str, Any]) -> Iterator[ContractCell]:
-    """Every cell of the contract's axes (their Cartesian product), with the rules matching it."""
-    keys = [a["key"] for a in contract["axes"]]
+    """Every cell of the contract's axes (their Cartesian product), with the rules matching it: a rule
+    matches a cell when its ``match`` gives, for every axis, ``"*"`` or the cell's value.
+
+    Each axis value carries the set of rules it admits (a bit per rule), so a cell's rules are the
+    intersection of its values' sets: one pass over rules x axis values, not over rules x cells."""
+    axes = contract["axes"]
+    keys = [a["key"] for a in axes]
     rules = contract["rules"]
-    for values in itertools.product(*(a["values"] for a in contract["axes"])):
-        sel = dict(zip(keys, values, strict=True))
-        matching = [(i, r) for i, r in enumerate(rules) if all(r["match"].get(k) in ("*", v) for k, v in sel.items())]
-        yield ContractCell(sel, matching)
+    everyone = (1 << len(rules)) - 1
+    last = {k: n for n, k in enumerate(keys)}  # an axis whose key a later axis repeats selects nothing
+    admits = [
+        [_admitting(rules, a["key"], v) if last[a["key"]] == n else everyone for v in a["values"]]
+        for n, a in enumerate(axes)
+    ]
+    for picks in itertools.product(*(range(len(a["values"])) for a in axes)):
+        sel = {k: axes[n]["values"][j] for n, (k, j) in enumerate(zip(keys, picks, strict=True))}
+        mask = everyone
+        for n, j in enumerate(picks):
+            mask &= admits[n][j]
+        yield ContractCell(sel, [(i, rules[i]) for i in _bits(mask)])
+
+
+def _admitting(rules: list[dict[str, Any]], key: str, value: Any) -> int:
+    """The rules (a bit per rule index) whose match admits ``value`` on axis ``key``."""
+    mask = 0
+    for i, r in enumerate(rules):
+        if r["match"].get(key) in ("*", value):
+            mask |= 1 << i
+    return mask
+
+
+def _bits(mask: int) -> Iterator[int]:
+    """The indices of the set bits of ``mask``, in ascending order."""
+    while mask:
+        low = mask & -mask
+        yield low.bit_length() - 1
+        mask ^= low
 
 
 def merge(matching: list[tuple[int, dict[str, Any]]]) -> tuple[dict[str, Any], dict[str, int]]:

@@ -13,7 +13,7 @@ import os
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from evreg.store import Registry, WorkTree
+from evreg.store import Registry, WorkTree, forgetting
 
 T = TypeVar("T")
 
@@ -23,12 +23,20 @@ PARALLEL_FROM_FILES = 4000
 PART_FILES = 250
 """The smallest part of a unit given to a worker."""
 
+PARTS_PER_WORKER = 4
+"""A worker process exits after this many parts and a fresh one is forked in its place: what a worker's
+memory gains from part to part (copied pages of the parent, the allocator's leftovers) then stays bounded
+(at 100k, two workers that lived through the whole run reached 1.5 GiB resident, 3.1 GiB together)."""
+
 _job: tuple[Registry, Callable[[Registry, str, list[str]], Any]] | None = None  # what forked workers inherit
 
 
 def _in_worker(part: tuple[str, list[str]]) -> Any:
+    """One part in a worker; the records it read are forgotten after it, so a worker's memory is
+    that of one part, not of every part it computed (two workers held 2.2 GiB each at 100k)."""
     assert _job is not None
-    return _job[1](_job[0], *part)
+    with forgetting():
+        return _job[1](_job[0], *part)
 
 
 def count(registry: Registry, units: list[str]) -> int:
@@ -71,7 +79,7 @@ def map_units(registry: Registry, units: list[str], fn: Callable[[Registry, str,
     order = sorted(range(len(parts)), key=lambda i: -len(parts[i][1]))
     _job = (registry, fn)
     try:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
+        with multiprocessing.get_context("fork").Pool(workers, maxtasksperchild=PARTS_PER_WORKER) as pool:
             done = dict(zip(order, pool.map(_in_worker, [parts[i] for i in order], chunksize=1), strict=True))
     finally:
         _job = None

@@ -425,11 +425,12 @@ def attached_evidence(registry: Registry, packet: Document, grade: dict[str, Any
     ix = index(registry)
     listed = set(grade.get("evidence") or [])
     fm = packet.data.get("featured_metric") or {}
-    return [
-        m
-        for m in ix.measurements_of_family(packet.place.family)
-        if m.data.get("evidence") in listed or m.place.packet == packet.id or m.id == fm.get("measurement_id")
-    ]
+    family = ix.measurements_of_family(packet.place.family)
+    found = ix.attachable(packet.place.family)  # the family's measurements by evidence, packet and id
+    hits = {n for ev in listed for n in found.by_evidence.get(ev, ())}
+    hits.update(found.of(found.by_packet, packet.id), found.of(found.by_id, fm.get("measurement_id")))
+    hits.update(n for n in found.unhashable_evidence if family[n].data.get("evidence") in listed)
+    return [family[n] for n in sorted(hits)]
 
 
 def _pinned(registry: Registry, packet: Document) -> bool:

@@ -27,6 +27,26 @@ class FamilyIndex:
         return bool(self.revisions.get(revision, {}).get("quantized_artifacts"))
 
 
+@dataclass
+class Attachable:
+    by_evidence: dict[Any, list[int]]
+    by_packet: dict[Any, list[int]]
+    by_id: dict[Any, list[int]]
+    unhashable_evidence: list[int] = field(default_factory=list)
+
+    def of(self, table: dict[Any, list[int]], key: Any) -> list[int]:
+        """The positions of the measurements whose field equals ``key`` (none for an unhashable key)."""
+        return table.get(key, []) if _hashable(key) else []
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
 class Index:
     def __init__(self, registry: Registry) -> None:
         self.registry = registry
@@ -37,6 +57,7 @@ class Index:
         self._families: dict[str, FamilyIndex] = {}
         self._of_family: dict[str | None, list[Document]] = {}
         self._superseded: dict[str | None, dict[str, str]] = {}
+        self._attachable: dict[str | None, Attachable] = {}
 
     def family(self, name: str) -> FamilyIndex:
         if name not in self._families:
@@ -58,6 +79,21 @@ class Index:
         if family not in self._of_family:
             self._of_family[family] = self.registry.unit_records(family or "", *MEASUREMENT_KINDS)
         return self._of_family[family]
+
+    def attachable(self, family: str | None) -> Attachable:
+        """The family's measurements by the fields a grade attaches them by (positions in
+        ``measurements_of_family``): built once per family, not scanned once per grade."""
+        if family not in self._attachable:
+            found = Attachable({}, {}, {})
+            for n, m in enumerate(self.measurements_of_family(family)):
+                ev = m.data.get("evidence")
+                for table, key in ((found.by_evidence, ev), (found.by_packet, m.place.packet), (found.by_id, m.id)):
+                    if _hashable(key):
+                        table.setdefault(key, []).append(n)
+                if not _hashable(ev):
+                    found.unhashable_evidence.append(n)
+            self._attachable[family] = found
+        return self._attachable[family]
 
     def superseded(self, family: str | None) -> dict[str, str]:
         """Measurement id -> the id of the measurement of the same family that corrects it."""

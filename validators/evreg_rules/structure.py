@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -83,16 +84,22 @@ MISSPELT = Code(
 )
 
 
+@functools.lru_cache(maxsize=4096)
+def _close_field(key: str, kind: str) -> list[str]:
+    """The known field of ``kind`` that ``key`` reads like, if any. The same unknown fields recur in
+    every record of a kind (the lab's extra fields), so each pair is compared with difflib once."""
+    return difflib.get_close_matches(key, [*MODELS[kind].model_fields, "kind"], n=1, cutoff=0.85)
+
+
 def check_field_names(registry: Registry) -> Iterator[Finding]:
     """Top-level fields of a record that are not its kind's but read like one (a typo)."""
     for doc in registry.records():
         model = MODELS.get(str(doc.kind))
         if model is None:
             continue
-        known = [*model.model_fields, "kind"]
         for key in doc.data:
             if key not in model.model_fields and key != "kind":
-                near = difflib.get_close_matches(key, known, n=1, cutoff=0.85)
+                near = _close_field(key, str(doc.kind))
                 if near and near[0] not in doc.data:
                     message = f"{key!r} is not a field of a {doc.kind}; did you mean {near[0]!r}?"
                     yield MISSPELT.at(doc, join_pointer(key), message, severity=Severity.WARNING)

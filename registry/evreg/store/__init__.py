@@ -14,7 +14,7 @@ exists, an evidence file -- is recorded with a fingerprint of what was read
 unchanged.
 """
 
-from evreg.store.documents import MEASUREMENT_KINDS, Document, Reads, recording
+from evreg.store.documents import MEASUREMENT_KINDS, Document, Reads, forgetting, recording
 from evreg.store.registry import BaseNotFound, ById, Registry, change_base, load, no_cycle_collection
 from evreg.store.sources import EvidenceState, WorkTree
 
@@ -28,6 +28,7 @@ __all__ = [
     "Registry",
     "WorkTree",
     "change_base",
+    "forgetting",
     "load",
     "no_cycle_collection",
     "recording",

@@ -62,6 +62,25 @@ def recording(reads: Reads) -> Iterator[Reads]:
         _READS.reset(token)
 
 
+_READ_LOG: list[Document] | None = None
+"""Documents read inside ``forgetting`` (module state: set only in a forked worker, which has one thread)."""
+
+
+@contextlib.contextmanager
+def forgetting() -> Iterator[None]:
+    """Every document first read in this context is set back to unread at its end (``Document.forget``):
+    a worker that checks part after part holds the parsed records of one part, not of all it checked."""
+    global _READ_LOG
+    log: list[Document] = []
+    _READ_LOG = log
+    try:
+        yield
+    finally:
+        _READ_LOG = None
+        for doc in log:
+            doc.forget()
+
+
 class Document:
     """One file under ``packets/``: its place, and -- read when first asked for --
     its bytes, parsed value, schema verdict and the findings of reading it."""
@@ -91,9 +110,18 @@ class Document:
         if self._findings is None:
             self._findings = []
             self._read()
+            if _READ_LOG is not None:
+                _READ_LOG.append(self)
         reads = _READS.get()
         if reads is not None and self.unit != reads.unit:
             reads.note(f"doc:{self.path}")
+
+    def forget(self) -> None:
+        """Back to unread: bytes, value, verdict and what was derived from them are dropped, and read
+        again (the same file, the same result) when next asked for. Its blob id is kept."""
+        self._findings, self._data, self._valid, self.raw = None, None, False, None
+        for derived in ("_texts", "locator"):  # cached properties
+            self.__dict__.pop(derived, None)
 
     @property
     def data(self) -> Any:
@@ -145,18 +173,20 @@ class Document:
             message = "a record must be a regular file, not a symlink or device"
             found.append(codes.LAYOUT.at(self.path, "", message, "replace the link with the file itself"))
             return
-        if self.raw is None and (entry.size is None or entry.size <= jsonio.MAX_RECORD_BYTES):
+        limit = jsonio.size_limit(self.path)
+        if self.raw is None and (entry.size is None or entry.size <= limit):
             try:
                 self.raw = self.source.read(self.path) if self.source else b""
             except OSError as exc:
                 found.append(codes.JSON_SYNTAX.at(self.path, "", f"cannot read the file: {exc.strerror}"))
                 return
         size = entry.size if self.raw is None else len(self.raw)
-        if size is not None and size > jsonio.MAX_RECORD_BYTES:
+        if size is not None and size > limit:
             self.raw = None
             message = (
                 f"file is {'more than ' if entry.size is None else ''}{size - (entry.size is None):,} "
-                f"bytes; records are limited to {jsonio.MAX_RECORD_BYTES:,} bytes"
+                f"bytes; {'the baseline is' if limit != jsonio.MAX_RECORD_BYTES else 'records are'} "
+                f"limited to {limit:,} bytes"
             )
             hint = "split the record, or keep large raw output as an evidence file"
             found.append(codes.FILE_TOO_LARGE.at(self.path, "", message, hint))

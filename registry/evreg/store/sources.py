@@ -87,7 +87,7 @@ class WorkTree:
         """The file's bytes; of a file over the record limit, only the first limit + 1
         (it is refused, never read whole). Plain system calls: half the cost of a
         buffered file object, which matters at one call per record."""
-        limit = jsonio.MAX_RECORD_BYTES + 1
+        limit = jsonio.size_limit(path) + 1
         fd = os.open(os.path.join(self._root_str, path), os.O_RDONLY)
         try:
             chunks, total = [], 0
