@@ -148,7 +148,7 @@ CASES: dict[str, Case] = {
         # SGLang 0.5.9 built for MetaX MACA; W4A8 INT8 weights, TP16 over two nodes of MetaX C550
         dict(
             repository="moonshotai/Kimi-K2.5",
-            quantization="W4A8",
+            quantization="W4A8-INT8",
             runtime=None,
             hardware="MetaX C550",
             cards=16,

@@ -387,7 +387,7 @@ def looks_like(value: Any) -> str | None:
             return "llama-bench"
         if "results" in first and ("versions" in first or "configs" in first or "n-shot" in first):
             return "lm-eval"
-        if "aiperf_version" in first or (isinstance(config, dict) and AIPERF_CONFIG & config.keys()):
+        if "aiperf_version" in first or (isinstance(config, dict) and (AIPERF_CONFIG & config.keys() or "records" in first)):
             return "aiperf"
         if "total_output_tokens_retokenized" in first:
             return "sglang-bench"
