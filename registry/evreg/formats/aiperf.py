@@ -71,9 +71,10 @@ def _blocks(doc: dict[str, Any]) -> dict[str, tuple[str, dict[str, Any]]]:
     in AIPerf's mid-2025 layout, under ``records`` keyed by display name (``"Time to First Token"``)."""
     out: dict[str, tuple[str, dict[str, Any]]] = {}
     records = doc.get("records")
-    for name, block in (records.items() if isinstance(records, dict) else ()):
+    for name, block in records.items() if isinstance(records, dict) else ():
         if isinstance(block, dict):
-            out.setdefault(re.sub(r"[^a-z0-9]+", "_", str(name).lower()).strip("_"), (join_pointer("records", name), block))
+            key = re.sub(r"[^a-z0-9]+", "_", str(name).lower()).strip("_")
+            out.setdefault(key, (join_pointer("records", name), block))
     for key, block in doc.items():
         if isinstance(block, dict) and key != "records":
             out[key] = (join_pointer(key), block)
@@ -284,8 +285,7 @@ def plan(request: formats.Request) -> formats.Plan:
     }
     if found.hardware:
         body["hardware"] = found.hardware
-    if encoding != "utf-8":  # the evidence check reads UTF-8: no locator into a UTF-16 or BOM file
-        body.pop("evidence_locators")
+    if encoding != "utf-8":  # read decoded, by the importer and by validation alike
         body["evidence_encoding"] = encoding
     if failure:
         body["partial_failure"] = failure

@@ -147,8 +147,9 @@ def _workload(obj: dict[str, Any], n: int) -> str:
     )
 
 
-SERVER_KEYS = ("model_path", "served_model_name", "quantization", "dtype", "kv_cache_dtype", "tp_size", "pp_size")
-SERVER_KEYS += ("dp_size", "ep_size", "nnodes", "device", "attention_backend", "speculative_algorithm", "version")
+SERVER_KEYS: tuple[str, ...] = ("model_path", "served_model_name", "quantization", "dtype", "kv_cache_dtype")
+SERVER_KEYS += ("tp_size", "pp_size", "dp_size", "ep_size", "nnodes", "device", "attention_backend")
+SERVER_KEYS += ("speculative_algorithm", "version")
 """What of ``server_info`` (SGLang >= 0.5: the server's launch settings) names the run; kept in the record's tool."""
 
 
