@@ -393,7 +393,7 @@ def read_source(raw: bytes, file: str, what: str, logs: bool = False) -> Source:
         for n, line in enumerate(lines, 1):
             obj, problems = jsonio.parse(line.encode("utf-8"), f"{file}:{n}")
             if problems:
-                raise ImportRefused(findings)
+                raise ImportRefused(log_lines_finding(file, lines) or findings)
             objects.append(obj)
         return Source(objects, True, encoding, text)
     raise ImportRefused(log_lines_finding(file, lines) or findings)
@@ -433,6 +433,8 @@ def looks_like(value: Any) -> str | None:
         aiperf_config = isinstance(config, dict) and (AIPERF_CONFIG & config.keys() or "records" in first)
         if "aiperf_version" in first or aiperf_config:
             return "aiperf"
+        if "run_name" in first and "overall_throughput" in first:
+            return "sglang-one-batch"
         if "total_output_tokens_retokenized" in first:
             return "sglang-bench"
         if "output_throughput" in first and "completed" in first:
