@@ -91,6 +91,16 @@ CASES: dict[str, Case] = {
         # the file names the model only by the alias the server gave it ("gemma4-26b-l40s")
         dict(repository="google/gemma-4-26b", quantization="BF16", runtime=None, hardware="NVIDIA L40S"),
     ),
+    "lm-eval/corpus/ethereum-dai-gemma4-e4b-gsm8k-a40/base_gsm8k5_2026-08-07T10-43-37.848875.json": Case(
+        # lm-eval 0.4.12, hf backend, model_args as an object, the weights' commit (model_sha), one A40
+        dict(
+            repository="google/gemma-4-E4B-it",
+            quantization="BF16",
+            runtime=None,
+            hardware="NVIDIA A40",
+            commit="ee0ef6023621cff504d758262d4e04895a5af4a2",
+        )
+    ),
     "lm-eval/corpus/eleutherai-fork-afrimmlu-gemma2b-l4/sw_afrimmlu_0shot_2026-01-26T15-03-11.465269.json": Case(
         dict(repository="google/gemma-2b", quantization="BF16", runtime=None, hardware="NVIDIA L4"),
     ),
@@ -278,6 +288,26 @@ def test_lm_eval_model_args_object_and_host_gpu_names(tmp_path: Path) -> None:
     assert code == 1 and "run used 8 cards, the packet 1" in report["findings"][0]["message"]
     code, report, _ = attempt(tmp_path / "c", NL2FOAM, repository="Qwen/Qwen3-8B")
     assert code == 1 and "nl2foam_sft_0" in report["findings"][0]["message"] and "Qwen/Qwen3-8B" in str(report)
+
+
+ETH = "lm-eval/corpus/ethereum-dai-gemma4-e4b-gsm8k-a40/base_gsm8k5_2026-08-07T10-43-37.848875.json"
+
+
+def test_lm_eval_hf_run_names_its_gpu_and_weights_commit(tmp_path: Path) -> None:
+    """'GPU models and configuration: GPU 0: NVIDIA A40' is the A40; model_sha is the weights' commit."""
+    code, _, records = attempt(tmp_path / "a", ETH)
+    [run] = records
+    assert code == 0 and run["hardware"] == "NVIDIA A40" and run["tool"]["hardware"] == ["NVIDIA A40"]
+    assert (
+        run["runtime"] == "transformers 5.14.1" and run["config"]["model_args"]["pretrained"] == "google/gemma-4-E4B-it"
+    )
+    assert metric(records, "exact_match_flexible_extract") == (
+        [0.8415466262319939],
+        "/results/gsm8k/exact_match,flexible-extract",
+        "ratio",
+    )
+    code, report, _ = attempt(tmp_path / "b", ETH, commit="0123456789abcdef0123456789abcdef01234567")
+    assert code == 1 and "weights commit ee0ef6023621cff504d758262d4e04895a5af4a2 (model_sha)" in str(report)
 
 
 def test_lm_eval_served_alias_is_no_weights_name(tmp_path: Path) -> None:

@@ -126,13 +126,14 @@ def identity(request: Request, doc: dict[str, Any], target: Target) -> tuple[Fil
 
 
 def host_gpus(env: Any) -> list[str]:
-    """The GPUs ``pretty_env_info`` lists (the host's, one line each, or the one model on the line)."""
+    """The GPUs ``pretty_env_info`` lists (the host's, one line each, or the one model on the line, written as
+    ``GPU 0: NVIDIA A40`` by recent PyTorch)."""
     if not isinstance(env, str):
         return []
     listed = re.findall(r"^GPU \d+: (.+)$", env, re.M)
     if listed:
         return [g.strip() for g in listed]
-    one = re.search(r"^GPU models and configuration: (\S.*)$", env, re.M)
+    one = re.search(r"^GPU models and configuration: (?:GPU \d+: )?(\S.*)$", env, re.M)
     return [one.group(1).strip()] if one else []
 
 
