@@ -28,6 +28,7 @@ LAYERS: dict[str, int] = {
             "models",
             "layout",
             "runtimes",
+            "scope",
             "schemas",
             "markdown",
         ],

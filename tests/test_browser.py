@@ -404,6 +404,10 @@ def hostile_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str
                 )
 
             targets = [p for p in planted if near(p) and not p.endswith(("/lab_remark", *PROSE_ENDINGS))]
+            if not targets and PAYLOAD[:24] in f.message:
+                # a finding on one record about another's planted value (a cell's run against the packet it
+                # links): the fields of that name whose value the message quotes
+                targets = [p for p in planted if f"{p.rsplit('/', 1)[1]} " in f.message]
             assert targets, f"a finding on a field nobody planted: {f}"
             for target in targets:
                 planted.remove(target)

@@ -388,15 +388,16 @@ def test_packet_featured_metric_binding(reg: Reg) -> None:
 def test_featured_metric_of_another_topology(reg: Reg) -> None:
     fm = featured_metric(reg)
     reg.edit(f"{F}/pkt/packet.json", lambda d: d.update(featured_metric=fm, cards=2))
-    [f, cell] = sorted(reg.findings(), key=lambda f: f.file, reverse=True)
-    assert (f.code, f.pointer) == ("sideways-promotion", "/featured_metric/measurement_id")
+    found = {(f.code, f.file, f.pointer): f for f in reg.findings()}
+    f = found.pop(("sideways-promotion", f"{F}/pkt/packet.json", "/featured_metric/measurement_id"))
     assert "TP1" in f.message
-    # the matrix cell at TP1 that links the packet is now of another topology too
-    assert (cell.code, cell.file, cell.pointer) == (
-        "sideways-promotion",
-        f"{F}/coverage/matrix.json",
-        "/cells/0:1/packet_id",
-    )
+    # the matrix cell at TP1 that links the packet is now of another topology too, and so is the evidence it
+    # cites; and the run filed in the packet's folder is no longer of the packet's scope
+    assert set(found) == {
+        ("sideways-promotion", f"{F}/coverage/matrix.json", "/cells/0:1/packet_id"),
+        ("sideways-promotion", f"{F}/coverage/matrix.json", "/cells/0:1/evidence_id"),
+        ("sideways-promotion", f"{F}/pkt/measurements/run-1.json", "/config/tp"),
+    }, sorted(found)
 
 
 def test_grade_passing_and_failing_on_the_rubric(reg: Reg) -> None:

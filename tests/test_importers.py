@@ -10,7 +10,7 @@ import git
 import pytest
 
 from conftest import REPO, REV_A, SHARED, F, Reg, evreg, only
-from evreg import findings
+from evreg import citations, findings
 
 TOOLS = SHARED / "tools"
 RUN_LOG = SHARED / "rtx5090-vllm-runs.json"
@@ -47,7 +47,10 @@ def test_run_log_imports_every_section_with_identity_and_locators(empty_repo: Pa
     closures = {p.stem: json.loads(p.read_text()) for p in (empty_repo / "packets/qwen3-8-27b/closures").glob("*.json")}
     assert closures["qwen38-bf16"]["state"] == "closed"
     assert closures["qwen38-fp8-8k"]["state"] == "unsupported"
-    assert closures["qwen38-fp8-8k"]["reason"] == source["failures"][1]["reason"]
+    # the log's message, each figure in it a quote of the log (re-read by validation), not a measurement of ours
+    reason = closures["qwen38-fp8-8k"]["reason"]
+    assert "{{ e:/failures/1/reason = 31.39 GiB }}" in reason
+    assert citations.plain(reason, {}) == source["failures"][1]["reason"]
     sweep = json.loads(next(fam.rglob("sweep-qwen3-6-35b-a3b-baseline.json")).read_text())
     assert [p["x"] for p in sweep["points"]] == [1, 2, 4, 8, 16]
     assert sweep["points"][0]["decode_tok_s"] == source["sweeps"][0]["levels"][0]["decode_tok_s_per_stream"]
@@ -84,8 +87,8 @@ def test_run_log_missing_a_field_is_refused_whole(empty_repo: Path, tmp_path: Pa
 
 TOOL_SCOPE = {
     "llama-bench": ("Q4_K_M", "llama.cpp b5163 (8cf427ff)", "NVIDIA GeForce RTX 4080", ()),
-    "vllm-bench": ("BF16", "vLLM 0.11.0", "NVIDIA H100 80GB HBM3", ("--runtime", "vLLM 0.11.0")),
-    "lm-eval": ("BF16", "vLLM 0.11.0", "NVIDIA H100 80GB HBM3", ("--runtime", "vLLM 0.11.0")),
+    "vllm-bench": ("BF16", "vLLM 0.11.0", "NVIDIA H100 80GB HBM3", ("--runtime", "vLLM 0.11.0", "--hardware", "H100")),
+    "lm-eval": ("BF16", "vLLM 0.11.0", "NVIDIA H100 80GB HBM3", ("--runtime", "vLLM 0.11.0", "--hardware", "H100")),
 }
 """The scope of the run each tool fixture holds: the packet it belongs to, and what the command states."""
 
@@ -351,7 +354,7 @@ def test_the_contributing_guide_examples_work(reg: Reg, tmp_path: Path, monkeypa
     # The example declares a finding code in this process; later tests see only the project's own codes.
     monkeypatch.setattr(findings, "_DECLARED", findings.declared())
     data = tmp_path / "runs.csv"
-    data.write_text("run,decode_tok_s\nfirst,52.3\nsecond,51.9\n")
+    data.write_text("run,decode_tok_s,runtime,tp\nfirst,52.3,vLLM 0.9,1\nsecond,51.9,vLLM 0.9,1\n")
     result = evreg("import", "mylab-csv", str(data), "--packet", "fam/pkt", "--format", "json", cwd=reg.root)
     assert "import done" in result.stderr, result.stdout + result.stderr
     runs = {p.stem: json.loads(p.read_text()) for p in (reg.root / f"{F}/pkt/measurements").glob("runs-csv-*.json")}

@@ -292,3 +292,12 @@ def test_a_family_without_featured_results_heads_with_its_primary_packets_featur
     assert f"measurements/{mid}/" in page and "declares no headline" not in page
     declared = (repo_site / "families/qwen-27b/index.html").read_text("utf-8")  # featured_results of its own
     assert "featured metric (the family declares no featured results)" not in declared
+
+
+def test_settings_and_quotes_are_shown_as_what_they_are(repo_site: Path) -> None:
+    """A card's memory is shown as a setting and a run log's out-of-memory figure as a quote of the log: each marked
+    as such (not linked like a measurement), and neither read as an orphan by the build."""
+    shown = {path: html for path, html in pages(repo_site)}
+    settings = [p for p, h in shown.items() if re.search(r'class="evreg-setting"[^>]*>32 GiB<', h)]
+    quotes = [p for p, h in shown.items() if re.search(r'class="evreg-quote"[^>]*>31\.39 GiB<', h)]
+    assert settings and quotes

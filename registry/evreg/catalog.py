@@ -187,28 +187,28 @@ def _evidence_rows(
 
 
 def _citation_rows(out: Rows, measurements: Mapping[str, Any], doc: Document) -> None:
-    """A row per citation in a record's prose, with the value it resolves to (as validation resolves it)."""
-    kind, rid, path = doc.kind, doc.id, doc.path
+    """A row per citation in a record's prose (a derived figure: one per side), with the value it resolves to
+    (as validation resolves it)."""
     for pointer, text in doc.prose:
-        for c in citations.parse(text):
-            if isinstance(c, citations.CitationError):
-                continue
-            resolved = citations.resolve(c, measurements)
-            ok = resolved if isinstance(resolved, citations.Resolved) else None
-            out["citations"].append(
-                {
-                    "key": f"{path}#{pointer}@{c.start}",
-                    "record_kind": kind,
-                    "record_id": rid,
-                    "file": path,
-                    "field": pointer,
-                    "measurement": c.measurement,
-                    "metric": c.metric,
-                    "selector": c.selector,
-                    "value": ok.value if ok else None,
-                    "text": ok.text if ok else None,
-                }
-            )
+        for form in citations.parse(text):
+            sides = () if isinstance(form, citations.CitationError) else citations.cited(form)
+            for side, c in enumerate(sides):
+                resolved = citations.resolve(c, measurements)
+                ok = resolved if isinstance(resolved, citations.Resolved) else None
+                out["citations"].append(
+                    {
+                        "key": f"{doc.path}#{pointer}@{c.start}" + (f":{side}" if side else ""),
+                        "record_kind": doc.kind,
+                        "record_id": doc.id,
+                        "file": doc.path,
+                        "field": pointer,
+                        "measurement": c.measurement,
+                        "metric": c.metric,
+                        "selector": c.selector,
+                        "value": ok.value if ok else None,
+                        "text": ok.text if ok else None,
+                    }
+                )
 
 
 def _evidence_file(registry: Registry, ref: str) -> tuple[bool, int | None, str | None]:

@@ -7,7 +7,21 @@ Syntax (in any prose field and in hand-written site pages)::
 
 followed by optional filters: ``| N`` renders N decimals (default: the
 metric's precision from the vocabulary), ``| nounit`` renders the number
-alone (for notations like ``D{{ ... }}`` that carry the metric in a letter).
+alone (for notations like ``D{{ ... }}`` that carry the metric in a letter),
+``| pct`` renders a ratio as a percentage (``0.2356`` as ``23.56%``), ``| dot``
+drops the leading zero (the lab's ``AR.587``), ``| sep`` groups thousands
+(``P1,020``), ``| compare`` marks a citation of
+another scope's run in a packet's own prose as a comparison.
+
+Honest figures that are not measurements have their own forms, so that no typed
+number needs to pass as prose:
+
+    {{ set:32 GiB }}                               a specification or setting, shown as one
+    {{ change:ID.METRIC[I] from ID.METRIC[J] }}    a derived change in percent, computed here
+    {{ ratio:ID.METRIC[I] to ID.METRIC[J] }}       a derived ratio (1.08x), computed here
+    {{ e:LOCATOR = TEXT }}                         a quote from the record's own evidence file at a
+                                                   locator (JSON pointer, csv:ROW/COLUMN, line:N[:K]),
+                                                   re-read and checked by validation
 
 This module parses citations, resolves them against the registry's
 measurements, formats values, and finds *figures*: numbers in prose that
@@ -29,16 +43,23 @@ METRIC_NAME = r"[a-z][a-z0-9_]{0,63}"
 """The one grammar of a metric name: in records (``metrics`` keys, point keys, ``metric`` fields)
 and in citations."""
 _NUM = r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
-CITATION = re.compile(
-    r"\{\{\s*m:(?P<id>" + _ID + r")\.(?P<metric>" + METRIC_NAME + r")"
-    r"(?:\[(?P<index>\d+)\]|@(?P<x>" + _NUM + r"))"
-    r"(?P<filters>(?:\s*\|\s*[a-z0-9]+)*)\s*\}\}"
+_REF = r"m:(?P<id>" + _ID + r")\.(?P<metric>" + METRIC_NAME + r")(?:\[(?P<index>\d+)\]|@(?P<x>" + _NUM + r"))"
+CITATION = re.compile(r"\{\{\s*" + _REF + r"(?P<filters>(?:\s*\|\s*[a-z0-9]+)*)\s*\}\}")
+REF = re.compile(_REF)
+SETTING = re.compile(r"\{\{\s*set:\s*(?P<text>[^{}|]{1,80}?)\s*\}\}")
+DERIVED = re.compile(
+    r"\{\{\s*(?P<op>change|ratio):\s*(?P<a>m:\S+)\s+(?:from|to)\s+(?P<b>m:\S+?)"
+    r"(?:\s*\|\s*(?P<decimals>\d{1,2}))?\s*\}\}"
 )
+QUOTE = re.compile(r"\{\{\s*e:\s*(?P<locator>[^\s={}]{1,200})\s*=\s*(?P<text>[^{}]{1,200}?)\s*\}\}")
+RATE_UNITS = ("tok/s", "B/s", "%")
+"""Units a setting may not hold: rates and shares are what runs measure (write a citation)."""
 
 
-RENDERER_CLASSES = ("cite", "orphan", "unresolved", "name")
+RENDERER_CLASSES = ("cite", "orphan", "unresolved", "name", "setting", "quote", "derived")
 """The HTML classes only the renderer emits (``evreg-cite`` ...): a citation, a typed figure marked as a defect, an
-unresolved citation, a name shown as written. Hand-written pages may not use them (``citation-forged``)."""
+unresolved citation, a name shown as written, a setting, a quote from evidence, a derived figure. Hand-written pages
+may not use them (``citation-forged``)."""
 
 
 def brace_spans(text: str) -> Iterator[tuple[int, int]]:
@@ -66,6 +87,7 @@ class Citation(NamedTuple):  # made once per citation in every record: a tuple i
     x: float | None
     decimals: int | None = None
     unit: bool = True
+    flags: frozenset[str] = frozenset()
 
     @property
     def selector(self) -> str:
@@ -74,6 +96,41 @@ class Citation(NamedTuple):  # made once per citation in every record: a tuple i
 
 class CitationError(ValueError):
     """A ``{{ ... }}`` that is not a well-formed citation."""
+
+
+class Setting(NamedTuple):
+    """``{{ set:TEXT }}``: a specification or setting (card memory, a power limit, a timeout), not a measurement."""
+
+    raw: str
+    start: int
+    end: int
+    text: str
+
+
+class Derived(NamedTuple):
+    """``{{ change:A from B }}`` / ``{{ ratio:A to B }}``: a figure computed from two stored values."""
+
+    raw: str
+    start: int
+    end: int
+    op: str
+    a: Citation
+    b: Citation
+    decimals: int | None
+
+
+class Quote(NamedTuple):
+    """``{{ e:LOCATOR = TEXT }}``: text quoted from the record's own evidence file, re-read at the locator."""
+
+    raw: str
+    start: int
+    end: int
+    locator: str
+    text: str
+
+
+Form = Citation | Setting | Derived | Quote
+"""Every well-formed ``{{ ... }}``: the only ways a figure reaches text."""
 
 
 def selector(index: int | None, x: float | None) -> str:
@@ -85,48 +142,73 @@ def fmt_x(x: float | None) -> str:
     return str(int(x)) if x is not None and float(x).is_integer() else str(x)
 
 
-def parse(text: str) -> Iterator[Citation | CitationError]:
-    """Every ``{{ ... }}`` in ``text``: a Citation, or a CitationError saying why not."""
+def parse(text: str) -> Iterator[Form | CitationError]:
+    """Every ``{{ ... }}`` in ``text``: a citation or another figure form, or a CitationError saying why not."""
     if "{{" not in text:
         return
     for start, end in brace_spans(text):
         if end < 0:
             yield CitationError(f"unclosed '{{{{' at character {start}: a citation ends with '}}}}'")
             return
-        raw = text[start:end]
-        c = CITATION.fullmatch(raw)
-        if not c:
-            yield CitationError(
-                f"{raw!r} is not a citation: write {{{{ m:ID.METRIC[INDEX] }}}} or {{{{ m:ID.METRIC@X }}}}"
-            )
-            continue
-        measurement, metric, index, x, filters = c.groups()
-        decimals, unit, unknown = None, True, None
-        for f in filters.split("|") if filters else ():
-            f = f.strip()
-            if not f:
-                continue
-            if f.isdigit() and int(f) <= 12:
-                decimals = int(f)
-            elif f == "nounit":
-                unit = False
-            else:
-                unknown = f
-                break
-        if unknown is not None:
-            yield CitationError(f"unknown citation filter {unknown!r} in {raw!r}: use | N (decimals) or | nounit")
-            continue
-        yield Citation(
-            raw,
-            start,
-            end,
-            measurement,
-            metric,
-            int(index) if index is not None else None,
-            float(x) if x is not None else None,
-            decimals,
-            unit,
+        yield _one(text[start:end], start, end)
+
+
+_FILTERS = {"nounit", "pct", "dot", "sep", "compare"}
+
+
+def _one(raw: str, start: int, end: int) -> Form | CitationError:
+    if s := SETTING.fullmatch(raw):
+        return Setting(raw, start, end, s.group("text"))
+    if q := QUOTE.fullmatch(raw):
+        return Quote(raw, start, end, q.group("locator"), q.group("text"))
+    if d := DERIVED.fullmatch(raw):
+        a, b = (_one("{{ " + d.group(k) + " }}", start, end) for k in ("a", "b"))
+        if not isinstance(a, Citation) or not isinstance(b, Citation):
+            return CitationError(f"{raw!r}: both sides of a derived figure are citations m:ID.METRIC[INDEX]")
+        decimals = int(d.group("decimals")) if d.group("decimals") else None
+        return Derived(raw, start, end, d.group("op"), a, b, decimals)
+    c = CITATION.fullmatch(raw)
+    if not c:
+        return CitationError(
+            f"{raw!r} is not a citation: write {{{{ m:ID.METRIC[INDEX] }}}} or {{{{ m:ID.METRIC@X }}}} (or a "
+            "setting {{ set:TEXT }}, a derived {{ change:A from B }} or a quote {{ e:LOCATOR = TEXT }})"
         )
+    measurement, metric, index, x, filters = c.groups()
+    decimals, flags = None, set()
+    for f in filters.split("|") if filters else ():
+        f = f.strip()
+        if not f:
+            continue
+        if f.isdigit() and int(f) <= 12:
+            decimals = int(f)
+        elif f in _FILTERS:
+            flags.add(f)
+        else:
+            return CitationError(
+                f"unknown citation filter {f!r} in {raw!r}: "
+                "use | N (decimals), | nounit, | pct, | dot, | sep or | compare"
+            )
+    return Citation(
+        raw,
+        start,
+        end,
+        measurement,
+        metric,
+        int(index) if index is not None else None,
+        float(x) if x is not None else None,
+        decimals,
+        "nounit" not in flags,
+        frozenset(flags),
+    )
+
+
+def cited(form: Form) -> tuple[Citation, ...]:
+    """The measurement citations a form stands on (a derived figure: both; a setting or quote: none)."""
+    if isinstance(form, Citation):
+        return (form,)
+    if isinstance(form, Derived):
+        return (form.a, form.b)
+    return ()
 
 
 def citation_text(
@@ -136,15 +218,17 @@ def citation_text(
     x: float | None = None,
     decimals: int | None = None,
     unit: bool = True,
+    flags: frozenset[str] = frozenset(),
 ) -> str:
     sel = selector(index, x)
     filters = (f" | {decimals}" if decimals is not None else "") + ("" if unit else " | nounit")
+    filters += "".join(f" | {f}" for f in sorted(flags - {"nounit"}))
     return f"{{{{ m:{measurement}.{metric}{sel}{filters} }}}}"
 
 
 class Resolved(NamedTuple):
-    citation: Citation
-    value: float
+    citation: Form
+    value: float  # NaN for a setting or a quote: their text is what is shown
     unit: str
     text: str  # the formatted figure
 
@@ -166,10 +250,10 @@ def format_value(value: float, metric: str, decimals: int | None = None, unit: b
     return _format(value, metric, decimals, unit_of(metric) if unit else "")
 
 
-def _format(value: float, metric: str, decimals: int | None, u: str) -> str:
+def _format(value: float, metric: str, decimals: int | None, u: str, sep: bool = False) -> str:
     if decimals is None:
-        decimals = int(metric_vocab().get(metric, {}).get("precision", 2))
-    number = f"{value:.{decimals}f}"
+        decimals = _precision(metric)
+    number = f"{value:,.{decimals}f}" if sep else f"{value:.{decimals}f}"
     if not u or u == "ratio":
         return number
     return f"{number}{u}" if u in ("%", "×") else f"{number} {u}"
@@ -199,7 +283,13 @@ def lookup(measurement: dict[str, Any], metric: str, index: int | None, x: float
     return float(value)
 
 
-def resolve(c: Citation, measurements: Mapping[str, dict[str, Any]]) -> Resolved | str:
+def resolve(c: Form, measurements: Mapping[str, dict[str, Any]]) -> Resolved | str:
+    """What a reader sees for a form, or why it cannot be shown. A setting and a quote show their text (validation
+    checks a setting holds no rate and re-reads a quote in the record's evidence); a derived figure is computed."""
+    if isinstance(c, Setting | Quote):
+        return Resolved(c, math.nan, "", c.text)
+    if isinstance(c, Derived):
+        return _derive(c, measurements)
     m = measurements.get(c.measurement)
     if m is None:
         return f"names no measurement {c.measurement!r}"
@@ -207,7 +297,38 @@ def resolve(c: Citation, measurements: Mapping[str, dict[str, Any]]) -> Resolved
     if isinstance(value, str):
         return f"measurement {c.measurement!r} {value}"
     unit = unit_of(c.metric)
-    return Resolved(c, value, unit, _format(value, c.metric, c.decimals, unit if c.unit else ""))
+    if "pct" in c.flags:
+        if unit != "ratio":
+            return f"| pct shows a ratio as a percentage; {c.metric!r} is in {unit or 'no unit'}"
+        decimals = c.decimals if c.decimals is not None else max(_precision(c.metric) - 2, 0)
+        return Resolved(c, value, "%", f"{value * 100:.{decimals}f}" + ("%" if c.unit else ""))
+    text = _format(value, c.metric, c.decimals, unit if c.unit else "", "sep" in c.flags)
+    if "dot" in c.flags and text.startswith(("0.", "-0.")):
+        text = text.replace("0.", ".", 1)
+    return Resolved(c, value, unit, text)
+
+
+def _precision(metric: str) -> int:
+    return int(metric_vocab().get(metric, {}).get("precision", 2))
+
+
+def _derive(d: Derived, measurements: Mapping[str, dict[str, Any]]) -> Resolved | str:
+    a, b = resolve(d.a, measurements), resolve(d.b, measurements)
+    for side, r in ((d.a, a), (d.b, b)):
+        if isinstance(r, str):
+            return f"citation {side.raw.strip('{} ')} {r}"
+    assert isinstance(a, Resolved) and isinstance(b, Resolved)
+    if a.unit != b.unit:
+        return f"derives from {d.a.metric!r} ({a.unit}) and {d.b.metric!r} ({b.unit}): one unit on both sides"
+    if b.value == 0:
+        return "derives by dividing by a stored zero"
+    if d.op == "change":
+        value = (a.value - b.value) / b.value * 100
+        decimals = 1 if d.decimals is None else d.decimals
+        return Resolved(d, value, "%", f"{value:+.{decimals}f}%")
+    value = a.value / b.value
+    decimals = 2 if d.decimals is None else d.decimals
+    return Resolved(d, value, "×", f"{value:.{decimals}f}×")
 
 
 def plain(text: str, measurements: Mapping[str, dict[str, Any]]) -> str:

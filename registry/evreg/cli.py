@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import dataclasses
 import importlib
 import importlib.util
 import io
@@ -547,6 +548,11 @@ def _import_command(importer: formats.Importer) -> click.Command:
                 help="Accelerators the run used, as you ran it (the tool's file does not record it); without it the "
                 "runs state no topology.",
             ),
+            click.Option(
+                ["--hardware"],
+                help="The accelerators the runs used, as you ran them, where the tool's file does not name them "
+                "(compared with the packet's; without it such runs state no hardware).",
+            ),
         ]
     params += [
         click.Option(["--overwrite"], is_flag=True, help="Replace record files that exist with other content."),
@@ -557,8 +563,13 @@ def _import_command(importer: formats.Importer) -> click.Command:
     def run(ctx: Context, file: Path, overwrite: bool, fmt: str, **given: Any) -> None:
         def make() -> formats.Plan:
             packet, state = given.pop("packet", None), given.pop("state", "community-measured")
-            cards = given.pop("cards", None)
+            cards, hardware = given.pop("cards", None), given.pop("hardware", None)
             target = formats.find_target(ctx.root, packet, str(file)) if packet is not None else None
+            if target is not None and hardware:
+                target = dataclasses.replace(target, stated_hardware=hardware)
+            return formats.with_stated_hardware(planned(target, cards, state), target, str(file))
+
+        def planned(target: formats.Target | None, cards: int | None, state: str) -> formats.Plan:
             if file.is_dir() and importer.folder is not None:
                 picked = importer.folder(file)
                 if not picked:

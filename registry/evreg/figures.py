@@ -61,8 +61,15 @@ _FIGURE = re.compile(
 )
 _ITEM = re.compile(_NUMBER)
 _CODE = re.compile(
-    r"(?<![\w.])(?P<code>" + "|".join(sorted(CODE_METRICS, key=len, reverse=True)) + r")(?P<num>\d*\.\d+)(?![\w.])"
+    r"(?<![\w.])(?P<code>" + "|".join(sorted(CODE_METRICS, key=len, reverse=True)) + r")"
+    r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d*\.\d+)(?![\w.]|,\d)"
 )
+_COUNT_NOUN = r"(?!\s*-?\s*(?:tokens?|prompts?|requests?|slots?|steps?|seq|sequences?|batch|users?|samples?|runs?)\b)"
+_BARE = re.compile(
+    r"(?<![\w.@/,\u2044-])(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+\.\d+)(?![\w.]\d|\w|,\d)" + _COUNT_NOUN
+)
+"""A bare decimal or a number with thousands groups (``93.551 strict``, ``30.22–30.26``, ``29,911``): in a coverage
+cell, which shows one measured arm, such a number is a value of that arm."""
 _WORD = re.compile(
     # on one line, a space or two apart: "TTFT 274", "decode: 52.3", "prefill was 826.4" (not a chart's axis ticks)
     r"(?i)(?<![\w.])(?P<word>decode|prefill|ttft|throughput)(?:[ \u00a0](?:of|at|was|is)|[ \u00a0]?[=:])?[ \u00a0]{1,2}"
@@ -128,7 +135,7 @@ def _without_citations(text: str) -> str:
     return "".join([*pieces, text[last:]])
 
 
-def find_figures(text: str) -> list[Figure]:
+def find_figures(text: str, cell: bool = False) -> list[Figure]:
     """Figures that are claims, outside citations.
 
     A figure is a claim when it is
@@ -142,7 +149,9 @@ def find_figures(text: str) -> list[Figure]:
     - a decimal in the lab's letter notation (``D25.678``, ``P826.4``, ``T274.6``, ``AR.587``, ``E2E``, ``EV``, ``A``);
     - a number led by a metric word (``decode 52.3``, ``TTFT 274``), unless a count noun follows
       (``decode 512 tokens``);
-    - number words with a unit (``two thousand tok/s``).
+    - number words with a unit (``two thousand tok/s``);
+    - in a coverage cell (``cell``), which shows one measured arm: every bare decimal and every number with thousands
+      groups (``93.551 strict``, ``30.22–30.26``), a version such as ``0.9.1`` aside.
 
     Not claims: identifiers and settings (TP4, MTP3, Q4_K_M, D511 windows, 32K contexts), dates, commit hashes,
     counts and fractions without a unit (5/25, 12 prompts), version strings (0.9.1, v1.2), and bare numbers.
@@ -183,4 +192,33 @@ def find_figures(text: str) -> list[Figure]:
     for m in _WORDS.finditer(folded):
         a, b = span(m.start("words"), m.end())
         found.setdefault(a, Figure(a, b, text[a:b], m.group("words"), "", None))
+    covered = [(f.start, f.end) for f in found.values()]
+    for m in _BARE.finditer(folded) if cell else ():
+        a, b = span(m.start("num"), m.end("num"))
+        if not any(x <= a < y for x, y in covered):
+            found.setdefault(a, Figure(a, b, text[a:b], m.group("num"), "", None))
     return [found[k] for k in sorted(found)]
+
+
+_HEADER_UNIT = re.compile(r"(?:^|[\s(\[,/])\(?(?:" + _UNIT + r")\)?(?P<per>/[A-Za-z]+)?\s*\]?\s*$")
+_CELL_NUMBER = re.compile(r"(?<![\w.@/\u2044-])[+-]?(?:" + _NUMBER + r")(?![\w.]\d|\w|,\d)")
+
+
+def header_unit(header: str) -> str | None:
+    """The unit a table column's header states at its end (``Decode (tok/s)``, ``TTFT ms``), as canonical unit."""
+    folded, _ = _folded(header.strip().strip("*_`").strip())
+    m = _HEADER_UNIT.search(folded)
+    if not m:
+        return None
+    return next(canon for i, (_, canon) in enumerate(_UNITS) if m.group(f"u{i}"))
+
+
+def column_figures(cell: str, unit: str) -> list[Figure]:
+    """The numbers of a table cell under a header stating ``unit``: each is a figure of that unit (the header's unit
+    applies to the column's cells), citations aside."""
+    folded, where = _folded(_without_citations(cell))
+    out = []
+    for m in _CELL_NUMBER.finditer(folded):
+        a, b = (m.start(), m.end()) if where is None else (where[m.start()], where[m.end() - 1] + 1)
+        out.append(Figure(a, b, cell[a:b], m.group().lstrip("+-"), unit, None))
+    return out

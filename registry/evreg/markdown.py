@@ -3,6 +3,7 @@ citations are looked for outside code) and the site build (citations are rendere
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 
@@ -10,16 +11,58 @@ _FENCE = re.compile(r"^\s*(```|~~~)")
 _INLINE_CODE = re.compile(r"(`[^`]*`)")
 
 
+_PRE_OPEN = re.compile(r"<pre\b", re.I)
+_PRE_CLOSE = re.compile(r"</pre\s*>", re.I)
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")
+_INDENTED = re.compile(r"^(?: {4}|\t)")
+
+
 def lines(text: str) -> Iterator[tuple[int, str, bool]]:
-    """(line number, line, is code) of every line; a fence line and the lines between fences are code.
-    ``"\\n".join`` of the lines gives the text back."""
-    fenced = False
+    """(line number, line, is code) of every line. Code: a fence line and the lines between fences, the lines of a
+    ``<pre>`` block, and an indented code block (lines indented four spaces or a tab after a blank line, outside a
+    list). ``"\\n".join`` of the lines gives the text back."""
+    fenced = pre = indented = in_list = False
+    blank = True
     for n, line in enumerate(text.split("\n"), 1):
-        if _FENCE.match(line):
-            fenced = not fenced
-            yield n, line, True
+        if fenced or pre or _FENCE.match(line):
+            code = True
         else:
-            yield n, line, fenced
+            indented = bool(_INDENTED.match(line)) and (indented or (blank and not in_list)) and bool(line.strip())
+            code = indented or bool(_PRE_OPEN.search(line))
+        if not fenced and not pre and _PRE_OPEN.search(line) and not _PRE_CLOSE.search(line):
+            pre = True
+        elif pre and _PRE_CLOSE.search(line):
+            pre = False
+        if _FENCE.match(line) and not pre:
+            fenced = not fenced
+        if line.strip() and not indented:
+            in_list = bool(_LIST_ITEM.match(line)) or (in_list and line[:1] in (" ", "\t"))
+        blank = not line.strip()
+        yield n, line, code
+
+
+_TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
+
+
+def cells(line: str) -> list[tuple[int, str]]:
+    """(column in the line, text) of each cell of a Markdown table row."""
+    bars = [m.start() for m in re.finditer(r"(?<!\\)\|", line)]
+    return [(a + 1, line[a + 1 : b]) for a, b in itertools.pairwise(bars)]
+
+
+def tables(text: str) -> Iterator[tuple[list[str], int, str]]:
+    """(header cells, line number, row line) of every body row of every Markdown table outside code."""
+    header: list[str] | None = None
+    previous = ""
+    for n, line in prose(text):
+        if _TABLE_RULE.match(line) and _TABLE_ROW.match(previous):
+            header = [t.strip() for _, t in cells(previous)]
+        elif header is not None and _TABLE_ROW.match(line):
+            yield header, n, line
+        else:
+            header = None
+        previous = line
 
 
 def spans(line: str) -> Iterator[tuple[str, bool]]:

@@ -549,9 +549,16 @@ NAME_KEYS = _name_keys()
 """Keys whose strings name hardware, a runtime or a quantization (``Name``): a memory size in them is no claim."""
 
 
-def claims_in(key: str, text: str) -> list[figures.Figure]:
-    """The figures a prose string under ``key`` claims: every figure, but a memory size in a name."""
-    found = figures.find_figures(text)
+def in_cell(kind: str, pointer: str) -> bool:
+    """Whether the string at ``pointer`` of a record of ``kind`` is the text of a coverage cell or contract rule: a
+    cell shows one measured arm, so a bare decimal in it is a value of that arm (``figures.find_figures``)."""
+    return kind in ("coverage-view", "coverage-contract") and pointer.startswith(("/cells/", "/rules/"))
+
+
+def claims_in(key: str, text: str, cell: bool = False) -> list[figures.Figure]:
+    """The figures a prose string under ``key`` claims: every figure, but a memory size in a name; in a coverage cell
+    (``in_cell``) bare decimals too."""
+    found = figures.find_figures(text, cell=cell)
     if key not in NAME_KEYS:
         return found
 

@@ -184,9 +184,10 @@ class Pages:
         x: float | None = None,
         decimals: int | None = None,
         unit: bool = True,
+        flags: frozenset[str] = frozenset(),
     ) -> str:
         """The one way a measured number reaches a page: resolved, formatted and linked."""
-        raw = citations.citation_text(mid, metric, index, x, decimals, unit)
+        raw = citations.citation_text(mid, metric, index, x, decimals, unit, flags)
         parsed = list(citations.parse(raw))
         c = parsed[0] if len(parsed) == 1 else citations.CitationError(f"{raw!r} is not one citation")
         resolved = str(c) if isinstance(c, citations.CitationError) else citations.resolve(c, self.measurements)
@@ -208,10 +209,34 @@ class Pages:
             if isinstance(c, citations.CitationError):
                 continue
             out.append(self.literal(text[last : c.start], key))
-            out.append(self.cite(c.measurement, c.metric, c.index, c.x, c.decimals, c.unit))
+            out.append(self.form(c))
             last = c.end
         out.append(self.literal(text[last:], key))
         return "".join(out)
+
+    def form(self, c: citations.Form) -> str:
+        """One figure form as readers see it: a linked citation, or a setting, quote or derived figure marked as
+        what it is (not a measurement, quoted from evidence, computed from two stored values)."""
+        if isinstance(c, citations.Citation):
+            shown = self.cite(c.measurement, c.metric, c.index, c.x, c.decimals, c.unit, c.flags)
+            if "compare" in c.flags:
+                shown += ' <small class="evreg-compare">(a comparison: another scope\'s run)</small>'
+            return shown
+        if isinstance(c, citations.Setting):
+            title = "A specification or setting, not a measurement"
+            return f'<span class="evreg-setting" title="{title}">{esc(c.text)}</span>'
+        if isinstance(c, citations.Quote):
+            title = f"Quoted from this record's evidence file at {c.locator} (re-read by validation)"
+            return f'<span class="evreg-quote" title="{attr(title)}">{esc(c.text)}</span>'
+        resolved = citations.resolve(c, self.measurements)
+        if isinstance(resolved, str):
+            return f'<mark class="evreg-unresolved" title="{attr(resolved)}">{esc(c.raw)}</mark>'
+        verb = "change from" if c.op == "change" else "ratio to"
+        title = (
+            f"Derived: {c.a.measurement}.{c.a.metric}{c.a.selector} {verb} {c.b.measurement}.{c.b.metric}{c.b.selector}"
+        )
+        href = self.m_url(c.a.measurement, sample_anchor(c.a.metric, c.a.selector))
+        return f'<a class="evreg-derived" href="{href}" title="{attr(title)}">{esc(resolved.text)}</a>'
 
     def text(self, value: Any, key: str = "") -> str:
         """Any stored value under ``key`` as readers see it: a string as prose (every string a record holds is

@@ -119,7 +119,7 @@ class SitePlugin(BasePlugin):
         for c in citations.parse(part):
             if isinstance(c, citations.CitationError):
                 continue
-            pieces += [part[last : c.start], self.pages.cite(c.measurement, c.metric, c.index, c.x, c.decimals, c.unit)]
+            pieces += [part[last : c.start], self.pages.form(c)]
             last = c.end
         return "".join(pieces) + part[last:]
 

@@ -11,15 +11,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from evreg import citations, codes, figures, markdown
+from evreg import citations, codes, figures, markdown, scope
 from evreg.containment import SITE_DIR, regular_files
 from evreg.coverage import cell_key, expand, merge
 from evreg.evidence import parse_ref
 from evreg.findings import Code, Finding, Severity, join_pointer, split_pointer
 from evreg.jsonio import MAX_RECORD_BYTES, canonical
-from evreg.models import claims_in
+from evreg.models import claims_in, in_cell
 from evreg.rules import UNIT, Rule
-from evreg.store import Document, Registry
+from evreg.store import MEASUREMENT_KINDS, Document, Registry
 from evreg.vocab import load as load_vocab
 from evreg_rules.index import Index, index
 from evreg_rules.scope import curve_identity, has, packet_scope_mismatches, selector_value
@@ -110,26 +110,59 @@ MAX_PER_FIELD = 20
 hostile field of a million bad citations costs one pass, not a million findings."""
 
 
-def _field_problems(text: str, field: str, measurements: Any) -> Iterator[tuple[Code, str]]:
-    """(code, message) of every unresolved citation and orphan figure in one prose string."""
+def _field_problems(text: str, field: str, measurements: Any, cell: bool = False) -> Iterator[tuple[Code, str]]:
+    """(code, message) of every unresolved citation and orphan figure in one prose string. A setting may not hold
+    a rate or a share (those are what runs measure); quotes are re-read by the evidence rules."""
     for c in citations.parse(text):
         if isinstance(c, citations.CitationError):
             yield UNRESOLVED, str(c)
             continue
+        if isinstance(c, citations.Setting):
+            for fig in figures.find_figures(c.text):
+                if fig.unit in citations.RATE_UNITS or fig.metric_hints:
+                    yield (
+                        codes.ORPHAN_NUMBER,
+                        (
+                            f"setting {c.raw} holds {fig.text!r}, a measured kind of figure (a rate, share or metric): "
+                            "cite the measurement instead"
+                        ),
+                    )
+            continue
         resolved = citations.resolve(c, measurements)
         if isinstance(resolved, str):
             yield UNRESOLVED, f"citation {c.raw} {resolved}"
-    for fig in claims_in(field, text):
+    for fig in claims_in(field, text, cell):
         yield codes.ORPHAN_NUMBER, f"figure {fig.text!r} in {field} is not a citation"
+
+
+def _packet_prose(doc: Document, pointer: str, text: str, measurements: Any) -> Iterator[Finding]:
+    """A packet's own prose speaks for the packet: a citation of a run of another scope there is written as an
+    explicit comparison (``| compare``), which the site marks as one."""
+    for c in citations.parse(text):
+        if not isinstance(c, citations.Citation) or "compare" in c.flags:
+            continue
+        m = measurements.get(c.measurement)
+        differs = scope.mismatches(doc.data, m, claim_name="the packet") if isinstance(m, dict) else []
+        if differs:
+            yield SIDEWAYS.at(
+                doc,
+                pointer,
+                f"the packet's prose cites {c.measurement!r} of another scope ({'; '.join(differs)}) as its own",
+                "Write the citation as a comparison ({{ m:ID.METRIC[I] | compare }}), or cite a run of the packet's "
+                "scope.",
+            )
 
 
 def check_citations(registry: Registry) -> Iterator[Finding]:
     measurements = index(registry).measurement_data
     for doc in registry.records():
         for pointer, text in doc.prose:
+            if doc.kind == "packet" and "{{" in text:
+                yield from _packet_prose(doc, pointer, text, measurements)
             counts: Counter[Code] = Counter()
             field = next((t for t in reversed(split_pointer(pointer)) if not t.isdigit()), pointer)  # /a/1: a
-            for code, message in _field_problems(text, field, measurements):
+            cell = in_cell(str(doc.kind), pointer)
+            for code, message in _field_problems(text, field, measurements, cell):
                 counts[code] += 1
                 if counts[code] <= MAX_PER_FIELD:
                     yield code.at(doc, pointer, message)
@@ -174,7 +207,8 @@ def check_site_pages(registry: Registry) -> Iterator[Finding]:
             message = f"hand-written page of {size} bytes is over the {MAX_RECORD_BYTES} byte limit"
             yield codes.FILE_TOO_LARGE.at(rel, "", message, "split the page")
             continue
-        for n, line in markdown.prose(page.read_text("utf-8", errors="replace")):
+        text = page.read_text("utf-8", errors="replace")
+        for n, line in markdown.prose(text):
             for m in _FORGED.finditer(line):
                 yield _on_page(
                     FORGED, rel, n, m.start() + 1, "hand-written citation markup: only the renderer makes it"
@@ -190,6 +224,17 @@ def check_site_pages(registry: Registry) -> Iterator[Finding]:
             for fig in figures.find_figures(line):
                 message = f"figure {fig.text!r} on a hand-written page is not a citation"
                 yield _on_page(codes.ORPHAN_NUMBER, rel, n, fig.start + 1, message)
+        yield from _table_columns(rel, text)
+
+
+def _table_columns(rel: str, text: str) -> Iterator[Finding]:
+    """A unit in a table's header applies to its column: a number in that column's cells is a figure."""
+    for header, n, line in markdown.tables(text):
+        for (column, cell), name in zip(markdown.cells(line), header, strict=False):
+            unit = figures.header_unit(name)
+            for fig in figures.column_figures(cell, unit) if unit else ():
+                message = f"figure {fig.text!r} under the column {name!r} (in {unit}) is not a citation"
+                yield _on_page(codes.ORPHAN_NUMBER, rel, n, column + fig.start + 1, message)
 
 
 def _on_page(code: Code, file: str, line: int, column: int, message: str) -> Finding:
@@ -274,7 +319,9 @@ def _family_result(
     doc: Document, base: str, fr: dict[str, Any], m_doc: Document, primary: Document | None, ix: Index
 ) -> Iterator[Finding]:
     """One of a family's featured_results: bound to one sample of a measurement of this family, of
-    the revision the headline speaks for (its own, else the primary packet's), and promotable."""
+    the revision the headline speaks for (its own, else the primary packet's), and promotable. The hero
+    speaks for a packet: the one whose folder holds its measurement (``check_placement`` holds it to that
+    packet's whole scope), else the primary packet, whose whole scope it must then have."""
     _, problem = _selected(doc, base, fr, m_doc.data)
     if problem:
         yield problem
@@ -288,6 +335,15 @@ def _family_result(
             f"but the family's headline speaks for revision {claimed!r} ({source})",
             SIDEWAYS.hint,
         )
+    if fr.get("role") == "hero" and not m_doc.place.packet and primary is not None:
+        for why in scope.mismatches(primary.data, m_doc.data, claim_name=f"primary packet {primary.id!r}"):
+            yield SIDEWAYS.at(
+                doc,
+                f"{base}/measurement_id",
+                f"the family's hero {m_doc.id!r} is not of the scope the headline speaks for: {why}",
+                "A hero speaks for the primary packet, or for the packet whose folder holds its measurement; "
+                "feature a run of that scope.",
+            )
     if m_doc.place.family != doc.id:
         yield SIDEWAYS.at(
             doc,
@@ -322,6 +378,27 @@ def _family_featured(doc: Document, ix: Index) -> Iterator[Finding]:
         if m_doc is None:
             continue
         yield from _family_result(doc, f"/featured_results/{i}", fr, m_doc, primary, ix)
+
+
+def check_placement(registry: Registry) -> Iterator[Finding]:
+    """A measurement in a packet's folder is shown as the packet's: it must be of the packet's scope (every
+    scope key, ``evreg.scope``). A control or comparison run of another scope lives at family level."""
+    ix = index(registry)
+    for doc in registry.records(*MEASUREMENT_KINDS):
+        if not doc.place.packet or not doc.valid:
+            continue
+        packet = ix.packets.get(doc.place.packet)
+        if packet is None or packet.place.family != doc.place.family or not packet.valid:
+            continue
+        for key in scope.differing(packet.data, doc.data):
+            why = scope.mismatches(packet.data, doc.data, (key,), claim_name="the packet")[0]
+            yield SIDEWAYS.at(
+                doc,
+                scope.pointer(doc.data, key),
+                f"measurement {doc.id!r} is filed in packet {packet.id!r}'s folder but {why}",
+                "Move it to the family's measurements/ folder (a comparison or control run), or into the folder of "
+                "the packet whose scope it has.",
+            )
 
 
 def check_featured(registry: Registry) -> Iterator[Finding]:
@@ -654,9 +731,10 @@ def check_views(registry: Registry) -> Iterator[Finding]:
 
 
 RULES = [
-    Rule("citations", (UNRESOLVED, codes.ORPHAN_NUMBER), check_citations, UNIT),
+    Rule("citations", (UNRESOLVED, codes.ORPHAN_NUMBER, SIDEWAYS), check_citations, UNIT),
     Rule("site-citations", (PAGE_HTML, FORGED), check_site_pages),
     Rule("featured", (UNBOUND, FEATURED_MISMATCH, SIDEWAYS, NON_PROMOTABLE), check_featured, UNIT),
+    Rule("placement", (SIDEWAYS,), check_placement, UNIT),
     Rule("grades", (GRADE,), check_grades, UNIT),
     Rule("coverage", (STATE, INCOMPLETE, NON_PROMOTABLE), check_coverage, UNIT),
     Rule("views", (CURVE, NON_PROMOTABLE), check_views, UNIT),

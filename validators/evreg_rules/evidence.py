@@ -4,8 +4,10 @@ their recorded sha256. External references are counted, not checked."""
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import re
+import unicodedata
 from collections.abc import Iterator
 from typing import Any
 
@@ -200,6 +202,24 @@ class _Evidence:
             self._json = (value,)
         return _resolve_pointer(self._json[0], locator)
 
+    def text(self, locator: str) -> str:
+        """The text at ``locator`` as a quote reads it: a whole line, a CSV cell, a JSON value (strings as written,
+        other values as JSON); raises KeyError or ValueError like ``value``."""
+        if m := _CSV.match(locator):
+            rows = self._table()
+            row = int(m.group("row"))
+            if row > len(rows) or m.group("column") not in rows[row - 1]:
+                raise KeyError(locator)
+            return str(rows[row - 1][m.group("column")])
+        if m := _LINE.match(locator):
+            lines = text_lines(self.raw)
+            line = int(m.group("line"))
+            if line > len(lines) or m.group("nth"):
+                raise KeyError(locator)
+            return lines[line - 1]
+        found = self.value(locator)
+        return found if isinstance(found, str) else json.dumps(found)
+
     def _table(self) -> list[dict[str, str]]:
         import csv
         import io
@@ -263,7 +283,43 @@ def check_evidence_values(registry: Registry) -> Iterator[Finding]:
                 )
 
 
+def _quote_problem(registry: Registry, doc: Any, files: dict[str, _Evidence], quote: citations.Quote) -> str | None:
+    """Why a quote in a record's prose is not what its evidence file says at the locator, or None."""
+    ev = doc.data.get("evidence")
+    if not isinstance(ev, str) or parse_ref(ev).kind != "local" or registry.evidence(ev) is not EvidenceState.FILE:
+        return f"quote {quote.raw}: a quote is re-read from the record's local evidence file, and `evidence` is not one"
+    if ev not in files:
+        files[ev] = _Evidence(registry.read_file(ev), ev)
+    try:
+        found = files[ev].text(quote.locator)
+    except (KeyError, ValueError):
+        return f"quote {quote.raw}: {ev} has nothing at {quote.locator!r}"
+    if _folded(quote.text) not in _folded(found):
+        return f"quote {quote.text!r} is not in {ev} at {quote.locator!r}, which reads {found[:120]!r}"
+    return None
+
+
+def _folded(text: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", text).split())
+
+
+def check_quotes(registry: Registry) -> Iterator[Finding]:
+    """Quotes from evidence (``{{ e:LOCATOR = TEXT }}``) are re-read: the text is at the locator of the record's own
+    local evidence file (whitespace and Unicode compatibility forms aside)."""
+    files: dict[str, _Evidence] = {}
+    for doc in registry.records():
+        for pointer, text in doc.prose:
+            if "{{" not in text or "e:" not in text:
+                continue
+            for form in citations.parse(text):
+                if isinstance(form, citations.Quote):
+                    problem = _quote_problem(registry, doc, files, form)
+                    if problem:
+                        yield VALUE.at(doc, pointer, problem, VALUE.hint)
+
+
 RULES = [
     Rule("evidence", (MISSING, ESCAPE, HASH, UNSAFE), check_evidence, UNIT),
     Rule("evidence-values", (VALUE,), check_evidence_values, UNIT),
+    Rule("evidence-quotes", (VALUE,), check_quotes, UNIT),
 ]

@@ -24,7 +24,7 @@ from evreg_rules.claims import SIDEWAYS
 from evreg_rules.index import FamilyIndex, Index, index
 from evreg_rules.lab import LAB_FIELD, SELECTOR, SELECTOR_KEY, lab_family, selector_problems
 from evreg_rules.references import DANGLING, MISMATCH
-from evreg_rules.scope import runtime_matches
+from evreg_rules.scope import packet_scope_mismatches, runtime_matches
 
 CELL_EVIDENCE = Code(
     "cell-evidence-invalid",
@@ -161,6 +161,15 @@ def _links(cell: Cell, ix: Index) -> None:
             cell.at(
                 SIDEWAYS, "packet_id", f"the cell links packet {packet.id!r} of another scope: the packet has {why}"
             )
+        m_doc = ix.measurements.get(f.get("evidence_id") or "")
+        if m_doc is not None and packet.valid and m_doc.valid:
+            for why in packet_scope_mismatches(packet.data, m_doc.data):
+                cell.at(
+                    SIDEWAYS,
+                    "evidence_id",
+                    f"the cell's evidence {m_doc.id!r} is not of the scope of the packet it links "
+                    f"({packet.id!r}): {why}",
+                )
     estimate = ix.estimates.get(f.get("estimate_id") or "")
     if estimate is not None:
         theirs = estimate.data["selectors"]

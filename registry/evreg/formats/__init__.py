@@ -16,15 +16,16 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import Any
 
-from evreg import codes, jsonio
+from evreg import codes, jsonio, scope
 from evreg.evidence import TEXT_NUMBER, decode
 from evreg.findings import Finding, Severity
 from evreg.layout import record_path, slug
+from evreg.store import MEASUREMENT_KINDS
 
 ENTRY_POINT_GROUP = "evreg.formats"
 
@@ -111,6 +112,8 @@ class Target:
     artifact: dict[str, Any] = field(default_factory=dict)
     """The quantized artifact the packet names, if any (``repository``, ``quantization``)."""
     root: Path | None = None
+    stated_hardware: str | None = None
+    """The accelerators the runs used, as the contributor states them (``--hardware``) where the file does not."""
 
     @property
     def folder(self) -> str:
@@ -554,13 +557,6 @@ def _same_model(named: str, target: Target) -> bool:
     return any(words in n or n in words for n in names)
 
 
-def _same_hardware(found: str, declared: str) -> bool:
-    """One accelerator model: the model words (those with digits) of one contain the other's."""
-    a = {t for t in _tokens(found) if re.search(r"\d", t)} or set(_tokens(found))
-    b = {t for t in _tokens(declared) if re.search(r"\d", t)} or set(_tokens(declared))
-    return a <= b or b <= a
-
-
 def _same_runtime(found: str, declared: str) -> bool:
     """The packet's runtime build, or (a file that names only the engine: SGLang's ``backend``) its engine."""
     from evreg.runtimes import parse_runtime, runtime_matches
@@ -590,7 +586,7 @@ def scope_conflicts(target: Target, found: FileIdentity) -> list[tuple[str, str]
         out.append(
             ("runtime", f"{found.said('runtime')} runtime {found.runtime!r} is not the packet's {p['runtime']!r}")
         )
-    if found.hardware and isinstance(p.get("hardware"), str) and not _same_hardware(found.hardware, p["hardware"]):
+    if found.hardware and isinstance(p.get("hardware"), str) and not scope.same_hardware(found.hardware, p["hardware"]):
         out.append(
             ("hardware", f"{found.said('hardware')} hardware {found.hardware!r} is not the packet's {p['hardware']!r}")
         )
@@ -601,7 +597,9 @@ def scope_conflicts(target: Target, found: FileIdentity) -> list[tuple[str, str]
 
 def check_scope(target: Target, found: FileIdentity, file: str, pointer: str = "") -> list[Finding]:
     """Refuse a file whose run is not the packet's (every difference named, both sides); return warnings
-    for the identity the file does not hold (it stays missing in the records)."""
+    for the identity the file does not hold (it stays missing in the records, unless the contributor states it)."""
+    if found.hardware is None and target.stated_hardware:
+        found = replace(found, hardware=target.stated_hardware, stated=(*found.stated, "hardware"))
     conflicts = scope_conflicts(target, found)
     if conflicts:
         raise ImportRefused(
@@ -625,6 +623,30 @@ def check_scope(target: Target, found: FileIdentity, file: str, pointer: str = "
             severity=Severity.WARNING,
         )
     ]
+
+
+def with_stated_hardware(plan: Plan, target: Target | None, file: str) -> Plan:
+    """The runs an import writes, with the hardware the contributor stated (``--hardware``) where the file names
+    none; stated hardware that is not the packet's is refused like a file's."""
+    hardware = target.stated_hardware if target is not None else None
+    if target is None or not hardware:
+        return plan
+    declared = target.data.get("hardware")
+    if isinstance(declared, str) and not scope.same_hardware(hardware, declared):
+        raise ImportRefused(
+            [
+                codes.IMPORT_OUT_OF_SCOPE.at(
+                    file, "", f"the stated hardware {hardware!r} is not the packet's {declared!r}; nothing was imported"
+                )
+            ]
+        )
+    for path, raw in list(plan.files.items()):
+        if not path.endswith(".json") or "/evidence/" in path:
+            continue
+        record = json.loads(raw)
+        if isinstance(record, dict) and record.get("kind") in MEASUREMENT_KINDS and "hardware" not in record:
+            plan.files[path] = jsonio.canonical({**record, "hardware": hardware}).encode("utf-8")
+    return plan
 
 
 # ids, repeats and corrections ------------------------------------------------------------------

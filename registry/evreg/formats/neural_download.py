@@ -15,8 +15,10 @@ What the import adds, and the export removes again:
 - the prefix ``SOURCE:`` on evidence paths, which point into the lab's own
   repository and are not files here.
 
-Measurements go into the folder of a packet when exactly one packet claims
-them: it features them (``featured_metric.measurement_id``), names their
+Measurements go into the folder of a packet when they are of its scope
+(``evreg.scope``; a control or historical run of another scope that a packet
+cites stays at family level) and exactly one packet claims them: it features
+them (``featured_metric.measurement_id``), names their
 evidence file as its ``manifest`` or grade evidence, or pairs them with itself
 in a coverage cell or contract rule (``packet_id`` + ``evidence_id``). All
 other measurements stay at family level, in ``packets/<family>/measurements/``.
@@ -31,7 +33,7 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from evreg import citations, codes, figures, jsonio
+from evreg import citations, codes, figures, jsonio, scope
 from evreg.evidence import map_refs, parse_ref
 from evreg.findings import join_pointer, split_pointer
 from evreg.formats import Importer, ImportRefused, Option, Plan, forbid_citation_markers, refuse
@@ -46,7 +48,7 @@ from evreg.layout import (
     id_problem,
     record_path,
 )
-from evreg.models import REVISION_LISTS, iter_prose, map_prose, revisions_of
+from evreg.models import REVISION_LISTS, in_cell, iter_prose, map_prose, revisions_of
 from evreg.store import MEASUREMENT_KINDS, Registry
 
 FORMAT = LAB_FORMAT
@@ -289,7 +291,18 @@ def _packet_owners(manifest: dict[str, Any]) -> dict[str, str]:
             and isinstance(cell.get("evidence_id"), str)
         ):
             claims[cell["evidence_id"]].add(cell["packet_id"])
-    return {mid: next(iter(pids)) for mid, pids in claims.items() if len(pids) == 1}
+    packets = {
+        p["id"]: p for p in manifest.get("packets") or [] if isinstance(p, dict) and isinstance(p.get("id"), str)
+    }
+    by_id = {m["id"]: m for m in measurements if isinstance(m.get("id"), str)}
+    return {
+        mid: pid
+        for mid, pids in claims.items()
+        if len(pids) == 1
+        and (pid := next(iter(pids))) in packets
+        and mid in by_id
+        and not scope.mismatches(packets[pid], by_id[mid])
+    }
 
 
 class ExportRefused(ValueError):
@@ -356,8 +369,8 @@ def _as_read(text: str) -> str:
 
 _Value = tuple[str, int | None, float | None, float]
 """(metric, sample index, point x, value) of one measured value: a sample has no x, a point no index."""
-_Hit = tuple[str, str, int | None, float | None]
-"""(measurement id, metric, sample index, point x) of the value a figure states."""
+_Hit = tuple[str, str, int | None, float | None, frozenset[str]]
+"""(measurement id, metric, sample index, point x, citation filters) of the value a figure states."""
 _Search = tuple[list[str], float | None]
 """(measurement ids, point x or None) where a figure's value is looked for."""
 
@@ -385,7 +398,8 @@ def _matches(
     values: Mapping[str, list[_Value]], mids: list[str], fig: figures.Figure, point_x: float | None = None
 ) -> set[_Hit]:
     """The values of measurements ``mids`` (at ``point_x``, if given) of a metric the figure's
-    hint or unit names that, at the figure's precision, read as the figure's number."""
+    hint or unit names that, at the figure's precision, read as the figure's number: as a ratio in
+    percent (``| pct``) for a figure in %, without the leading zero (``| dot``) for ``.587``."""
     found = set()
     for mid in mids:
         for metric, index, x, value in values.get(mid, ()):
@@ -393,10 +407,22 @@ def _matches(
                 continue
             if fig.metric_hints and metric not in fig.metric_hints:
                 continue
-            if not fig.metric_hints and not metric.endswith(_UNIT_SUFFIX.get(fig.unit, "\0")):
+            as_pct = fig.unit == "%" and citations.unit_of(metric) == "ratio"
+            bare = not fig.unit and not fig.metric_hints  # a bare number in a cell: a value of the cell's arm
+            if not (fig.metric_hints or as_pct or bare or metric.endswith(_UNIT_SUFFIX.get(fig.unit, "\0"))):
                 continue
-            if citations.format_value(value, metric, fig.decimals, unit=False) == fig.number:
-                found.add((mid, metric, index, x))
+            sep = "," in fig.number
+            if as_pct:
+                shown = f"{value * 100:,.{fig.decimals}f}" if sep else f"{value * 100:.{fig.decimals}f}"
+            else:
+                shown = (
+                    f"{value:,.{fig.decimals}f}" if sep else citations.format_value(value, metric, fig.decimals, False)
+                )
+            flags = ({"pct"} if as_pct else set()) | ({"sep"} if sep else set())
+            if fig.number.startswith(".") and shown.startswith("0."):
+                shown, flags = shown[1:], flags | {"dot"}
+            if shown == fig.number:
+                found.add((mid, metric, index, x, frozenset(flags)))
     return found
 
 
@@ -410,21 +436,26 @@ def _hit(values: Mapping[str, list[_Value]], fig: figures.Figure, searches: list
     return None
 
 
-def _bind_text(text: str, values: Mapping[str, list[_Value]], searches: list[_Search]) -> tuple[str, int, int]:
+def _bind_text(
+    text: str, values: Mapping[str, list[_Value]], searches: list[_Search], cell: bool = False
+) -> tuple[str, int, int]:
     """One prose string with every figure ``_hit`` finds replaced by its citation; and how many
     figures were bound and left as written."""
     new, bound, left = text, 0, 0
-    for fig in reversed(figures.find_figures(text)):
+    for fig in reversed(figures.find_figures(text, cell=cell)):
         bound_like = _BOUND.search(_as_read(text[: fig.start])) is not None
         whole = fig.decimals == 0
+        bare = not fig.unit and not fig.metric_hints
         # A target (>=100 tok/s) is not a result; a whole number found only family-wide is too likely a round
-        # figure that happens to equal some run's rounded value: both stay as written.
-        hit = None if bound_like else _hit(values, fig, searches[:-1] if whole else searches)
+        # figure that happens to equal some run's rounded value: both stay as written. A bare number in a cell is
+        # looked for in the cell's arm and the record only.
+        where = searches[:2] if bare else searches[:-1] if whole else searches
+        hit = None if bound_like else _hit(values, fig, where)
         if hit is None:
             left += 1
             continue
-        mid, metric, index, x = hit
-        cite = citations.citation_text(mid, metric, index, x, fig.decimals, unit=False)
+        mid, metric, index, x, flags = hit
+        cite = citations.citation_text(mid, metric, index, x, fig.decimals, False, flags)
         new = new[: fig.start] + cite + new[fig.start + len(fig.number) :]
         bound += 1
     return new, bound, left
@@ -438,7 +469,9 @@ def bind_figures(records: list[dict[str, Any]]) -> tuple[int, int]:
     order: the measurement the surrounding cell cites (``evidence_id``, at its
     ``point_x``), the record itself, measurements the record references, then
     the whole family (only for figures with decimals). A figure after a bound
-    (``>=``, ``at least``, ...) is a target and is never bound. Ambiguous or
+    (``>=``, ``at least``, ...) is a target and is never bound. A memory size in
+    the model's fit to the lab's card (``model_signals.b70_fit``) is a
+    specification, written as a setting. Ambiguous or
     unmatched figures stay as written, and the
     citation renders back to exactly the written text (a lossless export).
     Returns (bound, left).
@@ -454,12 +487,25 @@ def bind_figures(records: list[dict[str, Any]]) -> tuple[int, int]:
             cell = [parent["evidence_id"]] if isinstance(parent.get("evidence_id"), str) else []
             point_x = parent.get("point_x") if isinstance(parent.get("point_x"), int | float) else None
             searches = [(cell, point_x), (own, None), (referenced, None), (family_wide, None)]
-            new, n_bound, n_left = _bind_text(text, values, searches)
+            marked = _specs_as_settings(text) if pointer.startswith(_SPEC_FIELDS) else text
+            new, n_bound, n_left = _bind_text(marked, values, searches, in_cell(str(record.get("kind")), pointer))
             bound += n_bound
             left += n_left
             if new != text:
                 _set(record, pointer, new)
     return bound, left
+
+
+_SPEC_FIELDS = ("/model_signals/b70_fit/",)
+"""Fields that state how a model fits the lab's card: a memory size there is the card's or the weights' size, a
+specification (``{{ set:32 GiB }}``), not a measurement."""
+
+
+def _specs_as_settings(text: str) -> str:
+    for fig in reversed(figures.find_figures(text)):
+        if fig.unit == "bytes":
+            text = text[: fig.start] + "{{ set:" + fig.text + " }}" + text[fig.end :]
+    return text
 
 
 def _parent(record: dict[str, Any], pointer: str) -> dict[str, Any]:

@@ -39,7 +39,7 @@ import re
 from collections import defaultdict
 from typing import Any
 
-from evreg import jsonio
+from evreg import figures, jsonio
 from evreg.findings import join_pointer
 from evreg.formats import Importer, ImportRefused, Plan, forbid_citation_markers, refuse
 from evreg.layout import record_path, slug
@@ -248,6 +248,7 @@ class _RunLog:
                     "artifact_id": self.art_of[c],
                     "quantization": precision,
                     "runtime": f"vLLM {self.vllm}",
+                    "hardware": self.gpu,
                     "cards": 1,
                     "status": "community-run-log",
                     "manifest": self.evidence[model],
@@ -256,7 +257,7 @@ class _RunLog:
 
     def failures(self) -> None:
         """Failed or unattempted configurations: closures with their reasons, never measurements."""
-        for fail in self.lists["failures"]:
+        for i, fail in enumerate(self.lists["failures"]):
             c = fail["checkpoint"]
             model = self.checkpoints[c][0]
             state = "closed" if fail.get("status") == "not_attempted" else "unsupported"
@@ -273,7 +274,9 @@ class _RunLog:
                 "state": state,
                 "selectors": selectors,
                 "artifact_id": self.art_of[c],
-                "reason": fail.get("reason") or f"failed: {fail.get('status')}",
+                "reason": _quoted(fail["reason"], join_pointer("failures", i, "reason"))
+                if isinstance(fail.get("reason"), str) and fail["reason"]
+                else f"failed: {fail.get('status')}",
                 "evidence": self.evidence[model],
                 "evidence_sha256": {self.evidence[model]: self.digest},
                 "failure": {k: v for k, v in fail.items() if k not in ("id", "reason")},
@@ -502,3 +505,11 @@ IMPORTER = Importer(
     lambda r: plan_import(r.raw, r.file),
     into_packet=False,
 )
+
+
+def _quoted(text: str, pointer: str) -> str:
+    """A message copied from the run log with each figure in it written as a quote of the log at ``pointer``
+    (``{{ e:POINTER = 31.4 GiB }}``): what the log says, re-read by validation, not a measurement of ours."""
+    for fig in reversed(figures.find_figures(text)):
+        text = text[: fig.start] + "{{ e:" + pointer + " = " + fig.text + " }}" + text[fig.end :]
+    return text

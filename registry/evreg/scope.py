@@ -1,0 +1,161 @@
+"""Scope: the identity a claim is about, defined once and compared the same way on every promotion path.
+
+The scope keys are the weight revision, the artifact and its quantization, the runtime identity (parsed:
+``evreg.runtimes``), the hardware and the topology (accelerators per run: ``cards`` or ``config.tp``; a
+packet may list ``topologies``). A key stated on one side and missing on the other is a mismatch: a claim
+that names its hardware is not backed by a run that does not, and a run on named hardware does not back a
+claim that names none. The family is compared by where records live, and the workload where a path
+selects it (coverage cells, curves).
+
+Used by the family headline, a packet's featured metric, grade evidence, coverage cells and the packet a
+cell links, joined curves, a measurement's folder, citations in a packet's own prose, and the importers'
+target packet (``evreg.formats``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from evreg.runtimes import Runtime, parse_runtime, runtime_matches, same_runtime
+
+__all__ = [
+    "CURVE_KEYS",
+    "SCOPE_KEYS",
+    "Runtime",
+    "curve_identity",
+    "differing",
+    "has",
+    "mismatches",
+    "parse_runtime",
+    "pointer",
+    "runtime_matches",
+    "same_hardware",
+    "same_runtime",
+    "selector_value",
+    "topology",
+]
+
+SCOPE_KEYS = ("revision", "artifact_id", "quantization", "runtime", "hardware", "topology")
+"""The keys every promotion path compares, in the order messages name them."""
+
+_MISSING = object()
+
+
+def selector_value(record: Mapping[str, Any], key: str) -> Any:
+    """A selector looked up as a top-level field, then in ``config``, then in ``identity``."""
+    for source in (record, record.get("config") or {}, record.get("identity") or {}):
+        if isinstance(source, dict) and key in source:
+            return source[key]
+    return _MISSING
+
+
+def has(value: Any) -> bool:
+    return value is not _MISSING
+
+
+def topology(record: Mapping[str, Any]) -> int | list[int] | None:
+    """Accelerators per run: a packet's ``cards`` (or its list of ``topologies``), a run's ``config.tp`` or
+    ``cards``."""
+    if isinstance(record.get("topologies"), list):
+        return [t for t in record["topologies"] if isinstance(t, int)]
+    for key in ("tp", "cards"):
+        value = selector_value(record, key)
+        if has(value) and isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower())
+
+
+def same_hardware(a: str, b: str) -> bool:
+    """One accelerator model: the model words (those with digits) of one contain the other's
+    (``NVIDIA GeForce RTX 5090`` = ``RTX 5090 32 GB``; not ``RTX 4090``)."""
+    x = {t for t in _words(a) if re.search(r"\d", t)} or set(_words(a))
+    y = {t for t in _words(b) if re.search(r"\d", t)} or set(_words(b))
+    return x <= y or y <= x
+
+
+def _topology_message(claim: Mapping[str, Any], evidence: Mapping[str, Any], claim_name: str) -> str:
+    want, got = topology(claim), topology(evidence)
+    tp = f"TP{'?' if got is None else got}"
+    if isinstance(want, list):
+        return f"topology {tp} is not among {claim_name}'s {want}"
+    return f"topology {tp} is not {claim_name}'s {'no stated' if want is None else want} cards"
+
+
+def _differs(key: str, claim: Mapping[str, Any], evidence: Mapping[str, Any]) -> bool:
+    if key == "topology":
+        want, got = topology(claim), topology(evidence)
+        if isinstance(want, list):
+            return got not in want if isinstance(got, int) else got != want
+        return want != got
+    want, got = claim.get(key), evidence.get(key)
+    if want is None or got is None:
+        return (want is None) != (got is None)
+    if key == "runtime":
+        return not runtime_matches(want, dict(evidence))
+    if key == "hardware":
+        return not (isinstance(want, str) and isinstance(got, str) and same_hardware(want, got))
+    return bool(want != got)
+
+
+def differing(claim: Mapping[str, Any], evidence: Mapping[str, Any], keys: tuple[str, ...] = SCOPE_KEYS) -> list[str]:
+    """The scope keys on which the evidence differs from the claim (a key stated on one side only differs)."""
+    return [key for key in keys if _differs(key, claim, evidence)]
+
+
+def pointer(record: Mapping[str, Any], key: str) -> str:
+    """Where a record states a scope key (JSON pointer), for findings."""
+    if key != "topology":
+        return f"/{key}"
+    for where in ("config", "identity"):
+        if isinstance(record.get(where), dict) and "tp" in record[where]:
+            return f"/{where}/tp"
+    return "/topologies" if "topologies" in record else "/cards"
+
+
+def mismatches(
+    claim: Mapping[str, Any],
+    evidence: Mapping[str, Any],
+    keys: tuple[str, ...] = SCOPE_KEYS,
+    *,
+    claim_name: str = "the claim",
+) -> list[str]:
+    """How the evidence's scope differs from the claim's, one message per key naming both sides (empty: in
+    scope). A key stated on one side and missing on the other differs."""
+    out = []
+    for key in differing(claim, evidence, keys):
+        if key == "topology":
+            out.append(_topology_message(claim, evidence, claim_name))
+        else:
+            out.append(f"{key} {evidence.get(key)!r} is not {claim_name}'s {claim.get(key)!r}")
+    return out
+
+
+CURVE_KEYS = (
+    "revision",
+    "artifact_id",
+    "quantization",
+    "variant",
+    "runtime",
+    "runtime_family",
+    "runtime_identity",
+    "identity",
+    "model_revision",
+    "profile_id",
+    "hardware",
+    "workload",
+    "measurement_class",
+)
+"""What the lab keys a curve by, and hardware: every member of one joined curve has the same."""
+
+
+def curve_identity(m: Mapping[str, Any], x_key: str | None) -> dict[str, Any]:
+    """What must be equal along one curve: identity and config, all but the x axis."""
+    ident = {k: m.get(k) for k in CURVE_KEYS}
+    ident["config"] = {k: v for k, v in (m.get("config") or {}).items() if k != x_key}
+    return ident
