@@ -213,6 +213,7 @@ WALKTHROUGH_INPUT = {  # the tool's output, under tests/data
     "aiperf": "real/aiperf/anud18-chatbot-c4/profile_export_aiperf.json",
     "mlperf": "real/mlperf/inference_results_v4.1-amd-8xmi300x-server/mlperf_log_summary.txt",
     "sglang-bench": "real/sglang/datacrunch-llama-3-3-70b-online/llama_3_3_70b_online_output.jsonl",
+    "sglang-one-batch": "real/sglang/corpus/jiminator-glm-bisect-one-batch-server/result.jsonl",
 }
 
 

@@ -110,7 +110,17 @@ def test_every_real_file_imports_clean_with_units_and_locators(tmp_path: Path, f
 
 
 def test_aiperf_reads_values_units_and_identity(tmp_path: Path) -> None:
-    [run] = imported(scoped(tmp_path, AIPERF), "aiperf", AIPERF, "--runtime", "vLLM 0.9", "--cards", "1").values()
+    [run] = imported(
+        scoped(tmp_path, AIPERF),
+        "aiperf",
+        AIPERF,
+        "--runtime",
+        "vLLM 0.9",
+        "--cards",
+        "1",
+        "--hardware",
+        "NVIDIA GeForce RTX 5090",
+    ).values()
     assert run["id"].startswith("aiperf-c4-") and run["measurement_class"] == "aiperf-profile"
     m, loc = run["metrics"], run["evidence_locators"]
     assert m["requests_per_s"] == [2.6297917671237303] and unit_of("requests_per_s") == "requests/s"
@@ -373,7 +383,37 @@ def test_a_bom_export_is_read_and_kept_byte_exact(tmp_path: Path) -> None:
     bom = tmp_path / AIPERF.name
     bom.write_bytes(b"\xef\xbb\xbf" + AIPERF.read_bytes())
     root = scoped(tmp_path, AIPERF)
-    [run] = imported(root, "aiperf", bom).values()
+    [run] = imported(
+        root, "aiperf", bom, "--runtime", "vLLM 0.9", "--cards", "1", "--hardware", "NVIDIA GeForce RTX 5090"
+    ).values()
     assert (root / run["evidence"]).read_bytes() == bom.read_bytes()
-    assert run["evidence_encoding"] == "utf-8-sig" and "evidence_locators" not in run
+    assert run["evidence_encoding"] == "utf-8-sig"
+    assert run["evidence_locators"]["requests_per_s[0]"] == "/request_throughput/avg"  # read through the BOM
+    for selector, locator in run["evidence_locators"].items():
+        metric, index = selector[:-1].split("[")
+        assert value_at(bom.read_bytes(), locator) == run["metrics"][metric][int(index)]
     assert run["metrics"]["requests_per_s"] == [2.6297917671237303] and clean(root)
+
+
+def test_a_powershell_utf16_jsonl_file_has_line_locators_that_validate(tmp_path: Path) -> None:
+    """SGLang's JSON Lines as PowerShell's `>` writes them (UTF-16 LE with a byte-order mark): numbers are found by
+    line in the decoded text, by the importer and by validation alike, and the evidence stays the UTF-16 bytes."""
+    source = SGLANG
+    raw = b"\xff\xfe" + source.read_text("utf-8").encode("utf-16-le")
+    ps = tmp_path / source.name
+    ps.write_bytes(raw)
+    root = scoped(tmp_path, source)
+    runs = imported(root, "sglang-bench", ps, "--runtime", "SGLang", "--cards", "1", "--hardware", "NVIDIA H200")
+    assert runs and clean(root)
+    for run in runs.values():
+        assert run["evidence_encoding"] == "utf-16" and (root / run["evidence"]).read_bytes() == raw
+        assert all(loc.startswith("line:") for loc in run["evidence_locators"].values())
+        for selector, locator in run["evidence_locators"].items():
+            metric, index = selector[:-1].split("[")
+            assert value_at(raw, locator) == run["metrics"][metric][int(index)]
+    run = next(iter(runs.values()))
+    selector, locator = next(iter(run["evidence_locators"].items()))
+    metric, index = selector[:-1].split("[")
+    run["metrics"][metric][int(index)] += 1  # a stored number the UTF-16 evidence does not hold
+    (root / f"packets/fam/pkt/measurements/{run['id']}.json").write_text(json.dumps(run))
+    assert "evidence-value" in evreg("validate", cwd=root).stdout

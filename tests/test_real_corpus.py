@@ -39,11 +39,8 @@ class Case:
     """Why the import itself is expected to fail (an importer finding)."""
     units_xfail: str | None = None
     """Why some metric is expected to lack a vocabulary unit (an importer or vocabulary finding)."""
-
-
-LM_EVAL_UNITS = (
-    "lm-eval scores (exact_match_*, acc_*, bleu_none, ...) have no entry in vocab/metrics.json: unit_of() is ''"
-)
+    tool: str | None = None
+    """The importer, when not the folder's usual one (SGLang's other benchmark)."""
 
 
 CASES: dict[str, Case] = {
@@ -56,9 +53,6 @@ CASES: dict[str, Case] = {
             runtime="ik_llama.cpp b62 (1ee50255a)",
             hardware="AMD Ryzen 9 7950X 16-Core Processor",
         ),
-        xfail="ik_llama.cpp prints log lines into its `-o json` output (ggml_* lines before the array, "
-        "'============ Repacked 337 tensors' inside it): the llama-bench importer refuses the file as "
-        "json-syntax 'invalid JSON: Expecting value' at 1:1, without naming the cause",
     ),
     "llama-bench/corpus/orion-zhen-b7951-rocm-7900xtx/gpt-oss-20b-q8_0-q8_0-20260206.json": Case(
         dict(
@@ -72,8 +66,6 @@ CASES: dict[str, Case] = {
     # AIPerf / GenAI-Perf ---------------------------------------------------------------------------------------
     "aiperf/corpus/ajcasagrande-aiperf-2025-06/profile_export_aiperf.json": Case(
         dict(repository="org/model", quantization="BF16", runtime=None, hardware="unknown GPU"),
-        xfail="AIPerf's mid-2025 export (statistics under `records`, keyed by display name such as 'Time to First "
-        "Token', beside `input_config`) is refused: import-unmappable 'no input_config beside metric statistics'",
     ),
     "aiperf/corpus/akamaslabs-qwen3-4b-c16/profile_export_aiperf.json": Case(
         dict(
@@ -98,11 +90,19 @@ CASES: dict[str, Case] = {
     "lm-eval/corpus/akamaslabs-gemma4-26b-gsm8k-platinum/results_2026-10-08T12-45-17.743940.json": Case(
         # the file names the model only by the alias the server gave it ("gemma4-26b-l40s")
         dict(repository="google/gemma-4-26b", quantization="BF16", runtime=None, hardware="NVIDIA L40S"),
-        units_xfail=LM_EVAL_UNITS,
+    ),
+    "lm-eval/corpus/ethereum-dai-gemma4-e4b-gsm8k-a40/base_gsm8k5_2026-08-07T10-43-37.848875.json": Case(
+        # lm-eval 0.4.12, hf backend, model_args as an object, the weights' commit (model_sha), one A40
+        dict(
+            repository="google/gemma-4-E4B-it",
+            quantization="BF16",
+            runtime="transformers 5.14.1",
+            hardware="NVIDIA A40",
+            commit="ee0ef6023621cff504d758262d4e04895a5af4a2",
+        )
     ),
     "lm-eval/corpus/eleutherai-fork-afrimmlu-gemma2b-l4/sw_afrimmlu_0shot_2026-01-26T15-03-11.465269.json": Case(
         dict(repository="google/gemma-2b", quantization="BF16", runtime=None, hardware="NVIDIA L4"),
-        units_xfail=LM_EVAL_UNITS,
     ),
     "lm-eval/corpus/eleutherai-fork-nl2foam-vllm-tp8/results_2025-12-17T20-24-58.608862.json": Case(
         # a local checkpoint (an SFT of a Qwen-tokenizer model), vllm backend, tensor parallel 8 on 8x H100
@@ -113,8 +113,6 @@ CASES: dict[str, Case] = {
             hardware="NVIDIA H100 80GB HBM3",
             cards=8,
         ),
-        xfail="the lm-eval importer copies pretty_env_info's GPU names ('NVIDIA H100 80GB HBM3') into "
-        "tool.host_gpus, where validation reports '80GB' as orphan-number (16 errors): the import exits 1",
     ),
     # vLLM benchmark_serving / vllm bench serve ------------------------------------------------------------------
     "vllm-bench/corpus/lambdalabs-mistral7b-h100-2024/Mistral-7B-Instruct-v0.3_tp1_len2000.json": Case(
@@ -124,32 +122,33 @@ CASES: dict[str, Case] = {
         dict(
             repository="meta-llama/Meta-Llama-3-8B-Instruct", quantization="BF16", runtime=None, hardware="Ascend 910B"
         ),
-        xfail="a serving result with latency statistics but no output_throughput (vLLM nightly-benchmark layout) is "
-        "refused: import-unmappable 'output_throughput at /output_throughput is missing'",
     ),
     "vllm-bench/corpus/zhangxinyuehfad-llama8b-qps1/serving_llama8B_tp1_qps_1.json": Case(
         dict(
             repository="meta-llama/Meta-Llama-3-8B-Instruct", quantization="BF16", runtime=None, hardware="Ascend 910B"
         ),
-        xfail="a serving result with latency statistics but no output_throughput (vLLM nightly-benchmark layout) is "
-        "refused: import-unmappable 'output_throughput at /output_throughput is missing'",
     ),
     # SGLang bench_serving --------------------------------------------------------------------------------------
     "sglang/corpus/jiminator-glm-bisect-one-batch-server/result.jsonl": Case(
+        # SGLang's other benchmark, bench_one_batch_server: the file names no model, engine build or GPU
         dict(repository="zai-org/GLM-4.5", quantization="FP8", runtime=None, hardware="unknown GPU", cards=8),
-        xfail="SGLang's other benchmark, bench_one_batch_server (run_name, batch_size, latency and last_ttft in s, "
-        "overall_throughput), has no importer: sglang-bench refuses it "
-        "(import-unmappable 'no backend and dataset_name')",
+        extra=("--cards", "8"),
+        tool="sglang-one-batch",
     ),
     "sglang/corpus/tonyli15-qwen25-3b-agg-c8/agg_n50_in128_out64_c8.jsonl": Case(
-        dict(repository="Qwen/Qwen2.5-3B-Instruct", quantization="BF16", runtime=None, hardware="unknown GPU")
+        dict(
+            repository="Qwen/Qwen2.5-3B-Instruct",
+            quantization="BF16",
+            runtime="SGLang 0.5.5.post3",
+            hardware="unknown GPU",
+        )
     ),
     "sglang/corpus/wentao274-kimi-k25-metax-c550/bench-test_05-1-1000-i128-o128.jsonl": Case(
         # SGLang 0.5.9 built for MetaX MACA; W4A8 INT8 weights, TP16 over two nodes of MetaX C550
         dict(
             repository="moonshotai/Kimi-K2.5",
-            quantization="W4A8",
-            runtime=None,
+            quantization="W4A8-INT8",
+            runtime="SGLang 0.5.9+maca3.5.3.204",
             hardware="MetaX C550",
             cards=16,
         )
@@ -197,12 +196,24 @@ def test_every_corpus_file_has_a_case_and_a_source() -> None:
         assert f"`{Path(name).parent.name}/`" in sources, f"{name} is not listed in its SOURCES.md"
 
 
+def stating(packet: dict[str, Any], extra: tuple[str, ...]) -> tuple[str, ...]:
+    """The command line's statements of what these files do not record, as the contributor ran it: the cards and the
+    hardware of the packet the run belongs in (a run filed in a packet has its whole scope)."""
+    out = list(extra)
+    if "--cards" not in out:
+        out += ["--cards", str(packet.get("cards", 1))]
+    if "--hardware" not in out:
+        out += ["--hardware", packet["hardware"]]
+    return tuple(out)
+
+
 def run_import(tmp_path: Path, name: str) -> tuple[Path, tuple[str, ...], list[dict[str, Any]]]:
     """Import corpus file ``name`` into a packet of its own scope; the registry, the command and the records."""
     case, file = CASES[name], REAL / name
     root = tmp_path / "reg"
     spec = registry(root, **case.packet)
-    command = ("import", TOOL[name.split("/", 1)[0]], str(file), "--packet", spec, *case.extra)
+    command = ("import", case.tool or TOOL[name.split("/", 1)[0]], str(file), "--packet", spec)
+    command += stating(case.packet, case.extra)
     result = evreg(*command, cwd=root)
     assert result.returncode == 0, result.stdout + result.stderr
     records = imported_records(root)
@@ -247,11 +258,6 @@ def test_real_corpus_metrics_have_vocabulary_units(tmp_path: Path, name: str) ->
     assert {m for m in metrics if not unit_of(m)} == set()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the SGLang importer ignores server_info (model_path, quantization, tp_size, nnodes, version): a run of "
-    "another model, quantization and topology is filed without a scope conflict",
-)
 def test_sglang_server_info_identity_keeps_a_run_out_of_another_packet(tmp_path: Path) -> None:
     """SGLang >= 0.5 writes the server's launch settings into each line: Kimi-K2.5 W4A8 on TP16 is not a
     Qwen3 FP8 packet on one H100."""
@@ -260,3 +266,166 @@ def test_sglang_server_info_identity_keeps_a_run_out_of_another_packet(tmp_path:
     name = "sglang/corpus/wentao274-kimi-k25-metax-c550/bench-test_05-1-1000-i128-o128.jsonl"
     result = evreg("import", "sglang-bench", str(REAL / name), "--packet", spec, cwd=root)
     assert result.returncode == 1 and "Kimi-K2.5" in result.stdout and "w4a8" in result.stdout.lower()
+    assert "16 cards, the packet 1" in result.stdout and not imported_records(root)
+
+
+# -- what each importer fix reads, value by value --------------------------------------------------------------------
+
+
+def attempt(tmp_path: Path, name: str, *extra: str, **packet: Any) -> tuple[int, dict[str, Any], list[dict[str, Any]]]:
+    """Import corpus file ``name`` into its case's packet changed by ``packet``: exit code, JSON report, records."""
+    case = CASES[name]
+    root = tmp_path / "reg"
+    spec = registry(root, **(case.packet | packet))
+    tool = case.tool or TOOL[name.split("/", 1)[0]]
+    stated = stating(case.packet | packet, extra)
+    result = evreg("import", tool, str(REAL / name), "--packet", spec, *stated, "--format", "json", cwd=root)
+    return result.returncode, json.loads(result.stdout), imported_records(root)
+
+
+def metric(records: list[dict[str, Any]], name: str) -> tuple[Any, str, str]:
+    """(samples, locator of sample 0, unit) of metric ``name`` in the one record that has it."""
+    [record] = [r for r in records if name in r.get("metrics", {})]
+    return record["metrics"][name], record["evidence_locators"][f"{name}[0]"], unit_of(name)
+
+
+NL2FOAM = "lm-eval/corpus/eleutherai-fork-nl2foam-vllm-tp8/results_2025-12-17T20-24-58.608862.json"
+GEMMA = "lm-eval/corpus/akamaslabs-gemma4-26b-gsm8k-platinum/results_2026-10-08T12-45-17.743940.json"
+
+
+def test_lm_eval_model_args_object_and_host_gpu_names(tmp_path: Path) -> None:
+    """model_args written as an object is read (the local checkpoint, tensor_parallel_size 8 = 8 cards); the host's
+    eight GPU names are hardware names, not figures; the scores have vocabulary units."""
+    code, _, records = attempt(tmp_path / "a", NL2FOAM)
+    assert code == 0
+    run = next(r for r in records if "bleu_none" in r["metrics"])
+    assert run["tool"]["hardware"] == ["NVIDIA H100 80GB HBM3"] * 8 and run["hardware"] == "NVIDIA H100 80GB HBM3"
+    assert metric(records, "bleu_none") == ([0.5770713868973584], "/results/nl2foam_gen_original/bleu,none", "score")
+    assert metric(records, "llm_judge_none")[0] == [89.156] and unit_of("acc_none") == "ratio"
+    code, report, _ = attempt(tmp_path / "b", NL2FOAM, cards=1)
+    assert code == 1 and "run used 8 cards, the packet 1" in report["findings"][0]["message"]
+    code, report, _ = attempt(tmp_path / "c", NL2FOAM, repository="Qwen/Qwen3-8B")
+    assert code == 1 and "nl2foam_sft_0" in report["findings"][0]["message"] and "Qwen/Qwen3-8B" in str(report)
+
+
+ETH = "lm-eval/corpus/ethereum-dai-gemma4-e4b-gsm8k-a40/base_gsm8k5_2026-08-07T10-43-37.848875.json"
+
+
+def test_lm_eval_hf_run_names_its_gpu_and_weights_commit(tmp_path: Path) -> None:
+    """'GPU models and configuration: GPU 0: NVIDIA A40' is the A40; model_sha is the weights' commit."""
+    code, _, records = attempt(tmp_path / "a", ETH)
+    [run] = records
+    assert code == 0 and run["hardware"] == "NVIDIA A40" and run["tool"]["hardware"] == ["NVIDIA A40"]
+    assert (
+        run["runtime"] == "transformers 5.14.1" and run["config"]["model_args"]["pretrained"] == "google/gemma-4-E4B-it"
+    )
+    assert metric(records, "exact_match_flexible_extract") == (
+        [0.8415466262319939],
+        "/results/gsm8k/exact_match,flexible-extract",
+        "ratio",
+    )
+    code, report, _ = attempt(tmp_path / "b", ETH, commit="0123456789abcdef0123456789abcdef01234567")
+    assert code == 1 and "weights commit ee0ef6023621cff504d758262d4e04895a5af4a2 (model_sha)" in str(report)
+
+
+def test_lm_eval_served_alias_is_no_weights_name(tmp_path: Path) -> None:
+    """A run against a server names the model by the server's alias ('gemma4-26b-l40s'): it is not compared with
+    the weights (a warning says so) instead of being refused or passed as the weights; when the file also names the
+    weights (tokenizer=), those are compared."""
+    code, report, records = attempt(tmp_path / "a", GEMMA, repository="google/gemma-4-26B-A4B-it")
+    assert code == 0 and "'gemma4-26b-l40s', the name the server answered to" in str(report["findings"])
+    [run] = records
+    assert metric(records, "exact_match_strict_match")[1:] == (
+        "/results/gsm8k_platinum_cot_llama/exact_match,strict-match",
+        "ratio",
+    )
+    assert 0 < run["metrics"]["exact_match_strict_match"][0] <= 1
+    doc = json.loads((REAL / GEMMA).read_text())
+    doc["config"]["model_args"]["tokenizer"] = "Qwen/Qwen3-8B"  # the same alias, other weights named
+    other = tmp_path / "named" / Path(GEMMA).name
+    other.parent.mkdir()
+    other.write_text(json.dumps(doc))
+    root = tmp_path / "b" / "reg"
+    spec = registry(root, **CASES[GEMMA].packet)
+    result = evreg("import", "lm-eval", str(other), "--packet", spec, "--format", "json", cwd=root)
+    assert result.returncode == 1 and "'Qwen/Qwen3-8B' is not the packet's weights" in result.stdout
+
+
+def test_aiperf_mid_2025_records_layout(tmp_path: Path) -> None:
+    name = "aiperf/corpus/ajcasagrande-aiperf-2025-06/profile_export_aiperf.json"
+    code, _, records = attempt(tmp_path, name)
+    assert code == 0
+    assert metric(records, "mean_ttft_ms") == ([30.4630958], "/records/Time to First Token/avg", "ms")
+    assert metric(records, "p99_itl_ms")[0] == [5.00526255030303] and metric(records, "max_ttlt_ms")[2] == "ms"
+    [run] = records
+    assert run["measurement_class"] == "aiperf-profile" and "requests_per_s" not in run["metrics"]
+    wrong = evreg("import", "sglang-bench", str(REAL / name), "--packet", "fam/pkt", cwd=tmp_path / "reg")
+    assert wrong.returncode == 1 and "looks like aiperf" in wrong.stdout
+
+
+def test_vllm_nightly_latency_only_results(tmp_path: Path) -> None:
+    name = "vllm-bench/corpus/zhangxinyuehfad-llama8b-qps1/serving_llama8B_tp1_qps_1.json"
+    code, _, records = attempt(tmp_path / "a", name)
+    assert code == 0
+    assert metric(records, "mean_ttft_ms") == ([171.37754512950778], "/mean_ttft_ms", "ms")
+    assert metric(records, "std_itl_ms")[0] == [16.346513289856215]
+    [run] = records
+    assert "aggregate_tok_s" not in run["metrics"] and "latency statistics only" in run["workload"]
+    assert run["config"]["request_rate"] == 1.0 and run["tool"]["model_id"].endswith("Meta-Llama-3-8B-Instruct")
+    code, report, _ = attempt(tmp_path / "b", name, repository="Qwen/Qwen3-8B")  # the path names the model
+    assert code == 1 and report["findings"][0]["code"] == "import-out-of-scope"
+
+
+IK = "llama-bench/corpus/andrewmoryakov-ik-llamacpp-zen4-cpu/qwen_tg_t16_fa1_rtr1_muge0_r1.json"
+
+
+def test_ik_llamacpp_log_lines_are_read_past(tmp_path: Path) -> None:
+    code, _, records = attempt(tmp_path / "a", IK)
+    assert code == 0
+    assert metric(records, "decode_tok_s") == ([30.054], "line:64:1", "tok/s")
+    [run] = records
+    assert run["tool"]["log_lines"] == [1, 2, 3, 4, 6, 7, 8] and run["runtime"] == "ik_llama.cpp b62 (1ee50255a)"
+    broken = tmp_path / "broken.json"  # log lines, and JSON that is cut short: a finding naming the log line
+    broken.write_bytes((REAL / IK).read_bytes()[:-40])
+    root = tmp_path / "b" / "reg"
+    spec = registry(root, **CASES[IK].packet)
+    result = evreg("import", "llama-bench", str(broken), "--packet", spec, "--format", "json", cwd=root)
+    [finding] = json.loads(result.stdout)["findings"]
+    assert result.returncode == 1 and finding["code"] == "import-unmappable" and finding["pointer"] == "line:1"
+    assert "7 log line(s)" in finding["message"] and "ggml_large_pages_available" in finding["message"]
+
+
+KIMI = "sglang/corpus/wentao274-kimi-k25-metax-c550/bench-test_05-1-1000-i128-o128.jsonl"
+
+
+def test_sglang_server_info_is_the_run_identity(tmp_path: Path) -> None:
+    code, _, records = attempt(tmp_path / "a", KIMI)
+    assert code == 0
+    [run] = records
+    assert run["runtime"] == "SGLang 0.5.9+maca3.5.3.204"
+    info = run["tool"]["server_info"]
+    assert (info["tp_size"], info["nnodes"], info["quantization"]) == (16, 2, "w4a8_int8")
+    assert metric(records, "aggregate_tok_s")[2] == "tok/s" and metric(records, "aggregate_tok_s")[1].startswith(
+        "line:1:"
+    )
+    code, report, _ = attempt(tmp_path / "b", KIMI, cards=8)  # tp_size 16 x pp_size 1 is not 8 cards
+    assert code == 1 and "16 cards, the packet 8" in report["findings"][0]["message"]
+    code, report, _ = attempt(tmp_path / "c", KIMI, runtime="SGLang 0.4.1")
+    assert code == 1 and "'SGLang 0.5.9+maca3.5.3.204' is not the packet's 'SGLang 0.4.1'" in str(report)
+
+
+def test_sglang_bench_one_batch_server(tmp_path: Path) -> None:
+    name = "sglang/corpus/jiminator-glm-bisect-one-batch-server/result.jsonl"
+    code, report, records = attempt(tmp_path / "a", name, "--cards", "8")
+    assert code == 0 and "does not say the run's model;" in report["findings"][0]["message"]
+    assert len(records) == 4
+    last = next(r for r in records if r["imported_from"]["row"] == "4")
+    assert last["metrics"]["aggregate_tok_s"] == [2102.68] and last["metrics"]["batch_latency_s"] == [26.0523]
+    assert last["evidence_locators"]["batch_ttft_s[0]"] == "line:4:8" and unit_of("batch_ttft_s") == "s"
+    assert last["config"] == {"run_name": "TP8", "batch_size": 64, "input_len": 4096, "output_len": 512, "cards": 8}
+    assert "mean_acceptance_length" not in last["metrics"] and last["tool"]["acc_length"] == -1.0  # not measured
+    root = tmp_path / "a" / "reg"
+    wrong = evreg("import", "sglang-bench", str(REAL / name), "--packet", "fam/pkt", cwd=root)
+    assert wrong.returncode == 1 and "looks like sglang-one-batch" in wrong.stdout
+    code, report, _ = attempt(tmp_path / "b", name, "--runtime", "vLLM 0.11.0")
+    assert code == 1 and "not the engine" not in str(report) and "vLLM 0.11.0" in str(report)

@@ -450,12 +450,14 @@ def test_powershell_and_bom_files_are_read_and_kept_byte_exact(tmp_path: Path, e
     registry(root, **LLAMA["llamacpp-b5606-rtx4090.json"])
     raw = prefix + B5606.read_text().encode(encoding)  # PowerShell's `>` writes UTF-16 with a byte-order mark
     (tmp_path / "ps.json").write_bytes(raw)
-    result = llama(root, tmp_path / "ps.json")
+    result = llama(root, tmp_path / "ps.json", "--cards", "1")  # the topology the file does not record
     assert result.returncode == 0, result.stdout + result.stderr
     recs = by_row(records(root))
     assert recs["1"]["metrics"]["decode_tok_s"] == json.loads(B5606.read_text())[1]["samples_ts"]
     assert (root / recs["1"]["evidence"]).read_bytes() == raw
     assert recs["1"]["evidence_sha256"][recs["1"]["evidence"]] == hashlib.sha256(raw).hexdigest()
+    assert recs["1"]["evidence_locators"]["decode_tok_s[0]"] == "/1/samples_ts/0"  # read decoded, like the file
+    assert evreg("validate", cwd=root).returncode == 0  # the evidence check reads it decoded too
 
 
 def test_import_reports_only_what_it_introduced(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ ordinary object). Each reference is one of:
 
 from __future__ import annotations
 
+import codecs
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -55,6 +56,16 @@ TEXT_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+
 """A number in a text evidence file, as a ``line:N[:K]`` locator counts them (the Kth match on line N)."""
 
 
+def decode(raw: bytes) -> tuple[str, str]:
+    """An evidence file's text for reading, and its encoding: UTF-16 with a byte-order mark (PowerShell's ``>``),
+    UTF-8 with or without one. The file itself is kept and hashed as it is; only reading decodes it."""
+    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return raw.decode("utf-16", "replace"), "utf-16"
+    if raw.startswith(codecs.BOM_UTF8):
+        return raw[len(codecs.BOM_UTF8) :].decode("utf-8", "replace"), "utf-8-sig"
+    return raw.decode("utf-8", "replace"), "utf-8"
+
+
 def text_lines(raw: bytes) -> list[str]:
-    """A text evidence file's lines, as ``line:N`` locators number them (from 1)."""
-    return raw.decode("utf-8", "replace").splitlines()
+    """A text evidence file's lines, as ``line:N`` locators number them (from 1), decoded as ``decode`` reads it."""
+    return decode(raw)[0].splitlines()

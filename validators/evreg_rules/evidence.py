@@ -13,7 +13,7 @@ from typing import Any
 
 from evreg import citations, jsonio
 from evreg.containment import outside_repository
-from evreg.evidence import TEXT_NUMBER, parse_ref, text_lines
+from evreg.evidence import TEXT_NUMBER, decode, parse_ref, text_lines
 from evreg.findings import Code, Finding, join_pointer, split_pointer
 from evreg.rules import UNIT, Rule
 from evreg.store import EvidenceState, Registry
@@ -190,7 +190,7 @@ class _Evidence:
                 raise KeyError(locator)  # a line without its nth number, or with several and no choice made
             return _number(numbers[nth - 1])
         if self._json is None:
-            value, problems = jsonio.parse(self.raw, self.path)
+            value, problems = jsonio.parse(decode(self.raw)[0].encode("utf-8"), self.path)  # UTF-16, BOM: decoded
             if problems:
                 raise ValueError(f"evidence {self.path!r} is not readable JSON, so a JSON pointer cannot be checked")
             self._json = (value,)
@@ -227,7 +227,7 @@ class _Evidence:
         import io
 
         if self._rows is None:
-            text = self.raw.decode("utf-8", "replace")
+            text = decode(self.raw)[0]
             delimiter = "\t" if self.path.lower().endswith(".tsv") else ","
             self._rows = list(csv.DictReader(io.StringIO(text), delimiter=delimiter))
         return self._rows

@@ -12,7 +12,6 @@ registration in ``pyproject.toml``; the CLI loads an importer only when its comm
 
 from __future__ import annotations
 
-import codecs
 import hashlib
 import json
 import re
@@ -23,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from evreg import codes, jsonio, scope
-from evreg.evidence import TEXT_NUMBER
+from evreg.evidence import TEXT_NUMBER, decode
 from evreg.findings import Finding, Severity
 from evreg.layout import record_path, slug
 from evreg.store import MEASUREMENT_KINDS
@@ -300,6 +299,9 @@ class Source:
     """JSON Lines: ``objects[i]`` is line ``i + 1``."""
     encoding: str
     text: str
+    log_lines: tuple[int, ...] = ()
+    """Lines (from 1) that are a tool's log, not its JSON (ik_llama.cpp prints them into ``-o json``): read past,
+    kept in the evidence; the numbers are then located by line (``line:N:K``), as validation reads the file."""
 
     def rows(self) -> list[tuple[int, str, Any]]:
         """The file's results as (object index, JSON pointer prefix, result): the items of a JSON array, each
@@ -313,15 +315,28 @@ class Source:
 
     def locator(self, index: int, pointer: str) -> str | None:
         """The evidence locator of the number at ``pointer`` in object ``index``: a JSON pointer into the file,
-        ``line:N:K`` (the Kth number of line N) for JSON Lines, or None when the validator could not re-read
-        it (the file is not UTF-8)."""
-        if self.encoding != "utf-8":
-            return None
+        ``line:N:K`` (the Kth number of line N) for JSON Lines. Validation reads the file decoded as it was read
+        (a UTF-8 BOM, UTF-16), so the locator holds for every encoding."""
+        if self.log_lines:
+            return self._line_of(pointer)
         if not self.lines:
             return pointer
         line = self.text.splitlines()[index]
         nth = _nth_number(line, pointer)
         return None if nth is None else f"line:{index + 1}:{nth}"
+
+    def _line_of(self, pointer: str) -> str | None:
+        """``line:N:K`` of ``/ROW/KEY[/INDEX]`` in a file read past log lines: KEY's ROW-th occurrence holds it."""
+        m = re.fullmatch(r"/(\d+)/([^/]+)(/\d+)?", pointer)
+        if m is None:
+            return None
+        key = '"' + m.group(2).replace("~1", "/").replace("~0", "~") + '"'
+        hits = [n for n, line in enumerate(self.text.splitlines()) if re.search(re.escape(key) + r"\s*:", line)]
+        row = int(m.group(1))
+        if row >= len(hits):
+            return None
+        nth = _nth_number(self.text.splitlines()[hits[row]], pointer[len(f"/{row}") :])
+        return None if nth is None else f"line:{hits[row] + 1}:{nth}"
 
 
 NUMBER_IN_TEXT = TEXT_NUMBER
@@ -346,23 +361,33 @@ def _nth_number(line: str, pointer: str) -> int | None:
     return len(before) + 1 if found else None
 
 
-def decode(raw: bytes) -> tuple[str, str]:
-    """The file's text and its encoding: UTF-16 with a byte-order mark, UTF-8 with or without one."""
-    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return raw.decode("utf-16"), "utf-16"
-    if raw.startswith(codecs.BOM_UTF8):
-        return raw[len(codecs.BOM_UTF8) :].decode("utf-8", "replace"), "utf-8-sig"
-    return raw.decode("utf-8", "replace"), "utf-8"
+JSON_LINE = re.compile(r'\s*(?:["{}\[\],:]|-?\d|true\b|false\b|null\b|$)')
+"""How every line of pretty-printed JSON starts; a line that starts otherwise is a log line."""
 
 
-def read_source(raw: bytes, file: str, what: str) -> Source:
-    """Parse a tool's JSON or JSON Lines output; refuse an empty file or one that is neither."""
+def past_log_lines(text: str) -> tuple[Any, tuple[int, ...]] | None:
+    """The JSON of a tool's output with the log lines it printed into it (``ggml_...``, ``==== Repacked ...``) read as
+    blank lines, and their numbers; None when there are none or the rest is not JSON either."""
+    lines = text.splitlines()
+    logs = tuple(n for n, line in enumerate(lines, 1) if not JSON_LINE.match(line))
+    if not logs:
+        return None
+    kept = "\n".join("" if n in logs else line for n, line in enumerate(lines, 1))
+    value, findings = jsonio.parse(kept.encode("utf-8"), "")
+    return None if findings else (value, logs)
+
+
+def read_source(raw: bytes, file: str, what: str, logs: bool = False) -> Source:
+    """Parse a tool's JSON or JSON Lines output; refuse an empty file or one that is neither. ``logs``: the tool may
+    print log lines into its JSON; they are read past (and listed in ``Source.log_lines``)."""
     text, encoding = decode(raw)
     if not text.strip():
         raise refuse(file, "", f"the file is empty: no {what} to import", "pass the tool's output file")
     value, findings = jsonio.parse(text.encode("utf-8"), file)
     if not findings:
         return Source([value], False, encoding, text)
+    if logs and (recovered := past_log_lines(text)) is not None:
+        return Source([recovered[0]], False, encoding, text, recovered[1])
     if (kind := looks_like(text)) is not None:
         raise wrong_format(file, kind, what)
     lines = text.splitlines()
@@ -371,10 +396,28 @@ def read_source(raw: bytes, file: str, what: str) -> Source:
         for n, line in enumerate(lines, 1):
             obj, problems = jsonio.parse(line.encode("utf-8"), f"{file}:{n}")
             if problems:
-                raise ImportRefused(findings)
+                raise ImportRefused(log_lines_finding(file, lines) or findings)
             objects.append(obj)
         return Source(objects, True, encoding, text)
-    raise ImportRefused(findings)
+    raise ImportRefused(log_lines_finding(file, lines) or findings)
+
+
+def log_lines_finding(file: str, lines: list[str]) -> list[Finding]:
+    """The refusal of JSON with log lines in it (some lines JSON, some a tool's log), naming the first log line."""
+    logs = [n for n, line in enumerate(lines, 1) if not JSON_LINE.match(line)]
+    if not logs or len(logs) == len(lines):
+        return []
+    first = lines[logs[0] - 1].strip()
+    return [
+        codes.IMPORT_UNMAPPABLE.at(
+            file,
+            f"line:{logs[0]}",
+            f"the file is JSON with {len(logs)} log line(s) printed into it, and not readable even without them: "
+            f"line {logs[0]} is {first[:80]!r}",
+            "pass the tool's JSON output alone (send its log to stderr or another file); keep the file as it is "
+            "if only log lines are in it: the importer reads past them",
+        )
+    ]
 
 
 def looks_like(value: Any) -> str | None:
@@ -390,8 +433,11 @@ def looks_like(value: Any) -> str | None:
             return "llama-bench"
         if "results" in first and ("versions" in first or "configs" in first or "n-shot" in first):
             return "lm-eval"
-        if "aiperf_version" in first or (isinstance(config, dict) and AIPERF_CONFIG & config.keys()):
+        aiperf_config = isinstance(config, dict) and (AIPERF_CONFIG & config.keys() or "records" in first)
+        if "aiperf_version" in first or aiperf_config:
             return "aiperf"
+        if "run_name" in first and "overall_throughput" in first:
+            return "sglang-one-batch"
         if "total_output_tokens_retokenized" in first:
             return "sglang-bench"
         if "output_throughput" in first and "completed" in first:

@@ -30,6 +30,7 @@ LATENCY = {
     "time_to_second_token": "ttst",
     "inter_token_latency": "itl",
     "request_latency": "e2el",
+    "time_to_last_token": "ttlt",
 }
 AVERAGE = {
     "request_throughput": ("requests_per_s", ("requests/sec", "requests/s", "req/sec", "req/s")),
@@ -42,6 +43,8 @@ AVERAGE = {
 }
 STATS = {"avg": "mean", "min": "min", "max": "max", **{p: p for p in ("p1", "p5", "p10", "p25", "p50", "p75")}}
 STATS |= {p: p for p in ("p90", "p95", "p99")}
+AIPERF_KEYS = {"models", "phases", "loadgen"}
+"""Keys of AIPerf's ``input_config`` that GenAI-Perf's has not."""
 REPO_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
 """A Hugging Face repository id (``nvidia/Qwen3.6-35B-A3B-NVFP4``), not a path (``/path/to/tokenizer``)."""
 GENAI_SETTINGS = (
@@ -63,32 +66,48 @@ GENAI_SETTINGS = (
 )
 
 
-def _block(doc: dict[str, Any], key: str, units: tuple[str, ...], file: str) -> dict[str, Any] | None:
-    block = doc.get(key)
-    if not isinstance(block, dict):
+def _blocks(doc: dict[str, Any]) -> dict[str, tuple[str, dict[str, Any]]]:
+    """Every metric block of the export by its key, with its JSON pointer: at the top (``time_to_first_token``), or,
+    in AIPerf's mid-2025 layout, under ``records`` keyed by display name (``"Time to First Token"``)."""
+    out: dict[str, tuple[str, dict[str, Any]]] = {}
+    records = doc.get("records")
+    for name, block in records.items() if isinstance(records, dict) else ():
+        if isinstance(block, dict):
+            key = re.sub(r"[^a-z0-9]+", "_", str(name).lower()).strip("_")
+            out.setdefault(key, (join_pointer("records", name), block))
+    for key, block in doc.items():
+        if isinstance(block, dict) and key != "records":
+            out[key] = (join_pointer(key), block)
+    return out
+
+
+def _block(blocks: dict[str, tuple[str, dict[str, Any]]], key: str, units: tuple[str, ...], file: str) -> Any:
+    """(pointer, block) of metric ``key`` in one of ``units``, or None when the export has no such block."""
+    if key not in blocks:
         return None
+    at, block = blocks[key]
     unit = block.get("unit")
     if unit is not None and unit not in units:
         raise formats.refuse(
             file,
-            join_pointer(key, "unit"),
+            f"{at}/unit",
             f"{key} is in {unit!r}, not in {' or '.join(units)}; numbers are kept in the unit the tool wrote",
             "pass the export unmodified; a tool version with other units needs its own mapping",
         )
-    return block
+    return at, block
 
 
 def _numbers(doc: dict[str, Any], file: str) -> sv.Numbers:
-    numbers = sv.Numbers()
+    numbers, blocks = sv.Numbers(), _blocks(doc)
     for key, (metric, units) in AVERAGE.items():
-        block = _block(doc, key, units, file)
-        if block is not None and "avg" in block:
-            numbers.add(metric, block["avg"], join_pointer(key, "avg"))
+        found = _block(blocks, key, units, file)
+        if found is not None and "avg" in found[1]:
+            numbers.add(metric, found[1]["avg"], f"{found[0]}/avg")
     for key, kind in LATENCY.items():
-        block = _block(doc, key, ("ms",), file)
+        found = _block(blocks, key, ("ms",), file)
         for stat, name in STATS.items():
-            if block is not None and stat in block:
-                numbers.add(f"{name}_{kind}_ms", block[stat], join_pointer(key, stat))
+            if found is not None and stat in found[1]:
+                numbers.add(f"{name}_{kind}_ms", found[1][stat], f"{found[0]}/{stat}")
     return numbers
 
 
@@ -120,6 +139,7 @@ def _aiperf_settings(config: dict[str, Any]) -> tuple[dict[str, Any], list[str],
     models = [m.get("name") for m in sv.obj(config, "models").get("items") or [] if isinstance(m, dict)]
     endpoint = sv.obj(config, "endpoint")
     models += [m for m in endpoint.get("model_names", []) if isinstance(m, str)]
+    models += [m for m in config.get("model_names") or [] if isinstance(m, str)]  # mid-2025
     settings |= {f"endpoint_{k}": v for k, v in sv.scalars(endpoint, ("type", "streaming")).items()}
     phases = [p for p in config.get("phases") or [] if isinstance(p, dict)]
     profiling = next((p for p in phases if p.get("name") == "profiling"), phases[-1] if phases else {})
@@ -137,14 +157,14 @@ def _aiperf_settings(config: dict[str, Any]) -> tuple[dict[str, Any], list[str],
 def _identity(doc: dict[str, Any], file: str) -> tuple[str, dict[str, Any], dict[str, Any]]:
     """(tool name, config, tool block) as the file states them."""
     config = doc.get("input_config")
-    if not isinstance(config, dict) or not any(isinstance(doc.get(k), dict) for k in (*AVERAGE, *LATENCY)):
+    if not isinstance(config, dict) or not (_blocks(doc).keys() & {*AVERAGE, *LATENCY}):
         raise formats.refuse(
             file,
             "/input_config",
             f"not {FORMAT}: no input_config beside metric statistics",
             "pass the export the tool wrote, unmodified",
         )
-    if "aiperf_version" in doc or "models" in config or "phases" in config or "loadgen" in config:
+    if "aiperf_version" in doc or "records" in doc or AIPERF_KEYS & config.keys():
         settings, models, tokenizer = _aiperf_settings(config)
         tool: dict[str, Any] = {"name": "aiperf"} | sv.scalars(
             doc, ("aiperf_version", "schema_version", "benchmark_id", "start_time", "end_time", "was_cancelled")
@@ -248,7 +268,8 @@ def plan(request: formats.Request) -> formats.Plan:
     failure = _failure(doc)
     completed = _avg(doc, "request_count")
     label = _label(settings)
-    if "requests_per_s" not in numbers.metrics or completed == 0:
+    latency_only = isinstance(doc.get("records"), dict) and bool(numbers.metrics)  # mid-2025: no throughput block
+    if ("requests_per_s" not in numbers.metrics and not latency_only) or completed == 0:
         reason = f"{name} completed no request: the run measured nothing"
         detail = failure | {"request_count": completed, "settings": settings}
         rid = formats.content_id(name, raw, target, label, "failed")
@@ -264,8 +285,7 @@ def plan(request: formats.Request) -> formats.Plan:
     }
     if found.hardware:
         body["hardware"] = found.hardware
-    if encoding != "utf-8":  # the evidence check reads UTF-8: no locator into a UTF-16 or BOM file
-        body.pop("evidence_locators")
+    if encoding != "utf-8":  # read decoded, by the importer and by validation alike
         body["evidence_encoding"] = encoding
     if failure:
         body["partial_failure"] = failure

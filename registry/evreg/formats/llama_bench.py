@@ -8,7 +8,9 @@ Each test becomes one run measurement of the target packet: ``samples_ts`` are t
 configuration key the file holds goes into the record's ``config`` (two runs that differ in a knob are
 two configurations); the file's build, model file, quantization and hardware are compared with the packet
 (a run of another model, build or card is refused). A test without a positive sample is a failed run: a
-closure with its reason.
+closure with its reason. ik_llama.cpp prints log lines into its ``-o json`` output (``ggml_...`` before the
+array, ``==== Repacked N tensors`` inside it): they are read past, listed in the record's ``tool.log_lines`` and
+kept in the evidence, whose numbers are then located by line (``line:N:K``).
 """
 
 from __future__ import annotations
@@ -115,7 +117,7 @@ def name_of_test(n_prompt: int, n_gen: int, depth: Any) -> tuple[str, str]:
 
 def plan_request(request: Request) -> Plan:
     target, file, raw = request.packet(), request.file, request.raw
-    source = read_source(raw, file, "llama-bench results")
+    source = read_source(raw, file, "llama-bench results", logs=True)
     rows = source.objects[0] if not source.lines else source.objects
     refuse_other_format(rows, file, "llama-bench", "llama-bench output")
     need(rows, list, file, "", "the llama-bench JSON array")
@@ -134,6 +136,11 @@ def plan_request(request: Request) -> Plan:
         link_correction(record, earlier, str(i))
         failed += record["kind"] == "closure"
         plan.add(path, record)
+    if source.log_lines:
+        plan.notes.append(
+            f"read past {len(source.log_lines)} log lines the tool printed into its JSON (lines "
+            f"{', '.join(map(str, source.log_lines))}); the evidence keeps them, the locators count lines"
+        )
     plan.notes.append(
         f"{len(rows)} llama-bench results into packet {target.packet}"
         + (f" ({failed} failed runs recorded as closures)" if failed else "")
@@ -175,7 +182,8 @@ def test_record(
         "metrics": {metric: samples},
         "evidence": evidence,
         "evidence_sha256": {evidence: sha256(raw)},
-        "tool": {k: row[k] for k in TOOL_KEYS if k in row},
+        "tool": {k: row[k] for k in TOOL_KEYS if k in row}
+        | ({"log_lines": list(source.log_lines)} if source.log_lines else {}),
         "imported_from": {"file": request.name, "row": str(i)},
     }
     if all(locators.values()):

@@ -18,7 +18,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from evreg.findings import join_pointer
+from evreg import codes
+from evreg.findings import Finding, Severity, join_pointer
 from evreg.formats import (
     FileIdentity,
     Importer,
@@ -61,19 +62,43 @@ BACKENDS = {"hf": "transformers", "vllm": "vLLM", "sglang": "SGLang", "hf-multim
 """The harness's ``--model`` backends that name the runtime that ran the model."""
 
 
-def model_args(text: Any) -> dict[str, str]:
-    """``pretrained=org/name,dtype=float16`` as a dict."""
-    if not isinstance(text, str):
+def model_args(value: Any) -> dict[str, str]:
+    """``model_args`` as a dict of strings: the harness writes the command line's ``pretrained=org/name,dtype=float16``
+    or (called from Python, later 0.4 releases) an object; nulls are left out."""
+    if isinstance(value, dict):
+        return {str(k): str(v) for k, v in value.items() if isinstance(v, str | int | float) and v is not None}
+    if not isinstance(value, str):
         return {}
-    return dict(part.split("=", 1) for part in text.split(",") if "=" in part)
+    return dict(part.split("=", 1) for part in value.split(",") if "=" in part)
+
+
+API_BACKENDS = ("local-chat-completions", "local-completions", "openai-chat-completions", "openai-completions")
+"""Backends that send requests to a running server: their ``model`` is the name the server answers to (an alias
+such as ``gemma4-26b-l40s``), not the weights, unless it is a repository id."""
+
+
+def model_of(config: dict[str, Any], args: dict[str, str], doc: dict[str, Any]) -> tuple[str | None, str | None]:
+    """(the weights the file names, the served alias it names instead, if any). Against a server the ``model`` is
+    the server's name for it: a repository id (``org/name``) counts as the weights; an alias does not, and the weights
+    are then what ``pretrained`` or ``tokenizer`` names, or unknown (never guessed from the alias)."""
+    named = args.get("pretrained") or args.get("model") or doc.get("model_name")
+    named = named if isinstance(named, str) and named else None
+    served = str(config.get("model")) in API_BACKENDS or "base_url" in args
+    if not served or named is None or "pretrained" in args or REPO_ID.fullmatch(named):
+        return named, None
+    weights = args.get("tokenizer")
+    return (weights if weights and weights != "None" else None), named
+
+
+REPO_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
+"""A Hugging Face repository id (``google/gemma-2b``), which a server may answer to as its model name."""
 
 
 def identity(request: Request, doc: dict[str, Any], target: Target) -> tuple[FileIdentity, str | None]:
     """The run's identity as the results file states it, and its backend's engine (``vLLM``) if named."""
     config: dict[str, Any] = doc["config"] if isinstance(doc.get("config"), dict) else {}
     args = model_args(config.get("model_args"))
-    model = args.get("pretrained") or args.get("model") or doc.get("model_name")
-    model = model if isinstance(model, str) and model else None
+    model, _ = model_of(config, args, doc)
     quant = args.get("quantization") or (quantization_of_name(model) if model else None)
     if quant is None and args.get("dtype") in ("bfloat16", "float16"):
         quant = {"bfloat16": "BF16", "float16": "FP16"}[args["dtype"]]
@@ -101,14 +126,40 @@ def identity(request: Request, doc: dict[str, Any], target: Target) -> tuple[Fil
 
 
 def host_gpus(env: Any) -> list[str]:
-    """The GPUs ``pretty_env_info`` lists (the host's, one line each, or the one model on the line)."""
+    """The GPUs ``pretty_env_info`` lists (the host's, one line each, or the one model on the line, written as
+    ``GPU 0: NVIDIA A40`` by recent PyTorch)."""
     if not isinstance(env, str):
         return []
     listed = re.findall(r"^GPU \d+: (.+)$", env, re.M)
     if listed:
         return [g.strip() for g in listed]
-    one = re.search(r"^GPU models and configuration: (\S.*)$", env, re.M)
+    one = re.search(r"^GPU models and configuration: (?:GPU \d+: )?(\S.*)$", env, re.M)
     return [one.group(1).strip()] if one else []
+
+
+def served_alias(doc: dict[str, Any], file: str) -> list[Finding]:
+    """A warning when the file names the model only by a server's alias (the weights stay unstated)."""
+    config: dict[str, Any] = doc["config"] if isinstance(doc.get("config"), dict) else {}
+    model, alias = model_of(config, model_args(config.get("model_args")), doc)
+    if alias is None or model is not None:
+        return []
+    return [
+        codes.IMPORT_IDENTITY_MISSING.at(
+            file,
+            "/config/model_args",
+            f"the file names the model only as {alias!r}, the name the server answered to, not the weights: it is "
+            "not compared with the packet's weights and the records leave the model unstated",
+            "run the harness with tokenizer=ORG/NAME in --model_args (the weights' repository) so the file names them",
+            severity=Severity.WARNING,
+        )
+    ]
+
+
+def host_hardware(doc: dict[str, Any]) -> dict[str, Any]:
+    """The host's GPUs as ``pretty_env_info`` lists them, under ``hardware``: each a hardware name (``NVIDIA H100
+    80GB HBM3``), whose memory size is part of the name, not a claimed figure (``models.NAME_KEYS``)."""
+    gpus = host_gpus(doc.get("pretty_env_info"))
+    return {"hardware": gpus} if gpus else {}
 
 
 def check_backend(found: FileIdentity, engine: str | None, target: Target, file: str) -> None:
@@ -119,7 +170,6 @@ def check_backend(found: FileIdentity, engine: str | None, target: Target, file:
 
 
 def refuse_scope(file: str, message: str) -> Exception:
-    from evreg import codes
     from evreg.formats import ImportRefused
 
     return ImportRefused([codes.IMPORT_OUT_OF_SCOPE.at(file, "/config/model", message)])
@@ -150,6 +200,7 @@ def plan_request(request: Request) -> Plan:
     check_backend(found, engine, target, file)
     check_revision(doc, target, file)
     plan = Plan()
+    plan.warn(served_alias(doc, file))
     plan.warn(check_scope(target, found, file))
     evidence = evidence_for(target, request.name, raw)
     plan.add_file(evidence, raw)
@@ -230,7 +281,8 @@ def task_record(
         "evidence": evidence,
         "evidence_sha256": {evidence: sha256(raw)},
         "tool": {k: doc[k] for k in TOOL_KEYS if k in doc}
-        | {"task_version": (doc.get("versions") or {}).get(task), "host_gpus": host_gpus(doc.get("pretty_env_info"))},
+        | {"task_version": (doc.get("versions") or {}).get(task)}
+        | host_hardware(doc),
         "imported_from": {"file": request.name, "row": task},
     }
     if subtasks:

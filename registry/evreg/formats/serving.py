@@ -16,7 +16,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from evreg.evidence import TEXT_NUMBER
+from evreg.evidence import TEXT_NUMBER, decode
 from evreg.formats import (
     FileIdentity,
     Option,
@@ -127,6 +127,8 @@ def run_record(request: Request, rid: str, evidence: str, body: dict[str, Any]) 
     record["config"] = dict(body.get("config") or {}) | stated(request.cards)
     record["evidence"] = evidence
     record["evidence_sha256"] = {evidence: sha256(request.raw)}
+    if (encoding := decode(request.raw)[1]) != "utf-8":  # read decoded, by the importer and by validation alike
+        record["evidence_encoding"] = encoding
     return record_path("run-measurement", target.family, rid, target.packet), record
 
 

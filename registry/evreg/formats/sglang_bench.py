@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from typing import Any
 
 from evreg import formats
@@ -104,6 +105,8 @@ def _run(request: formats.Request, n: int, line: str, obj: dict[str, Any], evide
     tool = {"name": "sglang-bench_serving"} | {
         k: v for k, v in sv.scalars(obj).items() if k not in SETTINGS and _metric(k) is None
     }
+    if info := sv.scalars(server_info(obj), SERVER_KEYS):
+        tool["server_info"] = info
     numbers = _numbers(obj, n, line, request.file)
     completed = obj.get("completed")
     if completed == 0 or "aggregate_tok_s" not in numbers.metrics:
@@ -114,7 +117,9 @@ def _run(request: formats.Request, n: int, line: str, obj: dict[str, Any], evide
         return formats.failed_run(
             target, formats.content_id("sglang", raw, target, f"l{n}", "failed"), evidence, raw, reason, failure
         )
-    body: dict[str, Any] = {
+    found = line_identity(request, n, obj)
+    body: dict[str, Any] = {"runtime": found.runtime} if found.runtime and found.runtime != "SGLang" else {}
+    body |= {
         "measurement_class": "sglang-bench-serving",
         "workload": _workload(obj, n),
         "config": config,
@@ -142,6 +147,39 @@ def _workload(obj: dict[str, Any], n: int) -> str:
     )
 
 
+SERVER_KEYS: tuple[str, ...] = ("model_path", "served_model_name", "quantization", "dtype", "kv_cache_dtype")
+SERVER_KEYS += ("tp_size", "pp_size", "dp_size", "ep_size", "nnodes", "device", "attention_backend")
+SERVER_KEYS += ("speculative_algorithm", "version")
+"""What of ``server_info`` (SGLang >= 0.5: the server's launch settings) names the run; kept in the record's tool."""
+
+
+def server_info(obj: dict[str, Any]) -> dict[str, Any]:
+    info = obj.get("server_info")
+    return info if isinstance(info, dict) else {}
+
+
+def line_identity(request: formats.Request, n: int, obj: dict[str, Any]) -> formats.FileIdentity:
+    """The identity line ``n`` states: the model (``model_id``, ``tokenizer_id``, or the server's ``model_path``),
+    the engine (``backend``) and, from ``server_info``, its version, quantization and tensor x pipeline parallel
+    size (the cards)."""
+    info = server_info(obj)
+    names = [v for v in (obj.get("model_id"), obj.get("tokenizer_id"), info.get("model_path")) if isinstance(v, str)]
+    at = f"line:{n}"
+    found = sv.identity(
+        request, model=(names[0] if names else None, at), names=tuple(names), backend=(obj.get("backend"), at)
+    )
+    changes: dict[str, Any] = {}
+    if isinstance(info.get("quantization"), str) and info["quantization"]:
+        changes["quantization"] = info["quantization"]
+    version = info.get("version")
+    if "runtime" not in found.stated and isinstance(version, str) and found.runtime == "SGLang":
+        changes["runtime"] = f"SGLang {version}"
+    tp, pp = info.get("tp_size"), info.get("pp_size") or 1
+    if isinstance(tp, int) and isinstance(pp, int) and tp > 0 and pp > 0:
+        changes["cards"] = tp * pp
+    return replace(found, **changes, where=found.where | {"cards": at, "runtime": at}) if changes else found
+
+
 def plan(request: formats.Request) -> formats.Plan:
     """Every line one run. The file names the engine it benchmarked (``backend``) and, since 2024, the model
     (``model_id``, ``tokenizer_id``): each is compared with the packet; the hardware it does not name."""
@@ -149,12 +187,7 @@ def plan(request: formats.Request) -> formats.Plan:
     runs = _objects(request)
     out = formats.Plan()
     for n, _, obj in runs:
-        names = [v for v in (obj.get("model_id"), obj.get("tokenizer_id")) if isinstance(v, str)]
-        model = names[0] if names else None
-        found = sv.identity(
-            request, model=(model, f"line:{n}"), names=tuple(names), backend=(obj.get("backend"), f"line:{n}")
-        )
-        out.warn(formats.check_scope(target, found, request.file, f"line:{n}"))
+        out.warn(formats.check_scope(target, line_identity(request, n, obj), request.file, f"line:{n}"))
     evidence = formats.evidence_for(target, request.name, raw)
     out.add_file(evidence, raw)
     earlier = formats.earlier_imports(target, request.name)

@@ -6,7 +6,8 @@ A result holds run settings (``model_id``, ``num_prompts``, ``request_rate``, ``
 ``max_concurrency``, sweep and multi-turn parameters), counts (``completed``, ``failed``), throughputs
 (``request_throughput`` requests/s, ``input_throughput``, ``output_throughput``, ``total_token_throughput``
 tok/s) and latency statistics in milliseconds (``mean|median|std|pNN`` of ttft, tpot, itl, e2el, and the
-older ``*_latency_ms``).
+older ``*_latency_ms``). vLLM's nightly-benchmark results (``run-nightly-benchmarks``, also vLLM Ascend's) keep
+only the settings and the latency statistics: they import as latency measurements whose counts are unknown.
 
 Each result becomes one run measurement of the target packet: output throughput as ``aggregate_tok_s``,
 total throughput as ``total_tok_s``, input as ``input_tok_s``, requests as ``requests_per_s``, every
@@ -123,8 +124,7 @@ def result_record(
 ) -> tuple[str, dict[str, Any]]:
     target, file, raw = request.packet(), request.file, request.raw
     n, index, base = at
-    need(row.get("output_throughput"), (int, float), file, f"{base}/output_throughput", "output_throughput")
-    completed = need(row.get("completed"), int, file, f"{base}/completed", "completed")
+    completed = counts(row, file, base)
     found = identity(request, row, base)
     plan.warn(check_scope(target, found, file, base))
     concurrency = row.get("max_concurrency")
@@ -141,6 +141,8 @@ def result_record(
         closure["imported_from"] = {"file": request.name, "row": str(n)}
         return path, closure
     metrics, locators = measurements(source, index, base, row)
+    if not metrics:
+        raise refuse(file, base or "/", "the result holds no positive throughput or latency", "pass the saved result")
     record: dict[str, Any] = {
         "kind": "run-measurement",
         "id": rid,
@@ -204,11 +206,21 @@ def settings(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def workload(row: dict[str, Any], completed: int, failed: int | None) -> str:
+def counts(row: dict[str, Any], file: str, base: str) -> int | None:
+    """The result's ``completed`` count; None for vLLM's nightly-benchmark layout (``benchmarks/
+    run-nightly-benchmarks``), which keeps only the latency statistics (no counts, no throughput)."""
+    if "completed" not in row and "output_throughput" not in row and any(LATENCY.fullmatch(k) for k in row):
+        return None
+    need(row.get("output_throughput"), (int, float), file, f"{base}/output_throughput", "output_throughput")
+    return int(need(row.get("completed"), int, file, f"{base}/completed", "completed"))
+
+
+def workload(row: dict[str, Any], completed: int | None, failed: int | None) -> str:
     concurrency = row.get("max_concurrency")
     text = (
         f"vllm bench serve: {row.get('num_prompts', '?')} prompts, request rate {row.get('request_rate', '?')}, "
-        f"max concurrency {concurrency if concurrency is not None else 'unbounded'}; {completed} completed"
+        f"max concurrency {concurrency if concurrency is not None else 'unbounded'}; "
+        + (f"{completed} completed" if completed is not None else "latency statistics only (no counts)")
     )
     return text + (f", {failed} failed" if failed else "")
 

@@ -1,0 +1,135 @@
+"""SGLang ``python -m sglang.bench_one_batch_server --result-filename FILE`` output: JSON Lines, one object per
+(batch size, input length, output length) appended to the file: ``run_name``, ``batch_size``, ``input_len``,
+``output_len``, ``latency`` and ``last_ttft`` in **seconds**, ``input_throughput``, ``output_throughput``,
+``overall_throughput`` and ``last_gen_throughput`` in tok/s, later ``acc_length`` (-1 without speculative
+decoding) and ``cache_hit_rate`` (null when not measured).
+
+Every line becomes one run measurement of the target packet (a closure when it measured no output throughput),
+every number in the unit the tool wrote with its ``line:N:K`` locator: the batch's latency and last TTFT as
+``batch_latency_s`` and ``batch_ttft_s``, output throughput as ``aggregate_tok_s``, input as ``input_tok_s``,
+input and output together as ``total_tok_s``, the last decode step's throughput as ``last_decode_tok_s``, the
+acceptance length (when speculative decoding ran) as ``mean_acceptance_length``. The file names neither the model
+nor the server: ``--runtime`` and ``--cards`` state them as you ran it, and the rest is reported as missing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from evreg import formats
+from evreg.evidence import text_lines
+from evreg.formats import serving as sv
+
+FORMAT = "SGLang bench_one_batch_server output (JSON Lines from --result-filename)"
+METRICS = {
+    "latency": "batch_latency_s",
+    "last_ttft": "batch_ttft_s",
+    "input_throughput": "input_tok_s",
+    "output_throughput": "aggregate_tok_s",
+    "overall_throughput": "total_tok_s",
+    "last_gen_throughput": "last_decode_tok_s",
+    "acc_length": "mean_acceptance_length",
+}
+"""Keys that are measurements, and the metric each is recorded as (its unit in the vocabulary)."""
+SETTINGS = ("run_name", "batch_size", "input_len", "output_len")
+NOT_MEASURED = {"acc_length": -1}
+"""Values the tool writes for a statistic it did not measure (no speculative decoding): kept in ``tool``."""
+
+
+def _objects(request: formats.Request) -> list[tuple[int, str, dict[str, Any]]]:
+    """(line number, line, object) of every result; refuses a file that is not bench_one_batch_server's."""
+    out = []
+    for n, line in enumerate(text_lines(request.raw), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            obj = None
+        formats.refuse_other_format(
+            obj if obj is not None else formats.sniff(request.raw), request.file, "sglang-one-batch", FORMAT
+        )
+        if not isinstance(obj, dict) or "batch_size" not in obj or "latency" not in obj:
+            raise formats.refuse(
+                request.file,
+                f"line:{n}",
+                f"not {FORMAT}: line {n} is not a JSON object with batch_size and latency",
+                "pass the file bench_one_batch_server wrote, unmodified",
+            )
+        out.append((n, line, obj))
+    if not out:
+        raise formats.refuse(request.file, "", "the file holds no result", "pass the file bench_one_batch_server wrote")
+    formats.forbid_citation_markers([o for _, _, o in out], request.file)
+    return out
+
+
+def _numbers(obj: dict[str, Any], n: int, line: str, file: str) -> sv.Numbers:
+    numbers = sv.Numbers()
+    for key, metric in METRICS.items():
+        value = obj.get(key)
+        if isinstance(value, bool) or not isinstance(value, int | float) or NOT_MEASURED.get(key) == value:
+            continue
+        at = re.search(rf'"{re.escape(key)}"\s*:\s*', line)
+        found = sv.line_locator(n, line, at.end()) if at else None
+        if found is None or found[1] != float(value):
+            raise formats.refuse(
+                file, f"line:{n}", f"line {n}: {key} is not where JSON Lines puts it", "pass the file unmodified"
+            )
+        numbers.add(metric, value, found[0])
+    return numbers
+
+
+def _run(request: formats.Request, n: int, line: str, obj: dict[str, Any], evidence: str) -> tuple[str, dict[str, Any]]:
+    """(path, run measurement or closure) for line ``n``."""
+    target, raw = request.packet(), request.raw
+    config = sv.scalars(obj, SETTINGS)
+    tool = {"name": "sglang-bench_one_batch_server"} | {
+        k: v for k, v in sv.scalars(obj).items() if k not in SETTINGS and (k not in METRICS or NOT_MEASURED.get(k) == v)
+    }
+    numbers = _numbers(obj, n, line, request.file)
+    if "aggregate_tok_s" not in numbers.metrics:
+        reason = "SGLang bench_one_batch_server measured no output throughput: the batch measured nothing"
+        rid = formats.content_id("sglang-one-batch", raw, target, f"l{n}", "failed")
+        return formats.failed_run(target, rid, evidence, raw, reason, {"line": n, "settings": config})
+    body: dict[str, Any] = {
+        "measurement_class": "sglang-bench-one-batch",
+        "workload": f"sglang.bench_one_batch_server line {n}: {config.get('run_name', '?')}, batch size "
+        f"{obj.get('batch_size')}, {obj.get('input_len')} in / {obj.get('output_len')} out",
+        "config": config,
+        "tool": tool,
+        **numbers.body(),
+    }
+    return sv.run_record(request, formats.content_id("sglang-one-batch", raw, target, f"l{n}"), evidence, body)
+
+
+def plan(request: formats.Request) -> formats.Plan:
+    """Every line one batch. The file names no model, engine or hardware: the stated runtime (``--runtime``, which
+    must be SGLang) is compared with the packet's, and what is not stated is reported missing."""
+    target, raw = request.packet(), request.raw
+    runs = _objects(request)
+    out = formats.Plan()
+    found = sv.identity(request, backend=("sglang", ""))
+    out.warn(formats.check_scope(target, found, request.file))
+    evidence = formats.evidence_for(target, request.name, raw)
+    out.add_file(evidence, raw)
+    earlier = formats.earlier_imports(target, request.name)
+    failed = 0
+    for n, line, obj in runs:
+        path, record = _run(request, n, line, obj, evidence)
+        failed += record["kind"] == "closure"
+        sv.add(out, request, earlier, str(n), (path, record))
+    out.notes.append(
+        f"{len(runs)} SGLang bench_one_batch_server results into packet {target.packet}"
+        + (f" ({failed} measured nothing, recorded as closures)" if failed else "")
+    )
+    return out
+
+
+IMPORTER = formats.Importer(
+    "sglang-one-batch",
+    "Import SGLang bench_one_batch_server output (the JSON Lines of --result-filename) into a packet.",
+    plan,
+    options=(sv.RUNTIME_OPTION,),
+)
