@@ -33,7 +33,7 @@ from evreg.site import Page, Pages, page_base, render_pages
 if TYPE_CHECKING:
     from evreg.findings import Code
 
-NOT_IN_NAV = ("measurements/", "coverage/", "packets/", "families/")
+NOT_IN_NAV = ("measurements/", "coverage/", "packets/", "families/", "compare/")
 
 
 def _downloads(folder: Path) -> list[tuple[str, str, int]]:
@@ -55,7 +55,11 @@ def _installed(path: str) -> bool:
     return any(os.path.commonpath([path, home]) == home for home in homes)
 
 
-PRODUCT_PAGES = {"assets/evreg.css": "evreg.css", "methodology/index.md": "methodology.md"}
+PRODUCT_PAGES = {
+    "assets/evreg.css": "evreg.css",
+    "assets/evreg-compare.js": "evreg-compare.js",
+    "methodology/index.md": "methodology.md",
+}
 """Site path -> file in ``PAGES_DIR``: they document and style the product itself, the same in every registry."""
 
 
