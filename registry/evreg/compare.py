@@ -293,7 +293,11 @@ def _tier_body(p: Pages, ctx: Context, tier: Tier, metric: str) -> str:
             for (html, k), s in zip(cells, sort, strict=True)
         )
         state = "ranked" if row.place else "unranked"
-        out.append(f'<tr class="evreg-row evreg-{state}" data-measurement="{esc(row.mid)}">{tds}</tr>')
+        low, high = ranking.interval(row.values)
+        out.append(
+            f'<tr class="evreg-row evreg-{state}" data-measurement="{esc(row.mid)}" data-low="{low!r}" '
+            f'data-high="{high!r}">{tds}</tr>'
+        )
     out.append("</tbody>")
     return "".join(out)
 
