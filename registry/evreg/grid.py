@@ -115,18 +115,25 @@ def _rows(
     col_axes: list[Axis],
     combos: list[tuple[Any, ...]],
     cell: Callable[..., Any],
+    shown: int = 0,
 ) -> list[tuple[str, list[dict[str, Any]]]]:
-    """Grid rows for the given row-axis value combinations: (heading, the cell of each column)."""
+    """Grid rows for the given row-axis value combinations: (heading, the cell of each column). Headings leave out
+    the first ``shown`` row axes (a fold's summary states them)."""
     base = {a.key: a.values[0] for a in fixed if a.values}
     columns = list(itertools.product(*(a.values for a in col_axes)))
     out = []
     for combo in combos:
         sel = {**base, **{a.key: v for a, v in zip(row_axes, combo, strict=True)}}
-        label = " · ".join(a.show(v) for a, v in zip(row_axes, combo, strict=True))
+        label = " · ".join(a.show(v) for a, v in list(zip(row_axes, combo, strict=True))[shown:])
         out.append(
             (esc(label), [cell({**sel, **{a.key: v for a, v in zip(col_axes, c, strict=True)}}) for c in columns])
         )
     return out
+
+
+def _corner(row_axes: list[Axis], col_axes: list[Axis]) -> str:
+    corner = esc(" · ".join(a.label for a in row_axes))
+    return corner + (" \\ " + esc(" · ".join(a.label for a in col_axes)) if col_axes else "")
 
 
 def contract(spec: dict[str, Any], cells: dict[tuple[str, ...], dict[str, Any]], html: CellHtml) -> str:
@@ -143,26 +150,23 @@ def contract(spec: dict[str, Any], cells: dict[tuple[str, ...], dict[str, Any]],
         esc(" · ".join(a.show(v) for a, v in zip(col_axes, combo, strict=True))) or "Cell"
         for combo in itertools.product(*(a.values for a in col_axes))
     ]
-    corner = esc(" · ".join(a.label for a in row_axes))
-    if col_axes:
-        corner += " \\ " + esc(" · ".join(a.label for a in col_axes))
 
     def cell(sel: dict[str, Any]) -> dict[str, Any]:
         return cells.get(tuple(coverage.cell_key(sel[k]) for k in keys), {"state": "missing", "label": "not listed"})
 
     combos = list(itertools.product(*(a.values for a in row_axes)))
     if len(combos) <= FOLD_ROWS or len(row_axes) < 2:
-        out.append(table(corner, col_heads, _rows(fixed, row_axes, col_axes, combos, cell), html))
+        out.append(table(_corner(row_axes, col_axes), col_heads, _rows(fixed, row_axes, col_axes, combos, cell), html))
     else:
         head = row_axes[0]
         for value in head.values:
-            group = _rows(fixed, row_axes, col_axes, [c for c in combos if c[0] == value], cell)
+            group = _rows(fixed, row_axes, col_axes, [c for c in combos if c[0] == value], cell, shown=1)
             counts = Counter(c.get("state", "missing") for _, cs in group for c in cs)
             summary = ", ".join(f"{n} {esc(s)}" for s, n in sorted(counts.items()))
             out.append(
                 f'<details class="evreg-grid-group"><summary>{esc(head.label)} {esc(head.show(value))} '
                 f'<span class="evreg-reason">({summary})</span></summary>'
-                + table(corner, col_heads, group, html)
+                + table(_corner(row_axes[1:], col_axes), col_heads, group, html)
                 + "</details>"
             )
     out.append("</div>")

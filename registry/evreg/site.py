@@ -645,17 +645,19 @@ def _axis_key(axis: dict[str, Any] | None, default: str) -> str:
 
 
 def _cell(p: Pages, cell: dict[str, Any]) -> str:
-    """A coverage cell's contents: its state, label and links; its reason in full (and as its tooltip)."""
+    """A coverage cell's contents: its state, label and links, and its reason folded under *why*."""
     parts = [p.state(cell["state"])]
     if cell.get("label"):
         parts.append(p.prose(cell["label"]))
     if cell.get("evidence_id"):
-        parts.append(p.link("measurement", cell["evidence_id"], "measurement"))
+        parts.append(f'<a href="{esc(p.m_url(cell["evidence_id"]))}">measurement</a>')
     if cell.get("packet_id"):
         parts.append(p.link("packet", cell["packet_id"], "packet"))
-    if cell.get("reason"):
-        parts.append(f'<span class="evreg-reason">{p.prose(cell["reason"])}</span>')
-    return "<br>".join(parts)
+    html = "<br>".join(parts)
+    if cell.get("reason"):  # folded: a contract repeats one rule's reason in many cells
+        reason = p.prose(cell["reason"])
+        html += f'<details class="evreg-why"><summary>why</summary><span class="evreg-reason">{reason}</span></details>'
+    return html
 
 
 def _coverage_view(p: Pages, page: Page, view: dict[str, Any]) -> None:
