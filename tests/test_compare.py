@@ -144,6 +144,11 @@ def test_the_real_sites_comparisons_never_rank_across_workloads_or_unpromotable_
                     if a[0] < b[0]:
                         assert (a[1] > b[2]) if "ttft" not in path.parent.name else (a[2] < b[1]), (path, a, b)
     assert tied > 0  # the real records have overlapping repeats
+    # the comparisons index is searchable; the tables' rows are not (they would crowd out the records' own pages)
+    locations = {
+        d["location"].split("#")[0] for d in json.loads((repo_site / "search/search_index.json").read_text())["docs"]
+    }
+    assert "compare/" in locations and not any(loc.startswith("compare/") and loc != "compare/" for loc in locations)
 
 
 def test_a_large_contract_is_a_grid_folded_by_row_group_with_every_cell_once(repo_site: Path) -> None:

@@ -1031,7 +1031,7 @@ def _comparisons(p: Pages, metrics: list[str]) -> Page:
 
 
 def _comparison(p: Pages, metric: str) -> Page:
-    page = Page(f"Compare {compare.metric_title(metric)}")
+    page = Page(f"Compare {compare.metric_title(metric)}", search=False)  # the index page is found; rows are not
     compare.metric_page(p, page, metric)
     return page
 
