@@ -257,7 +257,7 @@ def metric_page(p: Pages, page: Page, metric: str) -> None:
         html.append(_tier_body(p, ctx, tier, metric))
     html.append("</table></div>")
     page.add("".join(html))
-    page.add(f'<script src="{p.base}{SCRIPT}" defer></script>')
+    page.scripts.append(p.base + SCRIPT)  # loaded after the content, never inside it
 
 
 def _controls(metric: str) -> str:

@@ -81,6 +81,7 @@ class Page:
     boost: float | None = None
     parts: list[str] = field(default_factory=list)
     toc: list[dict[str, Any]] = field(default_factory=list)  # MkDocs toc tokens, nested by level
+    scripts: list[str] = field(default_factory=list)  # URLs of the product's own scripts, loaded after the content
     _ids: Counter[str] = field(default_factory=Counter)
 
     @property

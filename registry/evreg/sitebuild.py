@@ -144,6 +144,16 @@ class SitePlugin(BasePlugin):
             self.findings.append(codes.ORPHAN_NUMBER.at(rel, "", message, hint, line=line, column=1))
         return content
 
+    def on_post_page(self, output: str, page: Any, config: Any) -> str:
+        """A generated page's scripts (the product's own files, such as the comparison tables'), put at the end of the
+        body, outside the page content: content never holds a script element."""
+        generated = self.generated.get(page.file.src_uri)
+        if generated is None or not generated.scripts:
+            return output
+        tags = "".join(f'<script src="{html.escape(src)}" defer></script>' for src in generated.scripts)
+        head, sep, tail = output.rpartition("</body>")
+        return head + tags + sep + tail if sep else output + tags
+
     def on_post_build(self, config: Any) -> None:
         if self.findings:
             from mkdocs.exceptions import PluginError
