@@ -293,7 +293,7 @@ def repo_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-# -- comparison pages (tests/test_compare.py, tests/test_compare_browser.py) ----------------------
+# -- comparison pages (tests/test_compare.py, tests/test_browser.py) ----------------------
 
 WORKLOAD = "12 cold prompts, 512 output tokens"  # run-1's, from conftest
 EXTRA_RUNS: dict[str, dict[str, Any]] = {
