@@ -291,3 +291,36 @@ def repo_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     result = evreg("build", "--out", str(out), cwd=REPO)
     assert result.returncode == 0, result.stdout + result.stderr
     return out
+
+
+# -- comparison pages (tests/test_compare.py, tests/test_browser.py) ----------------------
+
+WORKLOAD = "12 cold prompts, 512 output tokens"  # run-1's, from conftest
+EXTRA_RUNS: dict[str, dict[str, Any]] = {
+    # id: fields over conftest's run-1 (decode [30.21, 30.25]), each in run-1's workload unless it says otherwise
+    "run-2": {"metrics": {"decode_tok_s": [30.24, 30.3]}},  # overlaps run-1: tied
+    "run-3": {"metrics": {"decode_tok_s": [29.0]}},  # below both, one sample: rank 3
+    "run-q": {"metrics": {"decode_tok_s": [99.0]}, "state": "quarantined", "caveat": "Cache was not zero."},
+    "run-s": {"metrics": {"decode_tok_s": [98.0]}, "state": "lab-screened"},
+    "run-long": {"metrics": {"decode_tok_s": [5.0]}, "config": {"tp": 1, "active_context_tokens": 100000}},
+}
+
+
+def build_compare_registry(root: Path) -> Reg:
+    """The fixture registry with runs to compare: ties, a single sample, unpromotable runs, a longer context."""
+    reg = Reg(root)
+    shutil.copy(REPO / "mkdocs.yml", reg.root / "mkdocs.yml")
+    shutil.copytree(REPO / "site", reg.root / "site")
+    base = reg.read(f"{F}/pkt/measurements/run-1.json")
+    for mid, fields in EXTRA_RUNS.items():
+        reg.put(f"{F}/pkt/measurements/{mid}.json", {**base, "id": mid, **fields})
+    reg.commit("runs to compare")
+    return reg
+
+
+@pytest.fixture(scope="session")
+def compare_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    reg = build_compare_registry(tmp_path_factory.mktemp("compare") / "reg")
+    result = evreg("build", cwd=reg.root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return reg.root / "build/site"

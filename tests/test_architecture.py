@@ -34,7 +34,8 @@ LAYERS: dict[str, int] = {
         ],
         0,
     ),
-    **dict.fromkeys(["tables", "charts"], 0),  # declarations and drawing with no registry dependency
+    **dict.fromkeys(["tables", "charts", "grid"], 0),  # declarations and drawing with no registry dependency
+    "ranking": 0,  # the comparison pages' ranking rule: workload tiers, spreads, ties
     # the store: sources, documents, the registry; history; worker processes
     **dict.fromkeys(["store", "provenance", "workers"], 1),
     # consumers of the store, independent of each other
@@ -42,11 +43,11 @@ LAYERS: dict[str, int] = {
     **dict.fromkeys(["catalog", "catalogfile"], 2),  # the catalog builder; the file as `query` reads it
     "formats": 2,
     "scaffold": 2,  # new records made from what the registry holds
-    **dict.fromkeys(["site", "sitebuild"], 2),
+    **dict.fromkeys(["site", "sitebuild", "compare"], 2),
     "pipeline": 3,  # load -> cache -> rules -> results -> report
     **dict.fromkeys(["cli", "reporters", "bench", "realshape", "__main__"], 4),
 }
-SIBLINGS = [{"rules", "results"}, {"catalog", "catalogfile"}, {"formats"}, {"scaffold"}, {"site", "sitebuild"}]
+SIBLINGS = [{"rules", "results"}, {"catalog", "catalogfile"}, {"formats"}, {"scaffold"}, {"site", "sitebuild", "compare"}]
 """Groups of layer 2 that may import within themselves but not each other (results may use rules)."""
 
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from evreg import charts, citations, coverage
+from evreg import charts, citations, compare, coverage, grid
 from evreg.layout import family_scoped, slug
 from evreg.models import NAME_KEYS, claims_in, revisions_of
 from evreg.tables import EvidenceRow, FindingRow, Meta, ProvenanceRow, RecordRow, rows_of
@@ -81,6 +81,7 @@ class Page:
     boost: float | None = None
     parts: list[str] = field(default_factory=list)
     toc: list[dict[str, Any]] = field(default_factory=list)  # MkDocs toc tokens, nested by level
+    scripts: list[str] = field(default_factory=list)  # URLs of the product's own scripts, loaded after the content
     _ids: Counter[str] = field(default_factory=Counter)
 
     @property
@@ -348,6 +349,10 @@ def render_pages(
     add("coverage/index.md", _contracts_index, None)  # every folder URL has a page
     for fid in families:
         add(f"coverage/{fid}/index.md", _contracts_index, fid)
+    metrics = compare.headline_metrics(p)
+    add("compare/index.md", _comparisons, metrics)
+    for metric in metrics:
+        add(compare.page_path(metric), _comparison, metric)
     add("quarantine.md", _quarantine)
     add("defects.md", _defects)
     add("downloads.md", _downloads, downloads or [])
@@ -666,44 +671,34 @@ def _axis_key(axis: dict[str, Any] | None, default: str) -> str:
 
 
 def _cell(p: Pages, cell: dict[str, Any]) -> str:
+    """A coverage cell's contents: its state, label and links, and its reason folded under *why*."""
     parts = [p.state(cell["state"])]
     if cell.get("label"):
         parts.append(p.prose(cell["label"]))
     if cell.get("evidence_id"):
-        parts.append(p.link("measurement", cell["evidence_id"], "measurement"))
+        parts.append(f'<a href="{esc(p.m_url(cell["evidence_id"]))}">measurement</a>')
     if cell.get("packet_id"):
         parts.append(p.link("packet", cell["packet_id"], "packet"))
-    if cell.get("reason"):
-        parts.append(f'<span class="evreg-reason">{p.prose(cell["reason"])}</span>')
-    return f'<td class="evreg-cell evreg-cell-{esc(cell["state"])}">' + "<br>".join(parts) + "</td>"
+    html = "<br>".join(parts)
+    if cell.get("reason"):  # folded: a contract repeats one rule's reason in many cells
+        reason = p.prose(cell["reason"])
+        html += f'<details class="evreg-why"><summary>why</summary><span class="evreg-reason">{reason}</span></details>'
+    return html
 
 
 def _coverage_view(p: Pages, page: Page, view: dict[str, Any]) -> None:
-    row_axis, col_axis = (
-        view.get("row_axis") or {"label": "MTP", "prefix": "MTP"},
-        view.get("column_axis") or {"label": "TP", "prefix": "TP"},
-    )
+    row_axis = grid.Axis.of({"key": "row", **(view.get("row_axis") or {"label": "MTP", "prefix": "MTP"})})
+    col_axis = grid.Axis.of({"key": "column", **(view.get("column_axis") or {"label": "TP", "prefix": "TP"})})
+    row_axis.values, col_axis.values = list(view["rows"]), list(view["columns"])
     page.h(3, esc(view.get("label") or view["id"]))
     if view.get("fixed"):
         page.p(p.prose(view["fixed"]))
-    head = "".join(f"<th>{esc(col_axis.get('prefix', ''))}{esc(c)}</th>" for c in view["columns"])
-    html = [
-        f'<table class="evreg-matrix"><thead><tr><th>{esc(row_axis.get("label", ""))} \\ '
-        f"{esc(col_axis.get('label', ''))}</th>{head}</tr></thead><tbody>"
-    ]
-    for r in view["rows"]:
-        cells = "".join(
-            _cell(
-                p,
-                view["cells"].get(
-                    f"{coverage.cell_key(r)}:{coverage.cell_key(c)}", {"state": "missing", "label": "not listed"}
-                ),
-            )
-            for c in view["columns"]
-        )
-        html.append(f"<tr><th>{esc(row_axis.get('prefix', ''))}{esc(r)}</th>{cells}</tr>")
-    html.append("</tbody></table>")
-    page.add("".join(html))
+
+    def cell_of(r: Any, c: Any) -> dict[str, Any]:
+        default = {"state": "missing", "label": "not listed"}
+        return dict(view["cells"].get(f"{coverage.cell_key(r)}:{coverage.cell_key(c)}", default))
+
+    page.add(grid.matrix(row_axis, col_axis, cell_of, lambda cell: _cell(p, cell)))
     if view.get("decision_note"):
         page.p(p.prose(view["decision_note"]))
 
@@ -749,15 +744,8 @@ def _contract_page(p: Pages, key: str) -> Page:
         page.p(p.prose(c["description"]))
     page.p("Cells by state: " + ", ".join(f"{p.state(s)} {n}" for s, n in sorted(counts.items())))
     keys = [a["key"] for a in c["axes"]]
-    html = [
-        '<table class="evreg-matrix"><thead><tr>'
-        + "".join(f"<th>{esc(k)}</th>" for k in keys)
-        + "<th>Cell</th></tr></thead><tbody>"
-    ]
-    for sel, cell in cells:
-        html.append("<tr>" + "".join(f"<td>{esc(sel[k])}</td>" for k in keys) + _cell(p, cell) + "</tr>")
-    html.append("</tbody></table>")
-    page.add("".join(html))
+    by_key = {tuple(coverage.cell_key(sel[k]) for k in keys): cell for sel, cell in cells}
+    page.add(grid.contract(c, by_key, lambda cell: _cell(p, cell)))
     return page
 
 
@@ -1060,6 +1048,18 @@ def _series_points(p: Pages, page: Page, mid: str, m: dict[str, Any]) -> None:
                 cells.append("—")
         rows.append([esc(citations.fmt_x(pt["x"])), *cells, esc(pt.get("samples", ""))])
     page.table(["x", *(esc(k) for k in metric_keys), "samples"], rows)
+
+
+def _comparisons(p: Pages, metrics: list[str]) -> Page:
+    page = Page("Comparisons")
+    compare.index_page(p, page, metrics)
+    return page
+
+
+def _comparison(p: Pages, metric: str) -> Page:
+    page = Page(f"Compare {compare.metric_title(metric)}", search=False)  # the index page is found; rows are not
+    compare.metric_page(p, page, metric)
+    return page
 
 
 def _quarantine(p: Pages) -> Page:

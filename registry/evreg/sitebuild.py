@@ -33,7 +33,7 @@ from evreg.site import Page, Pages, page_base, render_pages
 if TYPE_CHECKING:
     from evreg.findings import Code
 
-NOT_IN_NAV = ("measurements/", "coverage/", "packets/", "families/")
+NOT_IN_NAV = ("measurements/", "coverage/", "packets/", "families/", "compare/")
 
 
 def _downloads(folder: Path) -> list[tuple[str, str, int]]:
@@ -55,7 +55,11 @@ def _installed(path: str) -> bool:
     return any(os.path.commonpath([path, home]) == home for home in homes)
 
 
-PRODUCT_PAGES = {"assets/evreg.css": "evreg.css", "methodology/index.md": "methodology.md"}
+PRODUCT_PAGES = {
+    "assets/evreg.css": "evreg.css",
+    "assets/evreg-compare.js": "evreg-compare.js",
+    "methodology/index.md": "methodology.md",
+}
 """Site path -> file in ``PAGES_DIR``: they document and style the product itself, the same in every registry."""
 
 
@@ -139,6 +143,16 @@ class SitePlugin(BasePlugin):
             hint = "write {{ m:ID.METRIC[INDEX] }} instead of the typed figure"
             self.findings.append(codes.ORPHAN_NUMBER.at(rel, "", message, hint, line=line, column=1))
         return content
+
+    def on_post_page(self, output: str, page: Any, config: Any) -> str:
+        """A generated page's scripts (the product's own files, such as the comparison tables'), put at the end of the
+        body, outside the page content: content never holds a script element."""
+        generated = self.generated.get(page.file.src_uri)
+        if generated is None or not generated.scripts:
+            return output
+        tags = "".join(f'<script src="{html.escape(src)}" defer></script>' for src in generated.scripts)
+        head, sep, tail = output.rpartition("</body>")
+        return head + tags + sep + tail if sep else output + tags
 
     def on_post_build(self, config: Any) -> None:
         if self.findings:

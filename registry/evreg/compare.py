@@ -1,0 +1,327 @@
+"""Comparison pages: one table per headline metric across every family, ranked only within one workload.
+
+The headline metrics are read from the vocabulary and the records: a metric of the vocabulary's point grammar (it has
+a ``point_code``) whose unit says which way is better (a rate or a time, ``evreg.ranking.direction``) and which some
+measurement stores. A row is one measurement's samples of the metric (a run) or one point of a series. Rows are
+grouped by workload tier (``evreg.ranking.workload_tier``); only promotable rows are ranked (``evreg.vocab.promotable``
+and not superseded), with ties where the spreads overlap (``evreg.ranking.rank``); the others are listed unranked,
+with their state and why. Every value on the page is a citation (``Pages.cite``) and links to its sample.
+
+The page works as a plain table; ``assets/evreg-compare.js`` (local, no library) adds sorting within each workload,
+filters and a CSV download of exactly the rows shown.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from html import escape
+from typing import TYPE_CHECKING, Any
+
+from evreg import citations, ranking
+from evreg.layout import slug
+from evreg.vocab import metrics as metric_vocab
+from evreg.vocab import promotable
+
+if TYPE_CHECKING:
+    from evreg.site import Page, Pages  # handed in by the site: it registers these pages
+
+SCRIPT = "assets/evreg-compare.js"
+COLUMNS = (
+    # (heading, filterable): the cells of a row, in order; the script offers a filter for the filterable ones
+    ("Rank", False),
+    ("Value", False),
+    ("Model · family", True),
+    ("Hardware", True),
+    ("Runtime", True),
+    ("Quantization", True),
+    ("Topology", True),
+    ("Grade", True),
+    ("State", True),
+)
+
+
+def esc(text: Any) -> str:
+    return escape(" ".join(str(text).split()))
+
+
+def headline_metrics(p: Pages) -> list[str]:
+    """The metrics that get a comparison page, in the vocabulary's order."""
+    stored = {k for m in p.measurements.values() for k in (m.get("metrics") or {})}
+    stored |= {k for m in p.measurements.values() for pt in (m.get("points") or []) if isinstance(pt, dict) for k in pt}
+    return [
+        k
+        for k, spec in metric_vocab().items()
+        if spec.get("point_code") and ranking.direction(spec.get("unit")) is not None and k in stored
+    ]
+
+
+def page_path(metric: str) -> str:
+    return f"compare/{slug(metric)}.md"
+
+
+@dataclass
+class Row:
+    """One result: a measurement's samples of the metric, or one series point."""
+
+    mid: str
+    values: list[float]
+    indices: list[int | None]  # the sample index of each value (None: a series point)
+    x: float | None
+    tier: tuple[Any, ...]
+    stated: list[tuple[str, float]]
+    why_not: str | None  # why it is not ranked, None when promotable
+    place: ranking.Ranked | None = None
+
+
+@dataclass
+class Tier:
+    key: tuple[Any, ...]
+    rows: list[Row] = field(default_factory=list)
+
+
+def _number(v: Any) -> float | None:
+    ok = isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+    return float(v) if ok else None
+
+
+def rows_of(p: Pages, metric: str) -> list[Row]:
+    out: list[Row] = []
+    for mid, m in p.measurements.items():
+        why = promotable(m)
+        if why is None and mid in p.superseded_by:
+            why = f"it is superseded by {p.superseded_by[mid]!r}"
+        samples = (m.get("metrics") or {}).get(metric)
+        if isinstance(samples, list):
+            kept = [(i, v) for i, s in enumerate(samples) if (v := _number(s)) is not None]
+            if kept:
+                tier, stated = ranking.workload_tier(m)
+                out.append(Row(mid, [v for _, v in kept], [i for i, _ in kept], None, tier, stated, why))
+        for pt in m.get("points") or []:
+            v = _number(pt.get(metric)) if isinstance(pt, dict) else None
+            x = _number(pt.get("x")) if isinstance(pt, dict) else None
+            if v is None or x is None:
+                continue
+            tier, stated = ranking.workload_tier(m, x)
+            out.append(Row(mid, [v], [None], pt["x"], tier, stated, why))
+    return out
+
+
+def tiers_of(rows: list[Row], metric: str) -> list[Tier]:
+    """Rows grouped by workload, each tier's promotable rows ranked; tiers with the most ranked rows first."""
+    better = ranking.direction(metric_vocab()[metric].get("unit"))
+    by_key: dict[tuple[Any, ...], Tier] = {}
+    for row in rows:
+        by_key.setdefault(row.tier, Tier(row.tier)).rows.append(row)
+    for tier in by_key.values():
+        ranked = [r for r in tier.rows if r.why_not is None]
+        for row, place in zip(ranked, ranking.rank([r.values for r in ranked], better != -1), strict=True):
+            row.place = place
+        sign = -1 if better != -1 else 1
+        tier.rows.sort(key=lambda r: (r.place is None, r.place.rank if r.place else 0, sign * ranking.median(r.values)))
+    return sorted(by_key.values(), key=lambda t: (-sum(r.place is not None for r in t.rows), -len(t.rows), t.key))
+
+
+class Context:
+    """What a row shows beside its value, read once per build: packets by measurement, revision labels."""
+
+    def __init__(self, p: Pages) -> None:
+        self.p = p
+        self.packet_of: dict[str, str] = {}
+        for pid, pk in p.records.get("packet", {}).items():
+            mid = (pk.get("featured_metric") or {}).get("measurement_id")
+            if isinstance(mid, str):
+                self.packet_of.setdefault(mid, pid)
+        for mid in p.measurements:
+            packet = p.measurement_where(mid).packet
+            if packet:
+                self.packet_of[mid] = packet
+        self.revision_label: dict[tuple[str, str], str] = {}
+        for fid, fam in p.records.get("family", {}).items():
+            for rev in [*(fam.get("weight_revisions") or []), *(fam.get("model_variants") or [])]:
+                if isinstance(rev, dict) and isinstance(rev.get("id"), str):
+                    self.revision_label[(fid, rev["id"])] = str(rev.get("label") or rev["id"])
+
+    def packet(self, mid: str) -> tuple[str | None, dict[str, Any]]:
+        pid = self.packet_of.get(mid)
+        return pid, (self.p.records.get("packet", {}).get(pid or "") or {})
+
+    def cells(self, row: Row, metric: str) -> list[tuple[str, str]]:
+        """Each column's (HTML, filter key) for a row."""
+        p, m = self.p, self.p.measurements[row.mid]
+        family = str(p.measurement_where(row.mid).family)
+        fam = p.records.get("family", {}).get(family, {})
+        pid, pk = self.packet(row.mid)
+        revision = self.revision_label.get((family, str(m.get("revision"))), str(m.get("revision") or ""))
+        hardware = m.get("hardware") or pk.get("hardware")
+        runtime = m.get("runtime") or pk.get("runtime")
+        quant = m.get("quantization") or pk.get("quantization")
+        grades = pk.get("grades") or {}
+        grade = " ".join(p.grade_badge(a, g) for a, g in grades.items()) or "ungraded"
+        grade_key = " ".join(f"{'EVID' if a == 'evidence' else 'CAP'} {g.get('grade')}" for a, g in grades.items())
+        name = str(fam.get("display_name") or fam.get("name") or family)
+        model = f"{esc(revision)} · {p.link('family', family, name)}"
+        if pid:
+            model += f" · {p.link('packet', pid, 'packet')}"
+        topo = _topology(m, pk)
+        return [
+            _rank_cell(row),
+            (_value_cell(p, row, metric), ""),
+            (model, f"{name} · {revision}"),
+            (p.text(hardware, "hardware") if hardware else "not recorded", str(hardware or "not recorded")),
+            (p.text(runtime, "runtime") if runtime else "not recorded", str(runtime or "not recorded")),
+            (esc(quant) if quant else "not recorded", str(quant or "not recorded")),
+            (esc(topo), topo),
+            (grade, grade_key or "ungraded"),
+            (_state_cell(p, m["state"], row.why_not), str(m["state"])),
+        ]
+
+
+def _topology(m: dict[str, Any], pk: dict[str, Any]) -> str:
+    config = m.get("config")
+    if not isinstance(config, dict):
+        config = {}
+    cards = _number(config.get("cards")) or _number(pk.get("cards"))
+    parts = [f"{int(cards)} card{'s' if cards != 1 else ''}"] if cards else []
+    for key, name in (("tp", "TP"), ("pp", "PP"), ("ep", "EP")):
+        value = config.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            parts.append(f"{name}{value}")
+        elif isinstance(value, bool) and value:
+            parts.append(name)
+    return " · ".join(parts) or "not recorded"
+
+
+def _rank_cell(row: Row) -> tuple[str, str]:
+    if row.place is None:
+        return '<span class="evreg-unranked">not ranked</span>', "not ranked"
+    tied = ' <span class="evreg-tied">tied</span>' if row.place.tied else ""
+    return f'<span class="evreg-rank">{row.place.rank}</span>{tied}', "tied" if row.place.tied else "ranked"
+
+
+def _state_cell(p: Pages, state: str, why_not: str | None) -> str:
+    return p.state(state) + (f'<br><span class="evreg-reason">not ranked: {esc(why_not)}</span>' if why_not else "")
+
+
+def _value_cell(p: Pages, row: Row, metric: str) -> str:
+    """The value as citations: one sample, or the lowest and highest of the repeats with their count."""
+    if row.x is not None:
+        return p.cite(row.mid, metric, None, row.x) + ' <span class="evreg-spread">one value (series point)</span>'
+    if len(row.values) == 1:
+        return p.cite(row.mid, metric, row.indices[0]) + ' <span class="evreg-spread">single sample</span>'
+    low = row.indices[row.values.index(min(row.values))]
+    high = row.indices[row.values.index(max(row.values))]
+    return (
+        f"{p.cite(row.mid, metric, low)} – {p.cite(row.mid, metric, high)} "
+        f'<span class="evreg-spread">range of {len(row.values)} samples</span>'
+    )
+
+
+def tier_label(p: Pages, tier: Tier) -> str:
+    """The workload as the records state it (their text, with its citations resolved), then the stated numbers."""
+    text = tier.key[0]
+    m = p.measurements[tier.rows[0].mid]
+    parts = [p.text(m.get("workload"), "workload") if text else "workload not stated"]
+    parts += [f"{esc(name)} = {esc(citations.fmt_x(value))}" for name, value in tier.key[1:]]
+    return " · ".join(parts)
+
+
+def metric_title(metric: str) -> str:
+    spec = metric_vocab()[metric]
+    return f"{spec.get('label', metric)} ({spec['unit']})" if spec.get("unit") else str(spec.get("label", metric))
+
+
+def metric_page(p: Pages, page: Page, metric: str) -> None:
+    """The comparison table of one metric (``page`` is empty; the site made it)."""
+    better = "higher" if ranking.direction(metric_vocab()[metric].get("unit")) == 1 else "lower"
+    tiers = tiers_of(rows_of(p, metric), metric)
+    rows = sum(len(t.rows) for t in tiers)
+    ranked = sum(r.place is not None for t in tiers for r in t.rows)
+    page.h(1, f"Compare: {esc(metric_title(metric))}")
+    page.p(
+        f"Every stored result of <code>{esc(metric)}</code>, across all families: {rows} results in {len(tiers)} "
+        f"workloads, {ranked} of them ranked ({better} is better). Results are ranked only against results of the "
+        "same workload, as the records state it; only promotable results are ranked, and results whose spreads "
+        f'overlap share a rank and are marked <em>tied</em> (<a href="{p.base}methodology/#comparisons">how '
+        "comparisons rank</a>). Every value links to its sample."
+    )
+    page.add(_controls(metric))
+    ctx = Context(p)
+    head = "".join(
+        f'<th scope="col" data-col="{i}"' + (' data-filter="1"' if filt else "") + f">{esc(name)}</th>"
+        for i, (name, filt) in enumerate(COLUMNS)
+    )
+    html = [f'<div class="evreg-scroll"><table class="evreg-compare" data-metric="{esc(metric)}"><thead><tr>{head}']
+    html.append("</tr></thead>")
+    for tier in tiers:
+        html.append(_tier_body(p, ctx, tier, metric))
+    html.append("</table></div>")
+    page.add("".join(html))
+    page.scripts.append(p.base + SCRIPT)  # loaded after the content, never inside it
+
+
+def _controls(metric: str) -> str:
+    """Filters and the download, shown by the script (without it the page is the plain table)."""
+    return (
+        f'<div class="evreg-compare-controls" hidden data-metric="{esc(metric)}">'
+        '<label>Filter <input type="search" class="evreg-filter-text" placeholder="any text"></label> '
+        '<span class="evreg-filter-selects"></span> '
+        '<label><input type="checkbox" class="evreg-ranked-only"> ranked only</label> '
+        '<button type="button" class="evreg-download">Download shown rows (CSV)</button> '
+        '<span class="evreg-shown" aria-live="polite"></span></div>'
+    )
+
+
+def _tier_body(p: Pages, ctx: Context, tier: Tier, metric: str) -> str:
+    ranked = sum(r.place is not None for r in tier.rows)
+    label = tier_label(p, tier)
+    count = f"{len(tier.rows)} result{'s' if len(tier.rows) != 1 else ''}, {ranked} ranked"
+    key = esc(" · ".join([tier.key[0], *(f"{n} = {citations.fmt_x(v)}" for n, v in tier.key[1:])]))
+    out = [
+        f'<tbody class="evreg-tier" data-tier="{key}"><tr class="evreg-tier-head"><th colspan="{len(COLUMNS)}" '
+        f'scope="rowgroup">Workload: {label} <span class="evreg-tier-count">({count})</span></th></tr>'
+    ]
+    for row in tier.rows:
+        cells = ctx.cells(row, metric)
+        sort = [
+            row.place.rank if row.place else "",
+            repr(ranking.median(row.values)),
+            *["" for _ in COLUMNS[2:]],
+        ]
+        tds = "".join(
+            f'<td data-key="{esc(k)}"' + (f' data-sort="{esc(s)}"' if s != "" else "") + f">{html}</td>"
+            for (html, k), s in zip(cells, sort, strict=True)
+        )
+        state = "ranked" if row.place else "unranked"
+        low, high = ranking.interval(row.values)
+        out.append(
+            f'<tr class="evreg-row evreg-{state}" data-measurement="{esc(row.mid)}" data-low="{low!r}" '
+            f'data-high="{high!r}">{tds}</tr>'
+        )
+    out.append("</tbody>")
+    return "".join(out)
+
+
+def index_page(p: Pages, page: Page, metrics: list[str]) -> None:
+    page.h(1, "Comparisons")
+    page.p(
+        "One table per headline metric across every family, ranked only within one workload and only among "
+        f'promotable results, with ties where spreads overlap (<a href="{p.base}methodology/#comparisons">how '
+        "comparisons rank</a>)."
+    )
+    rows = []
+    for metric in metrics:
+        results = rows_of(p, metric)
+        rows.append(
+            f'<tr><td><a href="{p.base}compare/{slug(metric)}/">{esc(metric_title(metric))}</a></td>'
+            f"<td><code>{esc(metric)}</code></td><td>{len(results)}</td>"
+            f"<td>{sum(r.why_not is None for r in results)}</td></tr>"
+        )
+    if rows:
+        page.add(
+            "<table><thead><tr><th>Metric</th><th>Id</th><th>Results</th><th>Promotable</th></tr></thead><tbody>"
+            + "".join(rows)
+            + "</tbody></table>"
+        )
+    else:
+        page.note("No measurement stores a headline metric yet.")

@@ -1,0 +1,121 @@
+/* Comparison tables (evreg.compare): sort within each workload, filter, download the rows shown as CSV.
+   Local and self-contained: no library, no network. Without it the page is the plain table. */
+(function () {
+  "use strict";
+
+  function text(el) { return (el.textContent || "").replace(/\s+/g, " ").trim(); }
+
+  function key(td) { return td.hasAttribute("data-key") && td.getAttribute("data-key") !== "" ? td.getAttribute("data-key") : text(td); }
+
+  function csvField(value) { return /[",\r\n]/.test(value) ? '"' + value.replace(/"/g, '""') + '"' : value; }
+
+  function setup(table) {
+    var controls = table.closest(".evreg-scroll").previousElementSibling;
+    if (!controls || !controls.classList.contains("evreg-compare-controls")) return;
+    var heads = Array.prototype.slice.call(table.tHead.rows[0].cells);
+    var bodies = Array.prototype.slice.call(table.tBodies);
+    var rows = table.querySelectorAll("tr.evreg-row");
+    var selects = [];
+    var textBox = controls.querySelector(".evreg-filter-text");
+    var rankedOnly = controls.querySelector(".evreg-ranked-only");
+    var shown = controls.querySelector(".evreg-shown");
+
+    heads.forEach(function (th, col) {
+      if (th.getAttribute("data-filter")) {
+        var values = {};
+        rows.forEach(function (tr) { values[key(tr.cells[col])] = true; });
+        var select = document.createElement("select");
+        select.setAttribute("data-col", col);
+        select.setAttribute("aria-label", "Filter by " + text(th));
+        select.appendChild(new Option("All: " + text(th), ""));
+        Object.keys(values).sort().forEach(function (v) { select.appendChild(new Option(v, v)); });
+        select.addEventListener("change", apply);
+        controls.querySelector(".evreg-filter-selects").appendChild(select);
+        selects.push(select);
+      }
+      var button = document.createElement("button");
+      button.type = "button";
+      button.className = "evreg-sort";
+      button.textContent = text(th);
+      button.setAttribute("aria-label", "Sort by " + text(th) + " within each workload");
+      button.addEventListener("click", function () { sort(col, th); });
+      th.textContent = "";
+      th.appendChild(button);
+    });
+
+    function sort(col, th) {
+      var ascending = th.getAttribute("aria-sort") !== "ascending";
+      heads.forEach(function (h) { h.removeAttribute("aria-sort"); });
+      th.setAttribute("aria-sort", ascending ? "ascending" : "descending");
+      bodies.forEach(function (body) {
+        var list = Array.prototype.slice.call(body.querySelectorAll("tr.evreg-row"));
+        list.sort(function (a, b) {
+          var x = a.cells[col], y = b.cells[col];
+          var sx = x.getAttribute("data-sort"), sy = y.getAttribute("data-sort");
+          var cmp;
+          if (sx !== null || sy !== null) {  // numeric; rows without a number (not ranked) go last either way
+            if (sx === null) return 1;
+            if (sy === null) return -1;
+            cmp = parseFloat(sx) - parseFloat(sy);
+          } else {
+            cmp = key(x).localeCompare(key(y));
+          }
+          return ascending ? cmp : -cmp;
+        });
+        list.forEach(function (tr) { body.appendChild(tr); });  // the workload's heading row stays first
+      });
+    }
+
+    function apply() {
+      var needle = textBox.value.trim().toLowerCase();
+      var count = 0;
+      bodies.forEach(function (body) {
+        var visible = 0;
+        body.querySelectorAll("tr.evreg-row").forEach(function (tr) {
+          var ok = !(rankedOnly.checked && tr.classList.contains("evreg-unranked"));
+          selects.forEach(function (s) {
+            if (ok && s.value && key(tr.cells[+s.getAttribute("data-col")]) !== s.value) ok = false;
+          });
+          if (ok && needle) ok = (text(tr) + " " + text(body.rows[0])).toLowerCase().indexOf(needle) >= 0;
+          tr.hidden = !ok;
+          if (ok) visible += 1;
+        });
+        body.hidden = visible === 0;
+        count += visible;
+      });
+      shown.textContent = count + " of " + rows.length + " rows shown";
+    }
+
+    function download() {
+      var names = ["workload"].concat(heads.map(function (th) { return text(th); }), ["measurement", "url"]);
+      var lines = [names.map(csvField).join(",")];
+      bodies.forEach(function (body) {
+        if (body.hidden) return;
+        var tier = body.getAttribute("data-tier") || "";
+        body.querySelectorAll("tr.evreg-row").forEach(function (tr) {
+          if (tr.hidden) return;
+          var cells = Array.prototype.map.call(tr.cells, function (td) { return text(td); });
+          var link = tr.querySelector("a.evreg-cite");
+          var fields = [tier].concat(cells, [tr.getAttribute("data-measurement") || "", link ? link.href : ""]);
+          lines.push(fields.map(csvField).join(","));
+        });
+      });
+      var blob = new Blob([lines.join("\r\n") + "\r\n"], { type: "text/csv;charset=utf-8" });
+      var a = document.createElement("a");
+      a.href = URL.createObjectURL(blob);
+      a.download = (controls.getAttribute("data-metric") || "comparison") + ".csv";
+      document.body.appendChild(a);
+      a.click();
+      setTimeout(function () { URL.revokeObjectURL(a.href); a.remove(); }, 0);
+    }
+
+    textBox.addEventListener("input", apply);
+    rankedOnly.addEventListener("change", apply);
+    controls.querySelector(".evreg-download").addEventListener("click", download);
+    controls.hidden = false;
+    apply();
+  }
+
+  function init() { document.querySelectorAll("table.evreg-compare").forEach(setup); }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init); else init();
+})();

@@ -1,0 +1,180 @@
+"""Comparison pages and coverage grids: the ranking rule on its own, and as a built site shows it."""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, WORKLOAD
+from evreg import ranking
+
+# -- the ranking rule -------------------------------------------------------------------------
+
+
+def test_overlapping_spreads_tie_and_the_next_rank_skips_the_tied_places() -> None:
+    places = ranking.rank([[30.21, 30.25], [30.24, 30.30], [29.0], [31.0, 31.5]])
+    expected = [(2, True, False), (2, True, False), (4, False, True), (1, False, False)]
+    assert [(r.rank, r.tied, r.single) for r in places] == expected
+    assert (places[0].low, places[0].high) == (30.21, 30.25)
+
+
+def test_lower_is_better_for_a_time_and_ranks_reverse() -> None:
+    places = ranking.rank([[100.0], [90.0, 95.0], [94.0]], higher_is_better=False)
+    assert [(r.rank, r.tied) for r in places] == [(3, False), (1, True), (1, True)]
+
+
+def test_ties_chain_through_an_overlapping_middle_result() -> None:
+    # a and c do not overlap, but each overlaps b: nothing stored separates a from b or b from c, so all three tie
+    places = ranking.rank([[10.0, 11.0], [10.5, 12.5], [12.0, 13.0], [20.0]])
+    assert [r.rank for r in places] == [2, 2, 2, 1]
+    assert [r.tied for r in places] == [True, True, True, False]
+
+
+def test_equal_single_samples_tie_and_distinct_ones_do_not() -> None:
+    assert [(r.rank, r.tied) for r in ranking.rank([[5.0], [5.0], [4.0]])] == [(1, True), (1, True), (3, False)]
+    assert [(r.rank, r.tied) for r in ranking.rank([[5.0], [5.1]])] == [(2, False), (1, False)]
+
+
+def test_non_finite_samples_are_ignored_and_a_result_needs_one_value() -> None:
+    places = ranking.rank([[1.0, math.nan], [2.0]])
+    assert places[0].single and (places[0].low, places[0].high) == (1.0, 1.0) and places[1].rank == 1
+    with pytest.raises(ValueError):
+        ranking.rank([[math.nan]])
+
+
+def test_direction_comes_from_the_unit() -> None:
+    assert ranking.direction("tok/s") == 1 and ranking.direction("requests/s") == 1
+    assert ranking.direction("ms") == -1 and ranking.direction("ns") == -1
+    assert (
+        ranking.direction("ratio") is None and ranking.direction("tokens") is None and ranking.direction(None) is None
+    )
+
+
+def test_workload_tier_separates_points_and_stated_context() -> None:
+    sweep = {"workload": "context  sweep", "axis": "active_context_tokens", "config": {"tp": 1}}
+    short, long = ranking.workload_tier(sweep, 1024.0), ranking.workload_tier(sweep, 100000.0)
+    assert short[0] != long[0] and short[0][0] == "context sweep"
+    run = {"workload": "context sweep", "config": {"active_context_tokens": 1024, "concurrency": 4, "tp": 2}}
+    assert ranking.workload_tier(run)[1] == [("active_context_tokens", 1024.0), ("concurrency", 4.0)]
+    assert ranking.workload_tier(run)[0] != ranking.workload_tier({**run, "config": {"tp": 2}})[0]
+    # a series along concurrency states its concurrency once: the point's x, not the config's
+    along = {"workload": "w", "axis": "concurrency", "config": {"concurrency": 8}}
+    assert ranking.workload_tier(along, 2.0)[1] == [("concurrency", 2.0)]
+
+
+# -- a built site ---------------------------------------------------------------------------------
+
+ROW = re.compile(r'<tr class="evreg-row evreg-(\w+)" data-measurement="([^"]+)"[^>]*>(.*?)</tr>', re.S)
+
+
+def tiers(page: str) -> dict[str, list[tuple[str, str, str]]]:
+    """Each workload's rows as (ranked or unranked, measurement, first cell's text), in page order."""
+    out: dict[str, list[tuple[str, str, str]]] = {}
+    for body in re.findall(r'<tbody class="evreg-tier" data-tier="([^"]*)">(.*?)</tbody>', page, re.S):
+        out[html.unescape(body[0])] = [
+            (state, mid, " ".join(re.sub(r"<[^>]+>", " ", cells.split("</td>")[0]).split()))
+            for state, mid, cells in ROW.findall(body[1])
+        ]
+    return out
+
+
+def test_comparison_ranks_within_one_workload_with_ties_and_leaves_unpromotable_rows_unranked(
+    compare_site: Path,
+) -> None:
+    page = (compare_site / "compare/decode-tok-s/index.html").read_text()
+    found = tiers(page)
+    assert found[WORKLOAD] == [
+        ("ranked", "run-2", "1 tied"),  # tied rows keep their order by median
+        ("ranked", "run-1", "1 tied"),
+        ("ranked", "run-3", "3"),
+        ("unranked", "run-q", "not ranked"),
+        ("unranked", "run-s", "not ranked"),
+    ]
+    assert found[f"{WORKLOAD} · active_context_tokens = 100000"] == [("ranked", "run-long", "1")]
+    # the series' two points are two workloads (context 0 and 8192), never ranked against each other
+    assert found["context sweep · active_context_tokens = 0"] == [("ranked", "sweep-1", "1")]
+    assert found["context sweep · active_context_tokens = 8192"] == [("ranked", "sweep-1", "1")]
+    assert "not ranked: its state is &#x27;quarantined&#x27;" in page
+    # every value is a citation of a stored sample: the spread cites the lowest and highest repeats
+    row = ROW.search(page[page.index('data-measurement="run-2"') - 40 :])
+    assert row is not None
+    cites = re.findall(r'data-cite="([^"]+)"', row.group(3))
+    assert cites == ["m:run-2.decode_tok_s[0]", "m:run-2.decode_tok_s[1]"] and "range of 2 samples" in row.group(3)
+    assert "single sample" in page.split('data-measurement="run-3"')[1].split("</tr>")[0]
+    # the script is the product's own file, loaded after the page content (content never holds a script element)
+    script = '<script src="../../assets/evreg-compare.js" defer></script>'
+    content = page[page.index('<article class="md-content__inner') : page.index("</article>")]
+    assert script in page and script not in content and (compare_site / "assets/evreg-compare.js").is_file()
+
+
+def test_the_comparisons_index_lists_each_headline_metric_the_records_store(compare_site: Path) -> None:
+    index = (compare_site / "compare/index.html").read_text()
+    # the fixture stores only decode_tok_s: one page; ttft and prefill get pages only where the records hold them
+    assert re.findall(r'href="[./]*compare/([a-z-]+)/"', index) == ["decode-tok-s"]
+    assert not (compare_site / "compare/ttft-ms").exists()
+
+
+def test_the_real_sites_comparisons_never_rank_across_workloads_or_unpromotable_rows(repo_site: Path) -> None:
+    from evreg.vocab import states
+
+    promotable = {s for s, spec in states().items() if spec["promotable"]}
+    pages = sorted((repo_site / "compare").glob("*/index.html"))
+    assert {p.parent.name for p in pages} >= {"decode-tok-s", "ttft-ms", "prefill-tok-s"}
+    tied = 0
+    for path in pages:
+        text = path.read_text()
+        keys = re.findall(r'<tbody class="evreg-tier" data-tier="([^"]*)">', text)
+        assert len(keys) == len(set(keys)), path  # one body per workload
+        for body in re.findall(r'<tbody class="evreg-tier".*?</tbody>', text, re.S):
+            ranked = []
+            for row in re.finditer(
+                r'<tr class="evreg-row evreg-(\w+)"[^>]*data-low="([^"]+)" data-high="([^"]+)">(.*?)</tr>', body, re.S
+            ):
+                state = re.search(r'evreg-state-([\w-]+)"', row.group(4))
+                assert state is not None
+                if row.group(1) == "ranked":
+                    assert state.group(1) in promotable, (path, row.group(4)[:200])
+                    rank = int(re.search(r'data-sort="(\d+)"', row.group(4)).group(1))  # type: ignore[union-attr]
+                    ranked.append((rank, float(row.group(2)), float(row.group(3)), "evreg-tied" in row.group(4)))
+            tied += sum(r[3] for r in ranked)
+            for a in ranked:  # a better rank lies wholly above (or, for times, below) a worse one; equal ranks overlap
+                for b in ranked:
+                    if a[0] < b[0]:
+                        assert (a[1] > b[2]) if "ttft" not in path.parent.name else (a[2] < b[1]), (path, a, b)
+    assert tied > 0  # the real records have overlapping repeats
+    # the comparisons index is searchable; the tables' rows are not (they would crowd out the records' own pages)
+    locations = {
+        d["location"].split("#")[0] for d in json.loads((repo_site / "search/search_index.json").read_text())["docs"]
+    }
+    assert "compare/" in locations and not any(loc.startswith("compare/") and loc != "compare/" for loc in locations)
+
+
+def test_a_large_contract_is_a_grid_folded_by_row_group_with_every_cell_once(repo_site: Path) -> None:
+    from evreg import coverage
+
+    name = "qwen36-tp1-llamacpp-sycl-target-matrix"
+    contract = json.loads((REPO / f"packets/qwen-27b/coverage/{name}.json").read_text())
+    expected = [coverage.merge(c.matching)[0].get("state", "missing") for c in coverage.expand(contract)]
+    page = (repo_site / f"coverage/qwen-27b/{name}/index.html").read_text()
+    cells = re.findall(r'<td class="evreg-cell evreg-cell-([\w-]+)" data-state="\1">', page)
+    assert sorted(cells) == sorted(expected) and len(cells) > 100  # each cell of the axes' product, once
+    folds = re.findall(r'<details class="evreg-grid-group"><summary>(.*?)</summary>', page, re.S)
+    artifacts = next(a for a in contract["axes"] if a["key"] == "artifact_id")["values"]
+    assert len(folds) == len(artifacts)
+    legend = page[page.index('<ul class="evreg-grid-legend">') :].split("</ul>")[0]
+    for state in set(expected):  # the legend counts each state present
+        assert re.search(rf"evreg-state-{state}\">{state}</span> {expected.count(state)} ", legend)
+    assert "For every cell:" in page  # its single-valued axes, stated once
+
+
+def test_a_coverage_view_is_a_rows_by_columns_grid(compare_site: Path) -> None:
+    page = (compare_site / "families/fam/index.html").read_text()
+    grid = page[page.index('<table class="evreg-matrix evreg-grid">') :].split("</table>")[0]
+    assert re.findall(r"<th scope=\"col\">(.*?)</th>", grid) == ["TP1", "TP2"]
+    assert re.findall(r"<th scope=\"row\">(.*?)</th>", grid) == ["MTP0"]
+    assert re.findall(r'class="evreg-cell evreg-cell-([\w-]+)"', grid) == ["lab-measured", "missing"]
