@@ -28,7 +28,7 @@ from evreg import markdown as md
 from evreg.containment import SITE_DIR, outside_repository, unpublishable
 from evreg.findings import Finding
 from evreg.layout import PAGES_DIR
-from evreg.site import Page, Pages, page_base, render_pages
+from evreg.site import Page, Pages, evidence_url, page_base, page_url, render_pages
 
 if TYPE_CHECKING:
     from evreg.findings import Code
@@ -68,6 +68,7 @@ class SitePlugin(BasePlugin):
         self.pages = Pages(db)
         self.generated: dict[str, Page] = {}
         self.findings: list[Finding] = []
+        self.evidence_published = 0
 
     def on_files(self, files: Any, config: Any) -> Any:
         from mkdocs.exceptions import PluginError
@@ -108,6 +109,7 @@ class SitePlugin(BasePlugin):
         if src in self.generated:
             return ""  # the body is the generated HTML, put in place in on_page_content
         self.pages.base = page_base(src).removeprefix("../") if src.endswith("index.md") else page_base(src)
+        self.pages.here = page_url(src)
         return "\n".join(
             line if code else "".join(t if inline else self._render(t) for t, inline in md.spans(line))
             for _, line, code in md.lines(markdown)
@@ -145,6 +147,37 @@ class SitePlugin(BasePlugin):
             from mkdocs.exceptions import PluginError
 
             raise PluginError(f"{len(self.findings)} orphan numbers on rendered pages")
+        self.evidence_published = publish_evidence(self.root, self.pages, Path(config["site_dir"]))
+
+
+def publish_evidence(root: Path, pages: Pages, site: Path) -> int:
+    """Copy every local evidence file the catalog lists as present into the site, by content
+    (``evidence/SHA256/NAME``): copies of one file are published once. A file is copied only when it is
+    a regular file inside the repository (no symlink on the way) whose bytes still have the catalog's
+    sha256. Returns the number of files published."""
+    real_root = os.path.realpath(root)
+    done: set[str] = set()
+    for rows in pages.evidence.values():
+        for ev in rows:
+            if ev.ref_kind != "local" or not ev.present or not ev.sha256:
+                continue
+            dest = evidence_url(ev.sha256, ev.path)
+            if dest in done or outside_repository(ev.path):
+                continue
+            src = root / ev.path
+            real = os.path.realpath(src)
+            if real != os.path.abspath(src) or os.path.commonpath([real, real_root]) != real_root:
+                continue
+            if not os.path.isfile(real):
+                continue
+            data = Path(real).read_bytes()
+            if hashlib.sha256(data).hexdigest() != ev.sha256:
+                continue
+            target = site / dest
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+            done.add(dest)
+    return len(done)
 
 
 _EXEMPT = re.compile(
