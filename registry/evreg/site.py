@@ -27,6 +27,7 @@ from evreg.layout import family_scoped, slug
 from evreg.models import NAME_KEYS, claims_in, revisions_of
 from evreg.tables import EvidenceRow, FindingRow, Meta, ProvenanceRow, RecordRow, rows_of
 from evreg.vocab import load as load_vocab
+from evreg.vocab import promotable
 from evreg.vocab import states as state_vocab
 
 if TYPE_CHECKING:
@@ -138,6 +139,20 @@ class Page:
     parts: list[str] = field(default_factory=list)
     toc: list[dict[str, Any]] = field(default_factory=list)  # MkDocs toc tokens, nested by level
     _ids: Counter[str] = field(default_factory=Counter)
+    _index: list[list[Any]] = field(default_factory=list)  # [id, level, heading text, first paragraph's text]
+
+    def search_entries(self, url: str) -> list[dict[str, Any]]:
+        """The page's search entries, as the theme's search index holds them: one per heading (its text, and
+        the text of the paragraph under it), without parsing the page (at 100,000 measurements, parsing the
+        pages was most of the build)."""
+        entries = []
+        for hid, level, title, text in self._index:
+            entry: dict[str, Any] = {"location": url if level == 1 else f"{url}#{hid}", "title": escape(title)}
+            entry["text"] = escape(text)
+            if self.boost:
+                entry["boost"] = self.boost
+            entries.append(entry)
+        return entries
 
     @property
     def html(self) -> str:
@@ -165,6 +180,7 @@ class Page:
         self.parts.append(
             f'<h{level} id="{hid}">{inner}<a class="headerlink" href="#{hid}" title="Permanent link">¶</a></h{level}>'
         )
+        self._index.append([hid, level, text, ""])
         token = {"level": level, "id": hid, "name": escape(text), "children": []}  # toc titles are HTML
         siblings = self.toc
         while siblings and siblings[-1]["level"] < level:
@@ -173,6 +189,8 @@ class Page:
 
     def p(self, inner: str) -> None:
         self.parts.append(f"<p>{inner}</p>")
+        if self._index and not self._index[-1][3]:
+            self._index[-1][3] = " ".join(unescape(_TAGS.sub(" ", inner)).split())[:300]
 
     def sub(self, inner: str) -> None:
         """A heading inside a measurement's section: no id, not in the toc (a packet's toc lists its
@@ -241,8 +259,10 @@ class Pages:
         self._trust: dict[str, str] = {}
         self.in_packet: dict[str, list[str]] = defaultdict(list)  # packet id -> its measurements
         self.loose: dict[str, list[str]] = defaultdict(list)  # family id -> its measurements in no packet
+        self.of_family: dict[str, list[str]] = defaultdict(list)  # family id -> its measurements
         for mid in self.measurements:
             row = self.measurement_where(mid)
+            self.of_family[str(row.family)].append(mid)
             (self.in_packet[row.packet] if row.packet else self.loose[str(row.family)]).append(mid)
         self.base = ""
         self.here = ""  # the URL path of the page being rendered (relative to the site root)
@@ -503,7 +523,8 @@ def _home(p: Pages) -> Page:
 
 
 def _featured_rows(p: Pages, page: Page, fam: dict[str, Any]) -> None:
-    """A family's headline: each declared result with its grade, hardware and runtime beside it."""
+    """A family's headline: each declared result with its state, grade, hardware and runtime beside it, and why
+    it is not simply the best value the family holds."""
     rows = fam.get("featured_results") or _primary_headline(p, fam)
     if not rows:
         page.note("This family declares no headline, and its primary packet features no metric.")
@@ -522,14 +543,85 @@ def _featured_rows(p: Pages, page: Page, fam: dict[str, Any]) -> None:
                 esc(fr["role"]),
                 p.prose(fr["label"]),
                 p.cite(mid, fr["metric"], fr.get("sample_index"), fr.get("point_x")),
+                p.state(m["state"]) if m else "—",
                 f"{grade} · {p.link('packet', pid, 'packet')}" if pid else grade,
                 p.text(m.get("hardware") or pk.get("hardware") or "not recorded", "hardware")
                 + (f" · {esc(pk['cards'])} cards" if pk.get("cards") else ""),
                 p.text(m.get("runtime") or pk.get("runtime") or "not recorded", "runtime"),
                 p.prose(fr.get("quality_label")),
+                _why_not_best(p, fam["id"], fr),
             ]
         )
-    page.table(["Role", "Result", "Value", "Grade (packet)", "Hardware", "Runtime", "Quality"], table)
+    page.table(
+        ["Role", "Result", "Value", "State", "Grade (packet)", "Hardware", "Runtime", "Quality", "Better values"],
+        table,
+    )
+
+
+def _lower_is_better(metric: str) -> bool:
+    return citations.unit_of(metric) in ("ms", "s")
+
+
+def _values(m: dict[str, Any], metric: str) -> Iterable[tuple[float, int | None, float | None]]:
+    """Every value of ``metric`` a measurement stores: (value, sample index, point x)."""
+    for i, v in enumerate((m.get("metrics") or {}).get(metric) or []):
+        if isinstance(v, int | float) and not isinstance(v, bool):
+            yield float(v), i, None
+    for pt in m.get("points") or []:
+        v = pt.get(metric) if isinstance(pt, dict) else None
+        if isinstance(v, int | float) and not isinstance(v, bool) and isinstance(pt.get("x"), int | float):
+            yield float(v), None, pt["x"]
+
+
+SCOPE_KEYS = ("revision", "artifact_id", "quantization", "hardware", "runtime", "workload")
+
+
+def _scope_difference(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    """The scope keys (and config keys) on which two measurements differ."""
+    keys = [k for k in SCOPE_KEYS if a.get(k) != b.get(k)]
+    ca, cb = a.get("config") or {}, b.get("config") or {}
+    return keys + [f"config.{k}" for k in sorted(set(ca) | set(cb)) if ca.get(k) != cb.get(k)]
+
+
+def _why_not_best(p: Pages, fid: str, fr: dict[str, Any]) -> str:
+    """Why the headline is not simply the family's best value of its metric: the best promotable and the best
+    non-promotable values beyond it, each linked, with the reason it is not the headline."""
+    mid, metric = fr["measurement_id"], fr["metric"]
+    head = p.measurements.get(mid)
+    where = (fr.get("sample_index"), fr.get("point_x"))
+    own = next((v for v, i, x in _values(head or {}, metric) if (i, x) == where), None)
+    if head is None or own is None:
+        return "—"
+    sign = -1.0 if _lower_is_better(metric) else 1.0
+    best: dict[bool, tuple[float, str, int | None, float | None, str]] = {}
+    for other in p.of_family.get(fid, []):
+        m = p.measurements[other]
+        superseded = f"it is superseded by {p.superseded_by[other]}" if other in p.superseded_by else None
+        reason = promotable(m) or superseded
+        for v, i, x in _values(m, metric):
+            if sign * v <= sign * own:
+                continue
+            key = reason is not None
+            if key not in best or sign * v > sign * best[key][0]:
+                why = reason or _promotable_reason(m, head, other == mid)
+                best[key] = (v, other, i, x, why)
+    if not best:
+        return "None: it is the best value of this metric in the family."
+    out = []
+    for key, label in ((False, "Best promotable"), (True, "Best not promotable")):
+        if key in best:
+            v, other, i, x, why = best[key]
+            out.append(f"{label}: {p.cite(other, metric, i, x)} ({esc(why)})")
+    return '<span class="evreg-why">' + "<br>".join(out) + "</span>"
+
+
+def _promotable_reason(m: dict[str, Any], head: dict[str, Any], same: bool) -> str:
+    if same:
+        return "another sample of the same measurement; the family features the one it declares"
+    diff = _scope_difference(m, head)
+    if diff:
+        return "another scope: " + ", ".join(diff[:4]) + (" …" if len(diff) > 4 else "")
+    return "same scope; the family declares its headline, it is never computed as a maximum"
 
 
 def _primary_headline(p: Pages, fam: dict[str, Any]) -> list[dict[str, Any]]:
