@@ -127,7 +127,7 @@ def shown_text(page_html: str) -> str:
 
 def test_no_page_shows_markup_or_a_citation_as_text(repo_site: Path) -> None:
     shown = {rel: MARKUP.findall(shown_text(text)) for rel, text in pages(repo_site)}
-    assert len(shown) >= 300
+    assert len(shown) >= 150  # every page (measurements are sections of packet pages)
     assert {rel: found for rel, found in shown.items() if found} == {}
 
 

@@ -158,10 +158,14 @@ class Page:
     def html(self) -> str:
         return "\n".join(self.parts) + "\n"
 
+    def plain_title(self) -> str:
+        """The title as MkDocs may show it: MkDocs puts it into templates unescaped, so it keeps only plain
+        characters."""
+        return " ".join(re.sub(r"[^\w\s.·→/+-]", " ", self.title).split()) or "Untitled"
+
     def stub(self) -> str:
-        """The Markdown file MkDocs sees: front matter only (the plugin supplies the body).
-        MkDocs puts the title into templates unescaped, so it keeps only plain characters."""
-        plain = " ".join(re.sub(r"[^\w\s.·→/+-]", " ", self.title).split()) or "Untitled"
+        """The Markdown file MkDocs sees: front matter only (the plugin supplies the body)."""
+        plain = self.plain_title()
         fm = "---\ntitle: " + json.dumps(plain, ensure_ascii=False) + "\n"
         if not self.search:
             fm += "search:\n  exclude: true\n"
@@ -276,29 +280,36 @@ class Pages:
         frag = m_anchor(mid, anchor)
         return f"#{frag}" if home == self.here else f"{self.base}{home}#{frag}"
 
+    def trust_parts(self, mid: str) -> tuple[str, str, str, str]:
+        """A measurement's state, its packet's grades (and which packet), hardware and runtime, as plain text."""
+        m = self.measurements.get(mid, {})
+        pid = self.packet_of(mid)
+        pk = self.records.get("packet", {}).get(pid or "", {})
+        grades = [
+            f"{'EVID' if axis == 'evidence' else 'CAP'} {g.get('grade')}"
+            for axis, g in (pk.get("grades") or {}).items()
+            if isinstance(g, dict)
+        ]
+        hardware = m.get("hardware") or pk.get("hardware") or "hardware not recorded"
+        runtime = m.get("runtime") or pk.get("runtime") or "runtime not recorded"
+        return (
+            str(m.get("state", "unknown state")),
+            (" ".join(grades) or "ungraded") + (f" (packet {pid})" if pid else " (no packet)"),
+            " ".join(str(hardware).split()),
+            " ".join(str(runtime).split()),
+        )
+
     def trust(self, mid: str) -> str:
-        """What a reader needs beside a measured number (plain text): the measurement's state, its packet's
-        grades, hardware and runtime."""
+        """What a reader needs beside a measured number (plain text, a citation's tooltip): the measurement's
+        state, its packet's grades, hardware and runtime."""
         if mid not in self._trust:
-            m = self.measurements.get(mid, {})
-            pid = self.packet_of(mid)
-            pk = self.records.get("packet", {}).get(pid or "", {})
-            grades = [
-                f"{'EVID' if axis == 'evidence' else 'CAP'} {g.get('grade')}"
-                for axis, g in (pk.get("grades") or {}).items()
-                if isinstance(g, dict)
-            ]
-            hardware = m.get("hardware") or pk.get("hardware") or "hardware not recorded"
-            runtime = m.get("runtime") or pk.get("runtime") or "runtime not recorded"
-            self._trust[mid] = " · ".join(
-                [
-                    str(m.get("state", "unknown state")),
-                    (" ".join(grades) or "ungraded") + (f" (packet {pid})" if pid else " (no packet)"),
-                    " ".join(str(hardware).split()),
-                    " ".join(str(runtime).split()),
-                ]
-            )
+            self._trust[mid] = " · ".join(self.trust_parts(mid))
         return self._trust[mid]
+
+    def trust_line(self, mid: str) -> str:
+        """The same as HTML, for the line under a measurement's heading (hardware and runtime are names)."""
+        state, grades, hardware, runtime = self.trust_parts(mid)
+        return f"{esc(state)} · {esc(grades)} · {self.text(hardware, 'hardware')} · {self.text(runtime, 'runtime')}"
 
     def packet_of(self, mid: str) -> str | None:
         """The packet a measurement belongs to: its folder's, else the packet that features it."""
@@ -1083,7 +1094,7 @@ def _measurement(p: Pages, page: Page, mid: str) -> None:
     row = p.measurement_where(mid)
     kind = "run-measurement" if ("run-measurement", mid) in p.where else "series-measurement"
     page.h(3 if row.packet else 2, f"Measurement <code>{esc(mid)}</code> {p.state(m['state'])}", m_anchor(mid))
-    page.p(f"{esc(kind)} · {esc(p.trust(mid))} · file <code>{esc(row.file)}</code>")
+    page.p(f"{esc(kind)} · {p.trust_line(mid)} · file <code>{esc(row.file)}</code>")
     page.add('<div class="evreg-measurement" data-search-exclude>')
     if m.get("retired"):
         page.add(

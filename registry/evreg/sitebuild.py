@@ -69,6 +69,8 @@ class SitePlugin(BasePlugin):
         self.generated: dict[str, Page] = {}
         self.findings: list[Finding] = []
         self.evidence_published = 0
+        self.shelled: dict[str, Page] = {}
+        self.shell = ""
 
     def on_files(self, files: Any, config: Any) -> Any:
         from mkdocs.exceptions import PluginError
@@ -93,6 +95,14 @@ class SitePlugin(BasePlugin):
                 files.append(File.generated(config, dest, abs_src_path=str(PAGES_DIR / name)))
         downloads = _downloads(self.downloads)
         self.generated = render_pages(self.pages, downloads, self.code_docs)
+        self.shelled = {path: page for path, page in self.generated.items() if shelled(path)}
+        index = getattr(config.plugins.get("material/search"), "search_index", None)
+        for path, page in self.shelled.items():
+            del self.generated[path]
+            if page.search and isinstance(getattr(index, "entries", None), list):
+                index.entries.extend(page.search_entries(page_url(path)))  # type: ignore[union-attr]
+        if self.shelled:
+            self.generated[SHELL] = shell_page()
         for path, page in self.generated.items():
             hidden = path.startswith(NOT_IN_NAV) and not path.endswith("index.md")
             inclusion = InclusionLevel.NOT_IN_NAV if hidden else InclusionLevel.UNDEFINED
@@ -150,7 +160,9 @@ class SitePlugin(BasePlugin):
         """A generated page without the theme's indentation (runs of white space that hold a line break become
         one line break: the same page to a browser, as generated pages hold no ``pre``); a third of its bytes."""
         if page.file.src_uri in self.generated:
-            return _BLANK.sub("\n", output)
+            output = _BLANK.sub("\n", output)
+            if page.file.src_uri == SHELL:
+                self.shell = output
         return output
 
     def on_post_build(self, config: Any) -> None:
@@ -158,7 +170,73 @@ class SitePlugin(BasePlugin):
             from mkdocs.exceptions import PluginError
 
             raise PluginError(f"{len(self.findings)} orphan numbers on rendered pages")
-        self.evidence_published = publish_evidence(self.root, self.pages, Path(config["site_dir"]))
+        site = Path(config["site_dir"])
+        if self.shelled:
+            self._write_shelled(site)
+        self.evidence_published = publish_evidence(self.root, self.pages, site)
+
+    def _write_shelled(self, site: Path) -> None:
+        """The packet pages, each put into the theme's page as MkDocs rendered it once for the shell (every packet
+        page is at the same depth, so the theme's relative links hold): the theme's template costs milliseconds
+        a page, which at 100,000 measurements (some 45,000 packets) is most of the build. Checked for orphan
+        numbers as every page is."""
+        from mkdocs.exceptions import PluginError
+
+        shutil.rmtree(site / page_url(SHELL), ignore_errors=True)
+        head, tail = self.shell.split(SHELL_CONTENT, 1)
+        toc_at = _TOC_MARK.search(head)
+        if toc_at is None:
+            raise PluginError("the theme's page has no table of contents where the shell put one")
+        for path, page in self.shelled.items():
+            for figure in orphans_in_html(page.html):
+                line = next((n for n, t in enumerate(page.html.split("\n"), 1) if figure in html.unescape(t)), None)
+                message = f"rendered page {path} shows figure {figure!r} that did not come through a citation"
+                hint = "write {{ m:ID.METRIC[INDEX] }} instead of the typed figure"
+                self.findings.append(codes.ORPHAN_NUMBER.at(path, "", message, hint, line=line, column=1))
+            title = html.escape(page.plain_title())
+            top = head[: toc_at.start()] + toc_html(page.toc) + head[toc_at.end() :]
+            out = site / page_url(path) / "index.html"
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(top.replace(SHELL_TITLE, title) + _BLANK.sub("\n", page.html) + tail, "utf-8")
+        if self.findings:
+            raise PluginError(f"{len(self.findings)} orphan numbers on rendered pages")
+
+
+SHELL = "packets/shell--page.md"
+"""The page MkDocs renders once as the theme's frame of every packet page ("--" is in no id: no packet has it)."""
+SHELL_TITLE, SHELL_CONTENT, SHELL_TOC = "EVREGSHELLTITLE", "<h1>EVREGSHELLCONTENT</h1>", "evregshelltoc"
+_TOC_MARK = re.compile(r'<li class="md-nav__item">\s*<a href="#evregshelltoc".*?</li>', re.S)
+
+
+def shelled(path: str) -> bool:
+    """A generated page written into the shell rather than rendered by MkDocs: a packet's page."""
+    return path.startswith("packets/") and path != "packets/index.md" and path.count("/") == 1
+
+
+def shell_page() -> Page:
+    shell = Page(SHELL_TITLE, search=False)
+    shell.add(SHELL_CONTENT)
+    shell.toc = [
+        {"level": 1, "id": "s", "name": "s", "children": [{"level": 2, "id": SHELL_TOC, "name": "t", "children": []}]}
+    ]
+    return shell
+
+
+def toc_html(toc: list[dict[str, Any]]) -> str:
+    """A page's table of contents as the theme writes it (the h1's children, nested)."""
+    items = toc[0]["children"] if len(toc) == 1 and toc[0]["level"] == 1 else toc
+    out = []
+    for t in items:
+        inner = ""
+        if t["children"]:
+            label = html.escape(html.unescape(t["name"]), quote=True)
+            nested = toc_html(t["children"])
+            inner = f'<nav class="md-nav" aria-label="{label}"><ul class="md-nav__list">{nested}</ul></nav>'
+        out.append(
+            f'<li class="md-nav__item"><a href="#{t["id"]}" class="md-nav__link"><span class="md-ellipsis">'
+            f"{t['name']}</span></a>{inner}</li>"
+        )
+    return "".join(out)
 
 
 def publish_evidence(root: Path, pages: Pages, site: Path) -> int:
