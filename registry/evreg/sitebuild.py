@@ -197,7 +197,9 @@ class SitePlugin(BasePlugin):
             top = head[: toc_at.start()] + toc_html(page.toc) + head[toc_at.end() :]
             out = site / page_url(path) / "index.html"
             out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(top.replace(SHELL_TITLE, title) + _BLANK.sub("\n", page.html) + tail, "utf-8")
+            first = page.toc[0]["id"] if page.toc else ""
+            top = top.replace(SHELL_TITLE, title).replace(f'href="#{SHELL_H1}"', f'href="#{first}"')
+            out.write_text(top + _BLANK.sub("\n", page.html) + tail, "utf-8")
         if self.findings:
             raise PluginError(f"{len(self.findings)} orphan numbers on rendered pages")
 
@@ -205,6 +207,7 @@ class SitePlugin(BasePlugin):
 SHELL = "packets/shell--page.md"
 """The page MkDocs renders once as the theme's frame of every packet page ("--" is in no id: no packet has it)."""
 SHELL_TITLE, SHELL_CONTENT, SHELL_TOC = "EVREGSHELLTITLE", "<h1>EVREGSHELLCONTENT</h1>", "evregshelltoc"
+SHELL_H1 = "evregshellh1"  # the theme's "skip to content" link names the page's first heading
 _TOC_MARK = re.compile(r'<li class="md-nav__item">\s*<a href="#evregshelltoc".*?</li>', re.S)
 
 
@@ -217,7 +220,12 @@ def shell_page() -> Page:
     shell = Page(SHELL_TITLE, search=False)
     shell.add(SHELL_CONTENT)
     shell.toc = [
-        {"level": 1, "id": "s", "name": "s", "children": [{"level": 2, "id": SHELL_TOC, "name": "t", "children": []}]}
+        {
+            "level": 1,
+            "id": SHELL_H1,
+            "name": "s",
+            "children": [{"level": 2, "id": SHELL_TOC, "name": "t", "children": []}],
+        }
     ]
     return shell
 
