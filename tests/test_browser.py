@@ -192,7 +192,8 @@ def test_chart_points_link_to_their_measurements(real_site: str, page: object) -
     mid = cite.split(":", 1)[1].split(".", 1)[0]
     assert mid in page.url and href.split("#")[0].strip("./") in page.url
     shown = page.locator(f"a.evreg-cite[data-cite='{cite}']").first.inner_text()
-    assert tooltip.endswith(shown)
+    assert f"{mid}: {shown} · " in tooltip  # the value, then its state, grade, hardware and runtime
+    assert tooltip.split(" · ")[1] in ("lab-measured", "community-measured", "lab-screened", "quarantined", "estimated")
 
 
 def test_quarantined_cell_shows_as_quarantined(fixture_site: str, page: object) -> None:

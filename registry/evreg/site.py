@@ -843,7 +843,9 @@ def _dot(p: Pages, mid: str, metric: str, index: int | None, x: float | None, xv
     raw = citations.citation_text(mid, metric, index, x)
     text = citations.format_value(v, metric)
     sel = citations.selector(index, x)
-    return charts.Dot(xv, v, p.m_url(mid, sample_anchor(metric, sel)), f"{mid}: {text}", raw[3:-3].strip())
+    href = p.m_url(mid, sample_anchor(metric, sel))
+    tooltip = f"{mid}: {text}" + ("" if href.startswith("#") else f" · {p.trust(mid)}")  # else its section says it
+    return charts.Dot(xv, v, href, tooltip, raw[3:-3].strip())
 
 
 def _axis_key(axis: dict[str, Any] | None, default: str) -> str:
