@@ -217,23 +217,33 @@ def test_hostile_record_text_renders_as_text(fixture_site: str, page: object) ->
     assert page.dialogs == []
 
 
-def test_search_finds_a_packet_by_id_offline(real_site: str, page: object) -> None:
+@pytest.mark.parametrize(
+    ("query", "found"),
+    [
+        ("qwen36-27b-q8-tp2", "packets/qwen36-27b-q8-tp2/"),
+        # a measurement is found by its id, at its section (issue 17: sections of their pages, in the search index)
+        ("q36-q4km-tp1-kv-f16-context", "families/qwen-27b/measurements/#m-q36-q4km-tp1-kv-f16-context"),
+    ],
+)
+def test_search_finds_packets_and_measurements_by_id_offline(
+    real_site: str, page: object, query: str, found: str
+) -> None:
     page.goto(real_site)
     page.locator("label.md-search__icon, .md-search__input").first.click()
     box = page.locator("input.md-search__input")
-    links = page.locator(".md-search-result__item > a")
+    links = page.locator(".md-search-result__item > a, .md-search-result__more a, .md-search-result a")
     hrefs: list[str] = []
     for attempt in range(60):
         # The search worker loads its index in the background and answers each keystroke asynchronously:
         # retype now and then (the index may not have been ready), and read the results once they settle.
         if attempt % 8 == 0:
             box.fill("")
-            box.type("qwen36-27b-q8-tp2")
+            box.type(query)
         page.wait_for_timeout(500)
         hrefs = [a.get_attribute("href") or "" for a in links.all()]
-        if any(h.rstrip("/").endswith("packets/qwen36-27b-q8-tp2") for h in hrefs):
+        if any(h.endswith(found) for h in hrefs):
             break
-    assert any(h.rstrip("/").endswith("packets/qwen36-27b-q8-tp2") for h in hrefs), hrefs
+    assert any(h.endswith(found) for h in hrefs), hrefs
 
 
 @pytest.mark.parametrize("width", [1280, 390])
