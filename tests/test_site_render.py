@@ -320,29 +320,32 @@ def test_a_family_without_featured_results_heads_with_its_primary_packets_featur
 
 
 def broken_links(site: Path) -> tuple[int, list[str]]:
-    """Every link of every page of the site to the site itself: the file exists, and so does the element its
-    fragment names (a measurement's section, a sample's row)."""
+    """Every link of every page of the site to the site itself, and every search result: the file exists, and so
+    does the element its fragment names (a measurement's section, a sample's row)."""
     from urllib.parse import unquote, urljoin, urlparse
 
     ids: dict[Path, set[str]] = {}
     checked, bad = 0, []
+    found = [e["location"] for e in json.loads((site / "search/search_index.json").read_text("utf-8"))["docs"]]
+    links = [("index.html", html.escape(loc)) for loc in found]  # search results link from the site's root
     for page in sorted(site.rglob("*.html")):
         rel = page.relative_to(site).as_posix()
-        for href in re.findall(r'href="([^"]+)"', page.read_text("utf-8")):
-            url = urlparse(urljoin(f"http://site/{rel}", html.unescape(href)))
-            if url.netloc != "site":
-                continue
-            target = site / unquote(url.path).lstrip("/")
-            if target.is_dir():
-                target = target / "index.html"
-            checked += 1
-            if not target.is_file():
+        links += [(rel, h) for h in re.findall(r'href="([^"]+)"', page.read_text("utf-8"))]
+    for rel, href in links:
+        url = urlparse(urljoin(f"http://site/{rel}", html.unescape(href)))
+        if url.netloc != "site":
+            continue
+        target = site / unquote(url.path).lstrip("/")
+        if target.is_dir():
+            target = target / "index.html"
+        checked += 1
+        if not target.is_file():
+            bad.append(f"{rel}: {href}")
+        elif url.fragment and target.suffix == ".html":
+            if target not in ids:
+                ids[target] = set(re.findall(r'\bid="([^"]+)"', target.read_text("utf-8")))
+            if url.fragment not in ids[target]:
                 bad.append(f"{rel}: {href}")
-            elif url.fragment and target.suffix == ".html":
-                if target not in ids:
-                    ids[target] = set(re.findall(r'\bid="([^"]+)"', target.read_text("utf-8")))
-                if url.fragment not in ids[target]:
-                    bad.append(f"{rel}: {href}")
     return checked, bad
 
 
