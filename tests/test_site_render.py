@@ -353,6 +353,9 @@ def test_every_link_of_the_site_resolves_to_its_page_and_anchor(repo_site: Path)
     checked, bad = broken_links(repo_site)
     assert checked > 5000 and bad == [], (checked, bad[:10])
     assert not (repo_site / "measurements" / "q36-q4km-tp1-kv-f16-context").exists()  # no page per measurement
+    index = json.loads((repo_site / "search/search_index.json").read_text("utf-8"))["docs"]
+    searchable = {e["location"].rsplit("#m-", 1)[1] for e in index if "#m-" in e["location"]}
+    assert searchable == {str(m["id"]) for m in _records(("run-measurement", "series-measurement"))}
     cites = re.findall(r'href="([^"]*#m-[^"]+)"', (repo_site / "families/qwen-27b/index.html").read_text("utf-8"))
     assert cites and all("packets/" in h or "/measurements/#m-" in h for h in cites), cites[:5]
 
