@@ -119,6 +119,9 @@ def test_bench_runs_every_phase_as_a_whole_process(tmp_path: Path) -> None:
         assert " 0 errors, 0 warnings" in size[phase]["output"]
     assert size["build"]["output"].startswith("built ") and size["catalog"]["output"].startswith("catalog written")
     assert (tmp_path / "registry-200/build/site/index.html").is_file()
+    site = size["build"]["site"]  # issue 17: the site's build time and size, beside the whole build's
+    assert 0 < site["site_s"] <= size["build"]["median_s"] and site["pages"] > 10 and site["search_index_mb"] > 0
+    assert site["mb"] > site["downloads_mb"] > 0
     assert size["peak_memory"]["max_rss_mib"] == max(size[p]["max_rss_mib"] for p in PHASES if p != "query") or size[
         "peak_memory"
     ]["max_rss_mib"] in {size["query"][q]["max_rss_mib"] for q in QUERIES}

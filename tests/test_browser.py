@@ -119,11 +119,68 @@ def test_home_to_family_to_packet_and_a_cited_number_to_its_measurement(real_sit
     cite = page.locator("a.evreg-cite").first
     value, target = cite.inner_text(), cite.get_attribute("data-cite")
     cite.click()
-    page.wait_for_url("**/measurements/**")
     mid = target.split(":", 1)[1].split(".", 1)[0]
-    assert f"/measurements/{mid}/" in page.url
+    page.wait_for_url(f"**#m-{mid}--*")  # the measurement's section on its packet's page, at the cited sample
     assert page.locator(f"a.evreg-cite[data-cite='{target}']").first.inner_text() == value
     assert page.get_by_text("neural-download", exact=False).count() > 0  # its evidence, marked external
+
+
+TRUST_ON_FOCUS = """a => getComputedStyle(a, '::after').content"""
+HIGHLIGHT = """() => { const t = document.querySelector(':target'); const row = t && t.closest('tr');
+  return [t ? t.id : null, row ? getComputedStyle(row.querySelector('td')).backgroundColor : null]; }"""
+
+
+def test_reader_path_headline_to_grade_hardware_measurement_and_evidence(real_site: str, page: object) -> None:
+    """Issue 17: headline -> grade and hardware (0 clicks: the same row) -> the measurement, its cited sample
+    highlighted (1 click) -> its evidence (2 clicks; the lab's evidence is a link to its source repository at
+    the pinned commit, not followed offline)."""
+    clicks = 0
+    page.goto(real_site)
+    row = page.locator("article table tr", has=page.locator("td", has_text="hero")).first
+    cells = row.locator("td")
+    assert "evreg-grade" in cells.nth(4).inner_html() and cells.nth(5).inner_text().strip()  # grade, hardware
+    cite = cells.nth(2).locator("a.evreg-cite")
+    trust = cite.get_attribute("title") or ""
+    assert " · lab-measured · EVID " in trust or " · community-measured · EVID " in trust, trust
+    cite.focus()  # a keyboard reader sees the same line
+    assert trust in cite.evaluate(TRUST_ON_FOCUS)
+    target = cite.get_attribute("data-cite") or ""
+    mid = target.split(":", 1)[1].split(".", 1)[0]
+    cite.click()
+    clicks += 1
+    page.wait_for_url(f"**/packets/**#m-{mid}--*")
+    anchor, background = page.evaluate(HIGHLIGHT)
+    assert anchor == page.url.split("#", 1)[1] and background == "rgb(255, 243, 176)", (anchor, background)
+    section = page.locator(f"[id='m-{mid}'] + p")  # the line under the heading: state, grade, hardware, runtime
+    assert "EVID" in section.inner_text() or "ungraded" in section.inner_text()
+    evidence = page.locator(f"xpath=//h3[@id='m-{mid}']/following::div[1]//a[contains(@href, '/blob/')]").first
+    assert "b70-optimization-lab/blob/" in (evidence.get_attribute("href") or "")
+    clicks += 1  # following it leaves the site for the source repository
+    print(f"reader's path: headline -> grade and hardware 0 clicks -> measurement {clicks - 1} -> evidence {clicks}")
+    assert clicks == 2
+
+
+def test_local_evidence_opens_from_its_measurement(fixture_site: str, page: object) -> None:
+    page.goto(fixture_site + "families/fam/")
+    page.locator("article table a.evreg-cite[data-cite^='m:run-1.']").first.click()
+    page.wait_for_url("**/packets/pkt/#m-run-1--*")
+    link = page.locator("xpath=//h3[@id='m-run-1']/following::div[1]//a[contains(@href, 'evidence/')]").first
+    link.click()
+    assert "decode_tok_s" in page.locator("body").inner_text()  # the evidence file itself, in 2 clicks
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_screenshots_of_home_and_a_family(real_site: str, browser: object, width: int) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    context = browser.new_context(viewport={"width": width, "height": 900})  # type: ignore[attr-defined]
+    pg = context.new_page()
+    for name, path in (("home", ""), ("family", "families/qwen-27b/")):
+        pg.goto(real_site + path)
+        shot = ARTIFACTS / f"{name}-{width}.png"
+        pg.screenshot(path=str(shot), full_page=False)
+        assert shot.stat().st_size > 10_000
+        print(f"screenshot: {shot}")
+    context.close()
 
 
 def test_chart_points_link_to_their_measurements(real_site: str, page: object) -> None:
@@ -137,7 +194,8 @@ def test_chart_points_link_to_their_measurements(real_site: str, page: object) -
     mid = cite.split(":", 1)[1].split(".", 1)[0]
     assert mid in page.url and href.split("#")[0].strip("./") in page.url
     shown = page.locator(f"a.evreg-cite[data-cite='{cite}']").first.inner_text()
-    assert tooltip.endswith(shown)
+    assert f"{mid}: {shown} · " in tooltip  # the value, then its state, grade, hardware and runtime
+    assert tooltip.split(" · ")[1] in ("lab-measured", "community-measured", "lab-screened", "quarantined", "estimated")
 
 
 def test_quarantined_cell_shows_as_quarantined(fixture_site: str, page: object) -> None:
@@ -161,29 +219,43 @@ def test_hostile_record_text_renders_as_text(fixture_site: str, page: object) ->
     assert page.dialogs == []
 
 
-def test_search_finds_a_packet_by_id_offline(real_site: str, page: object) -> None:
+@pytest.mark.parametrize(
+    ("query", "found"),
+    [
+        ("qwen36-27b-q8-tp2", "packets/qwen36-27b-q8-tp2/"),
+        # A measurement by its id, at its section: the index holds the entry (tests/test_site_render.py checks that
+        # every search location resolves), but the theme's search does not rank it among the first results yet.
+        pytest.param(
+            "q36-q4km-tp1-kv-f16-context",
+            "families/qwen-27b/measurements/#m-q36-q4km-tp1-kv-f16-context",
+            marks=pytest.mark.xfail(strict=True, reason="issue 17: a section entry is not among the first results"),
+        ),
+    ],
+)
+def test_search_finds_packets_and_measurements_by_id_offline(
+    real_site: str, page: object, query: str, found: str
+) -> None:
     page.goto(real_site)
     page.locator("label.md-search__icon, .md-search__input").first.click()
     box = page.locator("input.md-search__input")
-    links = page.locator(".md-search-result__item > a")
     hrefs: list[str] = []
     for attempt in range(60):
         # The search worker loads its index in the background and answers each keystroke asynchronously:
         # retype now and then (the index may not have been ready), and read the results once they settle.
         if attempt % 8 == 0:
             box.fill("")
-            box.type("qwen36-27b-q8-tp2")
+            box.type(query)
         page.wait_for_timeout(500)
-        hrefs = [a.get_attribute("href") or "" for a in links.all()]
-        if any(h.rstrip("/").endswith("packets/qwen36-27b-q8-tp2") for h in hrefs):
+        hrefs = page.evaluate("[...document.querySelectorAll('.md-search-result a')].map(a => a.getAttribute('href'))")
+        if any(h.endswith(found) for h in hrefs):
             break
-    assert any(h.rstrip("/").endswith("packets/qwen36-27b-q8-tp2") for h in hrefs), hrefs
+    assert any(h.endswith(found) for h in hrefs), hrefs
 
 
 @pytest.mark.parametrize("width", [1280, 390])
 @pytest.mark.parametrize(
     "path",
-    ["", "families/qwen-27b/", "packets/qwen36-27b-autoround-int4-tp2/", "measurements/q36-q4km-tp1-kv-f16-context/"],
+    ["", "families/qwen-27b/", "packets/qwen36-27b-autoround-int4-tp2/", "families/qwen-27b/measurements/"],
 )
 def test_pages_have_no_horizontal_overflow(real_site: str, browser: object, width: int, path: str) -> None:
     context = browser.new_context(viewport={"width": width, "height": 800})  # type: ignore[attr-defined]
@@ -236,8 +308,8 @@ def test_chart_points_labels_and_legends_are_drawn_where_a_reader_sees_them(
     for path in (
         "families/qwen-27b/",
         "families/qwen3-6-35b-a3b/",
-        "measurements/q36-q4km-tp1-kv-f16-context/",
-        "measurements/q38-f01e-autoround-tp1-mtp4-eager-f16-screened-context-r1-grade-d/",  # a 64-character id
+        "families/qwen-27b/measurements/",
+        "packets/qwen38-27b-autoround-int4-tp1-f01e-mtp4-eager-f16-screened-grade-d/",  # a 64-character id
     ):
         pg.goto(real_site + path)
         count, bad = pg.evaluate(CHART_GEOMETRY)
@@ -266,7 +338,8 @@ def test_no_page_shows_markup_as_text(real_site: str, page: object) -> None:
         "families/qwen-27b/",
         "families/qwen3-6-35b-a3b/",
         "packets/qwen36-27b-autoround-int4-tp2/",
-        "measurements/q36-q4km-tp1-kv-f16-context/",
+        "families/qwen-27b/measurements/",
+        "measurements/",
         "coverage/",
         "coverage/qwen-27b/qwen36-tp1-llamacpp-sycl-target-matrix/",
         "quarantine/",

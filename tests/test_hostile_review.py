@@ -134,7 +134,8 @@ def test_measurement_id_index_keeps_its_page(reg: Reg, tmp_path: Path) -> None:
     reg.edit(f"{F}/coverage/matrix.json", lambda d: d["cells"]["0:1"].__setitem__("evidence_id", "index"))
     reg.commit("id index")
     errors, _ = _validate_clean_implies_build(reg, tmp_path)
-    assert errors or (tmp_path / "out" / "measurements" / "index" / "index.html").exists()
+    out = tmp_path / "out" / "packets" / "pkt" / "index.html"
+    assert errors or (out.exists() and 'id="m-index"' in out.read_text("utf-8"))
 
 
 def test_import_names_every_bad_id_in_one_run(empty_repo: Path) -> None:
@@ -264,6 +265,6 @@ def test_series_point_anchors_are_unique(reg: Reg, tmp_path: Path) -> None:
     reg.commit("negative x")
     errors, built = _validate_clean_implies_build(reg, tmp_path)
     assert not errors and built.returncode == 0
-    html = (tmp_path / "out" / "measurements" / "sweep-1" / "index.html").read_text("utf-8")
-    ids = re.findall(r'id="(decode-tok-s[^"]*)"', html)
+    html = (tmp_path / "out" / "families" / "fam" / "measurements" / "index.html").read_text("utf-8")
+    ids = re.findall(r'id="(m-sweep-1--decode-tok-s[^"]*)"', html)
     assert len(ids) == len(set(ids)) == 2, ids

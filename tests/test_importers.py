@@ -233,6 +233,7 @@ def test_the_walkthrough_runs_literally(tool: str, tmp_path: Path) -> None:
     for folder in ("schema", "site"):
         shutil.copytree(REPO / folder, root / folder)
     shutil.copy(REPO / "mkdocs.yml", root / "mkdocs.yml")
+    shutil.copy(REPO / ".gitignore", root / ".gitignore")  # build/ (the site, which publishes evidence) is ignored
     source = SHARED / WALKTHROUGH_INPUT[tool]
     shutil.copy(source, tmp_path / source.name)  # beside the clone
     repo = git.Repo.init(root)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -24,8 +25,10 @@ def test_build_succeeds_and_every_page_number_is_cited(reg: Reg) -> None:
     result = evreg("build", cwd=reg.root)
     assert result.returncode == 0, result.stdout + result.stderr
     out = reg.root / "build/site"
-    measurement = (out / "measurements/run-1/index.html").read_text()
-    assert 'data-cite="m:run-1.decode_tok_s[0]"' in measurement and ">30.21 tok/s</a>" in measurement
+    measurement = (out / "packets/pkt/index.html").read_text()  # a measurement is a section of its packet's page
+    assert '<h3 id="m-run-1">' in measurement and '<span id="m-run-1--decode-tok-s-0"></span>' in measurement
+    assert 'href="#m-run-1--decode-tok-s-0" data-cite="m:run-1.decode_tok_s[0]">30.21 tok/s</a>' in measurement
+    assert not (out / "measurements/run-1").exists()  # no page per measurement
     assert (out / "downloads/samples.parquet").exists() and (out / "downloads/SHA256SUMS").exists()
     assert "search_index.json" in {p.name for p in (out / "search").iterdir()}
     for page in out.rglob("*.html"):
@@ -52,7 +55,9 @@ def test_build_fails_on_an_orphan_number_in_a_hand_written_page(reg: Reg) -> Non
     page.write_text(page.read_text().replace("52.3 tok/s", "{{ m:run-1.decode_tok_s[0] }}"))
     assert evreg("build", cwd=reg.root).returncode == 0
     html = (reg.root / "build/site/contributing/index.html").read_text()
-    assert 'class="evreg-cite" href="../measurements/run-1/#decode-tok-s-0"' in html
+    assert 'class="evreg-cite" href="../packets/pkt/#m-run-1--decode-tok-s-0"' in html
+    # its state, its packet's grade, hardware and runtime ride with it (a tooltip, shown on focus by the stylesheet)
+    assert re.search(r'data-cite="m:run-1.decode_tok_s\[0\]" title="run-1 · lab-measured · [^"]*\(packet pkt\)', html)
 
 
 def test_rendered_page_scan_catches_figures_outside_the_citation_path() -> None:

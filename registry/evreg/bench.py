@@ -293,7 +293,26 @@ def _query(b: Bench, floor_s: float) -> dict[str, Any]:
 
 
 def _build(b: Bench, floor_s: float) -> dict[str, Any]:
-    return summarise(b.repeated("build", "build", "--out", str(b.root / "build" / "site")), floor_s)
+    out = b.root / "build" / "site"
+    result = summarise(b.repeated("build", "build", "--out", str(out)), floor_s)
+    return {**result, "site": site_facts(out, result["output"])}
+
+
+def site_facts(out: Path, tail: str) -> dict[str, Any]:
+    """The built site (issue 17): the MkDocs part of the build's seconds (from its last line), its pages, bytes
+    (the data downloads apart) and the search index's bytes."""
+    import re
+
+    files = [f for f in out.rglob("*") if f.is_file()]
+    downloads = out / "downloads"
+    seconds = re.search(r"\(site ([0-9.]+) s\)", tail)
+    return {
+        "site_s": float(seconds.group(1)) if seconds else None,
+        "pages": sum(1 for f in files if f.name == "index.html"),
+        "mb": round(sum(f.stat().st_size for f in files) / 1e6, 1),
+        "downloads_mb": round(sum(f.stat().st_size for f in files if downloads in f.parents) / 1e6, 1),
+        "search_index_mb": round((out / "search" / "search_index.json").stat().st_size / 1e6, 2),
+    }
 
 
 def _export(b: Bench, floor_s: float) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from html import escape, unescape
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 import duckdb
 
@@ -26,6 +27,7 @@ from evreg.layout import family_scoped, slug
 from evreg.models import NAME_KEYS, claims_in, revisions_of
 from evreg.tables import EvidenceRow, FindingRow, Meta, ProvenanceRow, RecordRow, rows_of
 from evreg.vocab import load as load_vocab
+from evreg.vocab import promotable
 from evreg.vocab import states as state_vocab
 
 if TYPE_CHECKING:
@@ -69,6 +71,61 @@ def page_base(path: str) -> str:
     return "../" * depth
 
 
+def page_url(path: str) -> str:
+    """The URL path (from the site root) of the page built from ``path`` under docs_dir (directory URLs)."""
+    stem = path.removesuffix(".md")
+    return "" if stem == "index" else stem.removesuffix("index") if stem.endswith("/index") else f"{stem}/"
+
+
+def measurement_home(row: RecordRow) -> str:
+    """The page a measurement is a section of: its packet's, or its family's page of measurements filed in no
+    packet. Its folder decides, so the URL is as stable as the file."""
+    return f"packets/{row.packet}/" if row.packet else f"families/{row.family}/measurements/"
+
+
+SAFE_SUFFIXES = frozenset({".json", ".jsonl", ".csv", ".tsv", ".txt", ".log", ".md", ".yaml", ".yml", ".parquet"})
+"""Evidence published under a name with one of these endings keeps it; any other gets ``.txt`` added, so that no
+evidence file (HTML, SVG) is served as a page that could run script on the site's origin."""
+
+
+def evidence_url(sha256: str, path: str) -> str:
+    """Where a local evidence file is published, by content (copies of one file are one file):
+    ``evidence/SHA256/NAME``."""
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", path.rsplit("/", 1)[-1]).lstrip(".") or "evidence"
+    if Path(name).suffix.lower() not in SAFE_SUFFIXES:
+        name += ".txt"
+    return f"evidence/{sha256}/{name}"
+
+
+def source_url(source: Any, path: str) -> str | None:
+    """An external evidence path in its source repository at the pinned commit (GitHub-style ``blob`` URL), or None
+    when the source pins no commit or is not an https repository."""
+    if not isinstance(source, dict):
+        return None
+    repo, commit = source.get("repository"), source.get("commit")
+    if not (isinstance(repo, str) and repo.startswith("https://") and isinstance(commit, str) and commit):
+        return None
+    return f"{repo.rstrip('/')}/blob/{quote(commit, safe='')}/{quote(path.lstrip('/'))}"
+
+
+def _external(ev: EvidenceRow, source: Any) -> str:
+    """An external evidence reference: linked to its source repository at the pinned commit, when pinned."""
+    url = source_url(source, ev.path)
+    if not url:
+        where = f"<code>{esc(ev.path)}</code> in {esc(ev.source)}, no pinned commit"
+        return f"external: {where} (not copied here; not checked)"
+    return (
+        f'external: <a href="{esc(url)}"><code>{esc(ev.path)}</code></a> in {esc(ev.source)} at commit '
+        f"<code>{esc(source['commit'])}</code> (not copied here; not checked)"
+    )
+
+
+def m_anchor(mid: str, sample: str = "") -> str:
+    """The id of a measurement's section (``m-ID``) or of one of its samples' rows (``m-ID--decode-tok-s-0``, from
+    ``sample_anchor``): an id never holds ``--``, so no two are alike."""
+    return f"m-{mid}--{sample}" if sample else f"m-{mid}"
+
+
 _TAGS = re.compile(r"<[^>]+>")
 
 
@@ -83,15 +140,33 @@ class Page:
     toc: list[dict[str, Any]] = field(default_factory=list)  # MkDocs toc tokens, nested by level
     scripts: list[str] = field(default_factory=list)  # URLs of the product's own scripts, loaded after the content
     _ids: Counter[str] = field(default_factory=Counter)
+    _index: list[list[Any]] = field(default_factory=list)  # [id, level, heading text, first paragraph's text]
+
+    def search_entries(self, url: str) -> list[dict[str, Any]]:
+        """The page's search entries, as the theme's search index holds them: one per heading (its text, and
+        the text of the paragraph under it), without parsing the page (at 100,000 measurements, parsing the
+        pages was most of the build)."""
+        entries = []
+        for hid, level, title, text in self._index:
+            entry: dict[str, Any] = {"location": url if level == 1 else f"{url}#{hid}", "title": escape(title)}
+            entry["text"] = escape(text)
+            if self.boost:
+                entry["boost"] = self.boost
+            entries.append(entry)
+        return entries
 
     @property
     def html(self) -> str:
         return "\n".join(self.parts) + "\n"
 
+    def plain_title(self) -> str:
+        """The title as MkDocs may show it: MkDocs puts it into templates unescaped, so it keeps only plain
+        characters."""
+        return " ".join(re.sub(r"[^\w\s.·→/+-]", " ", self.title).split()) or "Untitled"
+
     def stub(self) -> str:
-        """The Markdown file MkDocs sees: front matter only (the plugin supplies the body).
-        MkDocs puts the title into templates unescaped, so it keeps only plain characters."""
-        plain = " ".join(re.sub(r"[^\w\s.·→/+-]", " ", self.title).split()) or "Untitled"
+        """The Markdown file MkDocs sees: front matter only (the plugin supplies the body)."""
+        plain = self.plain_title()
         fm = "---\ntitle: " + json.dumps(plain, ensure_ascii=False) + "\n"
         if not self.search:
             fm += "search:\n  exclude: true\n"
@@ -99,15 +174,18 @@ class Page:
             fm += f"search:\n  boost: {self.boost}\n"
         return fm + "---\n"
 
-    def h(self, level: int, inner: str) -> None:
-        """A heading (``inner`` is HTML) with a unique id and a permalink, listed in the toc."""
+    def h(self, level: int, inner: str, hid: str = "") -> None:
+        """A heading (``inner`` is HTML) with a unique id (``hid`` when given: a measurement's anchor) and a
+        permalink, listed in the toc."""
         text = " ".join(unescape(_TAGS.sub(" ", inner)).split())
-        base = slug(text) or "section"
-        self._ids[base] += 1
-        hid = base if self._ids[base] == 1 else f"{base}-{self._ids[base] - 1}"
+        if not hid:
+            base = slug(text) or "section"
+            self._ids[base] += 1
+            hid = base if self._ids[base] == 1 else f"{base}-{self._ids[base] - 1}"
         self.parts.append(
             f'<h{level} id="{hid}">{inner}<a class="headerlink" href="#{hid}" title="Permanent link">¶</a></h{level}>'
         )
+        self._index.append([hid, level, text, ""])
         token = {"level": level, "id": hid, "name": escape(text), "children": []}  # toc titles are HTML
         siblings = self.toc
         while siblings and siblings[-1]["level"] < level:
@@ -116,6 +194,13 @@ class Page:
 
     def p(self, inner: str) -> None:
         self.parts.append(f"<p>{inner}</p>")
+        if self._index and not self._index[-1][3]:
+            self._index[-1][3] = " ".join(unescape(_TAGS.sub(" ", inner)).split())[:300]
+
+    def sub(self, inner: str) -> None:
+        """A heading inside a measurement's section: no id, not in the toc (a packet's toc lists its
+        measurements, not their parts)."""
+        self.parts.append(f"<h4>{inner}</h4>")
 
     def note(self, inner: str) -> None:
         self.parts.append(f"<p><em>{inner}</em></p>")
@@ -170,12 +255,68 @@ class Pages:
         self.records["family"] = {fid: families[fid] for fid in order}
         self.measurements = {**self.records.get("run-measurement", {}), **self.records.get("series-measurement", {})}
         self.superseded_by = {m["supersedes"]: mid for mid, m in self.measurements.items() if m.get("supersedes")}
+        self.home = {mid: measurement_home(self.measurement_where(mid)) for mid in self.measurements}
+        self.featured_by: dict[str, str] = {}  # measurement id -> the first packet that features it
+        for pid, pk in self.records.get("packet", {}).items():
+            fm = pk.get("featured_metric")
+            if isinstance(fm, dict) and isinstance(fm.get("measurement_id"), str):
+                self.featured_by.setdefault(fm["measurement_id"], pid)
+        self._trust: dict[str, str] = {}
+        self.in_packet: dict[str, list[str]] = defaultdict(list)  # packet id -> its measurements
+        self.loose: dict[str, list[str]] = defaultdict(list)  # family id -> its measurements in no packet
+        self.of_family: dict[str, list[str]] = defaultdict(list)  # family id -> its measurements
+        for mid in self.measurements:
+            row = self.measurement_where(mid)
+            self.of_family[str(row.family)].append(mid)
+            (self.in_packet[row.packet] if row.packet else self.loose[str(row.family)]).append(mid)
         self.base = ""
+        self.here = ""  # the URL path of the page being rendered (relative to the site root)
 
     # -- the citation path ----------------------------------------------------------------
 
     def m_url(self, mid: str, anchor: str = "") -> str:
-        return f"{self.base}measurements/{mid}/" + (f"#{anchor}" if anchor else "")
+        """The URL of a measurement's section (or, with ``anchor``, of one of its samples' rows) on its page:
+        ``packets/PACKET/#m-ID``, or ``families/FAMILY/measurements/#m-ID`` for one filed in no packet."""
+        home = self.home.get(mid, "measurements/")
+        frag = m_anchor(mid, anchor)
+        return f"#{frag}" if home == self.here else f"{self.base}{home}#{frag}"
+
+    def trust_parts(self, mid: str) -> tuple[str, str, str, str]:
+        """A measurement's state, its packet's grades (and which packet), hardware and runtime, as plain text."""
+        m = self.measurements.get(mid, {})
+        pid = self.packet_of(mid)
+        pk = self.records.get("packet", {}).get(pid or "", {})
+        grades = [
+            f"{'EVID' if axis == 'evidence' else 'CAP'} {g.get('grade')}"
+            for axis, g in (pk.get("grades") or {}).items()
+            if isinstance(g, dict)
+        ]
+        hardware = m.get("hardware") or pk.get("hardware") or "hardware not recorded"
+        runtime = m.get("runtime") or pk.get("runtime") or "runtime not recorded"
+        return (
+            str(m.get("state", "unknown state")),
+            (" ".join(grades) or "ungraded") + (f" (packet {pid})" if pid else " (no packet)"),
+            " ".join(str(hardware).split()),
+            " ".join(str(runtime).split()),
+        )
+
+    def trust(self, mid: str) -> str:
+        """What a reader needs beside a measured number (plain text, a citation's tooltip): the measurement's
+        state, its packet's grades, hardware and runtime."""
+        if mid not in self._trust:
+            self._trust[mid] = " · ".join(self.trust_parts(mid))
+        return self._trust[mid]
+
+    def trust_line(self, mid: str) -> str:
+        """The same as HTML, for the line under a measurement's heading (hardware and runtime are names)."""
+        state, grades, hardware, runtime = self.trust_parts(mid)
+        return f"{esc(state)} · {esc(grades)} · {self.text(hardware, 'hardware')} · {self.text(runtime, 'runtime')}"
+
+    def packet_of(self, mid: str) -> str | None:
+        """The packet a measurement belongs to: its folder's, else the packet that features it."""
+        if mid in self.measurements and self.measurement_where(mid).packet:
+            return self.measurement_where(mid).packet
+        return self.featured_by.get(mid)
 
     def cite(
         self,
@@ -195,9 +336,13 @@ class Pages:
         if isinstance(resolved, str):
             return f'<mark class="evreg-unresolved" title="{attr(resolved)}">{attr(raw)}</mark>'
         anchor = sample_anchor(metric, c.selector)  # type: ignore[union-attr]
+        href = self.m_url(mid, anchor)
+        # Beside every number: its state, grade, hardware and runtime (a tooltip on hover, shown on keyboard
+        # focus by the stylesheet); a number in its own measurement's section stands under that line already.
+        title = "" if href.startswith("#") else f' title="{attr(mid + " · " + self.trust(mid))}"'
         return (
-            f'<a class="evreg-cite" href="{self.m_url(mid, anchor)}" data-cite="{attr(raw[3:-3].strip())}" '
-            f'title="{escape(mid)}">{escape(resolved.text)}</a>'
+            f'<a class="evreg-cite" href="{href}" data-cite="{attr(raw[3:-3].strip())}"{title}>'
+            f"{escape(resolved.text)}</a>"
         )
 
     def prose(self, text: Any, key: str = "") -> str:
@@ -270,7 +415,9 @@ class Pages:
         return self.where.get(("run-measurement", mid)) or self.where[("series-measurement", mid)]
 
     def link(self, kind: str, rid: str, text: str | None = None) -> str:
-        folder = {"packet": "packets", "family": "families", "measurement": "measurements"}[kind]
+        if kind == "measurement":
+            return f'<a href="{esc(self.m_url(rid))}">{esc(text or rid)}</a>'
+        folder = {"packet": "packets", "family": "families"}[kind]
         return f'<a href="{self.base}{folder}/{esc(rid)}/">{esc(text or rid)}</a>'
 
     def state(self, state: str) -> str:
@@ -286,17 +433,22 @@ class Pages:
             f'title="{esc(grade.get("scope", ""))}">{name} {esc(grade.get("grade"))}</span>'
         )
 
-    def evidence_list(self, page: Page, file: str) -> None:
+    def evidence_list(self, page: Page, file: str, family: str) -> None:
+        """The record's evidence: a local file links to its copy published with the site (its sha256 beside it);
+        an external one to its source repository at the commit the family pins (when it pins one)."""
         rows = self.evidence.get(file, [])
         if not rows:
             page.note("No evidence references.")
             return
+        sources = self.records.get("family", {}).get(family, {}).get("sources") or {}
         out = []
         for ev in rows:
             if ev.ref_kind == "external":
-                what = f"external: <code>{esc(ev.path)}</code> in {esc(ev.source)} (not copied here; not checked)"
+                what = _external(ev, sources.get(ev.source) if isinstance(sources, dict) else None)
             elif ev.ref_kind == "url":
                 what = f"link: <code>{esc(ev.ref)}</code>"  # a reference, shown as written
+            elif ev.present and ev.sha256:
+                what = f'<a href="{self.base}{esc(evidence_url(ev.sha256, ev.path))}"><code>{esc(ev.path)}</code></a>'
             else:
                 what = f"<code>{esc(ev.path)}</code>" + ("" if ev.present else " (missing)")
             digest = f"<code>{esc(ev.sha256)}</code> ({esc(ev.bytes)} bytes)" if ev.sha256 else "—"
@@ -330,7 +482,7 @@ def render_pages(
     pages: dict[str, Page] = {}
 
     def add(path: str, fn: Any, *args: Any) -> None:
-        p.base = page_base(path)
+        p.base, p.here = page_base(path), page_url(path)
         pages[path] = fn(p, *args)
 
     add("index.md", _home)
@@ -341,8 +493,8 @@ def render_pages(
     for pid in p.records.get("packet", {}):
         add(f"packets/{pid}.md", _packet, pid)
     add("measurements/index.md", _measurements_index)
-    for mid in p.measurements:
-        add(f"measurements/{mid}.md", _measurement, mid)
+    for fid in p.loose:
+        add(f"families/{fid}/measurements.md", _loose_measurements, fid)
     for key in p.records.get("coverage-contract", {}):
         add(f"coverage/{key}.md", _contract_page, key)
     families = sorted({key.split("/", 1)[0] for key in p.records.get("coverage-contract", {})})
@@ -412,7 +564,8 @@ def _home(p: Pages) -> Page:
 
 
 def _featured_rows(p: Pages, page: Page, fam: dict[str, Any]) -> None:
-    """A family's headline: each declared result with its grade, hardware and runtime beside it."""
+    """A family's headline: each declared result with its state, grade, hardware and runtime beside it, and why
+    it is not simply the best value the family holds."""
     rows = fam.get("featured_results") or _primary_headline(p, fam)
     if not rows:
         page.note("This family declares no headline, and its primary packet features no metric.")
@@ -423,7 +576,7 @@ def _featured_rows(p: Pages, page: Page, fam: dict[str, Any]) -> None:
     for fr in rows:
         mid = fr["measurement_id"]
         m = p.measurements.get(mid, {})
-        pid = _packet_of(p, mid)
+        pid = p.packet_of(mid)
         pk = p.records.get("packet", {}).get(pid or "", {})
         grade = " ".join(p.grade_badge(a, g) for a, g in (pk.get("grades") or {}).items()) or "ungraded"
         table.append(
@@ -431,14 +584,85 @@ def _featured_rows(p: Pages, page: Page, fam: dict[str, Any]) -> None:
                 esc(fr["role"]),
                 p.prose(fr["label"]),
                 p.cite(mid, fr["metric"], fr.get("sample_index"), fr.get("point_x")),
+                p.state(m["state"]) if m else "—",
                 f"{grade} · {p.link('packet', pid, 'packet')}" if pid else grade,
                 p.text(m.get("hardware") or pk.get("hardware") or "not recorded", "hardware")
                 + (f" · {esc(pk['cards'])} cards" if pk.get("cards") else ""),
                 p.text(m.get("runtime") or pk.get("runtime") or "not recorded", "runtime"),
                 p.prose(fr.get("quality_label")),
+                _why_not_best(p, fam["id"], fr),
             ]
         )
-    page.table(["Role", "Result", "Value", "Grade (packet)", "Hardware", "Runtime", "Quality"], table)
+    page.table(
+        ["Role", "Result", "Value", "State", "Grade (packet)", "Hardware", "Runtime", "Quality", "Better values"],
+        table,
+    )
+
+
+def _lower_is_better(metric: str) -> bool:
+    return citations.unit_of(metric) in ("ms", "s")
+
+
+def _values(m: dict[str, Any], metric: str) -> Iterable[tuple[float, int | None, float | None]]:
+    """Every value of ``metric`` a measurement stores: (value, sample index, point x)."""
+    for i, v in enumerate((m.get("metrics") or {}).get(metric) or []):
+        if isinstance(v, int | float) and not isinstance(v, bool):
+            yield float(v), i, None
+    for pt in m.get("points") or []:
+        v = pt.get(metric) if isinstance(pt, dict) else None
+        if isinstance(v, int | float) and not isinstance(v, bool) and isinstance(pt.get("x"), int | float):
+            yield float(v), None, pt["x"]
+
+
+SCOPE_KEYS = ("revision", "artifact_id", "quantization", "hardware", "runtime", "workload")
+
+
+def _scope_difference(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    """The scope keys (and config keys) on which two measurements differ."""
+    keys = [k for k in SCOPE_KEYS if a.get(k) != b.get(k)]
+    ca, cb = a.get("config") or {}, b.get("config") or {}
+    return keys + [f"config.{k}" for k in sorted(set(ca) | set(cb)) if ca.get(k) != cb.get(k)]
+
+
+def _why_not_best(p: Pages, fid: str, fr: dict[str, Any]) -> str:
+    """Why the headline is not simply the family's best value of its metric: the best promotable and the best
+    non-promotable values beyond it, each linked, with the reason it is not the headline."""
+    mid, metric = fr["measurement_id"], fr["metric"]
+    head = p.measurements.get(mid)
+    where = (fr.get("sample_index"), fr.get("point_x"))
+    own = next((v for v, i, x in _values(head or {}, metric) if (i, x) == where), None)
+    if head is None or own is None:
+        return "—"
+    sign = -1.0 if _lower_is_better(metric) else 1.0
+    best: dict[bool, tuple[float, str, int | None, float | None, str]] = {}
+    for other in p.of_family.get(fid, []):
+        m = p.measurements[other]
+        superseded = f"it is superseded by {p.superseded_by[other]}" if other in p.superseded_by else None
+        reason = promotable(m) or superseded
+        for v, i, x in _values(m, metric):
+            if sign * v <= sign * own:
+                continue
+            key = reason is not None
+            if key not in best or sign * v > sign * best[key][0]:
+                why = reason or _promotable_reason(m, head, other == mid)
+                best[key] = (v, other, i, x, why)
+    if not best:
+        return "None: it is the best value of this metric in the family."
+    out = []
+    for key, label in ((False, "Best promotable"), (True, "Best not promotable")):
+        if key in best:
+            v, other, i, x, why = best[key]
+            out.append(f"{label}: {p.cite(other, metric, i, x)} ({esc(why)})")
+    return '<span class="evreg-why">' + "<br>".join(out) + "</span>"
+
+
+def _promotable_reason(m: dict[str, Any], head: dict[str, Any], same: bool) -> str:
+    if same:
+        return "another sample of the same measurement; the family features the one it declares"
+    diff = _scope_difference(m, head)
+    if diff:
+        return "another scope: " + ", ".join(diff[:4]) + (" …" if len(diff) > 4 else "")
+    return "same scope; the family declares its headline, it is never computed as a maximum"
 
 
 def _primary_headline(p: Pages, fam: dict[str, Any]) -> list[dict[str, Any]]:
@@ -449,20 +673,6 @@ def _primary_headline(p: Pages, fam: dict[str, Any]) -> list[dict[str, Any]]:
         return []
     keys = ("measurement_id", "metric", "sample_index", "point_x")
     return [{"role": "hero", "label": pk.get("label") or pk["id"], **{k: fm.get(k) for k in keys}}]
-
-
-def _packet_of(p: Pages, mid: str) -> str | None:
-    """The packet a measurement belongs to: its folder's, else the packet that features it."""
-    if mid in p.measurements and p.measurement_where(mid).packet:
-        return p.measurement_where(mid).packet
-    return next(
-        (
-            pid
-            for pid, pk in p.records.get("packet", {}).items()
-            if (pk.get("featured_metric") or {}).get("measurement_id") == mid
-        ),
-        None,
-    )
 
 
 def _families_index(p: Pages) -> Page:
@@ -663,7 +873,9 @@ def _dot(p: Pages, mid: str, metric: str, index: int | None, x: float | None, xv
     raw = citations.citation_text(mid, metric, index, x)
     text = citations.format_value(v, metric)
     sel = citations.selector(index, x)
-    return charts.Dot(xv, v, p.m_url(mid, sample_anchor(metric, sel)), f"{mid}: {text}", raw[3:-3].strip())
+    href = p.m_url(mid, sample_anchor(metric, sel))
+    tooltip = f"{mid}: {text}" + ("" if href.startswith("#") else f" · {p.trust(mid)}")  # else its section says it
+    return charts.Dot(xv, v, href, tooltip, raw[3:-3].strip())
 
 
 def _axis_key(axis: dict[str, Any] | None, default: str) -> str:
@@ -820,46 +1032,49 @@ def _packet(p: Pages, pid: str) -> Page:
         )
         page.p(f'What each letter requires: <a href="{p.base}methodology/grades/">the grade rubric</a>.')
     page.h(2, "Measurements")
-    ms = [(mid, m) for mid, m in p.measurements.items() if p.measurement_where(mid).packet == pid]
+    ms = p.in_packet.get(pid, [])
     if not ms:
         page.note("No measurements filed in this packet's folder.")
-    for mid, m in ms:
-        page.h(3, f"{p.link('measurement', mid)} {p.state(m['state'])}")
-        page.ul(_metric_lines(p, mid, m))
+    for mid in ms:
+        _measurement(p, page, mid)
     page.h(2, "Evidence")
-    p.evidence_list(page, file)
+    p.evidence_list(page, file, str(family))
     page.h(2, "Provenance")
     p.history(page, file)
     return page
 
 
-def _metric_lines(p: Pages, mid: str, m: dict[str, Any]) -> list[str]:
-    out = []
-    for metric, samples in (m.get("metrics") or {}).items():
-        cites = ", ".join(p.cite(mid, metric, i) for i in range(len(samples)))
-        out.append(f"{esc(metric)}: {cites}")
-    if m.get("points"):
-        out.append(
-            f"{len(m['points'])} points along {esc(m.get('axis') or 'x')} ({p.link('measurement', mid, 'all points')})"
-        )
-    return out
-
-
 def _measurements_index(p: Pages) -> Page:
+    """Where the measurements are: each one is a section of its packet's page, or of its family's page of
+    measurements filed in no packet (a page per measurement does not scale to 100,000)."""
     page = Page("Measurements", search=False)
     page.h(1, "Measurements")
-    page.table(
-        ["Measurement", "State", "Runtime", "Workload"],
-        [
-            [
-                p.link("measurement", mid),
-                p.state(m["state"]),
-                p.text(m.get("runtime", ""), "runtime"),
-                p.text(m.get("workload", "")),
-            ]
-            for mid, m in p.measurements.items()
-        ],
+    page.p(
+        "Each measurement is a section of its packet's page (<code>packets/PACKET/#m-ID</code>), or of its "
+        "family's page of measurements filed in no packet (<code>families/FAMILY/measurements/#m-ID</code>). "
+        "Search finds them by id."
     )
+    counts: dict[str, Counter[str]] = defaultdict(Counter)
+    for mid in p.measurements:
+        row = p.measurement_where(mid)
+        counts[str(row.family)]["packet" if row.packet else "loose"] += 1
+    rows = []
+    for fid in [*p.records.get("family", {}), *sorted(set(counts) - set(p.records.get("family", {})))]:
+        c = counts.get(fid)
+        if not c:
+            continue
+        loose = f'<a href="{p.base}families/{esc(fid)}/measurements/">{c["loose"]}</a>' if c["loose"] else "0"
+        rows.append([p.link("family", fid), str(c["packet"] + c["loose"]), str(c["packet"]), loose])
+    page.table(["Family", "Measurements", "In packets", "In no packet"], rows)
+    return page
+
+
+def _loose_measurements(p: Pages, fid: str) -> Page:
+    page = Page(f"Measurements of {fid} in no packet", search=True)
+    page.h(1, f"Measurements of {esc(fid)} filed in no packet")
+    page.p(f"Family {p.link('family', fid)}. Measurements in <code>packets/{esc(fid)}/measurements/</code>.")
+    for mid in p.loose.get(fid, []):
+        _measurement(p, page, mid)
     return page
 
 
@@ -887,52 +1102,43 @@ SHOWN_FIELDS = frozenset(
 """The fields a measurement page shows in their own sections; every other stored field is listed verbatim."""
 
 
-def _measurement(p: Pages, mid: str) -> Page:
+def _measurement(p: Pages, page: Page, mid: str) -> None:
+    """A measurement as a section of its page (anchor ``m-ID``): a heading and one line with what a reader
+    needs first (found by search), then every stored field (left out of the search index)."""
     m = p.measurements[mid]
+    row = p.measurement_where(mid)
     kind = "run-measurement" if ("run-measurement", mid) in p.where else "series-measurement"
-    row = p.where[(kind, mid)]
-    family, packet, file = row.family, row.packet, row.file
-    page = Page(mid, search=False)
-    page.h(1, f"Measurement <code>{esc(mid)}</code>")
-    page.p(
-        f"{p.state(m['state'])} · {esc(kind)} · family {p.link('family', str(family))}"
-        + (f" · packet {p.link('packet', packet)}" if packet else "")
-        + f" · file <code>{esc(file)}</code>"
-    )
+    page.h(3 if row.packet else 2, f"Measurement <code>{esc(mid)}</code> {p.state(m['state'])}", m_anchor(mid))
+    page.p(f"{esc(kind)} · {p.trust_line(mid)} · file <code>{esc(row.file)}</code>")
+    page.add('<div class="evreg-measurement" data-search-exclude>')
     if m.get("retired"):
         page.add(
             '<div class="admonition warning"><p class="admonition-title">Retired</p>'
             f"<p>{p.prose(m['retired'].get('reason'))}</p></div>"
         )
     _supersession(p, page, mid)
-    page.h(2, "Identity")
     rows = [[esc(k), p.text(m[k], k)] for k in IDENTITY_FIELDS if k in m]
     for key in IDENTITY_MAPS:
         if isinstance(m.get(key), dict):
             rows += [[f"{key}.{esc(k)}", f"<code>{esc(v)}</code>"] for k, v in m[key].items()]
         elif key in m:  # a lab may write its runtime identity as text
             rows.append([esc(key), p.text(m[key], key)])
-    page.table(["Field", "Value"], rows)
-    page.h(2, "Config")
-    page.table(
-        ["Key", "Value"],
-        [[esc(k), p.text(v)] for k, v in (m.get("config") or {}).items()],
-    )
+    rows += [[f"config.{esc(k)}", p.text(v)] for k, v in (m.get("config") or {}).items()]
+    page.table(["Identity and config", "Value"], rows)
     if m.get("metrics"):
         _samples(p, page, mid, m)
     if m.get("points"):
         _series_points(p, page, mid, m)
     for key in ("quality", "caveat"):
         if m.get(key):
-            page.h(2, key.capitalize())
-            page.p(p.prose(m[key]))
-    page.h(2, "Evidence")
-    p.evidence_list(page, file)
+            page.p(f"<strong>{key.capitalize()}:</strong> {p.prose(m[key])}")
+    page.sub("Evidence")
+    p.evidence_list(page, row.file, str(row.family))
     _locators(page, m)
     _other_fields(page, m)
-    page.h(2, "Provenance")
-    p.history(page, file)
-    return page
+    page.sub("Provenance")
+    p.history(page, row.file)
+    page.add("</div>")
 
 
 def _supersession(p: Pages, page: Page, mid: str) -> None:
@@ -962,11 +1168,11 @@ def _samples(p: Pages, page: Page, mid: str, m: dict[str, Any]) -> None:
                 f"<strong>{p.prose(a.get('label', ''))}</strong>" + (" · " + " · ".join(extra) if extra else "")
             )
     locators = m.get("evidence_locators") or {}
-    page.h(2, "Samples")
+    page.sub("Samples")
     rows = []
     for metric, samples in m["metrics"].items():
         for i in range(len(samples)):
-            anchor = slug(f"{metric}-[{i}]")
+            anchor = m_anchor(mid, sample_anchor(metric, citations.selector(i, None)))
             loc = locators.get(f"{metric}[{i}]")
             rows.append(
                 [
@@ -995,7 +1201,7 @@ def _other_fields(page: Page, m: dict[str, Any]) -> None:
     rest = {k: v for k, v in m.items() if k not in SHOWN_FIELDS}
     if not rest:
         return
-    page.h(2, "Other stored fields")
+    page.sub("Other stored fields")
     page.p("As stored in the record (JSON). Numbers here are not citations: they are not checked against evidence.")
     page.table(
         ["Field", "Stored value"],
@@ -1036,13 +1242,13 @@ def _series_points(p: Pages, page: Page, mid: str, m: dict[str, Any]) -> None:
             isinstance(pt.get(k), int | float | type(None)) and not isinstance(pt.get(k), bool) for pt in m["points"]
         )
     ]
-    page.h(2, f"Points along {esc(m.get('axis') or 'x')}")
+    page.sub(f"Points along {esc(m.get('axis') or 'x')}")
     rows = []
     for pt in m["points"]:
         cells = []
         for k in metric_keys:
             if isinstance(pt.get(k), int | float):
-                anchor = sample_anchor(k, citations.selector(None, pt["x"]))
+                anchor = m_anchor(mid, sample_anchor(k, citations.selector(None, pt["x"])))
                 cells.append(f'<span id="{anchor}"></span>{p.cite(mid, k, None, pt["x"])}')
             else:
                 cells.append("—")

@@ -28,7 +28,7 @@ from evreg import markdown as md
 from evreg.containment import SITE_DIR, outside_repository, unpublishable
 from evreg.findings import Finding
 from evreg.layout import PAGES_DIR
-from evreg.site import Page, Pages, page_base, render_pages
+from evreg.site import Page, Pages, evidence_url, page_base, page_url, render_pages
 
 if TYPE_CHECKING:
     from evreg.findings import Code
@@ -72,6 +72,9 @@ class SitePlugin(BasePlugin):
         self.pages = Pages(db)
         self.generated: dict[str, Page] = {}
         self.findings: list[Finding] = []
+        self.evidence_published = 0
+        self.shelled: dict[str, Page] = {}
+        self.shell = ""
 
     def on_files(self, files: Any, config: Any) -> Any:
         from mkdocs.exceptions import PluginError
@@ -96,6 +99,14 @@ class SitePlugin(BasePlugin):
                 files.append(File.generated(config, dest, abs_src_path=str(PAGES_DIR / name)))
         downloads = _downloads(self.downloads)
         self.generated = render_pages(self.pages, downloads, self.code_docs)
+        self.shelled = {path: page for path, page in self.generated.items() if shelled(path)}
+        index = getattr(config.plugins.get("material/search"), "search_index", None)
+        for path, page in self.shelled.items():
+            del self.generated[path]
+            if page.search and isinstance(getattr(index, "entries", None), list):
+                index.entries.extend(page.search_entries(page_url(path)))  # type: ignore[union-attr]
+        if self.shelled:
+            self.generated[SHELL] = shell_page()
         for path, page in self.generated.items():
             hidden = path.startswith(NOT_IN_NAV) and not path.endswith("index.md")
             inclusion = InclusionLevel.NOT_IN_NAV if hidden else InclusionLevel.UNDEFINED
@@ -112,6 +123,7 @@ class SitePlugin(BasePlugin):
         if src in self.generated:
             return ""  # the body is the generated HTML, put in place in on_page_content
         self.pages.base = page_base(src).removeprefix("../") if src.endswith("index.md") else page_base(src)
+        self.pages.here = page_url(src)
         return "\n".join(
             line if code else "".join(t if inline else self._render(t) for t, inline in md.spans(line))
             for _, line, code in md.lines(markdown)
@@ -135,6 +147,10 @@ class SitePlugin(BasePlugin):
         if generated is not None:
             content = generated.html
             page.toc = get_toc(generated.toc)  # type: ignore[arg-type]
+            index = getattr(config.plugins.get("material/search"), "search_index", None)
+            if generated.search and isinstance(getattr(index, "entries", None), list):
+                page.meta["search"] = {"exclude": True}  # the theme would parse the page; its entries are known
+                index.entries.extend(generated.search_entries(page.url))  # type: ignore[union-attr]
         for figure in orphans_in_html(content):
             source = generated.html if generated is not None else page.markdown or ""
             rel = src if generated is not None else f"{SITE_DIR}/{src}"
@@ -145,22 +161,135 @@ class SitePlugin(BasePlugin):
         return content
 
     def on_post_page(self, output: str, page: Any, config: Any) -> str:
-        """A generated page's scripts (the product's own files, such as the comparison tables'), put at the end of the
-        body, outside the page content: content never holds a script element."""
+        """A generated page without the theme's indentation (runs of white space that hold a line break become
+        one line break: the same page to a browser, as generated pages hold no ``pre``), a third of its bytes; and its
+        scripts (the product's own files, such as the comparison tables'), put at the end of the body, outside the
+        page content: content never holds a script element."""
         generated = self.generated.get(page.file.src_uri)
-        if generated is None or not generated.scripts:
+        if generated is None:
             return output
-        tags = "".join(f'<script src="{html.escape(src)}" defer></script>' for src in generated.scripts)
-        head, sep, tail = output.rpartition("</body>")
-        return head + tags + sep + tail if sep else output + tags
+        output = _BLANK.sub("\n", output)
+        if page.file.src_uri == SHELL:
+            self.shell = output
+        if generated.scripts:
+            tags = "".join(f'<script src="{html.escape(src)}" defer></script>' for src in generated.scripts)
+            head, sep, tail = output.rpartition("</body>")
+            output = head + tags + sep + tail if sep else output + tags
+        return output
 
     def on_post_build(self, config: Any) -> None:
         if self.findings:
             from mkdocs.exceptions import PluginError
 
             raise PluginError(f"{len(self.findings)} orphan numbers on rendered pages")
+        site = Path(config["site_dir"])
+        if self.shelled:
+            self._write_shelled(site)
+        self.evidence_published = publish_evidence(self.root, self.pages, site)
+
+    def _write_shelled(self, site: Path) -> None:
+        """The packet pages, each put into the theme's page as MkDocs rendered it once for the shell (every packet
+        page is at the same depth, so the theme's relative links hold): the theme's template costs milliseconds
+        a page, which at 100,000 measurements (some 45,000 packets) is most of the build. Checked for orphan
+        numbers as every page is."""
+        from mkdocs.exceptions import PluginError
+
+        shutil.rmtree(site / page_url(SHELL), ignore_errors=True)
+        head, tail = self.shell.split(SHELL_CONTENT, 1)
+        toc_at = _TOC_MARK.search(head)
+        if toc_at is None:
+            raise PluginError("the theme's page has no table of contents where the shell put one")
+        for path, page in self.shelled.items():
+            for figure in orphans_in_html(page.html):
+                line = next((n for n, t in enumerate(page.html.split("\n"), 1) if figure in html.unescape(t)), None)
+                message = f"rendered page {path} shows figure {figure!r} that did not come through a citation"
+                hint = "write {{ m:ID.METRIC[INDEX] }} instead of the typed figure"
+                self.findings.append(codes.ORPHAN_NUMBER.at(path, "", message, hint, line=line, column=1))
+            title = html.escape(page.plain_title())
+            top = head[: toc_at.start()] + toc_html(page.toc) + head[toc_at.end() :]
+            out = site / page_url(path) / "index.html"
+            out.parent.mkdir(parents=True, exist_ok=True)
+            first = page.toc[0]["id"] if page.toc else ""
+            top = top.replace(SHELL_TITLE, title).replace(f'href="#{SHELL_H1}"', f'href="#{first}"')
+            out.write_text(top + _BLANK.sub("\n", page.html) + tail, "utf-8")
+        if self.findings:
+            raise PluginError(f"{len(self.findings)} orphan numbers on rendered pages")
 
 
+SHELL = "packets/shell--page.md"
+"""The page MkDocs renders once as the theme's frame of every packet page ("--" is in no id: no packet has it)."""
+SHELL_TITLE, SHELL_CONTENT, SHELL_TOC = "EVREGSHELLTITLE", "<h1>EVREGSHELLCONTENT</h1>", "evregshelltoc"
+SHELL_H1 = "evregshellh1"  # the theme's "skip to content" link names the page's first heading
+_TOC_MARK = re.compile(r'<li class="md-nav__item">\s*<a href="#evregshelltoc".*?</li>', re.S)
+
+
+def shelled(path: str) -> bool:
+    """A generated page written into the shell rather than rendered by MkDocs: a packet's page."""
+    return path.startswith("packets/") and path != "packets/index.md" and path.count("/") == 1
+
+
+def shell_page() -> Page:
+    shell = Page(SHELL_TITLE, search=False)
+    shell.add(SHELL_CONTENT)
+    shell.toc = [
+        {
+            "level": 1,
+            "id": SHELL_H1,
+            "name": "s",
+            "children": [{"level": 2, "id": SHELL_TOC, "name": "t", "children": []}],
+        }
+    ]
+    return shell
+
+
+def toc_html(toc: list[dict[str, Any]]) -> str:
+    """A page's table of contents as the theme writes it (the h1's children, nested)."""
+    items = toc[0]["children"] if len(toc) == 1 and toc[0]["level"] == 1 else toc
+    out = []
+    for t in items:
+        inner = ""
+        if t["children"]:
+            label = html.escape(html.unescape(t["name"]), quote=True)
+            nested = toc_html(t["children"])
+            inner = f'<nav class="md-nav" aria-label="{label}"><ul class="md-nav__list">{nested}</ul></nav>'
+        out.append(
+            f'<li class="md-nav__item"><a href="#{t["id"]}" class="md-nav__link"><span class="md-ellipsis">'
+            f"{t['name']}</span></a>{inner}</li>"
+        )
+    return "".join(out)
+
+
+def publish_evidence(root: Path, pages: Pages, site: Path) -> int:
+    """Copy every local evidence file the catalog lists as present into the site, by content
+    (``evidence/SHA256/NAME``): copies of one file are published once. A file is copied only when it is
+    a regular file inside the repository (no symlink on the way) whose bytes still have the catalog's
+    sha256. Returns the number of files published."""
+    real_root = os.path.realpath(root)
+    done: set[str] = set()
+    for rows in pages.evidence.values():
+        for ev in rows:
+            if ev.ref_kind != "local" or not ev.present or not ev.sha256:
+                continue
+            dest = evidence_url(ev.sha256, ev.path)
+            if dest in done or outside_repository(ev.path):
+                continue
+            src = root / ev.path
+            real = os.path.realpath(src)
+            if real != os.path.abspath(src) or os.path.commonpath([real, real_root]) != real_root:
+                continue
+            if not os.path.isfile(real):
+                continue
+            data = Path(real).read_bytes()
+            if hashlib.sha256(data).hexdigest() != ev.sha256:
+                continue
+            target = site / dest
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+            done.add(dest)
+    return len(done)
+
+
+_BLANK = re.compile(r"[ \t\r]*\n\s*")
 _EXEMPT = re.compile(
     r"<(pre|code)\b[^>]*>.*?</\1>|<(a|mark|span)\b[^>]*class=\"evreg-(?:"
     + "|".join(citations.RENDERER_CLASSES)
