@@ -47,7 +47,13 @@ LAYERS: dict[str, int] = {
     "pipeline": 3,  # load -> cache -> rules -> results -> report
     **dict.fromkeys(["cli", "reporters", "bench", "realshape", "__main__"], 4),
 }
-SIBLINGS = [{"rules", "results"}, {"catalog", "catalogfile"}, {"formats"}, {"scaffold"}, {"site", "sitebuild", "compare"}]
+SIBLINGS = [
+    {"rules", "results"},
+    {"catalog", "catalogfile"},
+    {"formats"},
+    {"scaffold"},
+    {"site", "sitebuild", "compare"},
+]
 """Groups of layer 2 that may import within themselves but not each other (results may use rules)."""
 
 
