@@ -533,7 +533,10 @@ def export_tables(db: Path, out_dir: Path) -> list[str]:
         for table in tables.TABLES:
             name = table.__tablename__
             order = "key" if "key" in table.__table__.columns else "id"  # type: ignore[attr-defined]
-            for ext, opts in (("parquet", "FORMAT parquet, COMPRESSION zstd"), ("jsonl.gz", "FORMAT json, COMPRESSION gzip")):
+            for ext, opts in (
+                ("parquet", "FORMAT parquet, COMPRESSION zstd"),
+                ("jsonl.gz", "FORMAT json, COMPRESSION gzip"),
+            ):
                 target = out_dir / f"{name}.{ext}"
                 tmp = out_dir / f".{name}.{ext}.{os.getpid()}.tmp"
                 con.execute(f"COPY (SELECT * FROM {name} ORDER BY {order}) TO '{tmp}' ({opts})")

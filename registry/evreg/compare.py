@@ -14,8 +14,9 @@ filters and a CSV download of exactly the rows shown.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
-from html import escape
+from html import escape, unescape
 from typing import TYPE_CHECKING, Any
 
 from evreg import citations, ranking
@@ -206,13 +207,18 @@ def _state_cell(p: Pages, state: str, why_not: str | None) -> str:
 def _value_cell(p: Pages, row: Row, metric: str) -> str:
     """The value as citations: one sample, or the lowest and highest of the repeats with their count."""
     if row.x is not None:
-        return p.cite(row.mid, metric, None, row.x) + ' <span class="evreg-spread">one value (series point)</span>'
+        return (
+            p.cite(row.mid, metric, None, row.x, tooltip=False)
+            + ' <span class="evreg-spread">one value (series point)</span>'
+        )
     if len(row.values) == 1:
-        return p.cite(row.mid, metric, row.indices[0]) + ' <span class="evreg-spread">single sample</span>'
+        return (
+            p.cite(row.mid, metric, row.indices[0], tooltip=False) + ' <span class="evreg-spread">single sample</span>'
+        )
     low = row.indices[row.values.index(min(row.values))]
     high = row.indices[row.values.index(max(row.values))]
     return (
-        f"{p.cite(row.mid, metric, low)} – {p.cite(row.mid, metric, high)} "
+        f"{p.cite(row.mid, metric, low, tooltip=False)} – {p.cite(row.mid, metric, high, tooltip=False)} "
         f'<span class="evreg-spread">range of {len(row.values)} samples</span>'
     )
 
@@ -289,7 +295,10 @@ def _tier_body(p: Pages, ctx: Context, tier: Tier, metric: str) -> str:
             *["" for _ in COLUMNS[2:]],
         ]
         tds = "".join(
-            f'<td data-key="{esc(k)}"' + (f' data-sort="{esc(s)}"' if s != "" else "") + f">{html}</td>"
+            "<td"
+            + (f' data-key="{esc(k)}"' if k and k != _shown(html) else "")  # the script filters by the shown text
+            + (f' data-sort="{esc(s)}"' if s != "" else "")
+            + f">{html}</td>"
             for (html, k), s in zip(cells, sort, strict=True)
         )
         state = "ranked" if row.place else "unranked"
@@ -300,6 +309,15 @@ def _tier_body(p: Pages, ctx: Context, tier: Tier, metric: str) -> str:
         )
     out.append("</tbody>")
     return "".join(out)
+
+
+_TAG = re.compile(r"<[^>]+>")
+_SPACE = re.compile(r"\s+")
+
+
+def _shown(cell: str) -> str:
+    """A cell's text as the comparison script reads it (``textContent``, runs of white space as one)."""
+    return _SPACE.sub(" ", unescape(_TAG.sub("", cell))).strip()
 
 
 def index_page(p: Pages, page: Page, metrics: list[str]) -> None:

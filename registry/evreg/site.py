@@ -327,8 +327,10 @@ class Pages:
         decimals: int | None = None,
         unit: bool = True,
         flags: frozenset[str] = frozenset(),
+        tooltip: bool = True,
     ) -> str:
-        """The one way a measured number reaches a page: resolved, formatted and linked."""
+        """The one way a measured number reaches a page: resolved, formatted and linked. ``tooltip=False`` where
+        the number's state, grade, hardware and runtime are visible beside it (a comparison table's row)."""
         raw = citations.citation_text(mid, metric, index, x, decimals, unit, flags)
         parsed = list(citations.parse(raw))
         c = parsed[0] if len(parsed) == 1 else citations.CitationError(f"{raw!r} is not one citation")
@@ -339,7 +341,7 @@ class Pages:
         href = self.m_url(mid, anchor)
         # Beside every number: its state, grade, hardware and runtime (a tooltip on hover, shown on keyboard
         # focus by the stylesheet); a number in its own measurement's section stands under that line already.
-        title = "" if href.startswith("#") else f' title="{attr(mid + " · " + self.trust(mid))}"'
+        title = "" if href.startswith("#") or not tooltip else f' title="{attr(mid + " · " + self.trust(mid))}"'
         return (
             f'<a class="evreg-cite" href="{href}" data-cite="{attr(raw[3:-3].strip())}"{title}>'
             f"{escape(resolved.text)}</a>"
