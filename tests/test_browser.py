@@ -223,13 +223,9 @@ def test_hostile_record_text_renders_as_text(fixture_site: str, page: object) ->
     ("query", "found"),
     [
         ("qwen36-27b-q8-tp2", "packets/qwen36-27b-q8-tp2/"),
-        # A measurement by its id, at its section: the index holds the entry (tests/test_site_render.py checks that
-        # every search location resolves), but the theme's search does not rank it among the first results yet.
-        pytest.param(
-            "q36-q4km-tp1-kv-f16-context",
-            "families/qwen-27b/measurements/#m-q36-q4km-tp1-kv-f16-context",
-            marks=pytest.mark.xfail(strict=True, reason="issue 17: a section entry is not among the first results"),
-        ),
+        # A measurement by its id, at its section: the theme's search splits the typed id at its hyphens, so the
+        # section's index entry carries the id's parts too (evreg.site.id_terms).
+        ("q36-q4km-tp1-kv-f16-context", "families/qwen-27b/measurements/#m-q36-q4km-tp1-kv-f16-context"),
     ],
 )
 def test_search_finds_packets_and_measurements_by_id_offline(

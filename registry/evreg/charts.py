@@ -134,20 +134,20 @@ def _series(plot: _Plot, i: int, s: Series, joined: bool) -> str:
     """Series ``i`` as one group: its line through the median y at each x (when joined) and its
     dots, each a citation link. A series that is not measured is dashed and hollow."""
     color, measured = PALETTE[i % len(PALETTE)], _measured(s)
-    out = [f'<g class="evreg-series" data-series="{i}">']
+    # Colour and stroke are the group's, inherited by its line and dots (written once, not per point).
+    fill = color if measured else "white"
+    out = [f'<g class="evreg-series" data-series="{i}" fill="{fill}" stroke="{color}" stroke-width="2">']
     if joined and len(s.dots) > 1:
         by_x: dict[float, list[float]] = {}
         for d in s.dots:
             by_x.setdefault(d.x, []).append(d.y)
         path = " ".join(f"{plot.px(x):.1f},{plot.py(sorted(v)[len(v) // 2]):.1f}" for x, v in sorted(by_x.items()))
         dash = "" if measured else ' stroke-dasharray="4 3"'
-        out.append(f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="2"{dash}/>')
-    fill = color if measured else "white"
+        out.append(f'<polyline points="{path}" fill="none"{dash}/>')
     for d in s.dots:
         out.append(
             f'<a class="evreg-cite" href="{escape(d.href)}" data-cite="{escape(d.cite)}">'
-            f'<circle cx="{plot.px(d.x):.1f}" cy="{plot.py(d.y):.1f}" r="{R}" fill="{fill}" stroke="{color}" '
-            f'stroke-width="2"/><title>{escape(d.tooltip)}</title></a>'
+            f'<circle cx="{plot.px(d.x):.1f}" cy="{plot.py(d.y):.1f}" r="{R}"/><title>{escape(d.tooltip)}</title></a>'
         )
     out.append("</g>")
     return "".join(out)

@@ -129,6 +129,15 @@ def m_anchor(mid: str, sample: str = "") -> str:
 _TAGS = re.compile(r"<[^>]+>")
 
 
+def id_terms(record_id: str) -> str:
+    """A record id's parts, hidden, for a search entry's title. The theme's search splits a typed query at
+    hyphens (lunr's query lexer keeps its own separator) while the index keeps ids whole, so the query
+    ``q36-q4km-tp1-kv-f16-context`` looks for ``q36*``, ``q4km*`` ... and ranked the measurement's section
+    below entries that merely begin with those parts; with its parts in its title it ranks first."""
+    parts = record_id.split("-")
+    return f"<span hidden> {escape(' '.join(parts))}</span>" if len(parts) > 1 else ""
+
+
 @dataclass
 class Page:
     """One generated page: its title (plain text), its HTML and its table of contents."""
@@ -149,6 +158,8 @@ class Page:
         entries = []
         for hid, level, title, text in self._index:
             entry: dict[str, Any] = {"location": url if level == 1 else f"{url}#{hid}", "title": escape(title)}
+            if hid.startswith("m-") and "--" not in hid:  # a measurement's section: findable by its id
+                entry["title"] += id_terms(hid[2:])
             entry["text"] = escape(text)
             if self.boost:
                 entry["boost"] = self.boost
