@@ -122,6 +122,8 @@ def test_bench_runs_every_phase_as_a_whole_process(tmp_path: Path) -> None:
     site = size["build"]["site"]  # issue 17: the site's build time and size, beside the whole build's
     assert 0 < site["site_s"] <= size["build"]["median_s"] and site["pages"] > 10 and site["search_index_mb"] > 0
     assert site["mb"] > site["downloads_mb"] > 0
+    assert {"packets", "families", "downloads", "search"} <= set(site["mb_by_folder"])
+    assert sum(site["mb_by_folder"].values()) == pytest.approx(site["mb"], abs=0.2)
     assert size["peak_memory"]["max_rss_mib"] == max(size[p]["max_rss_mib"] for p in PHASES if p != "query") or size[
         "peak_memory"
     ]["max_rss_mib"] in {size["query"][q]["max_rss_mib"] for q in QUERIES}

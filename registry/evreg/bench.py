@@ -230,6 +230,16 @@ def _progress(result: dict[str, Any]) -> None:
     """Each phase's result on standard error as it completes (one JSON line): a long run that is
     stopped keeps what it measured."""
     print(json.dumps(result), file=sys.stderr, flush=True)
+    site = (result.get("build") or {}).get("site")
+    if site:  # the site's figures once more as a line a reader takes in at a glance (issue 17)
+        build = result["build"]
+        print(
+            f"site: {site['pages']} pages, {site['mb']} MB (downloads {site['downloads_mb']} MB, search index "
+            f"{site['search_index_mb']} MB), MkDocs part {site['site_s']} s of the build's {build['median_s']} s "
+            f"wall, {build.get('cpu_median_s')} s CPU",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def _startup(b: Bench, floor_s: float) -> dict[str, Any]:
@@ -300,18 +310,25 @@ def _build(b: Bench, floor_s: float) -> dict[str, Any]:
 
 def site_facts(out: Path, tail: str) -> dict[str, Any]:
     """The built site (issue 17): the MkDocs part of the build's seconds (from its last line), its pages, bytes
-    (the data downloads apart) and the search index's bytes."""
+    (the data downloads apart), the search index's bytes, and the bytes of each top-level folder (packets,
+    families, compare, downloads, evidence, assets ...; files at the top as ``.``)."""
     import re
 
     files = [f for f in out.rglob("*") if f.is_file()]
     downloads = out / "downloads"
     seconds = re.search(r"\(site ([0-9.]+) s\)", tail)
+    kinds: dict[str, int] = {}
+    for f in files:
+        parts = f.relative_to(out).parts
+        kind = parts[0] if len(parts) > 1 else "."
+        kinds[kind] = kinds.get(kind, 0) + f.stat().st_size
     return {
         "site_s": float(seconds.group(1)) if seconds else None,
         "pages": sum(1 for f in files if f.name == "index.html"),
         "mb": round(sum(f.stat().st_size for f in files) / 1e6, 1),
         "downloads_mb": round(sum(f.stat().st_size for f in files if downloads in f.parents) / 1e6, 1),
         "search_index_mb": round((out / "search" / "search_index.json").stat().st_size / 1e6, 2),
+        "mb_by_folder": {k: round(v / 1e6, 2) for k, v in sorted(kinds.items(), key=lambda kv: -kv[1])},
     }
 
 
