@@ -188,6 +188,9 @@ def test_parquet_export_is_byte_identical_on_rerun(reg: Reg, tmp_path: Path) -> 
     assert duckdb.sql(f"SELECT sum(value) FROM '{a / 'samples.parquet'}'").fetchall()[0][0] == pytest.approx(60.46)
     rows = [json.loads(line) for line in gzip.decompress((a / "samples.jsonl.gz").read_bytes()).splitlines()]
     assert sum(r["value"] for r in rows) == pytest.approx(60.46)
+    (b / "samples.jsonl").write_text("{}\n")  # an earlier export's uncompressed file is not left to be published
+    assert evreg("export", "parquet", str(b), cwd=reg.root).returncode == 0
+    assert sorted(p.name for p in b.iterdir()) == files
 
 
 def test_two_catalog_builds_at_once_leave_a_valid_file(reg: Reg) -> None:

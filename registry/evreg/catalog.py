@@ -542,6 +542,7 @@ def export_tables(db: Path, out_dir: Path) -> list[str]:
                 con.execute(f"COPY (SELECT * FROM {name} ORDER BY {order}) TO '{tmp}' ({opts})")
                 os.replace(tmp, target)
                 names.append(target.name)
+            (out_dir / f"{name}.jsonl").unlink(missing_ok=True)  # an earlier export's uncompressed file
     finally:
         con.close()
     sums = "".join(f"{hashlib.sha256((out_dir / n).read_bytes()).hexdigest()}  {n}\n" for n in sorted(names))
