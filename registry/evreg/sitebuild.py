@@ -74,6 +74,7 @@ class SitePlugin(BasePlugin):
         self.findings: list[Finding] = []
         self.evidence_published = 0
         self.shelled: dict[str, Page] = {}
+        self.bodies: dict[str, str] = {}  # a generated page's content, from on_page_content to on_post_page
         self.shell = ""
 
     def on_files(self, files: Any, config: Any) -> Any:
@@ -158,17 +159,24 @@ class SitePlugin(BasePlugin):
             message = f"rendered page {src} shows figure {figure!r} that did not come through a citation"
             hint = "write {{ m:ID.METRIC[INDEX] }} instead of the typed figure"
             self.findings.append(codes.ORPHAN_NUMBER.at(rel, "", message, hint, line=line, column=1))
+        if generated is not None:  # the theme and the search plugin get a mark; on_post_page puts the body there
+            self.bodies[src] = content
+            return CONTENT_MARK_H1 if "<h1" in content else CONTENT_MARK  # the theme adds an h1 where none is
         return content
 
     def on_post_page(self, output: str, page: Any, config: Any) -> str:
         """A generated page without the theme's indentation (runs of white space that hold a line break become
         one line break: the same page to a browser, as generated pages hold no ``pre``), a third of its bytes; and its
         scripts (the product's own files, such as the comparison tables'), put at the end of the body, outside the
-        page content: content never holds a script element."""
+        page content: content never holds a script element. The body is put in place of its mark only now: the
+        theme's search plugin rewrites every page's content with a regular expression (for a page it does not
+        index too), which took seconds on a comparison page of 100,000 measurements."""
         generated = self.generated.get(page.file.src_uri)
         if generated is None:
             return output
-        output = _BLANK.sub("\n", output)
+        body = self.bodies.pop(page.file.src_uri, "")
+        mark = CONTENT_MARK_H1 if "<h1" in body else CONTENT_MARK
+        output = _BLANK.sub("\n", output).replace(mark, _BLANK.sub("\n", body).strip(), 1)
         if page.file.src_uri == SHELL:
             self.shell = output
         if generated.scripts:
@@ -216,6 +224,9 @@ class SitePlugin(BasePlugin):
             raise PluginError(f"{len(self.findings)} orphan numbers on rendered pages")
 
 
+CONTENT_MARK, CONTENT_MARK_H1 = "<!--evreg-page-content-->", "<h1>EVREGPAGECONTENT</h1>"
+"""Where a generated page's content goes in the theme's page (see ``SitePlugin.on_post_page``); the second for
+content with its own h1 (the theme adds the page's title as an h1 to content without one)."""
 SHELL = "packets/shell--page.md"
 """The page MkDocs renders once as the theme's frame of every packet page ("--" is in no id: no packet has it)."""
 SHELL_TITLE, SHELL_CONTENT, SHELL_TOC = "EVREGSHELLTITLE", "<h1>EVREGSHELLCONTENT</h1>", "evregshelltoc"
