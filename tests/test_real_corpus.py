@@ -429,3 +429,21 @@ def test_sglang_bench_one_batch_server(tmp_path: Path) -> None:
     assert wrong.returncode == 1 and "looks like sglang-one-batch" in wrong.stdout
     code, report, _ = attempt(tmp_path / "b", name, "--runtime", "vLLM 0.11.0")
     assert code == 1 and "not the engine" not in str(report) and "vLLM 0.11.0" in str(report)
+
+
+def test_lm_eval_scores_render_as_numbers_without_a_unit_word(tmp_path: Path) -> None:
+    """A task-defined score (BLEU, ROUGE, an LLM judge's grade) is a pure number like a ratio: a citation of it reads
+    ``0.577``, never ``0.577 score``; the chart axis still names the unit."""
+    from evreg import citations
+
+    name = "lm-eval/corpus/eleutherai-fork-nl2foam-vllm-tp8/results_2025-12-17T20-24-58.608862.json"
+    _, _, records = run_import(tmp_path, name)
+    scored = [(r, m) for r in records for m in r.get("metrics", {}) if unit_of(m) == "score"]
+    assert {m for _, m in scored} >= {"bleu_none", "rouge1_none", "llm_judge_none"}
+    for record, metric in scored:
+        value = record["metrics"][metric][0]
+        text = citations.plain(f"{{{{ m:{record['id']}.{metric}[0] }}}}", {record["id"]: record})
+        assert text == citations.format_value(value, metric) == f"{value:.{citations._precision(metric)}f}"
+        assert "score" not in text
+    assert citations.format_value(0.25, "exact_match_none") == "0.2500"  # a ratio, as before
+    assert citations.format_value(30.25, "decode_tok_s").endswith(" tok/s")  # a unit word where there is one
