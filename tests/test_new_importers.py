@@ -140,7 +140,8 @@ def test_aiperf_reads_values_units_and_identity(tmp_path: Path) -> None:
     }
     assert run["tool"]["models"] == ["qwen3.6-nvfp4"] and run["tool"]["aiperf_version"] == "0.10.0"
     assert run["tool"]["tokenizer"] == "nvidia/Qwen3.6-35B-A3B-NVFP4" and run["runtime"] == "vLLM 0.9"
-    assert "hardware" not in run  # the export ran with GPU telemetry but recorded no GPU: missing stays missing
+    # the export ran with GPU telemetry but recorded no GPU: the hardware is the contributor's statement
+    assert run["hardware"] == "NVIDIA GeForce RTX 5090"
 
 
 def test_genai_perf_reads_its_own_layout(tmp_path: Path) -> None:

@@ -447,3 +447,37 @@ def test_lm_eval_scores_render_as_numbers_without_a_unit_word(tmp_path: Path) ->
         assert "score" not in text
     assert citations.format_value(0.25, "exact_match_none") == "0.2500"  # a ratio, as before
     assert citations.format_value(30.25, "decode_tok_s").endswith(" tok/s")  # a unit word where there is one
+
+
+DATABLOOM = "aiperf/corpus/databloom-llama32-3b-gguf-c1-timeouts/profile_export_aiperf.json"
+AKAMAS_AIPERF = "aiperf/corpus/akamaslabs-qwen3-4b-c16/profile_export_aiperf.json"
+
+
+def test_aiperf_served_alias_is_no_weights_name(tmp_path: Path) -> None:
+    """AIPerf names the model by what the server answered to ('llama-3.2-3b-instruct-gguf:q4_k_m', its tokenizer
+    'gpt2'): an alias is not the weights, so it is an identity-missing warning and is not compared with the packet's
+    weights (its quantization word still is); when the export names the weights (a tokenizer repository), they are."""
+    code, report, records = attempt(tmp_path / "a", DATABLOOM)
+    [alias] = [f for f in report["findings"] if "the name the server answered to" in f["message"]]
+    assert code == 0 and records and alias["code"] == "import-identity-missing"
+    assert "'llama-3.2-3b-instruct-gguf:q4_k_m'" in alias["message"]
+    assert alias["pointer"] == "/input_config/endpoint/model_names/0"
+    code, report, _ = attempt(tmp_path / "b", DATABLOOM, repository="Qwen/Qwen2.5-7B-Instruct", artifact=None)
+    assert code == 0 and any("answered to" in f["message"] for f in report["findings"])  # not compared, but said
+    code, report, _ = attempt(tmp_path / "c", DATABLOOM, quantization="BF16", artifact=None)
+    assert code == 1 and "quantization 'Q4_K_M' is not the packet's 'BF16'" in str(report["findings"])
+    doc = json.loads((REAL / DATABLOOM).read_text())
+    doc["input_config"]["tokenizer"]["name"] = "Qwen/Qwen2.5-7B-Instruct"  # the same alias, the weights named
+    named = tmp_path / "named" / "profile_export_aiperf.json"
+    named.parent.mkdir()
+    named.write_text(json.dumps(doc, indent=2))
+    root = tmp_path / "d" / "reg"
+    spec = registry(root, **CASES[DATABLOOM].packet)
+    result = evreg("import", "aiperf", str(named), "--packet", spec, "--hardware", "unknown GPU", cwd=root)
+    assert result.returncode == 1 and "'Qwen/Qwen2.5-7B-Instruct' is not the packet's weights" in result.stdout
+    assert "meta-llama/Llama-3.2-3B-Instruct" in result.stdout and not imported_records(root)
+    # the alias 'qwen3-4b' beside the tokenizer Qwen/Qwen3-4B-Instruct-2507-FP8: the tokenizer is the weights
+    code, report, _ = attempt(tmp_path / "e", AKAMAS_AIPERF)
+    assert code == 0 and not any("answered to" in f["message"] for f in report["findings"])
+    code, report, _ = attempt(tmp_path / "f", AKAMAS_AIPERF, repository="Qwen/Qwen3-32B", artifact="Qwen/Qwen3-32B-FP8")
+    assert code == 1 and "'Qwen/Qwen3-4B-Instruct-2507-FP8' is not the packet's weights" in str(report["findings"])

@@ -516,7 +516,9 @@ def _canon_quant(text: str) -> str:
     return re.sub(r"[^a-z0-9]", "", text.lower())
 
 
-GGUF_QUANT = re.compile(r"(?i)(?:^|[-_.])(i?q\d(?:_[a-z0-9]+)*|bf16|f16|f32|fp16|fp8|nvfp4|mxfp4)(?=[-_.]|$)")
+GGUF_QUANT = re.compile(r"(?i)(?:^|[-_.:])(i?q\d(?:_[a-z0-9]+)*|bf16|f16|f32|fp16|fp8|nvfp4|mxfp4)(?=[-_.:]|$)")
+"""A quantization word in a model file or served name, after ``-``, ``_``, ``.`` or a tag's ``:`` (Ollama's and
+llama-server's ``llama-3.2-3b-instruct-gguf:q4_k_m``)."""
 QUANT_WORDS = ("nvfp4", "mxfp4", "fp8", "awq", "gptq", "int4", "int8", "w4a16", "w8a8", "w4a4", "bf16", "fp16")
 
 
@@ -527,7 +529,7 @@ def quantization_of_name(name: str) -> str | None:
     hits = GGUF_QUANT.findall(base)
     if hits:
         return hits[-1].upper()
-    words = [w for w in re.split(r"[-_.]", base.lower()) if w in QUANT_WORDS]
+    words = [w for w in re.split(r"[-_.:]", base.lower()) if w in QUANT_WORDS]
     return words[-1].upper() if words else None
 
 
