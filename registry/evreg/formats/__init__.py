@@ -673,11 +673,24 @@ def evidence_for(target: Target, name: str, raw: bytes) -> str:
     return target.evidence_path(f"{stem}-{short}.{ext}" if dot else f"{name}-{short}")
 
 
-def earlier_imports(target: Target, source: str) -> dict[str, str]:
-    """Records an earlier import of a file of this name wrote into the packet, by row: ``{row: id}``."""
+Earlier = dict[str, dict[str, tuple[str | None, str]]]
+"""What earlier imports of a file of one name wrote into a packet: by row, each record's id, what it supersedes and
+which run it is (``run_key``)."""
+
+
+def run_key(record: dict[str, Any]) -> str:
+    """Which run a record is, numbers aside: its kind, class, workload and settings. A record of a changed file
+    corrects an earlier one only when they are the same run (another run in a file of the same name, such as every
+    ``mlperf_log_summary.txt``, is not a correction)."""
+    return jsonio.canonical({k: record.get(k) for k in ("kind", "measurement_class", "workload", "config")})
+
+
+def earlier_imports(target: Target, source: str) -> Earlier:
+    """Records earlier imports of a file of this name wrote into the packet, by row: ``{row: {id: (supersedes,
+    run key)}}``."""
     if target.root is None:
         return {}
-    out: dict[str, str] = {}
+    out: Earlier = {}
     for kind, packet in (("run-measurement", target.packet), ("closure", None)):
         folder = (target.root / record_path(kind, target.family, "x", packet)).parent
         for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
@@ -685,15 +698,25 @@ def earlier_imports(target: Target, source: str) -> dict[str, str]:
             imported = data.get("imported_from") if isinstance(data, dict) and not problems else None
             mine = packet is not None or (data.get("selectors") or {}).get("packet") == target.packet
             if isinstance(imported, dict) and imported.get("file") == source and mine and isinstance(data["id"], str):
-                out[str(imported.get("row"))] = data["id"]
+                old = data.get("supersedes")
+                entry = (old if isinstance(old, str) else None, run_key(data))
+                out.setdefault(str(imported.get("row")), {})[data["id"]] = entry
     return out
 
 
-def link_correction(record: dict[str, Any], earlier: dict[str, str], row: str) -> None:
-    """A record of a changed file supersedes the one the earlier import of that row wrote."""
-    old = earlier.get(row)
-    if old is not None and old != record["id"]:
-        record["supersedes"] = old
+def link_correction(record: dict[str, Any], earlier: Earlier, row: str) -> None:
+    """A record of a changed file supersedes the latest record (the one no other supersedes) that earlier imports of
+    that row wrote for the same run; the record an earlier import already wrote keeps what it supersedes (importing
+    it again is a no-op, whatever order the ids sort in)."""
+    chain = earlier.get(row) or {}
+    if record["id"] in chain:
+        if chain[record["id"]][0] is not None:
+            record["supersedes"] = chain[record["id"]][0]
+        return
+    replaced = {old for old, _ in chain.values()}
+    same = sorted(i for i, (_, key) in chain.items() if key == run_key(record) and i not in replaced)
+    if same:
+        record["supersedes"] = same[-1]
 
 
 def failed_run(
