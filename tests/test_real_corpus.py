@@ -135,6 +135,31 @@ CASES: dict[str, Case] = {
         extra=("--cards", "8"),
         tool="sglang-one-batch",
     ),
+    "sglang/corpus/generatedrandomly-reproduce-one-batch-server/result.jsonl": Case(
+        # bench_one_batch_server of 2025 (no input_throughput, last_ttft): fifteen repeats of one batch of 8,192
+        dict(repository="meta-llama/Llama-3.1-8B-Instruct", quantization="BF16", runtime=None, hardware="unknown GPU"),
+        tool="sglang-one-batch",
+    ),
+    "sglang/corpus/mtilyxuegao-qwen-quantization-one-batch-server/result.jsonl": Case(
+        # the older key set; last_gen_throughput written as 0.0, which no throughput measures (kept beside the metrics)
+        dict(repository="Qwen/Qwen2.5-7B-Instruct", quantization="W8A8", runtime=None, hardware="unknown GPU"),
+        tool="sglang-one-batch",
+    ),
+    "sglang/corpus/sabreshao-disagg-one-batch-server/result.jsonl": Case(
+        # the 2025 key set (input_throughput, last_ttft, acc_length -1.0, cache_hit_rate null), long contexts
+        dict(repository="deepseek-ai/DeepSeek-R1", quantization="FP8", runtime=None, hardware="unknown GPU"),
+        tool="sglang-one-batch",
+    ),
+    "sglang/corpus/lukallm-vllm-backend-qwen3-coder-fp8/vllm_0128_1000_sharegpt.jsonl": Case(
+        # SGLang's bench_serving run against a vLLM server (backend "vllm", server_info null) on an L40S vGPU slice
+        dict(
+            repository="Qwen/Qwen3-Coder-30B-A3B-Instruct",
+            artifact="Qwen/Qwen3-Coder-30B-A3B-Instruct-FP8",
+            quantization="FP8",
+            runtime="vLLM",
+            hardware="NVIDIA L40S-48C",
+        )
+    ),
     "sglang/corpus/tonyli15-qwen25-3b-agg-c8/agg_n50_in128_out64_c8.jsonl": Case(
         dict(
             repository="Qwen/Qwen2.5-3B-Instruct",
