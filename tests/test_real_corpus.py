@@ -135,6 +135,19 @@ CASES: dict[str, Case] = {
         extra=("--cards", "8"),
         tool="sglang-one-batch",
     ),
+    "sglang/corpus/frgossen-cuda-graph-one-batch-offline/result.jsonl": Case(
+        # the offline bench_one_batch (prefill / median decode / total), with and without CUDA graphs
+        dict(repository="meta-llama/Llama-3.1-8B-Instruct", quantization="BF16", runtime=None, hardware="unknown GPU"),
+        tool="sglang-one-batch",
+    ),
+    "sglang/corpus/shenh10-simulator-one-batch-offline/result.jsonl": Case(
+        dict(repository="deepseek-ai/DeepSeek-V2-Lite", quantization="BF16", runtime=None, hardware="unknown GPU"),
+        tool="sglang-one-batch",
+    ),
+    "sglang/corpus/ramadharanuh-local-server-one-batch-offline/result.jsonl": Case(
+        dict(repository="Qwen/Qwen2.5-1.5B-Instruct", quantization="BF16", runtime=None, hardware="unknown GPU"),
+        tool="sglang-one-batch",
+    ),
     "sglang/corpus/generatedrandomly-reproduce-one-batch-server/result.jsonl": Case(
         # bench_one_batch_server of 2025 (no input_throughput, last_ttft): fifteen repeats of one batch of 8,192
         dict(repository="meta-llama/Llama-3.1-8B-Instruct", quantization="BF16", runtime=None, hardware="unknown GPU"),
@@ -506,3 +519,23 @@ def test_aiperf_served_alias_is_no_weights_name(tmp_path: Path) -> None:
     assert code == 0 and not any("answered to" in f["message"] for f in report["findings"])
     code, report, _ = attempt(tmp_path / "f", AKAMAS_AIPERF, repository="Qwen/Qwen3-32B", artifact="Qwen/Qwen3-32B-FP8")
     assert code == 1 and "'Qwen/Qwen3-4B-Instruct-2507-FP8' is not the packet's weights" in str(report["findings"])
+
+
+def test_sglang_offline_bench_one_batch_and_older_server_key_sets(tmp_path: Path) -> None:
+    """The offline bench_one_batch's keys (prefill, median decode step, total) are read into their own metrics; the
+    server benchmark's older key set too, with a 0.0 last decode throughput kept beside the metrics, never as one."""
+    name = "sglang/corpus/frgossen-cuda-graph-one-batch-offline/result.jsonl"
+    code, _, records = attempt(tmp_path / "a", name)
+    assert code == 0 and len(records) == 9
+    first = next(r for r in records if r["imported_from"]["row"] == "1")
+    assert first["measurement_class"] == "sglang-bench-one-batch-offline"
+    assert first["tool"]["name"] == "sglang-bench_one_batch" and first["config"]["run_name"] == "cuda_graph"
+    assert first["metrics"]["median_decode_tok_s"] == [112.0005440738405] and unit_of("median_decode_tok_s") == "tok/s"
+    assert first["metrics"]["batch_ttft_s"] == [0.01405533216893673] and unit_of("median_decode_step_s") == "s"
+    assert first["metrics"]["total_tok_s"] == [991.0135159710844] and "aggregate_tok_s" not in first["metrics"]
+    old = "sglang/corpus/mtilyxuegao-qwen-quantization-one-batch-server/result.jsonl"
+    code, _, records = attempt(tmp_path / "b", old)
+    assert code == 0 and len(records) == 6 and all(r["kind"] == "run-measurement" for r in records)
+    row = next(r for r in records if r["imported_from"]["row"] == "1")
+    assert row["metrics"]["aggregate_tok_s"] == [4848.36] and "last_decode_tok_s" not in row["metrics"]
+    assert row["out_of_bounds"]["last_decode_tok_s"]["value"] == 0.0
