@@ -101,6 +101,17 @@ CASES: dict[str, Case] = {
             commit="ee0ef6023621cff504d758262d4e04895a5af4a2",
         )
     ),
+    "lm-eval/corpus/allenlee37-kt-exaone-winogrande-a100/results_2024-12-23T14-45-44.695233.json": Case(
+        # lm-eval 0.4.x (git 6653bd23), hf backend in float32, --limit 10, a chat template with Jinja braces; the
+        # host lists eight A100s; a task score of 0.0 is a score (the model's answers missed the regex), not a failure
+        dict(
+            repository="LGAI-EXAONE/EXAONE-3.0-7.8B-Instruct",
+            quantization="FP32",
+            runtime="transformers 4.47.1",
+            hardware="NVIDIA A100-SXM4-80GB",
+            commit="7f15baedd46858153d817445aff032f4d6cf4939",
+        )
+    ),
     "lm-eval/corpus/eleutherai-fork-afrimmlu-gemma2b-l4/sw_afrimmlu_0shot_2026-01-26T15-03-11.465269.json": Case(
         dict(repository="google/gemma-2b", quantization="BF16", runtime=None, hardware="NVIDIA L4"),
     ),
@@ -539,3 +550,23 @@ def test_sglang_offline_bench_one_batch_and_older_server_key_sets(tmp_path: Path
     row = next(r for r in records if r["imported_from"]["row"] == "1")
     assert row["metrics"]["aggregate_tok_s"] == [4848.36] and "last_decode_tok_s" not in row["metrics"]
     assert row["out_of_bounds"]["last_decode_tok_s"]["value"] == 0.0
+
+
+EXAONE = "lm-eval/corpus/allenlee37-kt-exaone-winogrande-a100/results_2024-12-23T14-45-44.695233.json"
+
+
+def test_lm_eval_a_score_of_zero_is_a_score(tmp_path: Path) -> None:
+    """A task the model failed (exact_match 0.0 on 10 samples) is a measurement of 0.0 with its stderr, not a failed
+    run: the harness ran and scored every sample. The hf run's weights commit, float32 dtype and host GPU are read."""
+    code, _, records = attempt(tmp_path / "a", EXAONE)
+    [run] = records
+    assert code == 0 and run["kind"] == "run-measurement"
+    assert metric(records, "exact_match_get_answer") == (
+        [0.0],
+        "/results/winogrande/exact_match,get-answer",
+        "ratio",
+    )
+    assert run["stderr"] == {"exact_match_get_answer": 0.0} and run["runtime"] == "transformers 4.47.1"
+    assert run["hardware"] == "NVIDIA A100-SXM4-80GB" and run["workload"].endswith("0-shot, 10 samples")
+    code, report, _ = attempt(tmp_path / "b", EXAONE, quantization="BF16")
+    assert code == 1 and "not the packet's 'BF16'" in str(report["findings"])
