@@ -293,6 +293,7 @@ def test_reimport_is_a_no_op_and_ids_never_collide(reg: Reg, tmp_path: Path) -> 
     reg.put(f"{F}/pkt2/packet.json", reg.read(f"{F}/pkt/packet.json") | {"id": "pkt2"})
     other_packet = imported(reg, "mlperf", SERVER, packet="fam/pkt2")
     other_file = imported(reg, "mlperf", V05)  # also named mlperf_log_summary.txt, into the same packet
+    assert all("supersedes" not in r for r in other_file.values())  # another run of the same name corrects nothing
     ids = [*first, *other_packet, *other_file]
     assert len(set(ids)) == 3
     evidence = sorted(r["evidence"] for r in (*first.values(), *other_file.values()))
