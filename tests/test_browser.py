@@ -416,7 +416,9 @@ def test_download_holds_exactly_the_rows_shown(compare_url: str, tab: object) ->
     assert [r["measurement"] for r in rows] == visible and len(rows) == 6
     first = rows[0]
     assert first["workload"] == WORKLOAD and first["Value"].startswith("29.00 tok/s") and first["Rank"] == "3"
-    assert first["State"] == "lab-measured" and first["url"].endswith("/packets/pkt/#m-run-3--decode-tok-s-0")
+    assert first["State"] == "lab-measured" and first["url"].endswith(
+        "/packets/pkt/#m-run-3--decode-tok-s-0"
+    )  # its section, sample row
     assert {r["measurement"] for r in rows}.isdisjoint({"run-q", "run-s"})
 
 

@@ -140,7 +140,8 @@ def test_aiperf_reads_values_units_and_identity(tmp_path: Path) -> None:
     }
     assert run["tool"]["models"] == ["qwen3.6-nvfp4"] and run["tool"]["aiperf_version"] == "0.10.0"
     assert run["tool"]["tokenizer"] == "nvidia/Qwen3.6-35B-A3B-NVFP4" and run["runtime"] == "vLLM 0.9"
-    assert "hardware" not in run  # the export ran with GPU telemetry but recorded no GPU: missing stays missing
+    # the export ran with GPU telemetry but recorded no GPU: the hardware is the contributor's --hardware
+    assert run["hardware"] == "NVIDIA GeForce RTX 5090"
 
 
 def test_genai_perf_reads_its_own_layout(tmp_path: Path) -> None:
@@ -292,6 +293,7 @@ def test_reimport_is_a_no_op_and_ids_never_collide(reg: Reg, tmp_path: Path) -> 
     reg.put(f"{F}/pkt2/packet.json", reg.read(f"{F}/pkt/packet.json") | {"id": "pkt2"})
     other_packet = imported(reg, "mlperf", SERVER, packet="fam/pkt2")
     other_file = imported(reg, "mlperf", V05)  # also named mlperf_log_summary.txt, into the same packet
+    assert all("supersedes" not in r for r in other_file.values())  # another run of the same name corrects nothing
     ids = [*first, *other_packet, *other_file]
     assert len(set(ids)) == 3
     evidence = sorted(r["evidence"] for r in (*first.values(), *other_file.values()))

@@ -101,6 +101,17 @@ CASES: dict[str, Case] = {
             commit="ee0ef6023621cff504d758262d4e04895a5af4a2",
         )
     ),
+    "lm-eval/corpus/allenlee37-kt-exaone-winogrande-a100/results_2024-12-23T14-45-44.695233.json": Case(
+        # lm-eval 0.4.x (git 6653bd23), hf backend in float32, --limit 10, a chat template with Jinja braces; the
+        # host lists eight A100s; a task score of 0.0 is a score (the model's answers missed the regex), not a failure
+        dict(
+            repository="LGAI-EXAONE/EXAONE-3.0-7.8B-Instruct",
+            quantization="FP32",
+            runtime="transformers 4.47.1",
+            hardware="NVIDIA A100-SXM4-80GB",
+            commit="7f15baedd46858153d817445aff032f4d6cf4939",
+        )
+    ),
     "lm-eval/corpus/eleutherai-fork-afrimmlu-gemma2b-l4/sw_afrimmlu_0shot_2026-01-26T15-03-11.465269.json": Case(
         dict(repository="google/gemma-2b", quantization="BF16", runtime=None, hardware="NVIDIA L4"),
     ),
@@ -134,6 +145,44 @@ CASES: dict[str, Case] = {
         dict(repository="zai-org/GLM-4.5", quantization="FP8", runtime=None, hardware="unknown GPU", cards=8),
         extra=("--cards", "8"),
         tool="sglang-one-batch",
+    ),
+    "sglang/corpus/frgossen-cuda-graph-one-batch-offline/result.jsonl": Case(
+        # the offline bench_one_batch (prefill / median decode / total), with and without CUDA graphs
+        dict(repository="meta-llama/Llama-3.1-8B-Instruct", quantization="BF16", runtime=None, hardware="unknown GPU"),
+        tool="sglang-one-batch",
+    ),
+    "sglang/corpus/shenh10-simulator-one-batch-offline/result.jsonl": Case(
+        dict(repository="deepseek-ai/DeepSeek-V2-Lite", quantization="BF16", runtime=None, hardware="unknown GPU"),
+        tool="sglang-one-batch",
+    ),
+    "sglang/corpus/ramadharanuh-local-server-one-batch-offline/result.jsonl": Case(
+        dict(repository="Qwen/Qwen2.5-1.5B-Instruct", quantization="BF16", runtime=None, hardware="unknown GPU"),
+        tool="sglang-one-batch",
+    ),
+    "sglang/corpus/generatedrandomly-reproduce-one-batch-server/result.jsonl": Case(
+        # bench_one_batch_server of 2025 (no input_throughput, last_ttft): fifteen repeats of one batch of 8,192
+        dict(repository="meta-llama/Llama-3.1-8B-Instruct", quantization="BF16", runtime=None, hardware="unknown GPU"),
+        tool="sglang-one-batch",
+    ),
+    "sglang/corpus/mtilyxuegao-qwen-quantization-one-batch-server/result.jsonl": Case(
+        # the older key set; last_gen_throughput written as 0.0, which no throughput measures (kept beside the metrics)
+        dict(repository="Qwen/Qwen2.5-7B-Instruct", quantization="W8A8", runtime=None, hardware="unknown GPU"),
+        tool="sglang-one-batch",
+    ),
+    "sglang/corpus/sabreshao-disagg-one-batch-server/result.jsonl": Case(
+        # the 2025 key set (input_throughput, last_ttft, acc_length -1.0, cache_hit_rate null), long contexts
+        dict(repository="deepseek-ai/DeepSeek-R1", quantization="FP8", runtime=None, hardware="unknown GPU"),
+        tool="sglang-one-batch",
+    ),
+    "sglang/corpus/lukallm-vllm-backend-qwen3-coder-fp8/vllm_0128_1000_sharegpt.jsonl": Case(
+        # SGLang's bench_serving run against a vLLM server (backend "vllm", server_info null) on an L40S vGPU slice
+        dict(
+            repository="Qwen/Qwen3-Coder-30B-A3B-Instruct",
+            artifact="Qwen/Qwen3-Coder-30B-A3B-Instruct-FP8",
+            quantization="FP8",
+            runtime="vLLM",
+            hardware="NVIDIA L40S-48C",
+        )
     ),
     "sglang/corpus/tonyli15-qwen25-3b-agg-c8/agg_n50_in128_out64_c8.jsonl": Case(
         dict(
@@ -429,3 +478,95 @@ def test_sglang_bench_one_batch_server(tmp_path: Path) -> None:
     assert wrong.returncode == 1 and "looks like sglang-one-batch" in wrong.stdout
     code, report, _ = attempt(tmp_path / "b", name, "--runtime", "vLLM 0.11.0")
     assert code == 1 and "not the engine" not in str(report) and "vLLM 0.11.0" in str(report)
+
+
+def test_lm_eval_scores_render_as_numbers_without_a_unit_word(tmp_path: Path) -> None:
+    """A task-defined score (BLEU, ROUGE, an LLM judge's grade) is a pure number like a ratio: a citation of it reads
+    ``0.577``, never ``0.577 score``; the chart axis still names the unit."""
+    from evreg import citations
+
+    name = "lm-eval/corpus/eleutherai-fork-nl2foam-vllm-tp8/results_2025-12-17T20-24-58.608862.json"
+    _, _, records = run_import(tmp_path, name)
+    scored = [(r, m) for r in records for m in r.get("metrics", {}) if unit_of(m) == "score"]
+    assert {m for _, m in scored} >= {"bleu_none", "rouge1_none", "llm_judge_none"}
+    for record, metric in scored:
+        value = record["metrics"][metric][0]
+        text = citations.plain(f"{{{{ m:{record['id']}.{metric}[0] }}}}", {record["id"]: record})
+        assert text == citations.format_value(value, metric) == f"{value:.{citations._precision(metric)}f}"
+        assert "score" not in text
+    assert citations.format_value(0.25, "exact_match_none") == "0.2500"  # a ratio, as before
+    assert citations.format_value(30.25, "decode_tok_s").endswith(" tok/s")  # a unit word where there is one
+
+
+DATABLOOM = "aiperf/corpus/databloom-llama32-3b-gguf-c1-timeouts/profile_export_aiperf.json"
+AKAMAS_AIPERF = "aiperf/corpus/akamaslabs-qwen3-4b-c16/profile_export_aiperf.json"
+
+
+def test_aiperf_served_alias_is_no_weights_name(tmp_path: Path) -> None:
+    """AIPerf names the model by what the server answered to ('llama-3.2-3b-instruct-gguf:q4_k_m', its tokenizer
+    'gpt2'): an alias is not the weights, so it is an identity-missing warning and is not compared with the packet's
+    weights (its quantization word still is); when the export names the weights (a tokenizer repository), they are."""
+    code, report, records = attempt(tmp_path / "a", DATABLOOM)
+    [alias] = [f for f in report["findings"] if "the name the server answered to" in f["message"]]
+    assert code == 0 and records and alias["code"] == "import-identity-missing"
+    assert "'llama-3.2-3b-instruct-gguf:q4_k_m'" in alias["message"]
+    assert alias["pointer"] == "/input_config/endpoint/model_names/0"
+    code, report, _ = attempt(tmp_path / "b", DATABLOOM, repository="Qwen/Qwen2.5-7B-Instruct", artifact=None)
+    assert code == 0 and any("answered to" in f["message"] for f in report["findings"])  # not compared, but said
+    code, report, _ = attempt(tmp_path / "c", DATABLOOM, quantization="BF16", artifact=None)
+    assert code == 1 and "quantization 'Q4_K_M' is not the packet's 'BF16'" in str(report["findings"])
+    doc = json.loads((REAL / DATABLOOM).read_text())
+    doc["input_config"]["tokenizer"]["name"] = "Qwen/Qwen2.5-7B-Instruct"  # the same alias, the weights named
+    named = tmp_path / "named" / "profile_export_aiperf.json"
+    named.parent.mkdir()
+    named.write_text(json.dumps(doc, indent=2))
+    root = tmp_path / "d" / "reg"
+    spec = registry(root, **CASES[DATABLOOM].packet)
+    result = evreg("import", "aiperf", str(named), "--packet", spec, "--hardware", "unknown GPU", cwd=root)
+    assert result.returncode == 1 and "'Qwen/Qwen2.5-7B-Instruct' is not the packet's weights" in result.stdout
+    assert "meta-llama/Llama-3.2-3B-Instruct" in result.stdout and not imported_records(root)
+    # the alias 'qwen3-4b' beside the tokenizer Qwen/Qwen3-4B-Instruct-2507-FP8: the tokenizer is the weights
+    code, report, _ = attempt(tmp_path / "e", AKAMAS_AIPERF)
+    assert code == 0 and not any("answered to" in f["message"] for f in report["findings"])
+    code, report, _ = attempt(tmp_path / "f", AKAMAS_AIPERF, repository="Qwen/Qwen3-32B", artifact="Qwen/Qwen3-32B-FP8")
+    assert code == 1 and "'Qwen/Qwen3-4B-Instruct-2507-FP8' is not the packet's weights" in str(report["findings"])
+
+
+def test_sglang_offline_bench_one_batch_and_older_server_key_sets(tmp_path: Path) -> None:
+    """The offline bench_one_batch's keys (prefill, median decode step, total) are read into their own metrics; the
+    server benchmark's older key set too, with a 0.0 last decode throughput kept beside the metrics, never as one."""
+    name = "sglang/corpus/frgossen-cuda-graph-one-batch-offline/result.jsonl"
+    code, _, records = attempt(tmp_path / "a", name)
+    assert code == 0 and len(records) == 9
+    first = next(r for r in records if r["imported_from"]["row"] == "1")
+    assert first["measurement_class"] == "sglang-bench-one-batch-offline"
+    assert first["tool"]["name"] == "sglang-bench_one_batch" and first["config"]["run_name"] == "cuda_graph"
+    assert first["metrics"]["median_decode_tok_s"] == [112.0005440738405] and unit_of("median_decode_tok_s") == "tok/s"
+    assert first["metrics"]["batch_ttft_s"] == [0.01405533216893673] and unit_of("median_decode_step_s") == "s"
+    assert first["metrics"]["total_tok_s"] == [991.0135159710844] and "aggregate_tok_s" not in first["metrics"]
+    old = "sglang/corpus/mtilyxuegao-qwen-quantization-one-batch-server/result.jsonl"
+    code, _, records = attempt(tmp_path / "b", old)
+    assert code == 0 and len(records) == 6 and all(r["kind"] == "run-measurement" for r in records)
+    row = next(r for r in records if r["imported_from"]["row"] == "1")
+    assert row["metrics"]["aggregate_tok_s"] == [4848.36] and "last_decode_tok_s" not in row["metrics"]
+    assert row["out_of_bounds"]["last_decode_tok_s"]["value"] == 0.0
+
+
+EXAONE = "lm-eval/corpus/allenlee37-kt-exaone-winogrande-a100/results_2024-12-23T14-45-44.695233.json"
+
+
+def test_lm_eval_a_score_of_zero_is_a_score(tmp_path: Path) -> None:
+    """A task the model failed (exact_match 0.0 on 10 samples) is a measurement of 0.0 with its stderr, not a failed
+    run: the harness ran and scored every sample. The hf run's weights commit, float32 dtype and host GPU are read."""
+    code, _, records = attempt(tmp_path / "a", EXAONE)
+    [run] = records
+    assert code == 0 and run["kind"] == "run-measurement"
+    assert metric(records, "exact_match_get_answer") == (
+        [0.0],
+        "/results/winogrande/exact_match,get-answer",
+        "ratio",
+    )
+    assert run["stderr"] == {"exact_match_get_answer": 0.0} and run["runtime"] == "transformers 4.47.1"
+    assert run["hardware"] == "NVIDIA A100-SXM4-80GB" and run["workload"].endswith("0-shot, 10 samples")
+    code, report, _ = attempt(tmp_path / "b", EXAONE, quantization="BF16")
+    assert code == 1 and "not the packet's 'BF16'" in str(report["findings"])

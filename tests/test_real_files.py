@@ -235,7 +235,11 @@ def test_vllm_sweep_summary_imports_each_point(tmp_path: Path) -> None:
 
 def test_vllm_append_result_json_lines(tmp_path: Path) -> None:
     """``--append-result`` writes one result per line: each line imports, with line:N:K locators the evidence
-    check re-reads."""
+    check re-reads.
+
+    SYNTHETIC, real-shaped: no ``--append-result`` file was found in a public repository (searched in two rounds, see
+    ``vllm-bench/corpus/SOURCES.md``), so the lines are the two real results of the sweep's ``summary.json``
+    (vLLM 0.25.1), each written as ``--append-result`` writes it: ``json.dumps`` of one result, one per line."""
     root = tmp_path / "reg"
     registry(root, **OPT)
     points = json.loads((REAL / "vllm-bench" / SWEEP / "summary.json").read_text())

@@ -616,7 +616,7 @@ def _run_import(ctx: Context, make_plan: Any, overwrite: bool, fmt: str) -> None
     before = {_finding_key(f) for f in run_validation(ctx.root)[1].findings} if plan.files else set()
     result = formats.write_plan(ctx.root, plan, overwrite)
     if result.conflicts:
-        _refuse_conflicts(result, overwrite)
+        _refuse_conflicts(result)
     for note in plan.notes:
         click.echo(note, err=True)
     click.echo(f"wrote {len(result.written)} files, {len(result.unchanged)} unchanged", err=True)
@@ -640,14 +640,19 @@ def _finding_key(f: Finding) -> tuple[str, str, str, str]:
     return (f.code, f.file, f.pointer, f.message)
 
 
-def _refuse_conflicts(result: formats.WriteResult, overwrite: bool) -> None:
+def _refuse_conflicts(result: formats.WriteResult) -> None:
+    """Refuse an import that would change existing files: published observations (measurements, closures, evidence)
+    never change, with or without ``--overwrite``; other records change only with it."""
     for path in result.conflicts:
         click.echo(f"exists with other content: {path}", err=True)
-    if overwrite:
+    published = [p for p in result.conflicts if any(folder in f"/{p}" for folder in formats.PUBLISHED)]
+    if published:
         click.echo(
-            f"import refused: {len(result.conflicts)} published measurements or evidence files would change; "
-            "nothing was written. A published measurement is never rewritten: import the corrected file under its "
-            "own name, and its records supersede the old ones",
+            f"import refused: {len(published)} published measurements, closures or evidence files would change; "
+            "nothing was written. A published measurement is never rewritten, not even with --overwrite: a corrected "
+            "number is a new record, with an id of its own, that supersedes the old one (`supersedes`). A tool's "
+            "output imported again with changed numbers does this by itself; a file that keeps its records' ids "
+            "(a lab's run log or manifest) needs the corrected records renamed and marked `supersedes`",
             err=True,
         )
     else:

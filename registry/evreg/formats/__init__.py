@@ -516,7 +516,9 @@ def _canon_quant(text: str) -> str:
     return re.sub(r"[^a-z0-9]", "", text.lower())
 
 
-GGUF_QUANT = re.compile(r"(?i)(?:^|[-_.])(i?q\d(?:_[a-z0-9]+)*|bf16|f16|f32|fp16|fp8|nvfp4|mxfp4)(?=[-_.]|$)")
+GGUF_QUANT = re.compile(r"(?i)(?:^|[-_.:])(i?q\d(?:_[a-z0-9]+)*|bf16|f16|f32|fp16|fp8|nvfp4|mxfp4)(?=[-_.:]|$)")
+"""A quantization word in a model file or served name, after ``-``, ``_``, ``.`` or a tag's ``:`` (Ollama's and
+llama-server's ``llama-3.2-3b-instruct-gguf:q4_k_m``)."""
 QUANT_WORDS = ("nvfp4", "mxfp4", "fp8", "awq", "gptq", "int4", "int8", "w4a16", "w8a8", "w4a4", "bf16", "fp16")
 
 
@@ -527,7 +529,7 @@ def quantization_of_name(name: str) -> str | None:
     hits = GGUF_QUANT.findall(base)
     if hits:
         return hits[-1].upper()
-    words = [w for w in re.split(r"[-_.]", base.lower()) if w in QUANT_WORDS]
+    words = [w for w in re.split(r"[-_.:]", base.lower()) if w in QUANT_WORDS]
     return words[-1].upper() if words else None
 
 
@@ -671,11 +673,24 @@ def evidence_for(target: Target, name: str, raw: bytes) -> str:
     return target.evidence_path(f"{stem}-{short}.{ext}" if dot else f"{name}-{short}")
 
 
-def earlier_imports(target: Target, source: str) -> dict[str, str]:
-    """Records an earlier import of a file of this name wrote into the packet, by row: ``{row: id}``."""
+Earlier = dict[str, dict[str, tuple[str | None, str]]]
+"""What earlier imports of a file of one name wrote into a packet: by row, each record's id, what it supersedes and
+which run it is (``run_key``)."""
+
+
+def run_key(record: dict[str, Any]) -> str:
+    """Which run a record is, numbers aside: its kind, class, workload and settings. A record of a changed file
+    corrects an earlier one only when they are the same run (another run in a file of the same name, such as every
+    ``mlperf_log_summary.txt``, is not a correction)."""
+    return jsonio.canonical({k: record.get(k) for k in ("kind", "measurement_class", "workload", "config")})
+
+
+def earlier_imports(target: Target, source: str) -> Earlier:
+    """Records earlier imports of a file of this name wrote into the packet, by row: ``{row: {id: (supersedes,
+    run key)}}``."""
     if target.root is None:
         return {}
-    out: dict[str, str] = {}
+    out: Earlier = {}
     for kind, packet in (("run-measurement", target.packet), ("closure", None)):
         folder = (target.root / record_path(kind, target.family, "x", packet)).parent
         for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
@@ -683,15 +698,25 @@ def earlier_imports(target: Target, source: str) -> dict[str, str]:
             imported = data.get("imported_from") if isinstance(data, dict) and not problems else None
             mine = packet is not None or (data.get("selectors") or {}).get("packet") == target.packet
             if isinstance(imported, dict) and imported.get("file") == source and mine and isinstance(data["id"], str):
-                out[str(imported.get("row"))] = data["id"]
+                old = data.get("supersedes")
+                entry = (old if isinstance(old, str) else None, run_key(data))
+                out.setdefault(str(imported.get("row")), {})[data["id"]] = entry
     return out
 
 
-def link_correction(record: dict[str, Any], earlier: dict[str, str], row: str) -> None:
-    """A record of a changed file supersedes the one the earlier import of that row wrote."""
-    old = earlier.get(row)
-    if old is not None and old != record["id"]:
-        record["supersedes"] = old
+def link_correction(record: dict[str, Any], earlier: Earlier, row: str) -> None:
+    """A record of a changed file supersedes the latest record (the one no other supersedes) that earlier imports of
+    that row wrote for the same run; the record an earlier import already wrote keeps what it supersedes (importing
+    it again is a no-op, whatever order the ids sort in)."""
+    chain = earlier.get(row) or {}
+    if record["id"] in chain:
+        if chain[record["id"]][0] is not None:
+            record["supersedes"] = chain[record["id"]][0]
+        return
+    replaced = {old for old, _ in chain.values()}
+    same = sorted(i for i, (_, key) in chain.items() if key == run_key(record) and i not in replaced)
+    if same:
+        record["supersedes"] = same[-1]
 
 
 def failed_run(

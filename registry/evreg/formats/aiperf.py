@@ -18,8 +18,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from evreg import formats
-from evreg.findings import join_pointer
+from evreg import codes, formats
+from evreg.findings import Finding, Severity, join_pointer
 from evreg.formats import serving as sv
 
 FORMAT = "an AIPerf / GenAI-Perf profile export (profile_export_aiperf.json, profile_export_genai_perf.json)"
@@ -195,15 +195,8 @@ def _scope(
     if isinstance(tokenizer, str) and REPO_ID.fullmatch(tokenizer):
         at = "/input_config/tokenizer/name" if isinstance(config.get("tokenizer"), dict) else "/input_config/tokenizer"
         model = (tokenizer, at)
-    elif models and settings.get("service_kind") != "triton":
-        at = (
-            "/input_config/models/items/0/name"
-            if "models" in config
-            else "/input_config/endpoint/model_names/0"
-            if "endpoint" in config
-            else "/input_config/model/0"
-        )
-        model = (models[0], at)
+    elif models and settings.get("service_kind") != "triton" and REPO_ID.fullmatch(str(models[0])):
+        model = (models[0], _model_pointer(config))
     gpus = _gpus(doc.get("telemetry_data"))
     hardware = (gpus[0] if len(gpus) == 1 else " + ".join(gpus)) if gpus else None
     return sv.identity(
@@ -213,6 +206,31 @@ def _scope(
         backend=(settings.get("backend"), "/input_config/backend"),
         hardware=(hardware, "/telemetry_data"),
     )
+
+
+def _model_pointer(config: dict[str, Any]) -> str:
+    if "models" in config:
+        return "/input_config/models/items/0/name"
+    return "/input_config/endpoint/model_names/0" if "endpoint" in config else "/input_config/model/0"
+
+
+def served_alias(doc: dict[str, Any], tool: dict[str, Any], found: formats.FileIdentity, file: str) -> list[Finding]:
+    """A warning when the export names the model only by the name the server answered to (``qwen3-4b``,
+    ``llama-3.2-3b-instruct-gguf:q4_k_m``): an alias is not the weights, so it is not compared with the packet's
+    and the model stays unstated (its quantization words, if any, are still compared)."""
+    models = list(tool.get("models") or [])
+    if found.model is not None or not models:
+        return []
+    return [
+        codes.IMPORT_IDENTITY_MISSING.at(
+            file,
+            _model_pointer(doc["input_config"]),
+            f"the export names the model only as {models[0]!r}, the name the server answered to, not the weights: "
+            "it is not compared with the packet's weights and the records leave the model unstated",
+            "profile with --tokenizer ORG/NAME (the weights' repository) so the export names them",
+            severity=Severity.WARNING,
+        )
+    ]
 
 
 def _read(request: formats.Request) -> tuple[dict[str, Any], str]:
@@ -260,6 +278,7 @@ def plan(request: formats.Request) -> formats.Plan:
     name, settings, tool = _identity(doc, request.file)
     out = formats.Plan()
     found = _scope(request, doc, settings, tool)
+    out.warn(served_alias(doc, tool, found, request.file))
     out.warn(formats.check_scope(target, found, request.file))
     numbers = _numbers(doc, request.file)
     evidence = formats.evidence_for(target, request.name, raw)

@@ -94,14 +94,28 @@ REPO_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
 """A Hugging Face repository id (``google/gemma-2b``), which a server may answer to as its model name."""
 
 
+DTYPES = {"bfloat16": "BF16", "float16": "FP16", "float32": "FP32"}
+"""Weights dtypes as ``dtype=`` names them (``model_dtype`` writes ``torch.bfloat16``), as a quantization."""
+
+
+def dtype_of(args: dict[str, str], config: dict[str, Any]) -> tuple[str | None, str]:
+    """The dtype the run loaded the weights in (``dtype=`` in ``model_args``, else the harness's ``model_dtype``) as a
+    quantization, and where the file says it."""
+    if args.get("dtype") in DTYPES:
+        return DTYPES[args["dtype"]], "/config/model_args"
+    written = str(config.get("model_dtype") or "").removeprefix("torch.")
+    return (DTYPES[written], "/config/model_dtype") if written in DTYPES else (None, "/config/model_args")
+
+
 def identity(request: Request, doc: dict[str, Any], target: Target) -> tuple[FileIdentity, str | None]:
     """The run's identity as the results file states it, and its backend's engine (``vLLM``) if named."""
     config: dict[str, Any] = doc["config"] if isinstance(doc.get("config"), dict) else {}
     args = model_args(config.get("model_args"))
     model, _ = model_of(config, args, doc)
     quant = args.get("quantization") or (quantization_of_name(model) if model else None)
-    if quant is None and args.get("dtype") in ("bfloat16", "float16"):
-        quant = {"bfloat16": "BF16", "float16": "FP16"}[args["dtype"]]
+    quant_at = "/config/model_args"
+    if quant is None:
+        quant, quant_at = dtype_of(args, config)
     engine = BACKENDS.get(str(config.get("model")))
     runtime = request.options.get("runtime") or None
     if runtime is None and engine == "transformers" and isinstance(doc.get("transformers_version"), str):
@@ -116,7 +130,7 @@ def identity(request: Request, doc: dict[str, Any], target: Target) -> tuple[Fil
         cards=int(tp) if tp and tp.isdigit() else None,
         where={
             "model": "/config/model_args",
-            "quantization": "/config/model_args",
+            "quantization": quant_at,
             "runtime": "/config/model",
             "hardware": "/pretty_env_info",
             "cards": "/config/model_args",

@@ -36,7 +36,16 @@ from typing import Any
 from evreg import citations, codes, figures, jsonio, scope
 from evreg.evidence import map_refs, parse_ref
 from evreg.findings import join_pointer, split_pointer
-from evreg.formats import Importer, ImportRefused, Option, Plan, forbid_citation_markers, refuse
+from evreg.formats import (
+    Importer,
+    ImportRefused,
+    Option,
+    Plan,
+    forbid_citation_markers,
+    refuse,
+    refuse_other_format,
+    sniff,
+)
 from evreg.jsonio import iter_keyed_strings
 from evreg.layout import (
     FAMILY_LIST,
@@ -133,6 +142,7 @@ def plan_import(
 def _read_json(raw: bytes, file: str) -> dict[str, Any]:
     """The parsed object, or a refusal naming what makes it unreadable."""
     data, findings = jsonio.parse(raw, file)
+    refuse_other_format(sniff(raw) if findings else data, file, "neural-download", f"a {FORMAT} manifest")
     if findings:
         raise ImportRefused(findings)
     forbid_citation_markers(data, file)

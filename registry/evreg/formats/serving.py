@@ -18,6 +18,7 @@ from typing import Any
 
 from evreg.evidence import TEXT_NUMBER, decode
 from evreg.formats import (
+    Earlier,
     FileIdentity,
     Option,
     Plan,
@@ -132,7 +133,7 @@ def run_record(request: Request, rid: str, evidence: str, body: dict[str, Any]) 
     return record_path("run-measurement", target.family, rid, target.packet), record
 
 
-def add(plan: Plan, request: Request, earlier: dict[str, str], row: str, written: tuple[str, dict[str, Any]]) -> None:
+def add(plan: Plan, request: Request, earlier: Earlier, row: str, written: tuple[str, dict[str, Any]]) -> None:
     """Add a record of row ``row`` of the file, noting where it came from; it supersedes what an earlier import of
     that row wrote (a changed file)."""
     path, record = written

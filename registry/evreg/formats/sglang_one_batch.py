@@ -10,6 +10,12 @@ every number in the unit the tool wrote with its ``line:N:K`` locator: the batch
 input and output together as ``total_tok_s``, the last decode step's throughput as ``last_decode_tok_s``, the
 acceptance length (when speculative decoding ran) as ``mean_acceptance_length``. The file names neither the model
 nor the server: ``--runtime`` and ``--cards`` state them as you ran it, and the rest is reported as missing.
+
+The offline ``python -m sglang.bench_one_batch`` writes the same kind of file (``result.jsonl``) with other keys:
+``prefill_latency`` and ``total_latency`` (seconds) as ``batch_ttft_s`` and ``batch_latency_s``, ``prefill_throughput``
+as ``input_tok_s``, ``overall_throughput`` as ``total_tok_s``, and the median decode step's latency and throughput as
+``median_decode_step_s`` and ``median_decode_tok_s`` (a median step, not the server benchmark's mean output
+throughput, so a metric of its own).
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from evreg import formats
 from evreg.evidence import text_lines
 from evreg.formats import serving as sv
 
-FORMAT = "SGLang bench_one_batch_server output (JSON Lines from --result-filename)"
+FORMAT = "SGLang bench_one_batch_server or bench_one_batch output (JSON Lines from --result-filename)"
 METRICS = {
     "latency": "batch_latency_s",
     "last_ttft": "batch_ttft_s",
@@ -31,6 +37,12 @@ METRICS = {
     "overall_throughput": "total_tok_s",
     "last_gen_throughput": "last_decode_tok_s",
     "acc_length": "mean_acceptance_length",
+    # the offline bench_one_batch
+    "prefill_latency": "batch_ttft_s",
+    "total_latency": "batch_latency_s",
+    "prefill_throughput": "input_tok_s",
+    "median_decode_latency": "median_decode_step_s",
+    "median_decode_throughput": "median_decode_tok_s",
 }
 """Keys that are measurements, and the metric each is recorded as (its unit in the vocabulary)."""
 SETTINGS = ("run_name", "batch_size", "input_len", "output_len")
@@ -51,11 +63,11 @@ def _objects(request: formats.Request) -> list[tuple[int, str, dict[str, Any]]]:
         formats.refuse_other_format(
             obj if obj is not None else formats.sniff(request.raw), request.file, "sglang-one-batch", FORMAT
         )
-        if not isinstance(obj, dict) or "batch_size" not in obj or "latency" not in obj:
+        if not isinstance(obj, dict) or "batch_size" not in obj or not {"latency", "total_latency"} & obj.keys():
             raise formats.refuse(
                 request.file,
                 f"line:{n}",
-                f"not {FORMAT}: line {n} is not a JSON object with batch_size and latency",
+                f"not {FORMAT}: line {n} is not a JSON object with batch_size and latency (or total_latency)",
                 "pass the file bench_one_batch_server wrote, unmodified",
             )
         out.append((n, line, obj))
@@ -85,17 +97,19 @@ def _run(request: formats.Request, n: int, line: str, obj: dict[str, Any], evide
     """(path, run measurement or closure) for line ``n``."""
     target, raw = request.packet(), request.raw
     config = sv.scalars(obj, SETTINGS)
-    tool = {"name": "sglang-bench_one_batch_server"} | {
+    offline = "latency" not in obj  # bench_one_batch, not bench_one_batch_server
+    bench = "bench_one_batch" if offline else "bench_one_batch_server"
+    tool = {"name": f"sglang-{bench}"} | {
         k: v for k, v in sv.scalars(obj).items() if k not in SETTINGS and (k not in METRICS or NOT_MEASURED.get(k) == v)
     }
     numbers = _numbers(obj, n, line, request.file)
-    if "aggregate_tok_s" not in numbers.metrics:
-        reason = "SGLang bench_one_batch_server measured no output throughput: the batch measured nothing"
+    if not {"aggregate_tok_s", "median_decode_tok_s"} & numbers.metrics.keys():
+        reason = f"SGLang {bench} measured no output throughput: the batch measured nothing"
         rid = formats.content_id("sglang-one-batch", raw, target, f"l{n}", "failed")
         return formats.failed_run(target, rid, evidence, raw, reason, {"line": n, "settings": config})
     body: dict[str, Any] = {
-        "measurement_class": "sglang-bench-one-batch",
-        "workload": f"sglang.bench_one_batch_server line {n}: {config.get('run_name', '?')}, batch size "
+        "measurement_class": "sglang-bench-one-batch" + ("-offline" if offline else ""),
+        "workload": f"sglang.{bench} line {n}: {config.get('run_name', '?')}, batch size "
         f"{obj.get('batch_size')}, {obj.get('input_len')} in / {obj.get('output_len')} out",
         "config": config,
         "tool": tool,

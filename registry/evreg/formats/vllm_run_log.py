@@ -41,7 +41,15 @@ from typing import Any
 
 from evreg import figures, jsonio
 from evreg.findings import join_pointer
-from evreg.formats import Importer, ImportRefused, Plan, forbid_citation_markers, refuse
+from evreg.formats import (
+    Importer,
+    ImportRefused,
+    Plan,
+    forbid_citation_markers,
+    refuse,
+    refuse_other_format,
+    sniff,
+)
 from evreg.layout import record_path, slug
 
 EVIDENCE_NAME = "rtx5090-vllm-runs.json"
@@ -92,6 +100,7 @@ class _RunLog:
         self.plan = Plan()
         self.packet_of: dict[str, str] = {}  # checkpoint -> packet id
         self.log, findings = jsonio.parse(raw, self.file)
+        refuse_other_format(sniff(raw) if findings else self.log, self.file, "vllm-run-log", "a vLLM run log")
         if findings:
             raise ImportRefused(findings)
         forbid_citation_markers(self.log, self.file)
