@@ -48,11 +48,36 @@ def test_a_run_of_another_scope_filed_in_a_packet_folder_is_a_sideways_promotion
     assert any(key.split("_")[0] in f.message for f in placed)
 
 
-@pytest.mark.parametrize("side", ["run"])
+@pytest.mark.parametrize("side", ["run", "packet"])
 def test_a_scope_key_stated_on_one_side_only_is_a_mismatch(reg: Reg, side: str) -> None:
+    """A run that states hardware the packet does not, and a run that leaves unstated the hardware its packet
+    states: neither is shown as the packet's."""
     reg.edit(PKT if side == "packet" else RUN, lambda d: d.update(hardware="NVIDIA H100 80GB HBM3"))
     [f] = [f for f in only(reg.findings(), "sideways-promotion") if f.file == RUN]
-    assert f.pointer == "/hardware" and "hardware" in f.message
+    assert f.pointer == "/hardware" and "hardware" in f.message and f.severity == "error"
+
+
+@pytest.mark.parametrize("key", [k for k in scope.SCOPE_KEYS if k != "revision"])
+def test_a_run_stripped_of_a_scope_key_is_not_the_packets(reg: Reg, key: str) -> None:
+    """The laundering variant of a sideways placement: delete the key that would differ instead of changing it. Every
+    optional scope key the packet states, one at a time (the revision is required of every run by its schema)."""
+    reg.edit(PKT, lambda d: d.update(hardware="NVIDIA GeForce RTX 5090", artifact_id="art-a"))
+    reg.edit(RUN, lambda d: d.update(hardware="NVIDIA GeForce RTX 5090", artifact_id="art-a"))
+    assert not [f for f in reg.findings() if f.file == RUN], "the honest run is in scope"
+    packet = reg.read(PKT)
+    assert (scope.topology(packet) if key == "topology" else packet.get(key)) is not None, key
+
+    def strip(d: dict[str, Any]) -> None:
+        if key == "topology":
+            for where in (d, d.get("config") or {}):
+                for k in ("tp", "cards", "topologies"):
+                    where.pop(k, None)
+        else:
+            d.pop(key)
+
+    reg.edit(RUN, strip)
+    placed = [f for f in only(reg.findings(), "sideways-promotion") if f.file == RUN]
+    assert placed and all("filed in packet 'pkt'" in f.message for f in placed), key
 
 
 @pytest.mark.parametrize(

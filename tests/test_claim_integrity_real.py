@@ -20,6 +20,8 @@ from evreg.findings import Finding
 Q38 = "packets/qwen3-8-27b"
 FP8_RUN = f"{Q38}/rtx5090-qwen-qwen3-8-27b-fp8/measurements/qwen38-fp8-official.json"
 MOVED = f"{Q38}/rtx5090-inferact-qwen3-8-27b-nvfp4/measurements/qwen38-fp8-official.json"
+JITTER = f"{Q38}/rtx5090-qwen-qwen3-8-27b-fp8/measurements/jitter-qwen3-8-27b-official-fp8-bf16-kv.json"
+STRIPPED = f"{Q38}/rtx5090-inferact-qwen3-8-27b-nvfp4/measurements/jitter-qwen3-8-27b-official-fp8-bf16-kv.json"
 OOM = f"{Q38}/closures/qwen38-fp8-8k.json"
 LFM = "packets/lfm-2-5/family.json"
 LAGUNA = "packets/laguna-s/coverage/laguna-context-by-tp.json"
@@ -60,6 +62,10 @@ def test_every_class_is_found_on_a_copy_of_the_real_records(copy: Path) -> None:
     # scope: an FP8 run moved into the NVFP4 packet's folder
     (copy / MOVED).write_bytes((copy / FP8_RUN).read_bytes())
     (copy / FP8_RUN).unlink()
+    # scope: another FP8 run moved there with the keys that would differ deleted rather than changed
+    _edit(copy, JITTER, lambda d: [d.pop(k) for k in ("artifact_id", "quantization", "hardware")])
+    (copy / STRIPPED).write_bytes((copy / JITTER).read_bytes())
+    (copy / JITTER).unlink()
     # scope: a packet's own label citing another packet's run as its own
     _edit(copy, RTX_PACKET, lambda d: d.update(label="faster than {{ m:qwen38-fp8-official.decode_tok_s[0] }}"))
     # a setting laundering a measured rate
@@ -78,6 +84,7 @@ def test_every_class_is_found_on_a_copy_of_the_real_records(copy: Path) -> None:
     found = {(f.code, f.file) for f in _findings(copy)}
     assert found == {
         ("sideways-promotion", MOVED),
+        ("sideways-promotion", STRIPPED),
         ("sideways-promotion", RTX_PACKET),
         ("orphan-number", LFM),
         ("evidence-value-mismatch", OOM),

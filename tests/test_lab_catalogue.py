@@ -16,6 +16,7 @@ from evreg.store import load
 LAB = REPO / "tests/data/lab"
 SOURCES: list[dict[str, Any]] = json.loads((LAB / "SOURCES.json").read_text())
 FAMILIES = [s for s in SOURCES if s["path"] != "families/catalog.json"]
+HARDWARE = "Intel Arc Pro B70"  # the lab measures on Arc Pro B70 cards; its manifests name no hardware
 
 
 def _text(data: Any) -> str:
@@ -25,7 +26,7 @@ def _text(data: Any) -> str:
 
 def test_every_lab_family_imports_and_exports_back_equal(empty_repo: Path) -> None:
     for source in SOURCES:
-        pin = ("--commit", source["commit"], "--path", source["path"])
+        pin = ("--commit", source["commit"], "--path", source["path"], "--hardware", HARDWARE)
         result = evreg("import", "neural-download", str(LAB / source["path"]), *pin, cwd=empty_repo)
         assert "import done" in result.stderr, source["path"] + result.stdout[-1500:] + result.stderr[-500:]
     registry = load(empty_repo)
@@ -34,7 +35,12 @@ def test_every_lab_family_imports_and_exports_back_equal(empty_repo: Path) -> No
         assert _text(nd.export(registry, original["id"])) == _text(original), source["path"]
         family = json.loads((empty_repo / f"packets/{original['id']}/family.json").read_text())
         pinned = family["sources"]["neural-download"]
-        assert (pinned["commit"], pinned["path"]) == (source["commit"], source["path"])
+        assert (pinned["commit"], pinned["path"], pinned["hardware"]) == (source["commit"], source["path"], HARDWARE)
+        # the stated hardware is on every packet and measurement, as in the repository's records
+        stated = [
+            d.data.get("hardware") for d in registry.records(*nd.HARDWARE_KINDS) if d.place.family == original["id"]
+        ]
+        assert stated and set(stated) == {HARDWARE}, source["path"]
     catalog = json.loads((LAB / "families/catalog.json").read_text())
     out = empty_repo / "catalog.json"
     assert evreg("export", "neural-download", "--catalog", "-o", str(out), cwd=empty_repo).returncode == 0
@@ -51,6 +57,22 @@ def test_the_registry_holds_the_pinned_lab_families(source: dict[str, Any]) -> N
     family = registry.family(original["id"])
     assert family is not None
     assert family.data["sources"]["neural-download"]["commit"] == source["commit"]
+
+
+def test_stated_hardware_is_refused_for_a_manifest_that_names_its_own(empty_repo: Path, tmp_path: Path) -> None:
+    """--hardware states what the manifest does not; a manifest naming hardware itself keeps the lab's word alone."""
+    source = FAMILIES[0]
+    manifest = json.loads((LAB / source["path"]).read_text())
+    manifest["packets"][0]["hardware"] = "NVIDIA H100 80GB HBM3"
+    named = tmp_path / "named.json"
+    named.write_text(json.dumps(manifest))
+    result = evreg("import", "neural-download", str(named), "--hardware", HARDWARE, "--format", "json", cwd=empty_repo)
+    [finding] = json.loads(result.stdout)["findings"]
+    assert result.returncode == 1 and finding["code"] == "import-unmappable"
+    assert "'NVIDIA H100 80GB HBM3'" in finding["message"] and not (empty_repo / "packets" / manifest["id"]).exists()
+    # without --hardware the manifest's own hardware is kept, and exported again
+    assert evreg("import", "neural-download", str(named), cwd=empty_repo).returncode in (0, 1)
+    assert nd.export(load(empty_repo), manifest["id"])["packets"][0]["hardware"] == "NVIDIA H100 80GB HBM3"
 
 
 def test_the_registry_lists_families_in_the_labs_order() -> None:

@@ -575,7 +575,10 @@ def _import_command(importer: formats.Importer) -> click.Command:
     def run(ctx: Context, file: Path, overwrite: bool, fmt: str, **given: Any) -> None:
         def make() -> formats.Plan:
             packet, state = given.pop("packet", None), given.pop("state", "community-measured")
-            cards, hardware = given.pop("cards", None), given.pop("hardware", None)
+            # --cards and --hardware of a tool's file; an importer of its own identity reads its own options
+            cards, hardware = (
+                (given.pop("cards", None), given.pop("hardware", None)) if importer.into_packet else (None, None)
+            )
             target = formats.find_target(ctx.root, packet, str(file)) if packet is not None else None
             if target is not None and hardware:
                 target = dataclasses.replace(target, stated_hardware=hardware)

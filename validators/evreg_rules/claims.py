@@ -380,10 +380,6 @@ def _family_featured(doc: Document, ix: Index) -> Iterator[Finding]:
         yield from _family_result(doc, f"/featured_results/{i}", fr, m_doc, primary, ix)
 
 
-def _states(record: dict[str, Any], key: str) -> bool:
-    return scope.topology(record) is not None if key == "topology" else record.get(key) is not None
-
-
 def check_placement(registry: Registry) -> Iterator[Finding]:
     """A measurement in a packet's folder is shown as the packet's: it must be of the packet's scope (every
     scope key, ``evreg.scope``). A control or comparison run of another scope lives at family level."""
@@ -394,16 +390,16 @@ def check_placement(registry: Registry) -> Iterator[Finding]:
         packet = ix.packets.get(doc.place.packet)
         if packet is None or packet.place.family != doc.place.family or not packet.valid:
             continue
-        # a key the run does not state is reported by the importer (import-identity-missing); a key it states
-        # against the packet's, or that the packet does not state, is a sideways placement
-        for key in (k for k in scope.differing(packet.data, doc.data) if _states(doc.data, k)):
+        # a key stated on one side only differs: a run stripped of its quantization or hardware is not the packet's
+        for key in scope.differing(packet.data, doc.data):
             why = scope.mismatches(packet.data, doc.data, (key,), claim_name="the packet")[0]
             yield SIDEWAYS.at(
                 doc,
                 scope.pointer(doc.data, key),
                 f"measurement {doc.id!r} is filed in packet {packet.id!r}'s folder but {why}",
-                "Move it to the family's measurements/ folder (a comparison or control run), or into the folder of "
-                "the packet whose scope it has.",
+                "State the run's own identity (importers: `--hardware`, `--runtime`, `--cards`), and move it to the "
+                "family's measurements/ folder if it is a comparison or control run, or into the folder of the packet "
+                "whose scope it has.",
             )
 
 

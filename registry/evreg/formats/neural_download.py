@@ -75,11 +75,14 @@ def plan_import(
     source: str = DEFAULT_SOURCE,
     repository: str = DEFAULT_REPOSITORY,
     pin: Mapping[str, str] | None = None,
+    hardware: str = "",
 ) -> Plan:
     """A family manifest split into records: the family (with ``record_order`` and ``sources``), and one
     record per list entry, with evidence paths cited into ``source`` and prose figures bound to citations.
     ``pin`` (``commit``, ``path``) says where in ``repository`` the manifest was read; it is recorded with the
-    source. The lab's family list (``CATALOG_FORMAT``) becomes the registry's ``packets/catalog.json``."""
+    source. ``hardware``, stated by the contributor for a manifest that names none, is written into every packet
+    and measurement and recorded with the source (``_state_hardware``). The lab's family list (``CATALOG_FORMAT``)
+    becomes the registry's ``packets/catalog.json``."""
     manifest = _read_json(raw, file)
 
     def local_to_external(value: str) -> str:
@@ -115,6 +118,8 @@ def plan_import(
         for where, rev in revisions_of(manifest)
     ]
     _refuse_bad_ids(file, [("", [manifest], "family id"), *lists, *revisions, *artifacts])
+    if hardware:
+        _state_hardware(file, hardware, records, sources[source])
     family = map_refs(family, local_to_external)
     bound, left = bind_figures([family, *(r for _, r in records)])
     family["record_order"] = order
@@ -315,6 +320,38 @@ def _packet_owners(manifest: dict[str, Any]) -> dict[str, str]:
     }
 
 
+HARDWARE_KINDS = ("packet", *MEASUREMENT_KINDS)
+"""The records that state the hardware they were measured on (``evreg.scope``): packets and measurements."""
+
+
+def _state_hardware(
+    file: str, hardware: str, records: list[tuple[str, dict[str, Any]]], source: dict[str, Any]
+) -> None:
+    """The contributor's ``--hardware`` written into every packet and measurement of a manifest that names none,
+    and recorded with the source (export leaves it out again: the round trip stays exact). A manifest that names
+    hardware itself is refused: a stated value would mix with the lab's own."""
+    named = next((r for kind, r in records if kind in HARDWARE_KINDS and "hardware" in r), None)
+    if named is not None:
+        raise refuse(
+            file,
+            "",
+            f"record {named.get('id')!r} of the manifest names its hardware ({named['hardware']!r}); --hardware "
+            "states it only for a manifest that names none",
+            "import without --hardware",
+        )
+    for kind, record in records:
+        if kind in HARDWARE_KINDS:
+            record["hardware"] = hardware
+    source["hardware"] = hardware
+
+
+def _stated_hardware(family: Mapping[str, Any]) -> set[str]:
+    sources = family.get("sources")
+    if not isinstance(sources, dict):
+        return set()
+    return {s["hardware"] for s in sources.values() if isinstance(s, dict) and isinstance(s.get("hardware"), str)}
+
+
 class ExportRefused(ValueError):
     """Files of the family cannot be read, so a manifest would silently lose them."""
 
@@ -340,6 +377,7 @@ def export(registry: Registry, family_id: str) -> dict[str, Any]:
         if kind in LIST_OF_KIND:
             by_list[LIST_OF_KIND[kind]][str(doc.data.get("id", doc.place.id))] = doc.data
     manifest = {k: v for k, v in family.items() if k not in ADDED_FAMILY_FIELDS}
+    stated = _stated_hardware(family)
     for key, kind in LISTS:
         if key not in order and not by_list.get(key):
             continue
@@ -349,6 +387,8 @@ def export(registry: Registry, family_id: str) -> dict[str, Any]:
         items = []
         for rid in ids:
             item = {k: v for k, v in records[rid].items() if k != "kind"}
+            if kind in HARDWARE_KINDS and item.get("hardware") in stated:
+                del item["hardware"]  # the contributor's statement at import, not the lab's field
             if kind == "closure":
                 item.pop("id", None)
             items.append(item)
@@ -557,12 +597,20 @@ def dumps(manifest: dict[str, Any]) -> str:
 IMPORTER = Importer(
     "neural-download",
     "Split a neural.download family manifest into packets/<family>/.",
-    lambda r: plan_import(r.raw, r.file, r.options["source"], r.options["repository"], _pin(r.file, r.options)),
+    lambda r: plan_import(
+        r.raw, r.file, r.options["source"], r.options["repository"], _pin(r.file, r.options), r.options["hardware"]
+    ),
     into_packet=False,
     options=(
         Option("source", DEFAULT_SOURCE, "Name under which the lab's evidence paths are cited (SOURCE:path)."),
         Option("repository", DEFAULT_REPOSITORY, "Where the lab's evidence files live."),
         Option("commit", "", "The repository's commit the manifest was read at (40 hex); recorded in `sources`."),
         Option("path", "", "The manifest's path in that repository, e.g. families/phi-4.json; recorded too."),
+        Option(
+            "hardware",
+            "",
+            "The hardware the manifest's runs were measured on, as you state it (the lab's manifests name none): "
+            "written into every packet and measurement, recorded in `sources`, left out again on export.",
+        ),
     ),
 )
