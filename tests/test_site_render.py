@@ -318,6 +318,14 @@ def test_a_family_without_featured_results_heads_with_its_primary_packets_featur
     assert "featured metric (the family declares no featured results)" not in declared
 
 
+def test_a_bare_decimal_in_a_coverage_cell_is_marked_as_validation_finds_it(repo_site: Path) -> None:
+    """A cell shows one measured arm, so its bare decimals are values (``models.in_cell``): the two the baseline
+    accepts as orphans are marked on the site, the cited ones beside them are links."""
+    built = "".join(h for _, h in pages(repo_site))
+    for figure in ("64.012", "59.257"):
+        assert re.search(rf'<mark class="evreg-orphan"[^>]*>{re.escape(figure)}</mark>', built), figure
+
+
 def test_a_run_logs_figures_are_shown_as_quotes(repo_site: Path) -> None:
     """The run log's out-of-memory figure on the closures it explains is shown as a quote of the log (marked as
     such, not linked like a measurement), and the build does not read it as an orphan."""

@@ -358,19 +358,20 @@ class Pages:
             f"{escape(resolved.text)}</a>"
         )
 
-    def prose(self, text: Any, key: str = "") -> str:
+    def prose(self, text: Any, key: str = "", cell: bool = False) -> str:
         """Record prose (under ``key``): escaped text, citations resolved and linked, typed figures marked as
-        orphans (``evreg.models.claims_in``: in a name, a memory size is part of the name)."""
+        orphans (``evreg.models.claims_in``: in a name, a memory size is part of the name; in a coverage ``cell``, a
+        bare decimal is a value of the arm), as validation finds them."""
         if not isinstance(text, str):
             return ""
         out, last = [], 0
         for c in citations.parse(text):
             if isinstance(c, citations.CitationError):
                 continue
-            out.append(self.literal(text[last : c.start], key))
+            out.append(self.literal(text[last : c.start], key, cell))
             out.append(self.form(c))
             last = c.end
-        out.append(self.literal(text[last:], key))
+        out.append(self.literal(text[last:], key, cell))
         return "".join(out)
 
     def form(self, c: citations.Form) -> str:
@@ -407,11 +408,12 @@ class Pages:
             return f'<span class="evreg-name">{self.prose(value, key)}</span>'
         return self.prose(value)
 
-    def literal(self, text: str | None, key: str = "") -> str:
-        """Text with no citations (under ``key``): escaped, typed figures marked as orphans."""
+    def literal(self, text: str | None, key: str = "", cell: bool = False) -> str:
+        """Text with no citations (under ``key``, in a coverage ``cell`` or not): escaped, typed figures marked as
+        orphans."""
         text = text or ""
         out, last = [], 0
-        for fig in claims_in(key, text):
+        for fig in claims_in(key, text, cell):
             out.append(esc(text[last : fig.start]))
             out.append(
                 f'<mark class="evreg-orphan" title="A typed figure, not a citation: a baselined defect of '
@@ -899,14 +901,14 @@ def _cell(p: Pages, cell: dict[str, Any]) -> str:
     """A coverage cell's contents: its state, label and links, and its reason folded under *why*."""
     parts = [p.state(cell["state"])]
     if cell.get("label"):
-        parts.append(p.prose(cell["label"]))
+        parts.append(p.prose(cell["label"], cell=True))
     if cell.get("evidence_id"):
         parts.append(f'<a href="{esc(p.m_url(cell["evidence_id"]))}">measurement</a>')
     if cell.get("packet_id"):
         parts.append(p.link("packet", cell["packet_id"], "packet"))
     html = "<br>".join(parts)
     if cell.get("reason"):  # folded: a contract repeats one rule's reason in many cells
-        reason = p.prose(cell["reason"])
+        reason = p.prose(cell["reason"], cell=True)
         html += f'<details class="evreg-why"><summary>why</summary><span class="evreg-reason">{reason}</span></details>'
     return html
 
