@@ -587,8 +587,9 @@ def hostile_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str
             # sample_index that names the metric); prose and unknown fields carry no meaning
             def near(p: str, f: Any = f) -> bool:
                 ptr = p.split("#", 1)[1]
+                parent = ptr.rsplit("/", 1)[0]  # a sibling inside one object, never any top-level field
                 return p.startswith(f"{f.file}#") and (
-                    f.pointer.startswith(ptr) or f.pointer.rsplit("/", 1)[0] == ptr.rsplit("/", 1)[0]
+                    f.pointer.startswith(ptr) or (parent != "" and f.pointer.rsplit("/", 1)[0] == parent)
                 )
 
             targets = [p for p in planted if near(p) and not p.endswith(("/lab_remark", *PROSE_ENDINGS))]

@@ -380,6 +380,11 @@ def _family_featured(doc: Document, ix: Index) -> Iterator[Finding]:
         yield from _family_result(doc, f"/featured_results/{i}", fr, m_doc, primary, ix)
 
 
+def _value(record: dict[str, Any], key: str) -> Any:
+    """A scope key as a record states it (``None``: unstated); topology as cards, TP or topologies."""
+    return scope.topology(record) if key == "topology" else record.get(key)
+
+
 def check_placement(registry: Registry) -> Iterator[Finding]:
     """A measurement in a packet's folder is shown as the packet's: it must be of the packet's scope (every
     scope key, ``evreg.scope``). A control or comparison run of another scope lives at family level."""
@@ -392,7 +397,12 @@ def check_placement(registry: Registry) -> Iterator[Finding]:
             continue
         # a key stated on one side only differs: a run stripped of its quantization or hardware is not the packet's
         for key in scope.differing(packet.data, doc.data):
-            why = scope.mismatches(packet.data, doc.data, (key,), claim_name="the packet")[0]
+            if _value(doc.data, key) is None:
+                theirs = _value(packet.data, key)
+                shown = f"{theirs} cards" if key == "topology" and isinstance(theirs, int) else repr(theirs)
+                why = f"it states no {key} (the packet's: {shown})"
+            else:
+                why = scope.mismatches(packet.data, doc.data, (key,), claim_name="the packet")[0]
             yield SIDEWAYS.at(
                 doc,
                 scope.pointer(doc.data, key),
