@@ -280,6 +280,33 @@ def evreg(*args: str, cwd: Path | None = None, process: bool = False) -> subproc
     return subprocess.CompletedProcess(["evreg", *args], code, stdout, stderr)
 
 
+def stating(packet: dict[str, Any], given: tuple[str, ...], runtime: bool = False) -> tuple[str, ...]:
+    """What a contributor states on an import's command line that a tool's file does not record: the cards and the
+    hardware of the packet the run belongs in (a run filed in a packet's folder has the packet's whole scope,
+    ``evreg.scope``), and its runtime where the importer takes one (``runtime``), unless ``given`` states them."""
+    out = list(given)
+    if runtime and "--runtime" not in out and isinstance(packet.get("runtime"), str):
+        out += ["--runtime", packet["runtime"]]
+    if "--cards" not in out and isinstance(packet.get("cards"), int):
+        out += ["--cards", str(packet["cards"])]
+    if "--hardware" not in out and isinstance(packet.get("hardware"), str):
+        out += ["--hardware", packet["hardware"]]
+    return tuple(out)
+
+
+def imports(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``evreg import TOOL FILE --packet FAMILY/PACKET ...`` as a contributor runs it: stating the packet's cards and
+    hardware where the command does not (``stating``); other commands as given."""
+    if "--packet" not in args:
+        return evreg(*args, cwd=cwd)
+    from evreg import formats
+
+    spec = args[args.index("--packet") + 1]
+    packet = json.loads((cwd / "packets" / spec / "packet.json").read_text("utf-8"))
+    importer = formats.load(formats.discover()[args[1]])
+    return evreg(*stating(packet, args, any(o.name == "runtime" for o in importer.options)), cwd=cwd)
+
+
 def only(findings: list[Finding], code: str) -> list[Finding]:
     return [f for f in findings if f.code == code]
 

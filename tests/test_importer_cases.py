@@ -337,6 +337,11 @@ class Run:
         out = ["--packet", "fam/pkt", *self.subject.extra]
         if "--cards" not in out:
             out += ["--cards", str(packet.get("cards", 1))]
+        # the runtime the run used, where the file names no version: the subject's own scope, also when the
+        # case files it into a packet of another scope (a contributor states what they ran, not the target)
+        runtime = (self.subject.packet or {}).get("runtime")
+        if "--runtime" not in out and runtime and any(o.name == "runtime" for o in self.importer.options):
+            out += ["--runtime", runtime]
         return (*out, "--hardware", packet["hardware"])
 
     def make(self, packet: dict[str, Any] | None = None) -> None:

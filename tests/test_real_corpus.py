@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from conftest import SHARED, evreg
+from conftest import SHARED, evreg, stating
 from evreg import rules
 from evreg.citations import unit_of
 from evreg.findings import Severity
@@ -243,17 +243,6 @@ def test_every_corpus_file_has_a_case_and_a_source() -> None:
     for name in files:
         sources = (REAL / name.split("/corpus/")[0] / "corpus" / "SOURCES.md").read_text()
         assert f"`{Path(name).parent.name}/`" in sources, f"{name} is not listed in its SOURCES.md"
-
-
-def stating(packet: dict[str, Any], extra: tuple[str, ...]) -> tuple[str, ...]:
-    """The command line's statements of what these files do not record, as the contributor ran it: the cards and the
-    hardware of the packet the run belongs in (a run filed in a packet has its whole scope)."""
-    out = list(extra)
-    if "--cards" not in out:
-        out += ["--cards", str(packet.get("cards", 1))]
-    if "--hardware" not in out:
-        out += ["--hardware", packet["hardware"]]
-    return tuple(out)
 
 
 def run_import(tmp_path: Path, name: str) -> tuple[Path, tuple[str, ...], list[dict[str, Any]]]:

@@ -14,7 +14,7 @@ from typing import Any
 import git
 import pytest
 
-from conftest import REPO, SHARED, evreg
+from conftest import REPO, SHARED, evreg, imports
 
 REAL = SHARED / "real"
 SWEEP = "sweep-v0.25.1/SERVE--max_num_seqs=4-BENCH--max_concurrency=2-num_prompts=8"
@@ -126,7 +126,7 @@ def source_rows(path: Path) -> list[dict[str, Any]]:
 def test_llama_bench_real_files(tmp_path: Path, name: str) -> None:
     root = tmp_path / "reg"
     spec = registry(root, **LLAMA[name])
-    result = evreg("import", "llama-bench", str(REAL / "llama-bench" / name), "--packet", spec, cwd=root)
+    result = imports("import", "llama-bench", str(REAL / "llama-bench" / name), "--packet", spec, cwd=root)
     assert result.returncode == 0, result.stdout + result.stderr
     rows = source_rows(REAL / "llama-bench" / name)
     recs = by_row(records(root))
@@ -143,7 +143,7 @@ def test_llama_bench_real_files(tmp_path: Path, name: str) -> None:
         assert knobs - {"test_time", "test", "build_commit", "build_number", "cpu_info", "gpu_info"} - set(
             rec["tool"]
         ) <= set(rec["config"])  # every configuration key is kept
-        assert "cards" not in rec["config"]  # not stated: not invented
+        assert rec["config"]["cards"] == 1  # the contributor's --cards: the file does not record it
         loc = rec["evidence_locators"][f"{metric}[0]"]
         assert loc == (f"line:{i + 1}:" + loc.rsplit(":", 1)[1] if name.endswith(".jsonl") else f"/{i}/samples_ts/0")
         evidence = root / rec["evidence"]
@@ -162,7 +162,7 @@ OPT = dict(repository="facebook/opt-125m", quantization="FP16", runtime="vLLM 0.
 
 
 def vllm(root: Path, name: str, *extra: str, spec: str = "fam/pkt") -> Any:
-    return evreg("import", "vllm-bench", str(REAL / "vllm-bench" / name), "--packet", spec, *extra, cwd=root)
+    return imports("import", "vllm-bench", str(REAL / "vllm-bench" / name), "--packet", spec, *extra, cwd=root)
 
 
 def test_vllm_bench_serve_real_file(tmp_path: Path) -> None:
@@ -170,7 +170,8 @@ def test_vllm_bench_serve_real_file(tmp_path: Path) -> None:
     registry(root, **OPT)
     result = vllm(root, "bench_serve_v0.25.1.json", "--runtime", "vLLM 0.25.1", "--cards", "1")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "does not say the run's hardware" in result.stdout  # missing stays missing, and is said
+    # what the file does not say, the contributor stated (--runtime, --cards, --hardware): nothing left missing
+    assert "import-identity-missing" not in result.stdout, result.stdout
     source = json.loads((REAL / "vllm-bench/bench_serve_v0.25.1.json").read_text())
     [rec] = records(root).values()
     m = rec["metrics"]
@@ -181,7 +182,7 @@ def test_vllm_bench_serve_real_file(tmp_path: Path) -> None:
     assert rec["evidence_locators"]["total_tok_s[0]"] == "/total_token_throughput"
     assert rec["tool"]["rtfx"] == 0.0 and "rtfx" not in m  # a zero is kept as a fact, never as a measurement
     assert (rec["runtime"], rec["config"]["cards"], rec["config"]["max_concurrency"]) == ("vLLM 0.25.1", 1, 2)
-    assert "hardware" not in rec
+    assert rec["hardware"] == OPT["hardware"]  # the contributor's --hardware: the file names no GPU
 
 
 def test_vllm_units_are_declared() -> None:
@@ -211,11 +212,10 @@ def test_vllm_partial_failure_is_stated(tmp_path: Path) -> None:
     data = json.loads((REAL / "vllm-bench/bench_serve_v0.25.1.json").read_text())
     data.update(completed=6, failed=2)
     (tmp_path / "partial.json").write_text(json.dumps(data))
-    result = evreg("import", "vllm-bench", str(tmp_path / "partial.json"), "--packet", "fam/pkt", cwd=root)
+    result = imports("import", "vllm-bench", str(tmp_path / "partial.json"), "--packet", "fam/pkt", cwd=root)
     [rec] = records(root).values()
     assert rec["failures"] == {"failed_requests": 2, "completed_requests": 6} and "2 failed" in rec["workload"]
-    assert result.returncode == 0 and "runtime" not in rec  # no --runtime: the record states none, and says so
-    assert "does not say the run's runtime, hardware" in result.stdout
+    assert result.returncode == 0 and rec["runtime"] == OPT["runtime"]  # the contributor's --runtime
 
 
 def test_vllm_sweep_summary_imports_each_point(tmp_path: Path) -> None:
@@ -244,7 +244,7 @@ def test_vllm_append_result_json_lines(tmp_path: Path) -> None:
     registry(root, **OPT)
     points = json.loads((REAL / "vllm-bench" / SWEEP / "summary.json").read_text())
     (tmp_path / "appended.jsonl").write_text("".join(json.dumps(p) + "\n" for p in points))
-    result = evreg(
+    result = imports(
         "import", "vllm-bench", str(tmp_path / "appended.jsonl"), "--packet", "fam/pkt", "--runtime", "vLLM 0.25.1",
         cwd=root,
     )  # fmt: skip
@@ -297,7 +297,7 @@ LEADERBOARD = REAL / "lm-eval/deepseek-r1-distill-llama-8b-leaderboard-excerpt.j
 def test_lm_eval_real_leaderboard_file(tmp_path: Path) -> None:
     root = tmp_path / "reg"
     registry(root, **EIGHT_B)
-    result = evreg("import", "lm-eval", str(LEADERBOARD), "--packet", "fam/pkt", cwd=root)
+    result = imports("import", "lm-eval", str(LEADERBOARD), "--packet", "fam/pkt", cwd=root)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "group 'leaderboard_bbh' has no scores of its own: skipped" in result.stderr
     source = json.loads(LEADERBOARD.read_text())
@@ -323,7 +323,7 @@ def test_lm_eval_real_leaderboard_file(tmp_path: Path) -> None:
 def test_lm_eval_other_weights_commit_is_refused(tmp_path: Path) -> None:
     root = tmp_path / "reg"
     registry(root, **(EIGHT_B | {"commit": "a" * 40}))
-    result = evreg("import", "lm-eval", str(LEADERBOARD), "--packet", "fam/pkt", "--format", "json", cwd=root)
+    result = imports("import", "lm-eval", str(LEADERBOARD), "--packet", "fam/pkt", "--format", "json", cwd=root)
     assert result.returncode == 1
     [f] = json.loads(result.stdout)["findings"]
     assert f["code"] == "import-out-of-scope" and "81cee02dd020" in f["message"] and "a" * 40 in f["message"]
@@ -332,7 +332,7 @@ def test_lm_eval_other_weights_commit_is_refused(tmp_path: Path) -> None:
 def test_lm_eval_backend_is_the_runtime(tmp_path: Path) -> None:
     root = tmp_path / "reg"
     registry(root, **(EIGHT_B | {"runtime": "vLLM 0.11.0"}))
-    result = evreg("import", "lm-eval", str(LEADERBOARD), "--packet", "fam/pkt", cwd=root)
+    result = imports("import", "lm-eval", str(LEADERBOARD), "--packet", "fam/pkt", cwd=root)
     assert result.returncode == 1 and "ran the model with transformers (config.model)" in result.stdout
     assert "'vLLM 0.11.0'" in result.stdout
 
@@ -341,7 +341,7 @@ B5606 = REAL / "llama-bench/llamacpp-b5606-rtx4090.json"
 
 
 def llama(root: Path, path: Path, *extra: str, spec: str = "fam/pkt") -> Any:
-    return evreg("import", "llama-bench", str(path), "--packet", spec, *extra, cwd=root)
+    return imports("import", "llama-bench", str(path), "--packet", spec, *extra, cwd=root)
 
 
 def test_a_run_of_another_model_build_and_card_is_refused_naming_both_sides(tmp_path: Path) -> None:
@@ -387,8 +387,8 @@ def test_two_results_files_of_one_task_do_not_collide(tmp_path: Path) -> None:
     second = json.loads(LEADERBOARD.read_text())
     second["date"] = 1737745999.0  # another run of the same tasks
     (tmp_path / "results_2.json").write_text(json.dumps(second, indent=2))
-    assert evreg("import", "lm-eval", str(LEADERBOARD), "--packet", "fam/pkt", cwd=root).returncode == 0
-    result = evreg("import", "lm-eval", str(tmp_path / "results_2.json"), "--packet", "fam/pkt", cwd=root)
+    assert imports("import", "lm-eval", str(LEADERBOARD), "--packet", "fam/pkt", cwd=root).returncode == 0
+    result = imports("import", "lm-eval", str(tmp_path / "results_2.json"), "--packet", "fam/pkt", cwd=root)
     assert result.returncode == 0, result.stdout + result.stderr
     hella = [r for r in records(root).values() if r["imported_from"]["row"] == "hellaswag"]
     assert len(hella) == 2 and hella[0]["id"] != hella[1]["id"]
@@ -434,7 +434,7 @@ def test_a_file_of_another_tool_is_refused_naming_it(tmp_path: Path) -> None:
     result = llama(root, LEADERBOARD, "--format", "json")
     [f] = json.loads(result.stdout)["findings"]
     assert result.returncode == 1 and f["code"] == "import-wrong-format" and "looks like lm-eval" in f["message"]
-    result = evreg("import", "lm-eval", str(B5606), "--packet", "fam/pkt", cwd=root)
+    result = imports("import", "lm-eval", str(B5606), "--packet", "fam/pkt", cwd=root)
     assert result.returncode == 1 and "looks like llama-bench" in result.stdout
 
 
@@ -529,7 +529,7 @@ def test_vllm_older_latency_names_are_kept_with_their_unit(tmp_path: Path) -> No
     data = json.loads((REAL / "vllm-bench/bench_serve_v0.25.1.json").read_text())
     data |= {"mean_e2e_latency_ms": 301.5, "p99_e2e_latency_ms": 702.25, "input_throughput": 165.78}
     (tmp_path / "old.json").write_text(json.dumps(data))
-    result = evreg(
+    result = imports(
         "import", "vllm-bench", str(tmp_path / "old.json"), "--packet", "fam/pkt", "--runtime", "vLLM 0.25.1",
         cwd=root,
     )  # fmt: skip
@@ -546,14 +546,14 @@ def test_vllm_sweep_folder_imports_each_point_once(tmp_path: Path) -> None:
     registry(root, **OPT)
     folder = tmp_path / "sweep-out"
     shutil.copytree(REAL / "vllm-bench/sweep-v0.25.1", folder)
-    result = evreg("import", "vllm-bench", str(folder), "--packet", "fam/pkt", "--runtime", "vLLM 0.25.1", cwd=root)
+    result = imports("import", "vllm-bench", str(folder), "--packet", "fam/pkt", "--runtime", "vLLM 0.25.1", cwd=root)
     assert result.returncode == 0, result.stdout + result.stderr
     recs = records(root)
     assert len(recs) == 2 and {r["config"]["run_number"] for r in recs.values()} == {0, 1}
     [evidence] = {r["evidence"] for r in recs.values()}
     assert evidence.endswith("/sweep-out-serve-max-num-seqs-4-bench-max-concurrency-2-num-prompts-8-summary.json")
     assert (root / evidence).read_bytes() == (REAL / "vllm-bench" / SWEEP / "summary.json").read_bytes()
-    again = evreg("import", "vllm-bench", str(folder), "--packet", "fam/pkt", "--runtime", "vLLM 0.25.1", cwd=root)
+    again = imports("import", "vllm-bench", str(folder), "--packet", "fam/pkt", "--runtime", "vLLM 0.25.1", cwd=root)
     assert "wrote 0 files" in again.stderr
-    single = evreg("import", "llama-bench", str(folder), "--packet", "fam/pkt", cwd=root)
+    single = imports("import", "llama-bench", str(folder), "--packet", "fam/pkt", cwd=root)
     assert single.returncode == 2  # an importer without folders takes a file
