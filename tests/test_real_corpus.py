@@ -251,7 +251,7 @@ def run_import(tmp_path: Path, name: str) -> tuple[Path, tuple[str, ...], list[d
     root = tmp_path / "reg"
     spec = registry(root, **case.packet)
     command = ("import", case.tool or TOOL[name.split("/", 1)[0]], str(file), "--packet", spec)
-    command += stating(case.packet, case.extra)
+    command += stating({"cards": 1} | case.packet, case.extra)  # registry() gives a packet 1 card unless told
     result = evreg(*command, cwd=root)
     assert result.returncode == 0, result.stdout + result.stderr
     records = imported_records(root)
@@ -316,7 +316,7 @@ def attempt(tmp_path: Path, name: str, *extra: str, **packet: Any) -> tuple[int,
     root = tmp_path / "reg"
     spec = registry(root, **(case.packet | packet))
     tool = case.tool or TOOL[name.split("/", 1)[0]]
-    stated = stating(case.packet | packet, extra)
+    stated = stating({"cards": 1} | case.packet | packet, extra)
     result = evreg("import", tool, str(REAL / name), "--packet", spec, *stated, "--format", "json", cwd=root)
     return result.returncode, json.loads(result.stdout), imported_records(root)
 
