@@ -13,7 +13,7 @@ reading, identity, ids, evidence and failed runs are the shared base's (``evreg.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from evreg.evidence import TEXT_NUMBER, decode
@@ -23,6 +23,8 @@ from evreg.formats import (
     Option,
     Plan,
     Request,
+    earlier_imports,
+    evidence_for,
     link_correction,
     quantization_of_name,
     refuse,
@@ -140,6 +142,35 @@ def add(plan: Plan, request: Request, earlier: Earlier, row: str, written: tuple
     record["imported_from"] = {"file": request.name, "row": row}
     link_correction(record, earlier, row)
     plan.add(path, record)
+
+
+Line = tuple[int, str, Any]
+"""One object of a JSON Lines file: its line number, its text and its value."""
+
+
+def add_lines(
+    plan: Plan,
+    request: Request,
+    lines: list[Line],
+    make: Callable[[Request, int, str, Any, str], tuple[str, dict[str, Any]]],
+    what: str,
+    failed_as: str,
+) -> None:
+    """The file as evidence, and one record per line (``make``: a run, or a closure where it measured nothing), each
+    superseding what an earlier import of that line wrote; a note of how many, and how many were ``failed_as``."""
+    target = request.packet()
+    evidence = evidence_for(target, request.name, request.raw)
+    plan.add_file(evidence, request.raw)
+    earlier = earlier_imports(target, request.name)
+    failed = 0
+    for n, line, obj in lines:
+        path, record = make(request, n, line, obj, evidence)
+        failed += record["kind"] == "closure"
+        add(plan, request, earlier, str(n), (path, record))
+    plan.notes.append(
+        f"{len(lines)} {what} into packet {target.packet}"
+        + (f" ({failed} {failed_as}, recorded as closures)" if failed else "")
+    )
 
 
 def out_of_bounds(metric: str, value: float) -> bool:

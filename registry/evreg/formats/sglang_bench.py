@@ -183,23 +183,12 @@ def line_identity(request: formats.Request, n: int, obj: dict[str, Any]) -> form
 def plan(request: formats.Request) -> formats.Plan:
     """Every line one run. The file names the engine it benchmarked (``backend``) and, since 2024, the model
     (``model_id``, ``tokenizer_id``): each is compared with the packet; the hardware it does not name."""
-    target, raw = request.packet(), request.raw
+    target = request.packet()
     runs = _objects(request)
     out = formats.Plan()
     for n, _, obj in runs:
         out.warn(formats.check_scope(target, line_identity(request, n, obj), request.file, f"line:{n}"))
-    evidence = formats.evidence_for(target, request.name, raw)
-    out.add_file(evidence, raw)
-    earlier = formats.earlier_imports(target, request.name)
-    failed = 0
-    for n, line, obj in runs:
-        path, record = _run(request, n, line, obj, evidence)
-        failed += record["kind"] == "closure"
-        sv.add(out, request, earlier, str(n), (path, record))
-    out.notes.append(
-        f"{len(runs)} SGLang bench_serving runs into packet {target.packet}"
-        + (f" ({failed} failed, recorded as closures)" if failed else "")
-    )
+    sv.add_lines(out, request, runs, _run, "SGLang bench_serving runs", "failed")
     return out
 
 

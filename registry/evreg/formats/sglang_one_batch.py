@@ -121,23 +121,12 @@ def _run(request: formats.Request, n: int, line: str, obj: dict[str, Any], evide
 def plan(request: formats.Request) -> formats.Plan:
     """Every line one batch. The file names no model, engine or hardware: the stated runtime (``--runtime``, which
     must be SGLang) is compared with the packet's, and what is not stated is reported missing."""
-    target, raw = request.packet(), request.raw
+    target = request.packet()
     runs = _objects(request)
     out = formats.Plan()
     found = sv.identity(request, backend=("sglang", ""))
     out.warn(formats.check_scope(target, found, request.file))
-    evidence = formats.evidence_for(target, request.name, raw)
-    out.add_file(evidence, raw)
-    earlier = formats.earlier_imports(target, request.name)
-    failed = 0
-    for n, line, obj in runs:
-        path, record = _run(request, n, line, obj, evidence)
-        failed += record["kind"] == "closure"
-        sv.add(out, request, earlier, str(n), (path, record))
-    out.notes.append(
-        f"{len(runs)} SGLang bench_one_batch_server results into packet {target.packet}"
-        + (f" ({failed} measured nothing, recorded as closures)" if failed else "")
-    )
+    sv.add_lines(out, request, runs, _run, "SGLang bench_one_batch_server results", "measured nothing")
     return out
 
 
