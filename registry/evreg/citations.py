@@ -52,8 +52,9 @@ DERIVED = re.compile(
     r"(?:\s*\|\s*(?P<decimals>\d{1,2}))?\s*\}\}"
 )
 QUOTE = re.compile(r"\{\{\s*e:\s*(?P<locator>[^\s={}]{1,200})\s*=\s*(?P<text>[^{}]{1,200}?)\s*\}\}")
-RATE_UNITS = ("tok/s", "B/s", "%")
-"""Units a setting may not hold: rates and shares are what runs measure (write a citation)."""
+RATE_UNITS = ("tok/s", "B/s", "%", "x")
+"""Units a setting may not hold: rates, shares and multipliers are what runs measure (write a citation, or a
+derived ratio)."""
 
 
 RENDERER_CLASSES = ("cite", "orphan", "unresolved", "name", "setting", "quote", "derived")

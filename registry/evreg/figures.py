@@ -33,7 +33,14 @@ WORD_METRICS = {
 }
 """Metric words that make the number after them a figure (``TTFT 274``)."""
 
-_INVISIBLE = frozenset("\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e\u2061\u2062\u2063\u2064")
+_INVISIBLE = frozenset("\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e\u2061\u2062\u2063\u2064\u034f")
+"""Characters a reader does not see; with them, every format character (Unicode category Cf: direction marks
+and isolates such as U+200E, U+2066)."""
+
+
+def _invisible(ch: str) -> bool:
+    return ch in _INVISIBLE or (ord(ch) > 127 and unicodedata.category(ch) == "Cf")
+
 
 # A number: thousands groups, decimals, an exponent, a vulgar fraction (NFKC writes ½ as 1⁄2).
 _NUMBER = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?(?:\u2044\d+)?|\.\d+"
@@ -60,7 +67,7 @@ _FIGURE = re.compile(
     r"(?P<more>(?:" + _LIST_SEP + r"(?:" + _NUMBER + r"))*)"
     r"(?P<scale>[kK](?=\s?[A-Za-zμ%(]))?" + _EMPHASIS + r"(?P<sp>[ \u00a0]?)\(?(?:" + _UNIT + r")\)?"
     r"(?P<per>/[A-Za-z]+)?(?![\w/])"
-    r"|(?<![\w.@/-])(?P<mnum>\d+\.\d+)(?P<mult>[x×])(?![\w/]))"
+    r"|(?<![\w.@/-])(?P<mnum>\d+\.\d+)(?P<mult>[xX×])(?![\w/]))"
 )
 _ITEM = re.compile(_NUMBER)
 _CODE = re.compile(
@@ -75,9 +82,9 @@ _BARE = re.compile(
 """A bare decimal or a number with thousands groups (``93.551 strict``, ``30.22–30.26``, ``29,911``): in a coverage
 cell, which shows one measured arm, such a number is a value of that arm."""
 _WORD = re.compile(
-    # on one line, a space or two apart: "TTFT 274", "decode: 52.3", "prefill was 826.4" (not a chart's axis ticks)
+    # on one line, a space or two apart: "TTFT 274", "decode: 52.3", "TTFT=274", "prefill was 826.4" (not axis ticks)
     r"(?i)(?=[dpt])(?<![\w.])(?P<word>decode|prefill|ttft|throughput)"
-    r"(?:[ \u00a0](?:of|at|was|is)|[ \u00a0]?[=:])?[ \u00a0]{1,2}"
+    r"(?:[ \u00a0](?:of|at|was|is)[ \u00a0]{1,2}|[ \u00a0]?[=:][ \u00a0]{0,2}|[ \u00a0]{1,2})"
     r"(?P<num>\d+(?:\.\d+)?)(?![\w.])(?!\s*-?\s*(?:tokens?|prompts?|requests?|slots?|steps?|seq|sequences?|batch))"
 )
 _NUMBER_WORD = (
@@ -114,12 +121,12 @@ class Figure:
 def _folded(text: str) -> tuple[str, list[int] | None]:
     """``text`` as a reader sees it (NFKC, invisible characters dropped), and for each of its characters
     the index of the original character it came from (None: the text is already as read, as most is)."""
-    if text.isascii() or (unicodedata.is_normalized("NFKC", text) and _INVISIBLE.isdisjoint(text)):
+    if text.isascii() or (unicodedata.is_normalized("NFKC", text) and not any(map(_invisible, text))):
         return text, None
     out: list[str] = []
     where: list[int] = []
     for i, ch in enumerate(text):
-        if ch in _INVISIBLE:
+        if _invisible(ch):
             continue
         folded = unicodedata.normalize("NFKC", ch) if ord(ch) > 127 else ch
         out.append(folded)
@@ -161,8 +168,8 @@ def find_figures(text: str, cell: bool = False) -> list[Figure]:
     Not claims: identifiers and settings (TP4, MTP3, Q4_K_M, D511 windows, 32K contexts), dates, commit hashes,
     counts and fractions without a unit (5/25, 12 prompts), version strings (0.9.1, v1.2), and bare numbers.
     """
-    if not _DIGIT.search(text) and not _WORD_START.search(text):
-        return []  # most prose: no number at all
+    if text.isascii() and not _DIGIT.search(text) and not _WORD_START.search(text):
+        return []  # most prose: no number at all (a superscript or circled digit is no \d: fold such text first)
     folded, where = _folded(_without_citations(text))
 
     def span(start: int, end: int) -> tuple[int, int]:

@@ -17,24 +17,41 @@ _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")
 _INDENTED = re.compile(r"^(?: {4}|\t)")
 
 
+def _fence(line: str) -> str | None:
+    """The fence a line opens or closes (its run of backticks or tildes), or None: a backtick fence's info string
+    holds no backtick (```x``` is inline code, not a fence)."""
+    m = _FENCE.match(line)
+    if not m:
+        return None
+    run = re.match(r"`+|~+", line.lstrip()).group()  # type: ignore[union-attr]
+    return None if run[0] == "`" and "`" in line.lstrip()[len(run) :] else run
+
+
 def lines(text: str) -> Iterator[tuple[int, str, bool]]:
-    """(line number, line, is code) of every line. Code: a fence line and the lines between fences, the lines of a
-    ``<pre>`` block, and an indented code block (lines indented four spaces or a tab after a blank line, outside a
-    list). ``"\\n".join`` of the lines gives the text back."""
-    fenced = pre = indented = in_list = False
+    """(line number, line, is code) of every line. Code: a fence line and the lines between fences (a fence is
+    closed by the same run, as Python-Markdown reads it: ``~~~`` and ```````` do not close a ``` fence), the lines
+    of a ``<pre>`` block (opened outside inline code), and an indented code block (lines indented four spaces or
+    a tab after a blank line, outside a list). ``"\\n".join`` of the lines gives the text back."""
+    fence: str | None = None
+    pre = indented = in_list = False
     blank = True
     for n, line in enumerate(text.split("\n"), 1):
-        if fenced or pre or _FENCE.match(line):
+        run = _fence(line)
+        opens_pre = fence is None and not pre and bool(_PRE_OPEN.search(_INLINE_CODE.sub("", line)))
+        if fence or pre or run:
             code = True
         else:
             indented = bool(_INDENTED.match(line)) and (indented or (blank and not in_list)) and bool(line.strip())
-            code = indented or bool(_PRE_OPEN.search(line))
-        if not fenced and not pre and _PRE_OPEN.search(line) and not _PRE_CLOSE.search(line):
+            code = indented or opens_pre
+        if opens_pre and not _PRE_CLOSE.search(line):
             pre = True
         elif pre and _PRE_CLOSE.search(line):
             pre = False
-        if _FENCE.match(line) and not pre:
-            fenced = not fenced
+        if run and not pre:
+            if fence is None:
+                fence = run
+            elif run == fence and not line.lstrip()[len(run) :].strip():
+                fence = None
         if line.strip() and not indented:
             in_list = bool(_LIST_ITEM.match(line)) or (in_list and line[:1] in (" ", "\t"))
         blank = not line.strip()

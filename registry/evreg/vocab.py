@@ -33,7 +33,8 @@ OBSERVED_STATES = tuple(k for k, v in load("states")["states"].items() if v["obs
 METRICS = tuple(load("metrics")["metrics"])
 
 
-_DIAGNOSTIC = re.compile(r"(^|-)diagnostic(-|$)")
+_DIAGNOSTIC = re.compile(r"(?i)(?:^|[^a-z0-9])diagnostics?(?:[^a-z0-9]|$)")
+"""The word diagnostic in a measurement class, in any case and however delimited (``strict Diagnostic run``)."""
 
 
 def is_diagnostic(measurement: dict[str, Any]) -> bool:

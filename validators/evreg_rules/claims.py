@@ -133,24 +133,56 @@ def _field_problems(text: str, field: str, measurements: Any, cell: bool = False
             yield UNRESOLVED, f"citation {c.raw} {resolved}"
     for fig in claims_in(field, text, cell):
         yield codes.ORPHAN_NUMBER, f"figure {fig.text!r} in {field} is not a citation"
+    for figure in _spilled(text):
+        yield codes.ORPHAN_NUMBER, f"figure {figure!r} in {field} is typed partly outside a setting or quote"
+
+
+def _spilled(text: str) -> Iterator[str]:
+    """Figures a setting or quote makes together with the text around it: read with each setting and quote
+    replaced by its text, a figure that is not inside one of them (``{{ set:93.55 }} tok/s``, ``{{ set:93 }}.{{
+    set:55 }} tok/s``) was typed, not set or quoted."""
+    if "{{" not in text:
+        return
+    probe, inside, last = [], [], 0
+    for form in citations.parse(text):
+        if isinstance(form, citations.Setting | citations.Quote):
+            probe.append(text[last : form.start])
+            start = sum(map(len, probe))
+            probe.append(form.text)
+            inside.append((start, start + len(form.text)))
+            last = form.end
+    if not inside:
+        return
+    read = "".join([*probe, text[last:]])
+    for fig in figures.find_figures(read):
+        touches = any(a < fig.end and fig.start < b for a, b in inside)
+        if touches and not any(a <= fig.start and fig.end <= b for a, b in inside):
+            yield fig.text
 
 
 def _packet_prose(doc: Document, pointer: str, text: str, measurements: Any) -> Iterator[Finding]:
     """A packet's own prose speaks for the packet: a citation of a run of another scope there is written as an
     explicit comparison (``| compare``), which the site marks as one."""
-    for c in citations.parse(text):
-        if not isinstance(c, citations.Citation) or "compare" in c.flags:
+    for form in citations.parse(text):
+        if isinstance(form, citations.CitationError):
             continue
-        m = measurements.get(c.measurement)
-        differs = scope.mismatches(doc.data, m, claim_name="the packet") if isinstance(m, dict) else []
-        if differs:
-            yield SIDEWAYS.at(
-                doc,
-                pointer,
-                f"the packet's prose cites {c.measurement!r} of another scope ({'; '.join(differs)}) as its own",
-                "Write the citation as a comparison ({{ m:ID.METRIC[I] | compare }}), or cite a run of the packet's "
-                "scope.",
-            )
+        for c in citations.cited(form):  # a derived figure stands on both its sides
+            if "compare" not in c.flags:
+                yield from _foreign(doc, pointer, c, measurements)
+
+
+def _foreign(doc: Document, pointer: str, c: citations.Citation, measurements: Any) -> Iterator[Finding]:
+    """A citation in a packet's prose of a run of another scope, written as the packet's own."""
+    m = measurements.get(c.measurement)
+    differs = scope.mismatches(doc.data, m, claim_name="the packet") if isinstance(m, dict) else []
+    if differs:
+        yield SIDEWAYS.at(
+            doc,
+            pointer,
+            f"the packet's prose cites {c.measurement!r} of another scope ({'; '.join(differs)}) as its own",
+            "Write the citation as a comparison ({{ m:ID.METRIC[I] | compare }}; in a derived figure, each side "
+            "m:ID.METRIC[I]|compare), or cite a run of the packet's scope.",
+        )
 
 
 def check_citations(registry: Registry) -> Iterator[Finding]:

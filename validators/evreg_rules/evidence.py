@@ -296,9 +296,17 @@ def _quote_problem(registry: Registry, doc: Any, files: dict[str, _Evidence], qu
         found = files[ev].text(quote.locator)
     except (KeyError, ValueError):
         return f"quote {quote.raw}: {ev} has nothing at {quote.locator!r}"
-    if _folded(quote.text) not in _folded(found):
+    if not _quoted(_folded(quote.text), _folded(found)):
         return f"quote {quote.text!r} is not in {ev} at {quote.locator!r}, which reads {found[:120]!r}"
     return None
+
+
+def _quoted(quote: str, found: str) -> bool:
+    """Whether ``quote`` is in ``found`` as whole words and numbers: ``5.6`` is not quoted from ``25.6``, nor ``25``
+    from ``25.6``."""
+    edge = r"[\w.,]*\w" if quote[-1:].isalnum() else ""
+    pattern = (r"(?<![\w.])" if quote[:1].isalnum() else "") + re.escape(quote) + (f"(?!{edge})" if edge else "")
+    return re.search(pattern, found) is not None
 
 
 def _folded(text: str) -> str:
