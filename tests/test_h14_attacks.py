@@ -366,9 +366,8 @@ def _raise_grade(root: Path) -> None:
 @pytest.mark.xfail(strict=True, reason="a published run copied with one digit changed is 'new' evidence for a raise")
 def test_a_perturbed_copy_does_not_back_a_raise(real: Path) -> None:
     _raise_grade(real)
-    _copy_run(
-        real, STRICT, f"{PACKET_DIR}/measurements", "x-copy", lambda d: d["metrics"]["decode_tok_s"].__setitem__(0, 93.6)
-    )
+    folder = f"{PACKET_DIR}/measurements"
+    _copy_run(real, STRICT, folder, "x-copy", lambda d: d["metrics"]["decode_tok_s"].__setitem__(0, 93.6))
     assert _has(_found(real, base=True), "promotion-without-evidence", PACKET)
 
 
@@ -382,3 +381,10 @@ def test_an_edited_caveat_does_not_back_a_raise(real: Path) -> None:
 def test_moving_a_published_run_between_folders(real: Path) -> None:
     (real / STRICT).rename(real / f"{FAM}/measurements/qwen35-quark-tp4-strict-current.json")
     assert _found(real, base=True)
+
+
+@pytest.mark.xfail(strict=True, reason="a baseline entry accepts its message anywhere in its field: new text passes")
+def test_a_baselined_figure_cannot_carry_a_new_sentence(real: Path) -> None:
+    path, pointer = "packets/minimax-m2-7/family.json", "/transfer_scope/does_not_transfer/1"
+    _edit(real, path, lambda d: d["transfer_scope"]["does_not_transfer"].__setitem__(1, "Fastest card: 89 tok/s!"))
+    assert any(f.file == path and f.pointer == pointer for f in _found(real, base=True))
