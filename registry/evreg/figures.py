@@ -46,14 +46,15 @@ def _invisible(ch: str) -> bool:
 _NUMBER = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?(?:\u2044\d+)?|\.\d+"
 # Units, each with the canonical unit it means.
 _UNITS: list[tuple[str, str]] = [
-    (r"(?i:tok(?:en)?s?\s*/\s*(?:s|sec|second)\b|tok(?:en)?s?\s+per\s+second|t/s|tps)", "tok/s"),
+    (r"(?i:tok(?:en)?s?\s*/\s*(?:s|sec|second)\b|tok(?:en)?s?\s+(?:per|a)\s+(?:second|sec)\b|t/s|tps)", "tok/s"),
+    (r"(?i:req(?:uest)?s?\s*/\s*(?:s|sec)\b|req(?:uest)?s?\s+per\s+(?:second|sec)\b|qps\b|rps\b)", "req/s"),
     (r"(?:[GMKT]i?B/s|[GMKT]Bps)", "B/s"),
-    (r"ms", "ms"),
+    (r"(?:ms|msecs?\b|milliseconds?\b)", "ms"),
     (r"(?:μs|us)", "µs"),
     (r"ns", "ns"),
     (r"(?:TiB|GiB|MiB|TB|GB|MB|KiB|KB)", "bytes"),
     (r"W", "W"),
-    (r"s", "s"),
+    (r"(?:s|secs?\b|seconds?\b)", "s"),
     (r"(?:%|(?i:percent))", "%"),
 ]
 _UNIT = "|".join(f"(?P<u{i}>{pattern})" for i, (pattern, _) in enumerate(_UNITS))
@@ -151,8 +152,9 @@ def find_figures(text: str, cell: bool = False) -> list[Figure]:
     """Figures that are claims, outside citations.
 
     A figure is a claim when it is
-    - a number with a measurement unit after it: tok/s (also tok/sec, tokens/s, tokens per second, t/s, TPS, any
-      case), ms (µs, us, ns), s, %, percent, TB, GB, GiB, MB, MiB, W, GB/s, TB/s, GBps; a per-unit suffix
+    - a number with a measurement unit after it: tok/s (also tok/sec, tokens/s, tokens per second or sec, tokens a
+      second, t/s, TPS, any case), req/s (requests per second, qps, RPS), ms (msec, milliseconds, µs, us, ns), s
+      (sec, seconds), %, percent, TB, GB, GiB, MB, MiB, W, GB/s, TB/s, GBps; a per-unit suffix
       (``tok/s/GPU``,
       ``ms/token``), a unit in parentheses (``52.3 (tok/s)``), emphasis (``**52.3** tok/s``), thousands
       separators (``29,911 MiB``), exponents (``5.23e1 tok/s``), ``k`` (``1.5k tok/s``) and fractions (``52½``)
