@@ -112,6 +112,11 @@ FIXED = [
     "274 msec",
     "3.1 req/s served",
     "52.3 qps",
+    "decode ~52.3",
+    "decode rate 52.3",
+    "decode speed of 52.3",
+    "52.3 **tok/s**",  # emphasis on the unit (the build does not see it either)
+    "52.3 [tok/s](#)",  # a link on the unit
 ]
 
 
@@ -124,8 +129,6 @@ OPEN = [
     ("52.3 tk/s", "'tk/s' is not a spelling of tok/s the grammar knows"),
     ("52.3 output tok/s", "a word between the number and the unit hides the figure"),
     ("a 52.3-tok/s run", "a hyphen between number and unit hides the figure"),
-    ("decode ~52.3", "a tilde between metric word and number hides the figure"),
-    ("decode rate 52.3", "a second word after the metric word hides the figure"),
     ("D 52.3 at TP4", "the letter notation with a space is not read"),
     ("8x faster", "an integer multiplier is not a figure (4x4 grid is the honest neighbour)"),
 ]
@@ -198,8 +201,6 @@ PAGE_OPEN = [
     ("| Setup | Decode (tok/s) ↑ |\n|---|---|\n| a | 52.3 |", "a header with a mark after its unit is not read"),
     ("Setup | Decode (tok/s)\n--- | ---\na | 52.3", "a table without outer pipes is not read as a table"),
     ("<table><tr><th>Decode (tok/s)</th></tr><tr><td>52.3</td></tr></table>", "HTML tables are not read"),
-    ("Decode reaches 52.3 **tok/s**.", "emphasis on the unit hides the figure (validate and build)"),
-    ("Decode reaches 52.3 [tok/s](#).", "a link on the unit hides the figure (validate and build)"),
     ("Decode reaches 52.3\ntok/s in one paragraph.", "a line break between number and unit (validate and build)"),
     ("Decode reaches 52.3<span></span> tok/s.", "an empty element between number and unit (validate and build)"),
     ("Decode reaches 52.3<!-- x --> tok/s.", "a comment between number and unit (validate and build)"),

@@ -66,7 +66,8 @@ _LIST_SEP = r"\s*(?:/|,|-|–|—|\bto\b|\band\b|\bor\b)\s*"
 _FIGURE = re.compile(
     r"(?=[-+*_`\d.])(?:(?<![\w.@/\u2044-])(?P<sign>[+-]?)" + _EMPHASIS + r"(?P<first>" + _NUMBER + r")"
     r"(?P<more>(?:" + _LIST_SEP + r"(?:" + _NUMBER + r"))*)"
-    r"(?P<scale>[kK](?=\s?[A-Za-zμ%(]))?" + _EMPHASIS + r"(?P<sp>[ \u00a0]?)\(?(?:" + _UNIT + r")\)?"
+    r"(?P<scale>[kK](?=\s?[A-Za-zμ%(]))?" + _EMPHASIS + r"(?P<sp>[ \u00a0]?)"
+    r"(?:\*{1,2}|_{1,2}|\[)?\(?(?:" + _UNIT + r")\)?"  # emphasis or a link on the unit: 52.3 **tok/s**
     r"(?P<per>/[A-Za-z]+)?(?![\w/])"
     r"|(?<![\w.@/-])(?P<mnum>\d+\.\d+)(?P<mult>[xX×])(?![\w/]))"
 )
@@ -83,9 +84,11 @@ _BARE = re.compile(
 """A bare decimal or a number with thousands groups (``93.551 strict``, ``30.22–30.26``, ``29,911``): in a coverage
 cell, which shows one measured arm, such a number is a value of that arm."""
 _WORD = re.compile(
-    # on one line, a space or two apart: "TTFT 274", "decode: 52.3", "TTFT=274", "prefill was 826.4" (not axis ticks)
+    # on one line, a space or two apart: "TTFT 274", "decode: 52.3", "TTFT=274", "prefill was 826.4", "decode ~52.3",
+    # "decode rate of 52.3" (not a chart's axis ticks)
     r"(?i)(?=[dpt])(?<![\w.])(?P<word>decode|prefill|ttft|throughput)"
-    r"(?:[ \u00a0](?:of|at|was|is)[ \u00a0]{1,2}|[ \u00a0]?[=:][ \u00a0]{0,2}|[ \u00a0]{1,2})"
+    r"(?:[ \u00a0](?:rate|speed))?(?:[ \u00a0](?:of|at|was|is))?"
+    r"(?:[ \u00a0]{1,2}|[ \u00a0]?[=:~≈][ \u00a0]{0,2}|[ \u00a0]{1,2}[~≈][ \u00a0]?)"
     r"(?P<num>\d+(?:\.\d+)?)(?![\w.])(?!\s*-?\s*(?:tokens?|prompts?|requests?|slots?|steps?|seq|sequences?|batch))"
 )
 _NUMBER_WORD = (
