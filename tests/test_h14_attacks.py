@@ -144,7 +144,8 @@ def test_a_diagnostic_class_in_any_case_is_not_promotable() -> None:
     run = {"kind": "run-measurement", "state": "lab-measured"}
     for cls in ("Diagnostic strict deep gate", "strict diagnostic run", "diagnostics", "exact-8k-grade-c-diagnostic"):
         assert promotable({**run, "measurement_class": cls}), cls
-    assert promotable({**run, "measurement_class": "strict deep gate"}) is None
+    for cls in ("strict deep gate", "non-diagnostic strict gate"):
+        assert promotable({**run, "measurement_class": cls}) is None, cls
 
 
 def test_a_figure_in_a_record_typed_around_a_setting_is_found(real: Path) -> None:

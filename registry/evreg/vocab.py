@@ -33,8 +33,9 @@ OBSERVED_STATES = tuple(k for k, v in load("states")["states"].items() if v["obs
 METRICS = tuple(load("metrics")["metrics"])
 
 
-_DIAGNOSTIC = re.compile(r"(?i)(?:^|[^a-z0-9])diagnostics?(?:[^a-z0-9]|$)")
-"""The word diagnostic in a measurement class, in any case and however delimited (``strict Diagnostic run``)."""
+_DIAGNOSTIC = re.compile(r"(?i)(?<!non)(?:^|[^a-z0-9])diagnostics?(?:[^a-z0-9]|$)")
+"""The word diagnostic in a measurement class, in any case and however delimited (``strict Diagnostic run``), but
+not negated (``non-diagnostic``)."""
 
 
 def is_diagnostic(measurement: dict[str, Any]) -> bool:
