@@ -56,32 +56,86 @@ def has(value: Any) -> bool:
 
 
 def topology(record: Mapping[str, Any]) -> int | list[int] | None:
-    """Accelerators per run: a packet's ``cards`` (or its list of ``topologies``), a run's ``config.tp`` or
-    ``cards``."""
+    """Accelerators per run: a packet's ``cards`` (or its list of ``topologies``); a run's ``cards`` where it states
+    them, else its ``config.tp`` times its pipeline (``pp``) and data (``dp``) parallel degrees (TP4 x PP2 is eight
+    cards). A run that states both cards and a parallel layout needing more cards than that contradicts itself and
+    matches no topology (``-1``)."""
     if isinstance(record.get("topologies"), list):
         return [t for t in record["topologies"] if isinstance(t, int)]
-    for key in ("tp", "cards"):
-        value = selector_value(record, key)
-        if has(value) and isinstance(value, int) and not isinstance(value, bool):
-            return value
-    return None
+    cards, tp = _count(record, "cards"), _count(record, "tp")
+    if tp is None:
+        return cards
+    layout = tp * (_count(record, "pp") or 1) * (_count(record, "dp") or 1)
+    if cards is None:
+        return layout
+    return cards if layout <= cards else -1
+
+
+def _count(record: Mapping[str, Any], key: str) -> int | None:
+    value = selector_value(record, key)
+    return value if has(value) and isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _words(text: str) -> list[str]:
-    return re.findall(r"[a-z0-9]+", text.lower())
+    """Lowercase words, a word of letters joined to the number after it (``RTX 5090`` and ``RTX5090`` are both
+    ``rtx5090``)."""
+    words = re.findall(r"[a-z0-9]+", text.lower())
+    out: list[str] = []
+    for w in words:
+        if out and w.isdigit() and out[-1].isalpha():
+            out[-1] += w
+        else:
+            out.append(w)
+    return out
+
+
+_FORM = {"laptop", "mobile", "maxq"}
+"""Form-factor words: a laptop part is never the desktop card of the same number, whichever side names it."""
+_BUS = re.compile(r"^(?:sxm\d?|pcie|nvl)$")
+"""Interface words: two names that state different ones are different parts (``H100 SXM``, ``H100 PCIe``)."""
+
+
+def _same_one(a: str, b: str) -> bool:
+    wa, wb = _words(a.lower().replace("max-q", "maxq")), _words(b.lower().replace("max-q", "maxq"))
+    if (_FORM & set(wa)) != (_FORM & set(wb)):
+        return False
+    bus_a, bus_b = {w for w in wa if _BUS.match(w)}, {w for w in wb if _BUS.match(w)}
+    if bus_a and bus_b and bus_a != bus_b:
+        return False
+    x = {t for t in wa if re.search(r"\d", t)} or set(wa)
+    y = {t for t in wb if re.search(r"\d", t)} or set(wb)
+    return x <= y or y <= x
+
+
+_PARTS = re.compile(r"\s*(?:\+|&|\band\b)\s*", re.I)
 
 
 def same_hardware(a: str, b: str) -> bool:
-    """One accelerator model: the model words (those with digits) of one contain the other's
-    (``NVIDIA GeForce RTX 5090`` = ``RTX 5090 32 GB``; not ``RTX 4090``)."""
-    x = {t for t in _words(a) if re.search(r"\d", t)} or set(_words(a))
-    y = {t for t in _words(b) if re.search(r"\d", t)} or set(_words(b))
-    return x <= y or y <= x
+    """One accelerator model: the model words (those with digits) of one contain the other's (``NVIDIA GeForce RTX
+    5090`` = ``RTX 5090 32 GB`` = ``RTX5090``; not ``RTX 4090``), neither is a laptop part the other is not, and
+    they name no different interface (SXM, PCIe). A rig of several (``B70 + RTX 4090``) is the same only as a rig
+    of the same parts."""
+    pa, pb = [p for p in _PARTS.split(a) if p.strip()], [p for p in _PARTS.split(b) if p.strip()]
+    if len(pa) != len(pb):
+        return False
+    if len(pa) == 1:
+        return _same_one(a, b)
+    rest = list(pb)
+    for part in pa:
+        match = next((q for q in rest if _same_one(part, q)), None)
+        if match is None:
+            return False
+        rest.remove(match)
+    return True
 
 
 def _topology_message(claim: Mapping[str, Any], evidence: Mapping[str, Any], claim_name: str) -> str:
     want, got = topology(claim), topology(evidence)
-    tp = f"TP{'?' if got is None else got}"
+    tp = (
+        "a self-contradicting layout (more parallel ranks than cards)"
+        if got == -1
+        else f"TP{'?' if got is None else got}"
+    )
     if isinstance(want, list):
         return f"topology {tp} is not among {claim_name}'s {want}"
     return f"topology {tp} is not {claim_name}'s {'no stated' if want is None else want} cards"
