@@ -410,7 +410,6 @@ def test_an_edited_caveat_does_not_back_a_raise(real: Path) -> None:
     assert _has(_found(real, base=True), "promotion-without-evidence", PACKET)
 
 
-@pytest.mark.xfail(strict=True, reason="moving a published run out of its packet's folder changes its page unseen")
 def test_moving_a_published_run_between_folders(real: Path) -> None:
     (real / STRICT).rename(real / f"{FAM}/measurements/qwen35-quark-tp4-strict-current.json")
     assert _found(real, base=True)

@@ -303,6 +303,9 @@ def test_a_moved_record_is_not_a_deletion(reg: Reg) -> None:
     shutil.move(reg.root / f"{F}/measurements/sweep-1.json", reg.root / f"{F}/pkt/measurements/sweep-1.json")
     result = evreg("validate", "--base", "HEAD", "--format", "json", cwd=reg.root)
     assert result.returncode == 0, result.stdout
+    # not a deletion, but not unseen either: the packet that shows it and its page change
+    [moved] = json.loads(result.stdout)["findings"]
+    assert (moved["code"], moved["severity"]) == ("history-rewrite", "warning") and "was moved from" in moved["message"]
 
 
 def test_change_that_edits_the_rules_with_the_records_is_reported(reg: Reg) -> None:

@@ -90,6 +90,15 @@ def check_history(registry: Registry) -> Iterator[Finding]:
         new = head.get(_key(old))
         if new is None and old.path not in head_paths:
             yield DELETED.at(old.path, "", f"published {old.kind} {old.id!r} was deleted", record=old.ref())
+        elif new is not None and old.path != new.path and old.kind in MEASUREMENT_KINDS:
+            yield REWRITE.at(
+                new,
+                "",
+                f"published {old.kind} {old.id!r} was moved from {old.path}: where it is filed is which packet shows "
+                "it, and its page and every link to it change",
+                "Keep a published run where it is; a reviewer who accepts the move accepts a new page for it.",
+                severity=Severity.WARNING,
+            )
         elif new is not None and old.data.get("retired") and not _same(old.data["retired"], new.data.get("retired")):
             yield REWRITE.at(
                 new, "/retired", f"published {old.kind} {old.id!r} was retired; the change undoes or rewrites it"
