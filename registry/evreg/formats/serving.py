@@ -12,11 +12,12 @@ reading, identity, ids, evidence and failed runs are the shared base's (``evreg.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from evreg.evidence import TEXT_NUMBER, decode
+from evreg.evidence import TEXT_NUMBER, decode, text_lines
 from evreg.formats import (
     Earlier,
     FileIdentity,
@@ -25,10 +26,13 @@ from evreg.formats import (
     Request,
     earlier_imports,
     evidence_for,
+    forbid_citation_markers,
     link_correction,
     quantization_of_name,
     refuse,
+    refuse_other_format,
     sha256,
+    sniff,
     stated,
 )
 from evreg.layout import record_path
@@ -146,6 +150,35 @@ def add(plan: Plan, request: Request, earlier: Earlier, row: str, written: tuple
 
 Line = tuple[int, str, Any]
 """One object of a JSON Lines file: its line number, its text and its value."""
+
+
+def json_lines(
+    request: Request, importer: str, fmt: str, tool: str, accepts: Callable[[Any], bool], needs: str
+) -> list[Line]:
+    """Every object of a JSON Lines file (``fmt``, written by ``tool``) that ``accepts`` takes; a file another importer
+    reads is refused naming it, and a line that is not such an object (``needs``: what it must hold) or a file with
+    none is refused."""
+    out: list[Line] = []
+    for n, line in enumerate(text_lines(request.raw), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            obj = None
+        refuse_other_format(obj if obj is not None else sniff(request.raw), request.file, importer, fmt)
+        if not isinstance(obj, dict) or not accepts(obj):
+            raise refuse(
+                request.file,
+                f"line:{n}",
+                f"not {fmt}: line {n} is not a JSON object with {needs}",
+                f"pass the file {tool} wrote, unmodified",
+            )
+        out.append((n, line, obj))
+    if not out:
+        raise refuse(request.file, "", "the file holds no result", f"pass the file {tool} wrote")
+    forbid_citation_markers([o for _, _, o in out], request.file)
+    return out
 
 
 def add_lines(

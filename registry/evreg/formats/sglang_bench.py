@@ -12,13 +12,11 @@ distinct metrics.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import replace
 from typing import Any
 
 from evreg import formats
-from evreg.evidence import text_lines
 from evreg.formats import serving as sv
 
 FORMAT = "SGLang bench_serving output (JSON Lines from --output-file)"
@@ -71,31 +69,16 @@ def _numbers(obj: dict[str, Any], n: int, line: str, file: str) -> sv.Numbers:
     return numbers
 
 
-def _objects(request: formats.Request) -> list[tuple[int, str, dict[str, Any]]]:
-    """(line number, line, object) of every run in the file; refuses a file that is not bench_serving's."""
-    out = []
-    for n, line in enumerate(text_lines(request.raw), 1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except ValueError:
-            obj = None
-        formats.refuse_other_format(
-            obj if obj is not None else formats.sniff(request.raw), request.file, "sglang-bench", FORMAT
-        )
-        if not isinstance(obj, dict) or "backend" not in obj or "completed" not in obj:
-            raise formats.refuse(
-                request.file,
-                f"line:{n}",
-                f"not {FORMAT}: line {n} is not a JSON object with backend and completed",
-                "pass the file bench_serving wrote, unmodified",
-            )
-        out.append((n, line, obj))
-    if not out:
-        raise formats.refuse(request.file, "", "the file holds no benchmark run", "pass the file bench_serving wrote")
-    formats.forbid_citation_markers([o for _, _, o in out], request.file)
-    return out
+def _objects(request: formats.Request) -> list[sv.Line]:
+    """(line number, line, object) of every result; refuses a file that is not bench_serving's."""
+    return sv.json_lines(
+        request,
+        "sglang-bench",
+        FORMAT,
+        "bench_serving",
+        lambda o: "backend" in o and "completed" in o,
+        "backend and completed",
+    )
 
 
 def _run(request: formats.Request, n: int, line: str, obj: dict[str, Any], evidence: str) -> tuple[str, dict[str, Any]]:

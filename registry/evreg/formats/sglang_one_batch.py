@@ -20,12 +20,10 @@ throughput, so a metric of its own).
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 from evreg import formats
-from evreg.evidence import text_lines
 from evreg.formats import serving as sv
 
 FORMAT = "SGLang bench_one_batch_server or bench_one_batch output (JSON Lines from --result-filename)"
@@ -50,31 +48,16 @@ NOT_MEASURED = {"acc_length": -1}
 """Values the tool writes for a statistic it did not measure (no speculative decoding): kept in ``tool``."""
 
 
-def _objects(request: formats.Request) -> list[tuple[int, str, dict[str, Any]]]:
+def _objects(request: formats.Request) -> list[sv.Line]:
     """(line number, line, object) of every result; refuses a file that is not bench_one_batch_server's."""
-    out = []
-    for n, line in enumerate(text_lines(request.raw), 1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except ValueError:
-            obj = None
-        formats.refuse_other_format(
-            obj if obj is not None else formats.sniff(request.raw), request.file, "sglang-one-batch", FORMAT
-        )
-        if not isinstance(obj, dict) or "batch_size" not in obj or not {"latency", "total_latency"} & obj.keys():
-            raise formats.refuse(
-                request.file,
-                f"line:{n}",
-                f"not {FORMAT}: line {n} is not a JSON object with batch_size and latency (or total_latency)",
-                "pass the file bench_one_batch_server wrote, unmodified",
-            )
-        out.append((n, line, obj))
-    if not out:
-        raise formats.refuse(request.file, "", "the file holds no result", "pass the file bench_one_batch_server wrote")
-    formats.forbid_citation_markers([o for _, _, o in out], request.file)
-    return out
+    return sv.json_lines(
+        request,
+        "sglang-one-batch",
+        FORMAT,
+        "bench_one_batch_server",
+        lambda o: "batch_size" in o and bool({"latency", "total_latency"} & o.keys()),
+        "batch_size and latency (or total_latency)",
+    )
 
 
 def _numbers(obj: dict[str, Any], n: int, line: str, file: str) -> sv.Numbers:
