@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -62,6 +63,16 @@ def line_locator(line_no: int, line: str, start: int) -> tuple[str, float] | Non
         if m.start() >= start:
             return (f"line:{line_no}" if len(matches) == 1 else f"line:{line_no}:{k}"), float(m.group())
     return None
+
+
+def add_keyed(numbers: Numbers, n: int, line: str, key: str, value: float, metric: str, file: str) -> None:
+    """``value``, the number after ``"key":`` on JSON Lines line ``n``, added to ``numbers`` as ``metric`` with its
+    locator; a line where that number is not the value (a hand-edited file) is refused."""
+    at = re.search(rf'"{re.escape(key)}"\s*:\s*', line)
+    found = line_locator(n, line, at.end()) if at else None
+    if found is None or found[1] != float(value):
+        raise refuse(file, f"line:{n}", f"line {n}: {key} is not where JSON Lines puts it", "pass the file unmodified")
+    numbers.add(metric, value, found[0])
 
 
 def plain(value: Any) -> Any:

@@ -59,13 +59,7 @@ def _numbers(obj: dict[str, Any], n: int, line: str, file: str) -> sv.Numbers:
         metric = _metric(key)
         if metric is None or isinstance(value, bool) or not isinstance(value, int | float):
             continue
-        at = re.search(rf'"{re.escape(key)}"\s*:\s*', line)
-        found = sv.line_locator(n, line, at.end()) if at else None
-        if found is None or found[1] != float(value):
-            raise formats.refuse(
-                file, f"line:{n}", f"line {n}: {key} is not where JSON Lines puts it", "pass the file unmodified"
-            )
-        numbers.add(metric, value, found[0])
+        sv.add_keyed(numbers, n, line, key, value, metric, file)
     return numbers
 
 

@@ -20,7 +20,6 @@ throughput, so a metric of its own).
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from evreg import formats
@@ -66,13 +65,7 @@ def _numbers(obj: dict[str, Any], n: int, line: str, file: str) -> sv.Numbers:
         value = obj.get(key)
         if isinstance(value, bool) or not isinstance(value, int | float) or NOT_MEASURED.get(key) == value:
             continue
-        at = re.search(rf'"{re.escape(key)}"\s*:\s*', line)
-        found = sv.line_locator(n, line, at.end()) if at else None
-        if found is None or found[1] != float(value):
-            raise formats.refuse(
-                file, f"line:{n}", f"line {n}: {key} is not where JSON Lines puts it", "pass the file unmodified"
-            )
-        numbers.add(metric, value, found[0])
+        sv.add_keyed(numbers, n, line, key, value, metric, file)
     return numbers
 
 
