@@ -383,10 +383,18 @@ def test_a_sample_added_beside_located_ones(real: Path) -> None:
     assert _has(_found(real), "evidence-value-mismatch", DENSE)
 
 
-@pytest.mark.xfail(strict=True, reason="a run may state zero completed requests outside metrics")
-def test_zero_completed_requests(real: Path) -> None:
-    _edit(real, STRICT, lambda d: d.update(completed_requests=0))
-    assert _found(real)
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda d: d.update(completed_requests=0),
+        lambda d: d.setdefault("tool", {}).update(completed=0),
+        lambda d: d.update(failures={"failed_requests": 8, "completed_requests": 0}),
+    ],
+)
+def test_zero_completed_requests(real: Path, edit: Callable[[Any], Any]) -> None:
+    """A run that says, anywhere in the record, that no request completed measured nothing."""
+    _edit(real, STRICT, edit)
+    assert _has(_found(real), "implausible-value", STRICT)
 
 
 # -- 5. history --------------------------------------------------------------------------------------------------

@@ -54,12 +54,35 @@ def _values(data: dict[str, Any]) -> Iterator[tuple[str, str, Any]]:
         yield "/value", data["metric"], data.get("value")
 
 
+COMPLETED = frozenset({"completed", "completed_requests", "num_completed", "successful_requests"})
+"""Keys under which a record states how many requests its run completed, wherever in the record."""
+
+
+def _completed_none(value: Any, pointer: str = "") -> Iterator[str]:
+    """Pointers at which ``value`` states that no request completed."""
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        here = pointer + join_pointer(key)
+        if key in COMPLETED and item == 0 and not isinstance(item, bool):
+            yield here
+        else:
+            yield from _completed_none(item, here)
+
+
 def check_plausible(registry: Registry) -> Iterator[Finding]:
     for doc in registry.records(*MEASUREMENT_KINDS, "estimate"):
         for pointer, metric, value in _values(doc.data):
             why = _why_not(metric, value)
             if why:
                 yield IMPLAUSIBLE.at(doc, pointer, f"{value!r} is not a measurement: {why}")
+        if doc.kind in MEASUREMENT_KINDS:
+            for pointer in _completed_none(doc.data):
+                yield IMPLAUSIBLE.at(
+                    doc,
+                    pointer,
+                    "the run states that no request completed: it measured nothing, so it is not a "
+                    "measurement (record it as a closure with its reason)",
+                )
 
 
 RULES = [Rule("plausibility", (IMPLAUSIBLE,), check_plausible, UNIT)]
