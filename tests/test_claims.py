@@ -664,7 +664,8 @@ def test_csv_and_text_locators_are_checked(reg: Reg, name: str, content: str, lo
 
     def point(d: dict[str, Any]) -> None:
         d.update(evidence=path, evidence_sha256={path: hashlib.sha256(content.encode()).hexdigest()})
-        d["evidence_locators"] = {"decode_tok_s[1]": locator}
+        d["metrics"]["decode_tok_s"] = [30.25]  # one sample, located (a record locates each sample or none)
+        d["evidence_locators"] = {"decode_tok_s[0]": locator}
 
     reg.edit(RUN, point)
     mismatches = only(reg.findings(), "evidence-value-mismatch")

@@ -377,7 +377,6 @@ def test_a_log_line_of_other_text(real: Path) -> None:
     assert _run_with_evidence(real, "x.log", "out of memory at 40.1 GiB\n", {"decode_tok_s[0]": "line:1"})
 
 
-@pytest.mark.xfail(strict=True, reason="a sample with no locator beside located ones is not re-read")
 def test_a_sample_added_beside_located_ones(real: Path) -> None:
     _edit(real, DENSE, lambda d: d["metrics"]["decode_tok_s"].append(40.1))
     assert _has(_found(real), "evidence-value-mismatch", DENSE)

@@ -242,6 +242,20 @@ def _number(text: str) -> float | str:
     return value if math.isfinite(value) else text
 
 
+def _unlocated(record: dict[str, Any], locators: dict[str, Any]) -> list[str]:
+    """The samples of a run's metrics (``METRIC[i]``) that no locator points at."""
+    metrics = record.get("metrics")
+    if not isinstance(metrics, dict):
+        return []
+    return [
+        f"{metric}[{i}]"
+        for metric, samples in metrics.items()
+        if isinstance(samples, list)
+        for i in range(len(samples))
+        if f"{metric}[{i}]" not in locators
+    ]
+
+
 def check_evidence_values(registry: Registry) -> Iterator[Finding]:
     files: dict[str, _Evidence] = {}
     for doc in registry.records():
@@ -259,6 +273,14 @@ def check_evidence_values(registry: Registry) -> Iterator[Finding]:
             continue
         if ev not in files:
             files[ev] = _Evidence(registry.read_file(ev), ev)
+        for selector in _unlocated(doc.data, locators):
+            yield VALUE.at(
+                doc,
+                join_pointer("evidence_locators"),
+                f"{selector} has no locator: a record that locates its samples in its evidence locates each of them "
+                "(a sample beside located ones would be published unchecked)",
+                VALUE.hint,
+            )
         for selector, locator in locators.items():
             where = join_pointer("evidence_locators", selector)
             m = _SELECTOR.match(selector)
