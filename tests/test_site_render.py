@@ -284,7 +284,7 @@ def test_a_measurement_page_shows_its_supersession_chain_and_sample_annotations(
         "packets/fam/pkt/measurements/run-b.json",
         lambda d: d.update(
             sample_annotations=[{"metric": "decode_tok_s", "index": 0, "label": "upper endpoint", "note": "one run"}],
-            evidence_locators={"decode_tok_s[0]": "/decode_tok_s/0"},
+            evidence_locators={"decode_tok_s[0]": "/decode_tok_s/0", "decode_tok_s[1]": "/decode_tok_s/1"},
             lab_only={"kept": "verbatim"},
         ),
     )
