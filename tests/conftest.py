@@ -333,6 +333,15 @@ EXTRA_RUNS: dict[str, dict[str, Any]] = {
 }
 
 
+def own_evidence(reg: Reg, mid: str, fields: dict[str, Any]) -> dict[str, Any]:
+    """A run's own evidence file, holding its samples (a run's evidence holds what it claims): the fields that cite
+    it."""
+    path = f"{F}/pkt/evidence/{mid}.json"
+    data = (json.dumps(fields["metrics"]) + "\n").encode()
+    reg.raw(path, data)
+    return {"evidence": path, "evidence_sha256": {path: hashlib.sha256(data).hexdigest()}}
+
+
 def build_compare_registry(root: Path) -> Reg:
     """The fixture registry with runs to compare: ties, a single sample, unpromotable runs, a longer context."""
     reg = Reg(root)
@@ -340,7 +349,7 @@ def build_compare_registry(root: Path) -> Reg:
     shutil.copytree(REPO / "site", reg.root / "site")
     base = reg.read(f"{F}/pkt/measurements/run-1.json")
     for mid, fields in EXTRA_RUNS.items():
-        reg.put(f"{F}/pkt/measurements/{mid}.json", {**base, "id": mid, **fields})
+        reg.put(f"{F}/pkt/measurements/{mid}.json", {**base, "id": mid, **fields, **own_evidence(reg, mid, fields)})
     reg.commit("runs to compare")
     return reg
 

@@ -1,7 +1,7 @@
 """An independent review of issue 14 as a dishonest contributor: each test is the smallest input of one class of
 attack, on a copy of the real records or on the one definition the rules use (the figure grammar, the Markdown
-code reading, the runtime and hardware comparisons). Holes still open are ``xfail(strict=True)`` with the reason;
-the ones fixed on this branch pass."""
+code reading, the runtime and hardware comparisons), each beside its honest neighbour that must pass. Every hole the
+review found is closed (none is left as ``xfail``)."""
 
 from __future__ import annotations
 
@@ -125,19 +125,34 @@ def test_fixed_spellings_are_figures(text: str) -> None:
     assert find_figures(text), text
 
 
-OPEN = [
-    ("52.3 tk/s", "'tk/s' is not a spelling of tok/s the grammar knows"),
-    ("52.3 output tok/s", "a word between the number and the unit hides the figure"),
-    ("a 52.3-tok/s run", "a hyphen between number and unit hides the figure"),
-    ("D 52.3 at TP4", "the letter notation with a space is not read"),
-    ("8x faster", "an integer multiplier is not a figure (4x4 grid is the honest neighbour)"),
+SPELLINGS = [
+    "52.3 tk/s",
+    "52.3 tok s⁻¹",
+    "52.3 output tok/s",  # a word between the number and the unit
+    "a 52.3-tok/s run",  # a hyphen between the number and the unit
+    "D 52.3 at TP4",  # the letter notation with a space
+    "D=52.3",
+    "8x faster",  # an integer multiplier that compares
+    "2× over eager",
+    "was 3x.",
+    "1.2 kW at the wall",
+    "50 TFLOPS",
+    "warm-up took 5 min",
+    "8 hours",
 ]
 
 
-@pytest.mark.parametrize(("text", "reason"), OPEN)
-def test_open_spellings_are_figures(text: str, reason: str, request: pytest.FixtureRequest) -> None:
-    request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
+@pytest.mark.parametrize("text", SPELLINGS)
+def test_more_spellings_are_figures(text: str) -> None:
     assert find_figures(text), text
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["4x RTX 5090", "4x4 grid", "A 2.5 release", "min_p 0.75", "pmin075", "TP4-8", "1990s", "Xeon CPU @ 2.60GHz"],
+)
+def test_neighbours_of_those_spellings_are_not(text: str) -> None:
+    assert find_figures(text) == [], text
 
 
 def test_a_diagnostic_class_in_any_case_is_not_promotable() -> None:
@@ -163,13 +178,11 @@ def test_a_multiplier_in_a_setting_is_found(real: Path) -> None:
     assert _has(_found(real), "orphan-number", STRICT)
 
 
-@pytest.mark.xfail(strict=True, reason="a setting may hold ms, so a measured TTFT laundered as a setting passes")
 def test_a_latency_after_a_metric_word_is_no_setting(real: Path) -> None:
     _edit(real, STRICT, lambda d: d.update(caveat="TTFT was {{ set:187 ms }} at p512"))
     assert _has(_found(real), "orphan-number", STRICT)
 
 
-@pytest.mark.xfail(strict=True, reason="| nounit lets a decode value be shown with another unit typed after it")
 def test_a_nounit_citation_with_another_unit_after_it(real: Path) -> None:
     cite = "{{ m:qwen35-quark-tp4-strict-current.decode_tok_s[0] | nounit }}"
     _edit(real, STRICT, lambda d: d.update(caveat=f"TTFT {cite} ms"))
@@ -197,41 +210,78 @@ def test_code_stays_code() -> None:
         assert not any("52.3" in line for _, line in markdown.prose(text)), text
 
 
-PAGE_OPEN = [
-    ("| Setup | tok/s (decode) |\n|---|---|\n| a | 52.3 |", "a unit first in a column header is not read"),
-    ("| Setup | Decode (tok/s) ↑ |\n|---|---|\n| a | 52.3 |", "a header with a mark after its unit is not read"),
-    ("Setup | Decode (tok/s)\n--- | ---\na | 52.3", "a table without outer pipes is not read as a table"),
-    ("<table><tr><th>Decode (tok/s)</th></tr><tr><td>52.3</td></tr></table>", "HTML tables are not read"),
-    ("Decode reaches 52.3\ntok/s in one paragraph.", "a line break between number and unit (validate and build)"),
-    ("Decode reaches 52.3<span></span> tok/s.", "an empty element between number and unit (validate and build)"),
-    ("Decode reaches 52.3<!-- x --> tok/s.", "a comment between number and unit (validate and build)"),
-    ("Decode reaches 52.3&nbsp;tok/s.", "an entity space: validate passes, the build refuses"),
-    ("  ~~~\n  Decode reaches 52.3 tok/s.\n  ~~~", "an indented ~~~ is no fence to Python-Markdown; validate passes"),
-    ("<!--\n```\n-->\n\nDecode reaches 52.3 tok/s.", "a fence inside a comment hides the rest of the page"),
+PAGE_FIGURES = [
+    "| Setup | tok/s (decode) |\n|---|---|\n| a | 52.3 |",  # a unit first in a column header
+    "| Setup | Decode (tok/s) ↑ |\n|---|---|\n| a | 52.3 |",  # a mark after the header's unit
+    "Setup | Decode (tok/s)\n--- | ---\na | 52.3",  # a table without outer pipes
+    "<table><tr><th>Decode (tok/s)</th></tr><tr><td>52.3</td></tr></table>",  # an HTML table
+    "Decode reaches 52.3\ntok/s in one paragraph.",  # a line break between number and unit
+    "Decode reaches 52.3<span></span> tok/s.",  # an empty element between number and unit
+    "Decode reaches 52.3<!-- x --> tok/s.",  # a comment between number and unit
+    "Decode reaches 52.3&nbsp;tok/s.",  # an entity space
+    "  ~~~\n  Decode reaches 52.3 tok/s.\n  ~~~",  # an indented ~~~ is no fence to Python-Markdown
+    "<!--\n```\n-->\n\nDecode reaches 52.3 tok/s.",  # a fence inside a comment opens nothing
+    "Decode reaches <b>52.3</b> tok/s.",  # emphasis by HTML
 ]
+"""Hand-written pages are read as Python-Markdown renders them (what the build publishes), so each of these is a
+figure to validation as it is to the build."""
 
 
-@pytest.mark.parametrize(("text", "reason"), PAGE_OPEN)
-def test_open_page_figures(real: Path, text: str, reason: str, request: pytest.FixtureRequest) -> None:
-    request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
+@pytest.mark.parametrize("text", PAGE_FIGURES)
+def test_page_figures_are_read_as_rendered(real: Path, text: str) -> None:
     assert _has(_on_page(real, text), "orphan-number", PAGE)
 
 
-@pytest.mark.xfail(strict=True, reason="a raw .html page under site/ is published as is and never checked")
-def test_a_raw_html_page_is_checked(real: Path) -> None:
-    assert _on_page(real, "<p>Decode reaches 52.3 tok/s.</p>", "site/fast.html")
+PAGE_HONEST = [
+    "| Setup | Cards |\n|---|---|\n| a | 4 |",  # a count column
+    "| Setup | Decode (tok/s) |\n|---|---|\n| a | {{ m:qwen35-quark-tp4-strict-current.decode_tok_s[0] | nounit }} |",
+    "```\nDecode reaches 52.3 tok/s.\n```",  # code
+    "    Decode reaches 52.3 tok/s.",  # indented code
+    "<!--\nDecode reaches 52.3 tok/s.\n-->",  # a comment is shown to no one
+    "Power limit {{ set:575 W }} on every card.",
+    "Decode reaches {{ m:qwen35-quark-tp4-strict-current.decode_tok_s[0] | nounit }} tok/s.",  # its own unit
+]
 
 
-@pytest.mark.xfail(strict=True, reason="a .markdown page is built by MkDocs; validate reads only .md (build refuses)")
-def test_a_markdown_extension_page_is_checked(real: Path) -> None:
-    assert _on_page(real, "Decode reaches 52.3 tok/s.", "site/fast.markdown")
+@pytest.mark.parametrize("text", PAGE_HONEST)
+def test_honest_page_text_passes(real: Path, text: str) -> None:
+    assert [f for f in _on_page(real, text) if f.file == PAGE] == []
 
 
-@pytest.mark.xfail(strict=True, reason="mkdocs.yml's site_name and nav titles are shown on every page, unchecked")
-def test_the_site_name_is_prose(real: Path) -> None:
+@pytest.mark.parametrize("name", ["fast.html", "fast.HTM", "deep/fast.svg", "fast.js"])
+def test_a_raw_page_is_refused(real: Path, name: str) -> None:
+    """MkDocs publishes these as they are (never read as Markdown): refused, whatever they hold."""
+    found = _on_page(real, "<p>Decode reaches the same speed.</p>", f"site/{name}")
+    assert _has(found, "site-file-unsafe", f"site/{name}")
+
+
+@pytest.mark.parametrize("suffix", [".markdown", ".mdown", ".mkdn", ".mkd"])
+def test_every_markdown_suffix_is_a_page(real: Path, suffix: str) -> None:
+    assert _has(
+        _on_page(real, "Decode reaches 52.3 tok/s.", f"site/fast{suffix}"), "orphan-number", f"site/fast{suffix}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "pointer"),
+    [
+        ("site_name: Evidence registry", "site_name: 52.3 tok/s", "/site_name"),
+        ("site_description: LLM", "site_description: 52.3 tok/s LLM", "/site_description"),
+        ("  - Home: index.md", "  - Home at 52.3 tok/s: index.md", "/nav/0/Home at 52.3 tok~1s"),
+        ("      - Grade rubric:", "      - Grade rubric (TTFT 274):", "/nav/8/Methodology/1/Grade rubric (TTFT 274)"),
+    ],
+)
+def test_what_mkdocs_yml_shows_on_every_page_is_prose(real: Path, before: str, after: str, pointer: str) -> None:
     cfg = (real / "mkdocs.yml").read_text("utf-8")
-    (real / "mkdocs.yml").write_text(cfg.replace("site_name: Evidence registry", "site_name: 52.3 tok/s"), "utf-8")
-    assert _found(real)
+    assert before in cfg
+    (real / "mkdocs.yml").write_text(cfg.replace(before, after), "utf-8")
+    assert [(f.code, f.pointer) for f in _found(real)] == [("orphan-number", pointer)]
+
+
+def test_script_after_a_fence_python_markdown_does_not_see(real: Path) -> None:
+    """Script after a fence Python-Markdown does not see (indented, or inside a comment) is still script."""
+    for text in ("  ~~~\n<script>alert(1)</script>\n  ~~~", "<!--\n```\n-->\n\n<img src=x onerror=alert(1)>"):
+        assert _has(_on_page(real, text), "site-html-unsafe", PAGE), text
 
 
 # -- 2. non-claim forms ------------------------------------------------------------------------------------------
@@ -251,11 +301,18 @@ def test_a_unit_typed_after_a_quote_is_a_figure(real: Path) -> None:
     assert _has(_quote(real, "TTFT was {{ e:/runs/4/decode_samples/0 = 25.6 }} ms"), "orphan-number", DENSE)
 
 
-@pytest.mark.xfail(strict=True, reason="a quote may read another run's value in a shared evidence file")
 def test_a_quote_of_another_runs_entry(real: Path) -> None:
     evidence = json.loads((real / f"{Q38}/evidence/rtx5090-vllm-runs.json").read_text("utf-8"))
     other = evidence["runs"][0]["decode_tok_s"]
-    assert _quote(real, f"decode reached {{{{ e:/runs/0/decode_tok_s = {other} }}}}")
+    assert _has(
+        _quote(real, f"decode reached {{{{ e:/runs/0/decode_tok_s = {other} }}}}"), "evidence-value-mismatch", DENSE
+    )
+
+
+def test_a_quote_of_the_runs_own_entry_passes(real: Path) -> None:
+    own = json.loads((real / f"{Q38}/evidence/rtx5090-vllm-runs.json").read_text("utf-8"))["runs"][4]
+    key = next(k for k, v in own.items() if isinstance(v, str) and v and not any(c.isdigit() for c in v))
+    assert [f for f in _quote(real, f"the run's {{{{ e:/runs/4/{key} = {own[key]} }}}}") if f.file == DENSE] == []
 
 
 def test_a_derived_figure_in_packet_prose_is_held_to_scope(real: Path) -> None:
@@ -281,16 +338,20 @@ def test_a_run_contradicting_its_own_topology() -> None:
     assert differing({"cards": 4}, {"cards": 1, "config": {"tp": 4}}, ("topology",))
 
 
-@pytest.mark.xfail(strict=True, reason="a packet naming a runtime without a version covers any '+ addition' of it")
 def test_an_addition_is_not_the_packets_runtime(real: Path) -> None:
     fork = "vLLM XPU 2026-06 strict program + unmerged fork"
     assert not runtime_matches("vLLM XPU 2026-06 strict program", {"runtime": fork})
     assert _in_packet(real, lambda d: d.update(runtime=fork))
 
 
-@pytest.mark.xfail(strict=True, reason="an unversioned runtime claim covers any runtime that starts with its words")
 def test_more_words_are_another_runtime() -> None:
     assert not runtime_matches("vLLM XPU 2026-06 strict program", {"runtime": "vLLM XPU 2026-06 strict program v2"})
+    assert not runtime_matches("llama.cpp SYCL", {"runtime": "llama.cpp SYCL 9fee29e plus lab patch"})
+
+
+@pytest.mark.parametrize("runtime", ["vLLM XPU 0.11.0", "vllm  xpu v0.11.1", "vLLM XPU a3561ef8", "vLLM XPU b1275"])
+def test_an_engine_only_claim_covers_every_build_of_it(runtime: str) -> None:
+    assert runtime_matches("vLLM XPU", {"runtime": runtime})
 
 
 def test_a_mixed_rig_is_not_the_packets_hardware(real: Path) -> None:
@@ -367,14 +428,41 @@ def test_a_nan_cell_backs_nothing(real: Path) -> None:
     assert any(f.code == "evidence-value-mismatch" for f in found)
 
 
-@pytest.mark.xfail(strict=True, reason="locators are optional: local CSV evidence holding only NaN backs 40.1")
-def test_nan_evidence_without_locators(real: Path) -> None:
-    assert _run_with_evidence(real, "x.csv", "run,decode\n1,NaN\n", None)
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("x.csv", "run,decode\n1,NaN\n"),
+        ("x.json", '{"decode": "NaN", "runs": 1}'),
+        ("x.log", "decode: nan tok/s after 1 run\n"),
+        ("x.csv", "run,decode\n1,40.2\n"),  # another value
+    ],
+)
+def test_evidence_without_locators_must_hold_each_sample(real: Path, name: str, text: str) -> None:
+    assert any(f.code == "evidence-value-mismatch" for f in _run_with_evidence(real, name, text, None)), text
 
 
-@pytest.mark.xfail(strict=True, reason="line:N takes the one number of the line, whatever it measures (no pattern)")
-def test_a_log_line_of_other_text(real: Path) -> None:
-    assert _run_with_evidence(real, "x.log", "out of memory at 40.1 GiB\n", {"decode_tok_s[0]": "line:1"})
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [("x.csv", "run,decode\n1,40.1\n"), ("x.json", '{"decode": 40.0999}'), ("x.log", "decode: 40.1 tok/s\n")],
+)
+def test_evidence_without_locators_holding_the_sample_passes(real: Path, name: str, text: str) -> None:
+    assert _run_with_evidence(real, name, text, None) == []
+
+
+@pytest.mark.parametrize("line", ["out of memory at 40.1 GiB", "TTFT 40.1 ms", "40.1% of memory"])
+def test_a_log_line_of_another_unit(real: Path, line: str) -> None:
+    found = _run_with_evidence(real, "x.log", line + "\n", {"decode_tok_s[0]": "line:1"})
+    assert any(f.code == "evidence-value-mismatch" for f in found), line
+
+
+@pytest.mark.parametrize("line", ["decode 40.1 tok/s", "Output token throughput (tok/s): 40.1", "40.1"])
+def test_a_log_line_in_the_metrics_unit_or_none_passes(real: Path, line: str) -> None:
+    assert _run_with_evidence(real, "x.log", line + "\n", {"decode_tok_s[0]": "line:1"}) == []
+
+
+def test_a_duplicated_csv_column_is_not_read(real: Path) -> None:
+    found = _run_with_evidence(real, "x.csv", "run,decode,decode\n1,NaN,40.1\n", {"decode_tok_s[0]": "csv:1/decode"})
+    assert any(f.code == "evidence-value-mismatch" and "twice" in f.message for f in found)
 
 
 def test_a_sample_added_beside_located_ones(real: Path) -> None:
@@ -403,12 +491,28 @@ def _raise_grade(root: Path) -> None:
     _edit(root, PACKET, lambda d: d["grades"]["evidence"].update(grade="B"))
 
 
-@pytest.mark.xfail(strict=True, reason="a published run copied with one digit changed is 'new' evidence for a raise")
 def test_a_perturbed_copy_does_not_back_a_raise(real: Path) -> None:
     _raise_grade(real)
     folder = f"{PACKET_DIR}/measurements"
     _copy_run(real, STRICT, folder, "x-copy", lambda d: d["metrics"]["decode_tok_s"].__setitem__(0, 93.6))
     assert _has(_found(real, base=True), "promotion-without-evidence", PACKET)
+
+
+def test_a_run_of_new_evidence_backs_a_raise(real: Path) -> None:
+    """The honest neighbour: a new run read from a new evidence file is new evidence."""
+    _raise_grade(real)
+    folder = f"{PACKET_DIR}/measurements"
+    ev = f"{PACKET_DIR}/evidence/x-new-run.json"
+    (real / ev).parent.mkdir(parents=True, exist_ok=True)
+    (real / ev).write_text('{"decode": [93.6]}', "utf-8")
+
+    def fn(d: Any) -> None:
+        digest = hashlib.sha256((real / ev).read_bytes()).hexdigest()
+        d.update(evidence=ev, evidence_sha256={ev: digest}, metrics={"decode_tok_s": [93.6]})
+        d["evidence_locators"] = {"decode_tok_s[0]": "/decode/0"}
+
+    _copy_run(real, STRICT, folder, "x-new", fn)
+    assert not _has(_found(real, base=True), "promotion-without-evidence", PACKET)
 
 
 def test_an_edited_caveat_does_not_back_a_raise(real: Path) -> None:
@@ -422,8 +526,22 @@ def test_moving_a_published_run_between_folders(real: Path) -> None:
     assert _found(real, base=True)
 
 
-@pytest.mark.xfail(strict=True, reason="a baseline entry accepts its message anywhere in its field: new text passes")
 def test_a_baselined_figure_cannot_carry_a_new_sentence(real: Path) -> None:
     path, pointer = "packets/minimax-m2-7/family.json", "/transfer_scope/does_not_transfer/1"
     _edit(real, path, lambda d: d["transfer_scope"]["does_not_transfer"].__setitem__(1, "Fastest card: 89 tok/s!"))
     assert any(f.file == path and f.pointer == pointer for f in _found(real, base=True))
+
+
+def test_a_baselined_finding_in_an_unedited_field_stays_accepted(real: Path) -> None:
+    """The honest neighbour: an edit elsewhere in the record leaves the reviewed text accepted."""
+    path = "packets/minimax-m2-7/family.json"
+    _edit(real, path, lambda d: d.update(summary=str(d.get("summary", "")) + " Reviewed again."))
+    assert not any(f.file == path for f in _found(real, base=True))
+
+
+def test_a_baselined_cell_finding_reopens_when_its_text_changes(real: Path) -> None:
+    """Edited text at a baselined cell reopens that finding; the record's other accepted findings stay accepted."""
+    path = "packets/muse-glimmer/coverage/muse-bf16-dflash.json"
+    _edit(real, path, lambda d: d["cells"]["0:1"].update(reason=d["cells"]["0:1"]["reason"] + " Not our fault."))
+    reopened = {f.pointer for f in _found(real, base=True) if f.file == path}
+    assert reopened == {"/cells/0:1/reason"}

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import EVIDENCE, LAB_MANIFEST, REPO, F, Reg, evreg, only
+from conftest import EVIDENCE, EVIDENCE_BYTES, LAB_MANIFEST, REPO, F, Reg, evreg, only
 from evreg import citations, figures, jsonio, rules
 from evreg.formats import ImportRefused, neural_download
 from evreg.store import load
@@ -200,7 +200,7 @@ def test_import_then_export_is_the_identity_on_generated_manifests(
 )
 def test_hard_to_see_evidence_names_are_refused(reg: Reg, name: str) -> None:
     path = reg.root / f"{F}/pkt/evidence/{name}"
-    path.write_bytes(b"{}")
+    path.write_bytes(EVIDENCE_BYTES)  # the run's own numbers: only the name is wrong
     reg.edit(RUN, lambda d: (d.update(evidence=f"{F}/pkt/evidence/{name}"), d.pop("evidence_sha256")))
     [f] = [f for f in reg.findings() if f.file == RUN]
     assert (f.code, f.pointer) == ("path-unsafe", "/evidence")
@@ -243,7 +243,7 @@ def test_imported_free_text_cannot_smuggle_a_citation(tmp_path: Path) -> None:
 
 
 def test_huge_array_is_handled_within_the_size_limit(reg: Reg) -> None:
-    reg.edit(RUN, lambda d: d["metrics"].update(decode_tok_s=[30.0] * 400_000))
+    reg.edit(RUN, lambda d: d["metrics"].update(decode_tok_s=[30.21] * 400_000))  # a number its evidence holds
     assert [f.code for f in reg.findings()] == []  # ~2.4 MB: under the limit, read, valid
     reg.edit(RUN, lambda d: d["metrics"].update(decode_tok_s=[30.123456789] * 1_500_000))
     assert [f.code for f in reg.findings() if f.file == RUN] == ["file-too-large"]

@@ -310,8 +310,14 @@ def test_schema_drift(reg: Reg) -> None:
         ("llama.cpp SYCL 15586e2d", "llama.cpp SYCL 15586e2d7165570fb3aa7c26e0d442e289ef69de", True),
         ("llama.cpp b5163 (8cf427ff)", "LLAMA.CPP  8cf427ff", True),
         ("vLLM 0.28.0", "vLLM 0.28.0", True),
-        # a claim naming only the engine covers every build of it
-        ("vLLM XPU", "vLLM XPU 0.20.1 + local fallback patch", True),
+        # a claim naming only the engine covers every build of it, not a build with something added
+        ("vLLM XPU", "vLLM XPU 0.20.1", True),
+        ("vLLM XPU", "vLLM XPU 0.20.1 + local fallback patch", False),
+        ("llama.cpp SYCL", "llama.cpp SYCL 9fee29e plus lab patch", False),
+        # a date is a version: the words after it are the build's identity
+        ("vLLM XPU 2026-06 strict program", "vLLM XPU 2026-06 strict program", True),
+        ("vLLM XPU 2026-06 strict program", "vLLM XPU 2026-06 strict program v2", False),
+        ("vLLM XPU 2026-06 strict program", "vLLM XPU 2026-07 strict program", False),
         # not the same build
         ("vLLM 0.28.0 + unmerged fork", "vLLM 0.28.0", False),
         ("vLLM 0.28.0", "vLLM 0.28.1", False),

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from conftest import EVIDENCE, F, Reg, only  # noqa: F401
+from conftest import EVIDENCE, F, Reg, only, own_evidence  # noqa: F401
 from evreg import catalog, citations, figures, jsonio, rules
 from evreg.bench import ADVERSARIAL, adversarial_text
 from evreg.cli import cli
@@ -178,7 +178,8 @@ def registry_edits(draw: st.DrawFn) -> dict[str, Any]:
 
 def _apply(reg: Reg, e: dict[str, Any]) -> None:
     label, x_label, title, axis, summary, caveat = e["texts"]
-    reg.edit(f"{F}/pkt/measurements/run-1.json", lambda d: d.update(metrics=e["metrics"], caveat=caveat))
+    own = own_evidence(reg, "run-1-edited", {"metrics": e["metrics"]})  # a run's evidence holds its samples
+    reg.edit(f"{F}/pkt/measurements/run-1.json", lambda d: d.update(metrics=e["metrics"], caveat=caveat, **own))
     reg.edit(f"{F}/measurements/sweep-1.json", lambda d: d.update(points=e["points"], axis=axis or "x"))
     reg.edit(
         f"{F}/views/tp-view.json",
@@ -217,8 +218,8 @@ def test_a_registry_that_validates_clean_always_renders(tmp_path_factory: pytest
     """validate clean => every page renders, with no figure outside the citation path and every
     chart point inside its plot (the build's own checks, run on the renderer in process)."""
     from evreg.charts import BOTTOM, LEFT, RIGHT, TOP, H, W
+    from evreg.markdown import html_figures as orphans_in_html
     from evreg.site import Pages, render_pages
-    from evreg.sitebuild import orphans_in_html
 
     reg = _property_registry(tmp_path_factory)
     _apply(reg, e)

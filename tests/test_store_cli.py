@@ -161,7 +161,7 @@ def test_lab_manifest_round_trip_is_lossless(empty_repo: Path) -> None:
 
 def test_import_binds_prose_figures_to_citations(empty_repo: Path) -> None:
     result = evreg("import", "neural-download", str(LAB_MANIFEST), cwd=empty_repo)
-    assert "710 figures in prose bound to citations; 55 left as written" in result.stderr
+    assert "731 figures in prose bound to citations; 34 left as written" in result.stderr
     cell = json.loads((empty_repo / "packets/qwen-27b/coverage/q36-q4-0-mtp-by-tp.json").read_text())["cells"]["0:1"]
     assert cell["label"] == "D{{ m:q36-q4-0-tp1-target-only.decode_tok_s[0] | 3 | nounit }} · target only"
 

@@ -22,6 +22,11 @@ VCS_FOLDERS = frozenset({".git", ".hg", ".svn", ".bzr", "_darcs", "cvs", ".jj", 
 never evidence and never published."""
 SITE_DIR = "site"
 """The hand-written pages (MkDocs ``docs_dir``): a fixed top-level folder."""
+PAGE_SUFFIXES = (".md", ".markdown", ".mdown", ".mkdn", ".mkd")
+"""What MkDocs builds as a Markdown page (``mkdocs.utils.markdown_extensions``): validation reads every one."""
+RAW_SUFFIXES = (".html", ".htm", ".xhtml", ".shtml", ".svg", ".svgz", ".xml", ".xsl", ".js", ".mjs")
+"""Files MkDocs would publish as they are, which a browser renders or runs: a page written this way is never read as
+Markdown, so neither its figures nor its script would be checked."""
 _DRIVE = re.compile(r"^[A-Za-z]:")
 
 
@@ -70,10 +75,12 @@ def unsafe_files(root: Path, folder: str) -> Iterator[tuple[str, str]]:
                 yield rel, "it is not a regular file"
             elif name.lower() in VCS_FOLDERS:
                 yield rel, "it is a version-control folder"
+            elif stat.S_ISREG(mode) and name.lower().endswith(RAW_SUFFIXES):
+                yield rel, "it would be published as it is, unchecked (hand-written pages are Markdown: .md)"
         dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(current, d)) and d.lower() not in VCS_FOLDERS]
 
 
-def regular_files(root: Path, folder: str, suffix: str = "") -> list[str]:
+def regular_files(root: Path, folder: str, suffix: str | tuple[str, ...] = "") -> list[str]:
     """Repository-relative paths of the regular files under ``root/folder`` ending in ``suffix``,
     sorted; symlinks and what lies behind them are skipped (``unsafe_files`` reports them)."""
     top = os.path.join(root, folder)
@@ -162,4 +169,60 @@ def unpublishable(root: Path) -> list[Finding]:
     ]
     if (root / SITE_CONFIG).exists():
         out += [codes.SITE_CONFIG_UNSAFE.at(SITE_CONFIG, "", why) for why in unsafe_config(root)]
+        out += config_figures(root)
     return out
+
+
+_SHOWN_SETTINGS = ("site_name", "site_description", "site_author", "copyright")
+"""Settings of ``mkdocs.yml`` shown on every page (with the titles of ``nav``)."""
+
+
+def config_figures(root: Path) -> list[Finding]:
+    """Figures in what ``mkdocs.yml`` shows on every page, around every page's content: the site's name, description,
+    author, copyright and the titles of its navigation. No citation can be written there: each is an orphan."""
+    from evreg import figures
+
+    config = _config(root)
+    if config is None:
+        return []
+    shown = [(f"/{k}", config[k]) for k in _SHOWN_SETTINGS if isinstance(config.get(k), str)]
+    shown += list(_nav_titles(config.get("nav"), "/nav"))
+    return [
+        codes.ORPHAN_NUMBER.at(
+            SITE_CONFIG,
+            pointer,
+            f"figure {fig.text!r} in {pointer} of {SITE_CONFIG}, shown on every page, is no citation",
+        )
+        for pointer, text in shown
+        for fig in figures.find_figures(text)
+    ]
+
+
+def _nav_titles(nav: Any, pointer: str) -> Iterator[tuple[str, str]]:
+    """(JSON pointer, title) of every title in a MkDocs ``nav`` (a list of pages, titled pages and sections)."""
+    for i, item in enumerate(nav if isinstance(nav, list) else []):
+        for title, value in item.items() if isinstance(item, dict) else []:
+            at = f"{pointer}/{i}/" + str(title).replace("~", "~0").replace("/", "~1")
+            yield at, str(title)
+            yield from _nav_titles(value, at)
+
+
+def _config(root: Path) -> dict[str, Any] | None:
+    """``mkdocs.yml`` read as plain YAML, or None when it cannot be read as a mapping (``unsafe_config`` says why)."""
+    import yaml
+
+    try:
+        config = yaml.safe_load((root / SITE_CONFIG).read_bytes())
+    except (OSError, yaml.YAMLError):
+        return None
+    return config if isinstance(config, dict) else None
+
+
+def site_extensions(root: Path) -> list[Any]:
+    """The Markdown extensions ``mkdocs.yml`` names, as MkDocs loads them for every page; none when the configuration
+    is refused (``unsafe_config``)."""
+    config = _config(root)
+    if config is None or unsafe_config(root):
+        return []
+    value = config.get("markdown_extensions")
+    return value if isinstance(value, list) else []

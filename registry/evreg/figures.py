@@ -46,19 +46,37 @@ def _invisible(ch: str) -> bool:
 _NUMBER = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?(?:\u2044\d+)?|\.\d+"
 # Units, each with the canonical unit it means.
 _UNITS: list[tuple[str, str]] = [
-    (r"(?i:tok(?:en)?s?\s*/\s*(?:s|sec|second)\b|tok(?:en)?s?\s+(?:per|a)\s+(?:second|sec)\b|t/s|tps)", "tok/s"),
+    (
+        r"(?i:tok(?:en)?s?\s*/\s*(?:s|sec|second)\b|tok(?:en)?s?\s+(?:per|a)\s+(?:second|sec)\b|t/s|tps|tk\s*/\s*s\b|"
+        r"tok(?:en)?s?\s*[·*]?\s*s\s*[\u2212-]\s*1\b)",
+        "tok/s",
+    ),
     (r"(?i:req(?:uest)?s?\s*/\s*(?:s|sec)\b|req(?:uest)?s?\s+per\s+(?:second|sec)\b|qps\b|rps\b)", "req/s"),
     (r"(?:[GMKT]i?B/s|[GMKT]Bps)", "B/s"),
     (r"(?:ms|msecs?\b|milliseconds?\b)", "ms"),
     (r"(?:μs|us)", "µs"),
     (r"ns", "ns"),
     (r"(?:TiB|GiB|MiB|TB|GB|MB|KiB|KB)", "bytes"),
-    (r"W", "W"),
+    (r"[kM]?W", "W"),
+    (r"(?:[kMGTP]?FLOP/s|[kMGTP]?FLOPS)", "FLOP/s"),
     (r"(?:s|secs?\b|seconds?\b)", "s"),
+    (r"(?:min|mins|minutes?)\b", "min"),
+    (r"(?:h|hrs?|hours?)\b", "h"),
     (r"(?:%|(?i:percent))", "%"),
 ]
 _UNIT = "|".join(f"(?P<u{i}>{pattern})" for i, (pattern, _) in enumerate(_UNITS))
 _EMPHASIS = r"(?:\*{1,2}|_{1,2}|`)?"
+_QUALIFIER = (
+    r"(?:(?i:output|input|generated|generation|decode|decoding|prefill|prompt|completion|total|aggregate|effective|"
+    r"new|gen|user|per-user)[ \u00a0])"
+)
+"""One word that says which tokens a rate counts, between the number and its unit: ``52.3 output tok/s``."""
+_COMPARES = (
+    r"(?![\w/])(?:\s*(?:faster|slower|speed-?ups?|higher|lower|more|less|better|worse|improvement|gains?|boost|"
+    r"increase|decrease|reduction|throughput|over|than|vs\b|the\b|as\b)|\s*[.,;:!?)]|\s*$)"
+)
+"""What follows an integer multiplier that compares (``8x faster``, ``2× over eager``, ``was 3x.``): ``4x RTX 5090`` and
+``4x4`` count cards and tiles."""
 _LIST_SEP = r"\s*(?:/|,|-|–|—|\bto\b|\band\b|\bor\b)\s*"
 # Each pattern below begins with a lookahead on the characters its matches can begin with: the same matches, but
 # the regular expression engine skips every other position at once (the site's scan of every rendered page for
@@ -66,15 +84,16 @@ _LIST_SEP = r"\s*(?:/|,|-|–|—|\bto\b|\band\b|\bor\b)\s*"
 _FIGURE = re.compile(
     r"(?=[-+*_`\d.])(?:(?<![\w.@/\u2044-])(?P<sign>[+-]?)" + _EMPHASIS + r"(?P<first>" + _NUMBER + r")"
     r"(?P<more>(?:" + _LIST_SEP + r"(?:" + _NUMBER + r"))*)"
-    r"(?P<scale>[kK](?=\s?[A-Za-zμ%(]))?" + _EMPHASIS + r"(?P<sp>[ \u00a0]?)"
+    r"(?P<scale>[kK](?=\s?[A-Za-zμ%(]))?" + _EMPHASIS + r"(?P<sp>[ \u00a0-]?)" + _QUALIFIER + r"?"
     r"(?:\*{1,2}|_{1,2}|\[)?\(?(?:" + _UNIT + r")\)?"  # emphasis or a link on the unit: 52.3 **tok/s**
     r"(?P<per>/[A-Za-z]+)?(?![\w/])"
-    r"|(?<![\w.@/-])(?P<mnum>\d+\.\d+)(?P<mult>[xX×])(?![\w/]))"
+    r"|(?<![\w.@/-])(?P<mnum>\d+\.\d+|\d+(?=[xX×]" + _COMPARES + r"))(?P<mult>[xX×])(?![\w/]))"
 )
 _ITEM = re.compile(_NUMBER)
 _CODE = re.compile(
     r"(?=[" + "".join(sorted({c[0] for c in CODE_METRICS})) + r"])"
     r"(?<![\w.])(?P<code>" + "|".join(sorted(CODE_METRICS, key=len, reverse=True)) + r")"
+    r"(?:(?<!\bA)[ \u00a0=:]|(?<=\bA)[=:])?"  # D 52.3, D=52.3; not "A 2.5" (the article)
     r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d*\.\d+)(?![\w.]|,\d)"
 )
 _COUNT_NOUN = r"(?!\s*-?\s*(?:tokens?|prompts?|requests?|slots?|steps?|seq|sequences?|batch|users?|samples?|runs?)\b)"
@@ -217,12 +236,13 @@ def find_figures(text: str, cell: bool = False) -> list[Figure]:
     return [found[k] for k in sorted(found)]
 
 
-_HEADER_UNIT = re.compile(r"(?:^|[\s(\[,/])\(?(?:" + _UNIT + r")\)?(?P<per>/[A-Za-z]+)?\s*\]?\s*$")
+_HEADER_UNIT = re.compile(r"(?:^|(?<=[\s(\[,/]))\(?(?:" + _UNIT + r")\)?(?P<per>/[A-Za-z]+)?(?=[\s)\],;:↑↓]|$)")
 _CELL_NUMBER = re.compile(r"(?<![\w.@/\u2044-])[+-]?(?:" + _NUMBER + r")(?![\w.]\d|\w|,\d)")
 
 
 def header_unit(header: str) -> str | None:
-    """The unit a table column's header states at its end (``Decode (tok/s)``, ``TTFT ms``), as canonical unit."""
+    """The unit a table column's header states (``Decode (tok/s)``, ``TTFT ms``, ``tok/s (decode)``,
+    ``Decode (tok/s) ↑``), as canonical unit."""
     folded, _ = _folded(header.strip().strip("*_`").strip())
     m = _HEADER_UNIT.search(folded)
     if not m:
@@ -239,3 +259,22 @@ def column_figures(cell: str, unit: str) -> list[Figure]:
         a, b = (m.start(), m.end()) if where is None else (where[m.start()], where[m.end() - 1] + 1)
         out.append(Figure(a, b, cell[a:b], m.group().lstrip("+-"), unit, None))
     return out
+
+
+_LEAD = re.compile(
+    r"(?i)(?<![\w.])(?P<word>decode|prefill|ttft|throughput|latency|tpot|itl|e2e)(?:[ \u00a0](?:rate|speed|time))?"
+    r"(?:[ \u00a0](?:of|at|was|is|were|reached|reaches))?(?:[ \u00a0]{1,2}|[ \u00a0]?[=:~≈][ \u00a0]{0,2})$"
+)
+
+
+def metric_lead(before: str) -> str | None:
+    """The metric word right before a place in prose (``TTFT was ``, ``decode: ``), or None: what is written there
+    states that metric's value."""
+    m = _LEAD.search(before[-40:])
+    return m.group("word") if m else None
+
+
+def canonical_unit(unit: str) -> str:
+    """The canonical unit of a unit as written (``tok/s``, ``ms``, ``GiB`` → ``bytes``), or ``""``."""
+    m = re.fullmatch(_UNIT, unit.strip())
+    return next((canon for i, (_, canon) in enumerate(_UNITS) if m.group(f"u{i}")), "") if m else ""

@@ -1,13 +1,19 @@
-"""What counts as code in a hand-written Markdown page: the one definition validation (figures and
-citations are looked for outside code) and the site build (citations are rendered outside code) share."""
+"""How a hand-written Markdown page is read: what counts as code (citations are rendered outside code, by the
+build, and looked for there, by validation) and what a reader sees once Python-Markdown has rendered it (the text the
+orphan-figure scan reads, the tables whose header units apply to their cells, the tags that could run script). Both
+validation and the site build read pages through this module, so they agree on every page."""
 
 from __future__ import annotations
 
+import html
 import itertools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
-_FENCE = re.compile(r"^\s*(```|~~~)")
+from evreg import citations, figures
+
+_FENCE = re.compile(r"^(```|~~~)")  # Python-Markdown's fences start a line: an indented ``~~~`` is text
 _INLINE_CODE = re.compile(r"(`[^`]*`)")
 
 
@@ -31,11 +37,18 @@ def lines(text: str) -> Iterator[tuple[int, str, bool]]:
     """(line number, line, is code) of every line. Code: a fence line and the lines between fences (a fence is
     closed by the same run, as Python-Markdown reads it: ``~~~`` and ```````` do not close a ``` fence), the lines
     of a ``<pre>`` block (opened outside inline code), and an indented code block (lines indented four spaces or
-    a tab after a blank line, outside a list). ``"\\n".join`` of the lines gives the text back."""
+    a tab after a blank line, outside a list); and an HTML comment block (from a line starting ``<!--`` to ``-->``),
+    which is shown to no one. ``"\\n".join`` of the lines gives the text back."""
     fence: str | None = None
-    pre = indented = in_list = False
+    pre = indented = in_list = comment = False
     blank = True
     for n, line in enumerate(text.split("\n"), 1):
+        opens = fence is None and not pre and line.lstrip().startswith("<!--")
+        if comment or (opens and "-->" not in line[line.find("<!--") + 4 :]):
+            comment = "-->" not in line if comment else True
+            yield n, line, True  # an HTML comment block is shown to no one: a fence in it opens nothing
+            blank = False
+            continue
         run = _fence(line)
         opens_pre = fence is None and not pre and bool(_PRE_OPEN.search(_INLINE_CODE.sub("", line)))
         if fence or pre or run:
@@ -94,3 +107,97 @@ def prose(text: str) -> Iterator[tuple[int, str]]:
     for n, line, code in lines(text):
         if not code:
             yield n, "".join(" " * len(t) if is_code else t for t, is_code in spans(line))
+
+
+def with_forms(text: str, render: Callable[[str], str]) -> str:
+    """The page with ``render`` applied to each piece of prose (outside code): the build resolves citations with it,
+    validation blanks them with it."""
+    return "\n".join(
+        line if code else "".join(t if inline else render(t) for t, inline in spans(line))
+        for _, line, code in lines(text)
+    )
+
+
+MKDOCS_EXTENSIONS = ("toc", "tables", "fenced_code")
+"""The Markdown extensions MkDocs always loads, before those ``mkdocs.yml`` names."""
+
+
+def to_html(text: str, extensions: list[Any]) -> str:
+    """A page as MkDocs renders it with Python-Markdown: its built-in extensions and ``extensions`` (``mkdocs.yml``'s
+    ``markdown_extensions``: names, or one-key mappings of a name to its options)."""
+    import markdown as python_markdown
+
+    names: list[str] = list(MKDOCS_EXTENSIONS)
+    options: dict[str, Any] = {}
+    for item in extensions:
+        for name, opts in item.items() if isinstance(item, dict) else [(item, None)]:
+            names.append(str(name))
+            options[str(name)] = opts if isinstance(opts, dict) else {}
+    md = python_markdown.Markdown(extensions=list(dict.fromkeys(names)), extension_configs=options)
+    return md.convert(text)
+
+
+_EXEMPT = re.compile(
+    r"<(pre|code)\b[^>]*>.*?</\1>|<(a|mark|span)\b[^>]*class=\"evreg-(?:"
+    + "|".join(citations.RENDERER_CLASSES)
+    + r")\"[^>]*>.*?</\2>",
+    re.S,
+)
+_SVG_CITE = re.compile(r'<a class="evreg-cite"[^>]*>.*?</a>', re.S)
+_INLINE_TAG = re.compile(
+    r"<!--.*?-->|</?(?:a|abbr|b|bdi|bdo|cite|data|dfn|em|i|kbd|mark|q|s|samp|small|span|strong|sub|sup|time|u|var|"
+    r"del|ins|wbr|font)\b[^>]*>",
+    re.S | re.I,
+)
+_TAG = re.compile(r"<[^>]+>")
+_SPACE = re.compile(r"\s+")
+_BLANKS = re.compile(r"[^\S\n]+")
+
+
+def shown(content: str) -> str:
+    """What a reader reads of rendered HTML: the renderer's citations, code and tags left out (an inline element or a
+    comment joins the text around it, as a browser shows it; any other element ends a line), entities decoded, every
+    run of white space in the text (a line break in a paragraph, a no-break space) one space."""
+    text = _SPACE.sub(" ", _INLINE_TAG.sub("", _EXEMPT.sub(" ", _SVG_CITE.sub(" ", content))))
+    return _BLANKS.sub(" ", html.unescape(_TAG.sub("\n", text)))
+
+
+_TABLE = re.compile(r"<table\b.*?</table\s*>", re.S | re.I)
+_ROW = re.compile(r"<tr\b.*?</tr\s*>", re.S | re.I)
+_CELL = re.compile(r"<t([hd])\b[^>]*>(.*?)</t\1\s*>", re.S | re.I)
+
+
+def html_figures(content: str) -> list[str]:
+    """Figures in rendered HTML that did not come through the citation path, in the text a reader sees."""
+    return [f.text for f in figures.find_figures(shown(content))]
+
+
+def column_figures(content: str) -> list[tuple[str, str, str]]:
+    """(figure, column header, unit) of each number in a column of a rendered table whose header states a unit:
+    the header's unit applies to the column's cells (hand-written pages)."""
+    found = []
+    for table in _TABLE.findall(content) if "<table" in content else ():
+        header: list[str] = []
+        for row in _ROW.findall(table):
+            cells = _CELL.findall(row)
+            if cells and all(kind.lower() == "h" for kind, _ in cells):
+                header = [shown(text).strip() for _, text in cells]
+                continue
+            for (_, text), name in zip(cells, header, strict=False):
+                unit = figures.header_unit(name)
+                found += [(f.text, name, unit) for f in figures.column_figures(shown(text), unit)] if unit else []
+    return found
+
+
+SCRIPT = re.compile(
+    r"<\s*/?\s*(?:script|iframe|object|embed|form|base|meta)\b|\son[a-z]+\s*=|\b(?:javascript|vbscript|data)\s*:(?!\s)",
+    re.I,
+)
+"""What could run script in a reader's browser: elements that load or run code, event attributes, script URLs."""
+FORGED = re.compile(r"""class\s*=\s*["']?[^"'>]*\bevreg-(?:""" + "|".join(citations.RENDERER_CLASSES) + r")\b", re.I)
+"""Citation markup: only the renderer writes it."""
+
+
+def html_tags(content: str) -> list[str]:
+    """The tags of rendered HTML outside code (where a tag is shown as text, not made)."""
+    return _TAG.findall(re.sub(r"<(pre|code)\b[^>]*>.*?</\1>", " ", content, flags=re.S))

@@ -16,7 +16,7 @@ from typing import Any
 
 from evreg import codes, workers
 from evreg.evidence import parse_ref
-from evreg.findings import Code, Finding, Severity, code_of
+from evreg.findings import Code, Finding, Severity, code_of, split_pointer
 from evreg.layout import BASELINE
 from evreg.store import Document, Reads, Registry, recording
 
@@ -162,6 +162,7 @@ def report(registry: Registry, rules: list[Rule], results: dict[str, UnitResult]
     findings.extend(_checked((r for r in rules if r.scope != UNIT), registry))
     findings = apply_baseline(registry, findings)
     if registry.base is not None:
+        findings = [_reopened(registry, f) for f in findings]
         findings = [f.model_copy(update={"introduced": f.file in registry.changed or not f.file}) for f in findings]
         findings.sort(key=lambda f: (f.introduced is False, *f.sort_key()))
     else:
@@ -238,6 +239,41 @@ def _stale(doc: Document, accepted: _Accepted, used: set[int]) -> list[Finding]:
         for i, entry in group
         if i not in used
     ]
+
+
+def _reopened(registry: Registry, f: Finding) -> Finding:
+    """A baselined finding at a place the change edits, shown again: an entry accepts the reviewed text at its
+    place, not whatever is written there next (``89 tok/s`` accepted in one sentence does not carry a new one)."""
+    if not f.baselined or f.file not in registry.changed or registry.base is None:
+        return f
+    head, base = registry.document(f.file), registry.base.document(f.file)
+    if head is None or base is None:
+        return f
+    if _at(head.data, f.pointer) == _at(base.data, f.pointer):
+        return f
+    return f.model_copy(
+        update={
+            "baselined": False,
+            "baseline_reason": None,
+            "message": f"{f.message} (this change edits the baselined text at this place: the entry accepted the "
+            "text as it was, so the finding is new)",
+        }
+    )
+
+
+_NOWHERE = object()
+
+
+def _at(data: Any, pointer: str) -> Any:
+    """The value at a JSON pointer of a record, or ``_NOWHERE``."""
+    for token in split_pointer(pointer):
+        if isinstance(data, dict) and token in data:
+            data = data[token]
+        elif isinstance(data, list) and token.isdigit() and int(token) < len(data):
+            data = data[int(token)]
+        else:
+            return _NOWHERE
+    return data
 
 
 def apply_baseline(registry: Registry, findings: list[Finding]) -> list[Finding]:

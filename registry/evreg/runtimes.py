@@ -27,7 +27,7 @@ class Runtime:
 _COMMIT = re.compile(r"^\(?(?=[0-9a-f]*[a-f])([0-9a-f]{7,40})\)?$|^\(?([0-9a-f]{40})\)?$|^\(([0-9]{7,39})\)$")
 """A commit: hex with a letter, or 40 hex; in parentheses also all digits (``llama.cpp b1275 (3469684)``)."""
 _BUILD = re.compile(r"^\(?b?(\d+)\)?$")
-_VERSION = re.compile(r"^v?(\d+\.[0-9a-z.+-]*)$")
+_VERSION = re.compile(r"^v?(\d+\.[0-9a-z.+-]*|\d{4}-\d{2}(?:-\d{2})?)$")  # 0.11.0, v1.2, a date: 2026-06
 
 
 def parse_runtime(text: str) -> Runtime:
@@ -71,7 +71,10 @@ def same_runtime(a: Runtime, b: Runtime) -> bool:
 
 def runtime_matches(claimed: Any, m: dict[str, Any]) -> bool:
     """A claim naming a runtime covers a measurement of the same build (``parse_runtime``, ``same_runtime``),
-    or of any build when the claim names only the engine (``vLLM XPU``), or its ``runtime_family``."""
+    or of any version, build or commit of the engine when the claim names only the engine (``vLLM XPU`` covers
+    ``vLLM XPU 0.11.0``, ``vLLM`` covers ``vLLM XPU 0.11.0``) but nothing added to it (``vLLM XPU 0.11.0 + patch``,
+    ``llama.cpp SYCL 9fee29e plus lab patch``: a modified build); or its ``runtime_family``. A date is a version
+    (``vLLM XPU 2026-06 strict program`` is the 2026-06 build of vLLM XPU with ``strict program``, nothing else)."""
     if not isinstance(claimed, str):
         return False
     runtime, family = m.get("runtime"), m.get("runtime_family")
@@ -81,5 +84,5 @@ def runtime_matches(claimed: Any, m: dict[str, Any]) -> bool:
         return False
     want, got = parse_runtime(claimed), parse_runtime(runtime)
     if not want.pinned:
-        return got.engine[: len(want.engine)] == want.engine
+        return got.engine[: len(want.engine)] == want.engine and not got.extras
     return same_runtime(want, got)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from mkdocs.plugins import BasePlugin
 
-from evreg import citations, codes, figures
+from evreg import citations, codes
 from evreg import markdown as md
 from evreg.containment import SITE_DIR, outside_repository, unpublishable
 from evreg.findings import Finding
@@ -125,10 +125,7 @@ class SitePlugin(BasePlugin):
             return ""  # the body is the generated HTML, put in place in on_page_content
         self.pages.base = page_base(src).removeprefix("../") if src.endswith("index.md") else page_base(src)
         self.pages.here = page_url(src)
-        return "\n".join(
-            line if code else "".join(t if inline else self._render(t) for t, inline in md.spans(line))
-            for _, line, code in md.lines(markdown)
-        )
+        return md.with_forms(markdown, self._render)
 
     def _render(self, part: str) -> str:
         """Citations in a piece of prose (outside code), resolved and linked."""
@@ -152,7 +149,8 @@ class SitePlugin(BasePlugin):
             if generated.search and isinstance(getattr(index, "entries", None), list):
                 page.meta["search"] = {"exclude": True}  # the theme would parse the page; its entries are known
                 index.entries.extend(generated.search_entries(page.url))  # type: ignore[union-attr]
-        for figure in orphans_in_html(content):
+        shown = md.html_figures(content)
+        for figure in shown if generated is not None else [*shown, *(f for f, _, _ in md.column_figures(content))]:
             source = generated.html if generated is not None else page.markdown or ""
             rel = src if generated is not None else f"{SITE_DIR}/{src}"
             line = next((n for n, text in enumerate(source.split("\n"), 1) if figure in html.unescape(text)), None)
@@ -208,7 +206,7 @@ class SitePlugin(BasePlugin):
         if toc_at is None:
             raise PluginError("the theme's page has no table of contents where the shell put one")
         for path, page in self.shelled.items():
-            for figure in orphans_in_html(page.html):
+            for figure in md.html_figures(page.html):
                 line = next((n for n, t in enumerate(page.html.split("\n"), 1) if figure in html.unescape(t)), None)
                 message = f"rendered page {path} shows figure {figure!r} that did not come through a citation"
                 hint = "write {{ m:ID.METRIC[INDEX] }} instead of the typed figure"
@@ -301,22 +299,6 @@ def publish_evidence(root: Path, pages: Pages, site: Path) -> int:
 
 
 _BLANK = re.compile(r"[ \t\r]*\n\s*")
-_EXEMPT = re.compile(
-    r"<(pre|code)\b[^>]*>.*?</\1>|<(a|mark|span)\b[^>]*class=\"evreg-(?:"
-    + "|".join(citations.RENDERER_CLASSES)
-    + r")\"[^>]*>.*?</\2>",
-    re.S,
-)
-_SVG_CITE = re.compile(r'<a class="evreg-cite"[^>]*>.*?</a>', re.S)
-_TAG = re.compile(r"<[^>]+>")
-
-
-def orphans_in_html(content: str) -> list[str]:
-    """Figures in rendered page content that did not come through the citation path."""
-    text = _SVG_CITE.sub(" ", content)
-    text = _EXEMPT.sub(" ", text)
-    text = html.unescape(_TAG.sub(" ", text))
-    return [f.text for f in figures.find_figures(text)]
 
 
 @dataclass

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from evreg import citations, codes, figures, markdown, scope
-from evreg.containment import SITE_DIR, regular_files
+from evreg.containment import PAGE_SUFFIXES, SITE_DIR, regular_files, site_extensions
 from evreg.coverage import cell_key, expand, merge
 from evreg.evidence import parse_ref
 from evreg.findings import Code, Finding, Severity, join_pointer, split_pointer
@@ -111,8 +111,17 @@ hostile field of a million bad citations costs one pass, not a million findings.
 
 
 def _field_problems(text: str, field: str, measurements: Any, cell: bool = False) -> Iterator[tuple[Code, str]]:
-    """(code, message) of every unresolved citation and orphan figure in one prose string. A setting may not hold
-    a rate or a share (those are what runs measure); quotes are re-read by the evidence rules."""
+    """(code, message) of every unresolved citation and orphan figure in one prose string."""
+    yield from _form_problems(text, field, measurements)
+    for fig in claims_in(field, text, cell):
+        yield codes.ORPHAN_NUMBER, f"figure {fig.text!r} in {field} is not a citation"
+
+
+def _form_problems(text: str, field: str, measurements: Any) -> Iterator[tuple[Code, str]]:
+    """(code, message) of the citations, settings, quotes and derived figures of one prose string (a field, or a
+    line of a hand-written page) that do not stand: unresolved, a setting holding a rate, a share or a metric's value,
+    a figure typed partly outside a setting or quote, a unit typed after a citation shown without its own. Quotes
+    are re-read by the evidence rules."""
     for c in citations.parse(text):
         if isinstance(c, citations.CitationError):
             yield UNRESOLVED, str(c)
@@ -127,37 +136,52 @@ def _field_problems(text: str, field: str, measurements: Any, cell: bool = False
                             "cite the measurement instead"
                         ),
                     )
+            if (word := figures.metric_lead(text[: c.start])) and figures.find_figures(c.text):
+                yield (
+                    codes.ORPHAN_NUMBER,
+                    (f"setting {c.raw} follows {word!r}: a metric's value is measured, not set; cite the measurement"),
+                )
             continue
         resolved = citations.resolve(c, measurements)
         if isinstance(resolved, str):
             yield UNRESOLVED, f"citation {c.raw} {resolved}"
-    for fig in claims_in(field, text, cell):
-        yield codes.ORPHAN_NUMBER, f"figure {fig.text!r} in {field} is not a citation"
-    for figure in _spilled(text):
-        yield codes.ORPHAN_NUMBER, f"figure {figure!r} in {field} is typed partly outside a setting or quote"
+    for figure, why in _spilled(text):
+        yield codes.ORPHAN_NUMBER, f"figure {figure!r} in {field} {why}"
 
 
-def _spilled(text: str) -> Iterator[str]:
-    """Figures a setting or quote makes together with the text around it: read with each setting and quote
-    replaced by its text, a figure that is not inside one of them (``{{ set:93.55 }} tok/s``, ``{{ set:93 }}.{{
-    set:55 }} tok/s``) was typed, not set or quoted."""
+def _spilled(text: str) -> Iterator[tuple[str, str]]:
+    """Figures a setting, a quote or a citation shown without its unit makes together with the text around it: read
+    with each setting and quote replaced by its text and each ``| nounit`` citation by a number, a figure that is not
+    inside one setting or quote (``{{ set:93.55 }} tok/s``, ``{{ set:93 }}.{{ set:55 }} tok/s``) was typed, not set
+    or quoted; a unit after a number shown without its unit is a unit typed for it, which must be its metric's."""
     if "{{" not in text:
         return
-    probe, inside, last = [], [], 0
+    probe, inside, bare, last = [], [], [], 0
     for form in citations.parse(text):
         if isinstance(form, citations.Setting | citations.Quote):
-            probe.append(text[last : form.start])
-            start = sum(map(len, probe))
-            probe.append(form.text)
-            inside.append((start, start + len(form.text)))
-            last = form.end
-    if not inside:
-        return
+            shown = form.text
+        elif isinstance(form, citations.Citation) and not form.unit:
+            shown = "1"
+        else:
+            continue
+        probe.append(text[last : form.start])
+        start = sum(map(len, probe))
+        probe.append(shown)
+        if isinstance(form, citations.Citation):
+            bare.append((start, start + len(shown), form))
+        else:
+            inside.append((start, start + len(shown)))
+        last = form.end
     read = "".join([*probe, text[last:]])
-    for fig in figures.find_figures(read):
+    for fig in figures.find_figures(read) if inside or bare else ():
         touches = any(a < fig.end and fig.start < b for a, b in inside)
         if touches and not any(a <= fig.start and fig.end <= b for a, b in inside):
-            yield fig.text
+            yield fig.text, "is typed partly outside a setting or quote"
+        for a, _, c in bare:
+            own = "%" if "pct" in c.flags else citations.unit_of(c.metric)
+            if fig.start == a and fig.unit and fig.unit != figures.canonical_unit(own):
+                unit = read[a + 1 : fig.end].strip()
+                yield unit, f"is typed after {c.raw}, a value in {own or 'no unit'}"
 
 
 def _packet_prose(doc: Document, pointer: str, text: str, measurements: Any) -> Iterator[Finding]:
@@ -220,20 +244,18 @@ FORGED = Code(
     "Write the citation {{ m:ID.METRIC[INDEX] }}; the renderer makes the markup.",
     '<span class="evreg-cite">52.3 tok/s</span>',
 )
-_FORGED = re.compile(r"""class\s*=\s*["']?[^"'>]*\bevreg-(?:""" + "|".join(citations.RENDERER_CLASSES) + r")\b", re.I)
-_PAGE_SCRIPT = re.compile(
-    r"<\s*/?\s*(?:script|iframe|object|embed|form|base|meta)\b|\son[a-z]+\s*=|\b(?:javascript|vbscript|data)\s*:(?!\s)",
-    re.I,
-)
 
 
 def check_site_pages(registry: Registry) -> Iterator[Finding]:
-    """Citations and orphan figures of the hand-written pages under site/."""
+    """Citations, orphan figures and script of the hand-written pages under site/: citations line by line in the
+    Markdown, everything a reader is shown in the page as Python-Markdown renders it (what the build publishes)."""
     measurements = index(registry).measurement_data
     if registry.source.label != "working tree":
         return
-    for rel in regular_files(Path(registry.root), SITE_DIR, ".md"):
-        page = Path(registry.root) / rel
+    root = Path(registry.root)
+    extensions = site_extensions(root)
+    for rel in regular_files(root, SITE_DIR, PAGE_SUFFIXES):
+        page = root / rel
         if page.stat().st_size > MAX_RECORD_BYTES:
             size = page.stat().st_size
             message = f"hand-written page of {size} bytes is over the {MAX_RECORD_BYTES} byte limit"
@@ -241,32 +263,49 @@ def check_site_pages(registry: Registry) -> Iterator[Finding]:
             continue
         text = page.read_text("utf-8", errors="replace")
         for n, line in markdown.prose(text):
-            for m in _FORGED.finditer(line):
-                yield _on_page(
-                    FORGED, rel, n, m.start() + 1, "hand-written citation markup: only the renderer makes it"
-                )
-            for m in _PAGE_SCRIPT.finditer(line):
-                message = f"{m.group().strip()!r} on a hand-written page could run script in a reader's browser"
-                yield _on_page(PAGE_HTML, rel, n, m.start() + 1, message)
-            for c in citations.parse(line):
-                problem = str(c) if isinstance(c, citations.CitationError) else citations.resolve(c, measurements)
-                if isinstance(problem, str):
-                    raw = "" if isinstance(c, citations.CitationError) else f"citation {c.raw} "
-                    yield _on_page(UNRESOLVED, rel, n, 1, raw + problem)
-            for fig in figures.find_figures(line):
-                message = f"figure {fig.text!r} on a hand-written page is not a citation"
-                yield _on_page(codes.ORPHAN_NUMBER, rel, n, fig.start + 1, message)
-        yield from _table_columns(rel, text)
+            for code, message in _form_problems(line, "the page", measurements):
+                yield _on_page(code, rel, n, 1, message)
+        yield from _rendered_page(rel, text, extensions)
 
 
-def _table_columns(rel: str, text: str) -> Iterator[Finding]:
-    """A unit in a table's header applies to its column: a number in that column's cells is a figure."""
-    for header, n, line in markdown.tables(text):
-        for (column, cell), name in zip(markdown.cells(line), header, strict=False):
-            unit = figures.header_unit(name)
-            for fig in figures.column_figures(cell, unit) if unit else ():
-                message = f"figure {fig.text!r} under the column {name!r} (in {unit}) is not a citation"
-                yield _on_page(codes.ORPHAN_NUMBER, rel, n, column + fig.start + 1, message)
+def _rendered_page(rel: str, text: str, extensions: list[Any]) -> Iterator[Finding]:
+    """What the page shows once rendered (its citations left out, as the build's are): figures, table columns in a
+    unit, citation markup and script (in the tags Python-Markdown writes, not in code it shows as text)."""
+    content = markdown.to_html(markdown.with_forms(text, _without_forms), extensions)
+    lines = text.split("\n")
+    for tag in markdown.html_tags(content):
+        if markdown.FORGED.search(tag):
+            yield _on_page(FORGED, rel, *_where(lines, tag), "hand-written citation markup: only the renderer makes it")
+        if m := markdown.SCRIPT.search(tag):
+            message = f"{m.group().strip()!r} on a hand-written page could run script in a reader's browser"
+            yield _on_page(PAGE_HTML, rel, *_where(lines, m.group().strip()), message)
+    for figure in markdown.html_figures(content):
+        message = f"figure {figure!r} on a hand-written page is not a citation"
+        yield _on_page(codes.ORPHAN_NUMBER, rel, *_where(lines, figure), message)
+    for figure, column, unit in markdown.column_figures(content):
+        message = f"figure {figure!r} under the column {column!r} (in {unit}) is not a citation"
+        yield _on_page(codes.ORPHAN_NUMBER, rel, *_where(lines, figure), message)
+
+
+def _without_forms(part: str) -> str:
+    """A piece of prose with its citations, settings, quotes and derived figures left out (checked line by line)."""
+    pieces, last = [], 0
+    for form in citations.parse(part):
+        if not isinstance(form, citations.CitationError):
+            pieces.append(part[last : form.start])
+            last = form.end
+    return "".join(pieces) + part[last:]
+
+
+def _where(lines: list[str], shown: str) -> tuple[int, int]:
+    """(line, column) in a page's Markdown where a piece of rendered text was most likely typed: its first line that
+    holds it, else the first that holds its first word (a figure split over lines or by markup), else line 1."""
+    for needle in (shown, shown.split()[0] if shown.split() else shown):
+        for n, line in enumerate(lines, 1):
+            at = line.lower().find(needle.lower())
+            if at >= 0:
+                return n, at + 1
+    return 1, 1
 
 
 def _on_page(code: Code, file: str, line: int, column: int, message: str) -> Finding:

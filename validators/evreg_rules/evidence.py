@@ -11,7 +11,7 @@ import unicodedata
 from collections.abc import Iterator
 from typing import Any
 
-from evreg import citations, jsonio
+from evreg import citations, figures, jsonio
 from evreg.containment import outside_repository
 from evreg.evidence import TEXT_NUMBER, decode, parse_ref, text_lines
 from evreg.findings import Code, Finding, join_pointer, split_pointer
@@ -178,17 +178,14 @@ class _Evidence:
         self.raw, self.path = raw, path
         self._json: Any = None
         self._rows: list[dict[str, str]] | None = None
+        self._header: list[str] = []
 
     def value(self, locator: str) -> Any:
         """The value at ``locator``; raises KeyError (nothing there) or ValueError (the file is not of that form)."""
         if m := _CSV.match(locator):
             return _number(self._cell(m))
         if m := _LINE.match(locator):
-            numbers = TEXT_NUMBER.findall(self._line(m))
-            nth = int(m.group("nth") or 1)
-            if nth > len(numbers) or (m.group("nth") is None and len(numbers) != 1):
-                raise KeyError(locator)  # a line without its nth number, or with several and no choice made
-            return _number(numbers[nth - 1])
+            return _number(self.line_number(m)[0])
         if self._json is None:
             value, problems = jsonio.parse(decode(self.raw)[0].encode("utf-8"), self.path)  # UTF-16, BOM: decoded
             if problems:
@@ -208,12 +205,27 @@ class _Evidence:
         found = self.value(locator)
         return found if isinstance(found, str) else json.dumps(found)
 
+    def line_number(self, m: re.Match[str]) -> tuple[str, str]:
+        """The number a ``line:N[:K]`` locator reads, and the unit the line writes after it (``""`` for none), as
+        the figure grammar reads the line; raises KeyError for a line without its Kth number, or with several and
+        no K."""
+        line = self._line(m)
+        numbers = list(TEXT_NUMBER.finditer(line))
+        nth = int(m.group("nth") or 1)
+        if nth > len(numbers) or (m.group("nth") is None and len(numbers) != 1):
+            raise KeyError(m.group())
+        at = numbers[nth - 1]
+        unit = next((f.unit for f in figures.find_figures(line) if f.start <= at.start() < f.end), "")
+        return at.group(), unit
+
     def _cell(self, m: re.Match[str]) -> str:
         rows = self._table()
-        row = int(m.group("row"))
-        if row > len(rows) or m.group("column") not in rows[row - 1]:
+        row, column = int(m.group("row")), m.group("column")
+        if self._header.count(column) > 1:
+            raise ValueError(f"evidence {self.path!r} has the column {column!r} twice: a locator cannot say which")
+        if row > len(rows) or column not in rows[row - 1]:
             raise KeyError(m.group())
-        return str(rows[row - 1][m.group("column")])
+        return str(rows[row - 1][column])
 
     def _line(self, m: re.Match[str]) -> str:
         lines = text_lines(self.raw)
@@ -229,8 +241,33 @@ class _Evidence:
         if self._rows is None:
             text = decode(self.raw)[0]
             delimiter = "\t" if self.path.lower().endswith(".tsv") else ","
-            self._rows = list(csv.DictReader(io.StringIO(text), delimiter=delimiter))
+            reader = csv.DictReader(io.StringIO(text), delimiter=delimiter)
+            self._rows = list(reader)
+            self._header = list(reader.fieldnames or [])
         return self._rows
+
+    def numbers(self) -> list[float]:
+        """Every finite number the file holds: JSON numbers (and numbers written as JSON strings), CSV cells, the
+        numbers of text lines."""
+        try:
+            self.value("")
+        except (KeyError, ValueError):
+            found = [_number(t) for t in TEXT_NUMBER.findall(decode(self.raw)[0])]
+        else:
+            found = [_number(v) if isinstance(v, str) else v for v in _leaves(self._json[0])]
+        return [float(v) for v in found if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)]
+
+
+def _leaves(value: Any) -> Iterator[Any]:
+    """The scalar values of a JSON document."""
+    if isinstance(value, dict):
+        for v in value.values():
+            yield from _leaves(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _leaves(v)
+    else:
+        yield value
 
 
 def _number(text: str) -> float | str:
@@ -257,13 +294,17 @@ def _unlocated(record: dict[str, Any], locators: dict[str, Any]) -> list[str]:
 
 
 def check_evidence_values(registry: Registry) -> Iterator[Finding]:
+    """Each sample of a run with local evidence is in that file: at its locator, or, without locators, somewhere."""
     files: dict[str, _Evidence] = {}
     for doc in registry.records():
         locators = doc.data.get("evidence_locators")
-        if not locators:
-            continue
         ev = doc.data.get("evidence")
-        if not isinstance(ev, str) or parse_ref(ev).kind != "local" or registry.evidence(ev) is not EvidenceState.FILE:
+        local = isinstance(ev, str) and parse_ref(ev).kind == "local" and registry.evidence(ev) is EvidenceState.FILE
+        if not locators:
+            if local and _samples(doc.data):
+                yield from _unlocated_samples(doc, _read(registry, files, str(ev)))
+            continue
+        if not local:
             yield VALUE.at(
                 doc,
                 "/evidence_locators",
@@ -271,8 +312,6 @@ def check_evidence_values(registry: Registry) -> Iterator[Finding]:
                 VALUE.hint,
             )
             continue
-        if ev not in files:
-            files[ev] = _Evidence(registry.read_file(ev), ev)
         for selector in _unlocated(doc.data, locators):
             yield VALUE.at(
                 doc,
@@ -281,30 +320,81 @@ def check_evidence_values(registry: Registry) -> Iterator[Finding]:
                 "(a sample beside located ones would be published unchecked)",
                 VALUE.hint,
             )
-        for selector, locator in locators.items():
-            where = join_pointer("evidence_locators", selector)
-            m = _SELECTOR.match(selector)
-            index = int(m.group("index")) if m and m.group("index") else None
-            x = float(m.group("x")) if m and m.group("x") else None
-            stored = citations.lookup(doc.data, m.group("metric"), index, x) if m else "is not METRIC[i] or METRIC@X"
-            if isinstance(stored, str):
-                yield VALUE.at(doc, where, f"locator {selector!r}: the record {stored}", VALUE.hint)
-                continue
-            try:
-                found = files[ev].value(locator)
-            except KeyError:
-                yield VALUE.at(doc, where, f"locator {selector!r}: {ev} has nothing at {locator!r}", VALUE.hint)
-                continue
-            except ValueError as exc:
-                yield VALUE.at(doc, "/evidence", str(exc), VALUE.hint)
-                break
-            if isinstance(found, bool) or not isinstance(found, int | float) or float(found) != stored:
-                yield VALUE.at(
-                    doc,
-                    where,
-                    f"{selector} is {stored!r} in the record but {found!r} at {ev} {locator}",
-                    VALUE.hint,
-                )
+        yield from _located(doc, locators, _read(registry, files, str(ev)))
+
+
+def _read(registry: Registry, files: dict[str, _Evidence], ev: str) -> _Evidence:
+    if ev not in files:
+        files[ev] = _Evidence(registry.read_file(ev), ev)
+    return files[ev]
+
+
+def _samples(record: dict[str, Any]) -> list[tuple[str, float]]:
+    """(``METRIC[i]``, value) of every stored sample of a run."""
+    metrics = record.get("metrics")
+    return [
+        (f"{metric}[{i}]", float(v))
+        for metric, values in (metrics.items() if isinstance(metrics, dict) else [])
+        if isinstance(values, list)
+        for i, v in enumerate(values)
+        if isinstance(v, int | float) and not isinstance(v, bool)
+    ]
+
+
+def _unlocated_samples(doc: Any, file: _Evidence) -> Iterator[Finding]:
+    """A run without locators: each sample must be a number of its evidence file, as stored or rounded to the
+    sample's own decimals (a file of ``NaN`` backs nothing). At most ``MAX_REPORTED`` findings a record, the rest
+    counted in one more."""
+    held = file.numbers()
+    rounded: dict[int, set[float]] = {}
+    missing = []
+    for selector, value in _samples(doc.data):
+        text = repr(value)
+        places = len(text.split(".")[1]) if "." in text and "e" not in text else 0
+        if places not in rounded:
+            rounded[places] = {round(v, places) for v in held} | set(held)
+        if value not in rounded[places]:
+            missing.append((selector, value))
+    hint = "add evidence_locators naming where each sample is in the file, or fix the sample"
+    for selector, value in missing[:MAX_REPORTED]:
+        message = f"{selector} is {value!r} in the record but no number in {file.path} is that value"
+        yield VALUE.at(doc, "/metrics", message, hint)
+    if len(missing) > MAX_REPORTED:
+        yield VALUE.at(doc, "/metrics", f"... and {len(missing) - MAX_REPORTED} more samples not in {file.path}", hint)
+
+
+MAX_REPORTED = 20
+
+
+def _located(doc: Any, locators: dict[str, Any], file: _Evidence) -> Iterator[Finding]:
+    """Each located sample is the value its evidence holds at the locator (a text line's number in the metric's
+    unit, where the line writes one)."""
+    for selector, locator in locators.items():
+        where = join_pointer("evidence_locators", selector)
+        m = _SELECTOR.match(selector)
+        index = int(m.group("index")) if m and m.group("index") else None
+        x = float(m.group("x")) if m and m.group("x") else None
+        stored = citations.lookup(doc.data, m.group("metric"), index, x) if m else "is not METRIC[i] or METRIC@X"
+        if isinstance(stored, str):
+            yield VALUE.at(doc, where, f"locator {selector!r}: the record {stored}", VALUE.hint)
+            continue
+        try:
+            found = file.value(locator)
+            line = _LINE.match(str(locator))
+            unit = file.line_number(line)[1] if line else ""
+        except KeyError:
+            yield VALUE.at(doc, where, f"locator {selector!r}: {file.path} has nothing at {locator!r}", VALUE.hint)
+            continue
+        except ValueError as exc:
+            yield VALUE.at(doc, "/evidence", str(exc), VALUE.hint)
+            break
+        own = figures.canonical_unit(citations.unit_of(m.group("metric"))) if m else ""
+        if unit and own and unit != own:
+            message = f"{selector} is read at {file.path} {locator}, a number in {unit}, not in {own}"
+            yield VALUE.at(doc, where, message, VALUE.hint)
+        elif isinstance(found, bool) or not isinstance(found, int | float) or float(found) != stored:
+            message = f"{selector} is {stored!r} in the record but {found!r} at {file.path} {locator}"
+            yield VALUE.at(doc, where, message, VALUE.hint)
 
 
 def _quote_problem(registry: Registry, doc: Any, files: dict[str, _Evidence], quote: citations.Quote) -> str | None:
@@ -312,15 +402,43 @@ def _quote_problem(registry: Registry, doc: Any, files: dict[str, _Evidence], qu
     ev = doc.data.get("evidence")
     if not isinstance(ev, str) or parse_ref(ev).kind != "local" or registry.evidence(ev) is not EvidenceState.FILE:
         return f"quote {quote.raw}: a quote is re-read from the record's local evidence file, and `evidence` is not one"
-    if ev not in files:
-        files[ev] = _Evidence(registry.read_file(ev), ev)
+    entry = _entry(doc.data.get("evidence_locators"))
+    if entry is not None and not _within(quote.locator, entry):
+        return (
+            f"quote {quote.raw} reads {quote.locator!r}, outside this run's own entry of {ev} ({entry!r}, where its "
+            "samples are located): a quote is of the record's own evidence"
+        )
     try:
-        found = files[ev].text(quote.locator)
+        found = _read(registry, files, ev).text(quote.locator)
     except (KeyError, ValueError):
         return f"quote {quote.raw}: {ev} has nothing at {quote.locator!r}"
     if not _quoted(_folded(quote.text), _folded(found)):
         return f"quote {quote.text!r} is not in {ev} at {quote.locator!r}, which reads {found[:120]!r}"
     return None
+
+
+def _entry(locators: Any) -> str | None:
+    """A run's own entry in an evidence file its locators name: the deepest element of a list that holds every
+    located sample (``/runs/4`` for ``/runs/4/decode_samples/0``), or the one CSV row they all read (``csv:3/``);
+    None when they name none (no locators, one run's file, text lines, several rows)."""
+    if not isinstance(locators, dict) or not locators:
+        return None
+    values = [str(v) for v in locators.values()]
+    if all(v.startswith("/") for v in values):
+        common = split_pointer(values[0])[:-1]
+        for other in (split_pointer(v)[:-1] for v in values[1:]):
+            same = [a == b for a, b in zip(common, other, strict=False)]
+            common = common[: same.index(False) if False in same else len(same)]
+        entries = [i for i, token in enumerate(common) if token.isdigit()]  # the run's element of a list of runs
+        return join_pointer(*common[: entries[-1] + 1]) if entries else None
+    rows = {m.group("row") for v in values if (m := _CSV.match(v))}
+    return f"csv:{rows.pop()}/" if len(rows) == 1 and all(_CSV.match(v) for v in values) else None
+
+
+def _within(locator: str, entry: str) -> bool:
+    if entry.startswith("csv:"):
+        return locator.startswith(entry)
+    return locator == entry or locator.startswith(entry + "/")
 
 
 def _quoted(quote: str, found: str) -> bool:

@@ -210,16 +210,30 @@ def _observations(data: dict[str, Any]) -> str:
     return canonical([data.get("metrics"), data.get("points"), sorted((data.get("evidence_sha256") or {}).values())])
 
 
+def _source(data: dict[str, Any]) -> str:
+    """Where a measurement's numbers were read: its evidence (by content where hashed) and the places in it
+    (locators). A run read from the same place of the same evidence as a published run is that run again, whatever
+    its numbers say."""
+    ev = data.get("evidence")
+    digest = (data.get("evidence_sha256") or {}).get(ev) if isinstance(ev, str) else None
+    locators = data.get("evidence_locators")
+    return canonical([digest or ev, sorted(map(str, locators.values())) if isinstance(locators, dict) else None])
+
+
 def _raised_grades(head: Registry, base: Registry) -> Iterator[Finding]:
     """A raise (a grade where there was none counts) needs a new measurement in the packet's scope that may back
     a promotion: not an edited caveat, not an uncited file under evidence/, not a screened, diagnostic or
-    retired run, not a copy of a published run under a new id. A weight revision's grades are held the same."""
+    retired run, not a copy of a published run under a new id, nor a run read from the same place of the same
+    evidence as a published run (its numbers edited). A weight revision's grades are held the same."""
     published = {_key(d): d for d in base.records(*MEASUREMENT_KINDS)}
-    seen = {_observations(d.data) for d in published.values()}
+    seen = {_observations(d.data) for d in published.values()} | {_source(d.data) for d in published.values()}
     fresh = [
         d
         for d in head.records(*MEASUREMENT_KINDS)
-        if _key(d) not in published and promotable(d.data) is None and _observations(d.data) not in seen
+        if _key(d) not in published
+        and promotable(d.data) is None
+        and _observations(d.data) not in seen
+        and _source(d.data) not in seen
     ]
     old_packets = {_key(d): d for d in base.records("packet")}
     for packet in head.records("packet"):

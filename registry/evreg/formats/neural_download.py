@@ -26,6 +26,7 @@ other measurements stay at family level, in ``packets/<family>/measurements/``.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import unicodedata
@@ -493,6 +494,8 @@ def _bind_text(
     figures were bound and left as written."""
     new, bound, left = text, 0, 0
     for fig in reversed(figures.find_figures(text, cell=cell)):
+        if fig.metric_hints and text[fig.end : fig.end + 1] == "%":  # A78.9%: the lab's acceptance rate, in percent
+            fig = dataclasses.replace(fig, unit="%", metric_hints=None)
         bound_like = _BOUND.search(_as_read(text[: fig.start])) is not None
         whole = fig.decimals == 0
         bare = not fig.unit and not fig.metric_hints
