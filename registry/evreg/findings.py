@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Protocol
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
@@ -144,3 +144,16 @@ def split_pointer(pointer: str) -> list[str]:
     if not pointer:
         return []
     return [unescape_token(t) for t in pointer.split("/")[1:]]
+
+
+def resolve_pointer(document: Any, pointer: str) -> Any:
+    """The value at an RFC 6901 JSON pointer of a document; raises KeyError when nothing is there."""
+    node = document
+    for token in split_pointer(pointer):
+        if isinstance(node, dict) and token in node:
+            node = node[token]
+        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+            node = node[int(token)]
+        else:
+            raise KeyError(pointer)
+    return node

@@ -16,7 +16,7 @@ from typing import Any
 
 from evreg import codes, workers
 from evreg.evidence import parse_ref
-from evreg.findings import Code, Finding, Severity, code_of, split_pointer
+from evreg.findings import Code, Finding, Severity, code_of, resolve_pointer
 from evreg.layout import BASELINE
 from evreg.store import Document, Reads, Registry, recording
 
@@ -241,6 +241,14 @@ def _stale(doc: Document, accepted: _Accepted, used: set[int]) -> list[Finding]:
     ]
 
 
+def _at(data: Any, pointer: str) -> tuple[bool, Any]:
+    """(whether anything is there, the value) at a JSON pointer of a record."""
+    try:
+        return True, resolve_pointer(data, pointer)
+    except KeyError:
+        return False, None
+
+
 def _reopened(registry: Registry, f: Finding) -> Finding:
     """A baselined finding at a place the change edits, shown again: an entry accepts the reviewed text at its
     place, not whatever is written there next (``89 tok/s`` accepted in one sentence does not carry a new one)."""
@@ -259,21 +267,6 @@ def _reopened(registry: Registry, f: Finding) -> Finding:
             "text as it was, so the finding is new)",
         }
     )
-
-
-_NOWHERE = object()
-
-
-def _at(data: Any, pointer: str) -> Any:
-    """The value at a JSON pointer of a record, or ``_NOWHERE``."""
-    for token in split_pointer(pointer):
-        if isinstance(data, dict) and token in data:
-            data = data[token]
-        elif isinstance(data, list) and token.isdigit() and int(token) < len(data):
-            data = data[int(token)]
-        else:
-            return _NOWHERE
-    return data
 
 
 def apply_baseline(registry: Registry, findings: list[Finding]) -> list[Finding]:

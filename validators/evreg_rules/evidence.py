@@ -14,7 +14,7 @@ from typing import Any
 from evreg import citations, figures, jsonio
 from evreg.containment import outside_repository
 from evreg.evidence import TEXT_NUMBER, decode, parse_ref, text_lines
-from evreg.findings import Code, Finding, join_pointer, split_pointer
+from evreg.findings import Code, Finding, join_pointer, resolve_pointer, split_pointer
 from evreg.rules import UNIT, Rule
 from evreg.store import EvidenceState, Registry
 
@@ -155,18 +155,6 @@ VALUE = Code(
 _SELECTOR = re.compile(r"^(?P<metric>[A-Za-z_][A-Za-z0-9_]*)(?:\[(?P<index>\d+)\]|@(?P<x>-?\d+(?:\.\d+)?))$")
 
 
-def _resolve_pointer(document: Any, pointer: str) -> Any:
-    node = document
-    for token in split_pointer(pointer):
-        if isinstance(node, dict) and token in node:
-            node = node[token]
-        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
-            node = node[int(token)]
-        else:
-            raise KeyError(pointer)
-    return node
-
-
 _CSV = re.compile(r"^csv:(?P<row>[1-9]\d*)/(?P<column>.+)$")
 _LINE = re.compile(r"^line:(?P<line>[1-9]\d*)(?::(?P<nth>[1-9]\d*))?$")
 
@@ -191,7 +179,7 @@ class _Evidence:
             if problems:
                 raise ValueError(f"evidence {self.path!r} is not readable JSON, so a JSON pointer cannot be checked")
             self._json = (value,)
-        return _resolve_pointer(self._json[0], locator)
+        return resolve_pointer(self._json[0], locator)
 
     def text(self, locator: str) -> str:
         """The text at ``locator`` as a quote reads it: a whole line, a CSV cell, a JSON value (strings as written,
