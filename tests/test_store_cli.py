@@ -161,9 +161,13 @@ def test_lab_manifest_round_trip_is_lossless(empty_repo: Path) -> None:
 
 def test_import_binds_prose_figures_to_citations(empty_repo: Path) -> None:
     result = evreg("import", "neural-download", str(LAB_MANIFEST), cwd=empty_repo)
-    assert "731 figures in prose bound to citations; 34 left as written" in result.stderr
+    assert "732 figures in prose bound to citations; 33 left as written" in result.stderr
     cell = json.loads((empty_repo / "packets/qwen-27b/coverage/q36-q4-0-mtp-by-tp.json").read_text())["cells"]["0:1"]
     assert cell["label"] == "D{{ m:q36-q4-0-tp1-target-only.decode_tok_s[0] | 3 | nounit }} · target only"
+    # a signed percentage that is the change between exactly one pair of the view's runs: a derived figure
+    view = json.loads((empty_repo / "packets/qwen-27b/views/q36-q4-0-dflash5-q6-top1-ab.json").read_text())
+    change = "{{ change:m:q36-q4-0-dflash5-q6-top1-candidate.decode_tok_s[0] from m:q36-q4-0-dflash5-q6-top1-control"
+    assert change + ".decode_tok_s[0] | 2 }} versus control" in view["subtitle"]
 
 
 def test_import_places_measurements_and_externalises_evidence(empty_repo: Path) -> None:

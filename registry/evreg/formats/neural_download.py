@@ -504,6 +504,12 @@ def _bind_text(
         # looked for in the cell's arm and the record only.
         where = searches[:2] if bare else searches[:-1] if whole else searches
         hit = None if bound_like else _hit(values, fig, where)
+        change = _change(text, fig, values, searches[:3]) if hit is None and not bound_like else None
+        if change is not None:
+            start, cite = change
+            new = new[:start] + cite + new[fig.end :]
+            bound += 1
+            continue
         if hit is None:
             left += 1
             continue
@@ -512,6 +518,29 @@ def _bind_text(
         new = new[: fig.start] + cite + new[fig.start + len(fig.number) :]
         bound += 1
     return new, bound, left
+
+
+def _change(
+    text: str, fig: figures.Figure, values: Mapping[str, list[_Value]], searches: list[_Search]
+) -> tuple[int, str] | None:
+    """A signed percentage (``+8.14%``) that is, at its written precision, the change between exactly one pair of
+    stored samples of one metric of the cell's arm, the record or the measurements it references (never the whole
+    family: too many pairs): (where its sign starts, the derived citation that renders back to it)."""
+    sign = text[fig.start - 1 : fig.start] if fig.start else ""
+    if fig.unit != "%" or sign not in ("+", "-") or fig.end - fig.start != len(fig.number) + 1:
+        return None
+    mids = list(dict.fromkeys(m for ids, _ in searches for m in ids))
+    samples = [(mid, metric, i, v) for mid in mids for metric, i, x, v in values.get(mid, ()) if x is None]
+    found = {
+        f"{{{{ change:m:{a[0]}.{a[1]}[{a[2]}] from m:{b[0]}.{b[1]}[{b[2]}] | {fig.decimals} }}}}"
+        for a in samples
+        for b in samples
+        if a[:3] != b[:3]
+        and a[1] == b[1]
+        and b[3] != 0
+        and f"{(a[3] - b[3]) / b[3] * 100:+.{fig.decimals}f}%" == sign + fig.text
+    }
+    return (fig.start - 1, found.pop()) if len(found) == 1 else None
 
 
 def bind_figures(records: list[dict[str, Any]]) -> tuple[int, int]:
