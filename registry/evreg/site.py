@@ -510,6 +510,9 @@ def render_pages(
     add("measurements/index.md", _measurements_index)
     for fid in p.loose:
         add(f"families/{fid}/measurements.md", _loose_measurements, fid)
+    for fid in p.records.get("family", {}):
+        if len(_family_records(p, "coverage-view", fid)) > FAMILY_MATRICES:
+            add(f"families/{fid}/coverage.md", _family_matrices, fid)
     for key in p.records.get("coverage-contract", {}):
         add(f"coverage/{key}.md", _contract_page, key)
     families = sorted({key.split("/", 1)[0] for key in p.records.get("coverage-contract", {})})
@@ -787,20 +790,43 @@ def _lineage(p: Pages, page: Page, fam: dict[str, Any]) -> None:
         page.table(["Artifact", "Quantization", "Repository", "Pinned identity"], rows)
 
 
-def _family_views(p: Pages, page: Page, fam: dict[str, Any], fid: str) -> None:
-    """A family's charts (in its initial order), coverage matrices and coverage contracts."""
+FAMILY_CHARTS = 40
+"""The most charts a family page draws: its initial views first, then the others in order. A family of thousands of
+measurements has hundreds of views (at 100,000 measurements a family page drew 300 charts, 4 MB); the rest are listed
+with links to the measurements they plot, whose sections hold every point. Every real family draws all of its charts."""
+FAMILY_MATRICES = 40
+"""The most coverage matrices a family page shows; a family with more has them on its own page of matrices
+(``families/FAMILY/coverage/``), linked from the family page."""
+
+
+def _ordered_views(p: Pages, fam: dict[str, Any], fid: str) -> list[dict[str, Any]]:
     views = _family_records(p, "view", fid)
     order = fam.get("initial_view_ids") or []
+    return [views[v] for v in [*[v for v in order if v in views], *[v for v in views if v not in order]]]
+
+
+def _family_views(p: Pages, page: Page, fam: dict[str, Any], fid: str) -> None:
+    """A family's charts (in its initial order, the first ``FAMILY_CHARTS`` drawn), coverage matrices (on a page of
+    their own when there are more than ``FAMILY_MATRICES``) and coverage contracts."""
+    views = _ordered_views(p, fam, fid)
     if views:
         page.h(2, "Charts")
         page.p(
             "Each point links to its measurement; hover for the value. Screened series are "
             "dashed and hollow: they are not measured curves."
         )
-        for vid in [*[v for v in order if v in views], *[v for v in views if v not in order]]:
-            _view(p, page, views[vid])
+        for view in views[:FAMILY_CHARTS]:
+            _view(p, page, view)
+    if len(views) > FAMILY_CHARTS:
+        _more_views(p, page, views[FAMILY_CHARTS:])
     cov = _family_records(p, "coverage-view", fid)
-    if cov:
+    if len(cov) > FAMILY_MATRICES:
+        page.h(2, "Coverage matrices")
+        page.p(
+            f'{len(cov)} coverage matrices, on <a href="{p.base}families/{esc(fid)}/coverage/">their own page</a>. '
+            "Every cell is explicit; <em>missing</em> means nobody measured it, never zero."
+        )
+    elif cov:
         page.h(2, "Coverage matrices")
         page.p("Every cell is explicit; <em>missing</em> means nobody measured it, never zero.")
         for view in cov.values():
@@ -818,6 +844,33 @@ def _family_views(p: Pages, page: Page, fam: dict[str, Any], fid: str) -> None:
                 for cid, c in contracts.items()
             ],
         )
+
+
+def _more_views(p: Pages, page: Page, views: list[dict[str, Any]]) -> None:
+    """Views past the drawn ones: title, metrics and each series with links to the measurements it plots."""
+    page.h(2, "More charts")
+    page.p(
+        f"{len(views)} more views of this family, not drawn here: each series links to the measurements it plots, "
+        "whose sections list every point."
+    )
+    rows = []
+    for view in views:
+        series = []
+        for s in view["series"]:
+            links = [p.link("measurement", mid) for mid in s["measurement_ids"] if mid in p.measurements]
+            series.append(f"{esc(s.get('label') or 'series')}: {', '.join(links) or 'no measurement'}")
+        rows.append([esc(view.get("title") or view["id"]), esc(", ".join(view["metrics"])), "<br>".join(series)])
+    page.table(["View", "Metrics", "Series and their measurements"], rows)
+
+
+def _family_matrices(p: Pages, fid: str) -> Page:
+    """A family's coverage matrices, when there are too many for its page."""
+    page = Page(f"Coverage matrices of {fid}", search=False)
+    page.h(1, f"Coverage matrices of {esc(fid)}")
+    page.p(f"Family {p.link('family', fid)}. Every cell is explicit; <em>missing</em> means nobody measured it.")
+    for view in _family_records(p, "coverage-view", fid).values():
+        _coverage_view(p, page, view)
+    return page
 
 
 def _closure_rows(p: Pages, page: Page, closures: Any) -> None:

@@ -75,7 +75,7 @@ class SitePlugin(BasePlugin):
         self.evidence_published = 0
         self.shelled: dict[str, Page] = {}
         self.bodies: dict[str, str] = {}  # a generated page's content, from on_page_content to on_post_page
-        self.shell = ""
+        self.shells: dict[str, str] = {}  # shell page path -> the theme's page MkDocs rendered for it
 
     def on_files(self, files: Any, config: Any) -> Any:
         from mkdocs.exceptions import PluginError
@@ -106,8 +106,8 @@ class SitePlugin(BasePlugin):
             del self.generated[path]
             if page.search and isinstance(getattr(index, "entries", None), list):
                 index.entries.extend(page.search_entries(page_url(path)))  # type: ignore[union-attr]
-        if self.shelled:
-            self.generated[SHELL] = shell_page()
+        for depth in sorted({depth_of(path) for path in self.shelled}):
+            self.generated[shell_path(depth)] = shell_page()
         for path, page in self.generated.items():
             hidden = path.startswith(NOT_IN_NAV) and not path.endswith("index.md")
             inclusion = InclusionLevel.NOT_IN_NAV if hidden else InclusionLevel.UNDEFINED
@@ -177,8 +177,8 @@ class SitePlugin(BasePlugin):
         body = self.bodies.pop(page.file.src_uri, "")
         mark = CONTENT_MARK_H1 if "<h1" in body else CONTENT_MARK
         output = _BLANK.sub("\n", output).replace(mark, _BLANK.sub("\n", body).strip(), 1)
-        if page.file.src_uri == SHELL:
-            self.shell = output
+        if SHELL_NAME in page.file.src_uri:
+            self.shells[page.file.src_uri] = output
         if generated.scripts:
             tags = "".join(f'<script src="{html.escape(src)}" defer></script>' for src in generated.scripts)
             head, sep, tail = output.rpartition("</body>")
@@ -196,18 +196,22 @@ class SitePlugin(BasePlugin):
         self.evidence_published = publish_evidence(self.root, self.pages, site)
 
     def _write_shelled(self, site: Path) -> None:
-        """The packet pages, each put into the theme's page as MkDocs rendered it once for the shell (every packet
-        page is at the same depth, so the theme's relative links hold): the theme's template costs milliseconds
-        a page, which at 100,000 measurements (some 45,000 packets) is most of the build. Checked for orphan
-        numbers as every page is."""
+        """The pages of packets, families, their measurements filed in no packet and coverage, each put into the
+        theme's page as MkDocs rendered it once for a shell page at the same depth (so the theme's relative links
+        hold): the theme's template costs milliseconds a page, which at 100,000 measurements (some 45,000 packets
+        and 11,000 coverage contracts) is most of the build. Checked for orphan numbers as every page is."""
         from mkdocs.exceptions import PluginError
 
-        shutil.rmtree(site / page_url(SHELL), ignore_errors=True)
-        head, tail = self.shell.split(SHELL_CONTENT, 1)
-        toc_at = _TOC_MARK.search(head)
-        if toc_at is None:
-            raise PluginError("the theme's page has no table of contents where the shell put one")
+        frames = {}
+        for shell, output in self.shells.items():
+            shutil.rmtree(site / shell.split("/", 1)[0] / shell.split("/")[1].removesuffix(".md"), ignore_errors=True)
+            head, tail = output.split(SHELL_CONTENT, 1)
+            toc_at = _TOC_MARK.search(head)
+            if toc_at is None:
+                raise PluginError("the theme's page has no table of contents where the shell put one")
+            frames[shell] = (head, tail, toc_at)
         for path, page in self.shelled.items():
+            head, tail, toc_at = frames[shell_path(depth_of(path))]
             for figure in orphans_in_html(page.html):
                 line = next((n for n, t in enumerate(page.html.split("\n"), 1) if figure in html.unescape(t)), None)
                 message = f"rendered page {path} shows figure {figure!r} that did not come through a citation"
@@ -227,16 +231,29 @@ class SitePlugin(BasePlugin):
 CONTENT_MARK, CONTENT_MARK_H1 = "<!--evreg-page-content-->", "<h1>EVREGPAGECONTENT</h1>"
 """Where a generated page's content goes in the theme's page (see ``SitePlugin.on_post_page``); the second for
 content with its own h1 (the theme adds the page's title as an h1 to content without one)."""
-SHELL = "packets/shell--page.md"
-"""The page MkDocs renders once as the theme's frame of every packet page ("--" is in no id: no packet has it)."""
+SHELL_NAME = "shell--"
+"""The name of the pages MkDocs renders once as the theme's frame of the shelled pages at one depth ("--" is in no
+id: no record has it)."""
+SHELLED_FOLDERS = ("packets/", "families/", "coverage/")
 SHELL_TITLE, SHELL_CONTENT, SHELL_TOC = "EVREGSHELLTITLE", "<h1>EVREGSHELLCONTENT</h1>", "evregshelltoc"
 SHELL_H1 = "evregshellh1"  # the theme's "skip to content" link names the page's first heading
 _TOC_MARK = re.compile(r'<li class="md-nav__item">\s*<a href="#evregshelltoc".*?</li>', re.S)
 
 
 def shelled(path: str) -> bool:
-    """A generated page written into the shell rather than rendered by MkDocs: a packet's page."""
-    return path.startswith("packets/") and path != "packets/index.md" and path.count("/") == 1
+    """A generated page written into a shell rather than rendered by MkDocs: a packet's page, a family's pages
+    and a coverage contract's (not a folder's index: those are in the navigation)."""
+    return path.startswith(SHELLED_FOLDERS) and not path.endswith("index.md") and SHELL_NAME not in path
+
+
+def depth_of(path: str) -> int:
+    """How many folders deep a page's URL is (``packets/ID.md`` is ``packets/ID/``: 2)."""
+    return path.count("/") + 1
+
+
+def shell_path(depth: int) -> str:
+    """The shell page at ``depth``: ``packets/shell--page.md``, ``packets/shell--/shell--page.md``, ..."""
+    return "packets/" + f"{SHELL_NAME}/" * (depth - 2) + f"{SHELL_NAME}page.md"
 
 
 def shell_page() -> Page:
