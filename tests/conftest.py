@@ -345,6 +345,24 @@ def build_compare_registry(root: Path) -> Reg:
     return reg
 
 
+WIDE_RUNS = 60
+"""Runs added in run-1's workload for a comparison wider than the rows a page holds (``compare.INLINE_ROWS``): single
+samples of 10.0, 10.1, ... tok/s, all ranked below the others, so the slowest are in the page's data file."""
+
+
+@pytest.fixture(scope="session")
+def wide_compare_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    reg = build_compare_registry(tmp_path_factory.mktemp("wide") / "reg")
+    base = reg.read(f"{F}/pkt/measurements/run-1.json")
+    for n in range(WIDE_RUNS):
+        mid = f"run-w{n:02d}"
+        reg.put(f"{F}/pkt/measurements/{mid}.json", {**base, "id": mid, "metrics": {"decode_tok_s": [10.0 + n / 10]}})
+    reg.commit("a wide comparison")
+    result = evreg("build", cwd=reg.root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return reg.root / "build/site"
+
+
 @pytest.fixture(scope="session")
 def compare_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     reg = build_compare_registry(tmp_path_factory.mktemp("compare") / "reg")

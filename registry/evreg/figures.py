@@ -53,8 +53,15 @@ def _invisible_re() -> re.Pattern[str]:
     """Any invisible character (``_invisible``), as one character class: a page's text is searched at C speed rather
     than a character at a time (at 100,000 measurements the per-character test was a tenth of the site build)."""
     cf = (chr(c) for plane in CF_PLANES for c in plane if unicodedata.category(chr(c)) == "Cf")
-    chars = sorted({*_INVISIBLE, *cf})
-    return re.compile("[" + "".join(re.escape(c) for c in chars) + "]")
+    ranges: list[list[int]] = []  # runs of consecutive code points: a class of ranges is 20x faster than of characters
+    for c in sorted(ord(ch) for ch in {*_INVISIBLE, *cf}):
+        if ranges and ranges[-1][1] == c - 1:
+            ranges[-1][1] = c
+        else:
+            ranges.append([c, c])
+    return re.compile(
+        "[" + "".join(re.escape(chr(a)) + ("-" + re.escape(chr(b)) if b > a else "") for a, b in ranges) + "]"
+    )
 
 
 # A number: thousands groups, decimals, an exponent, a vulgar fraction (NFKC writes ½ as 1⁄2).

@@ -148,6 +148,7 @@ class Page:
     parts: list[str] = field(default_factory=list)
     toc: list[dict[str, Any]] = field(default_factory=list)  # MkDocs toc tokens, nested by level
     scripts: list[str] = field(default_factory=list)  # URLs of the product's own scripts, loaded after the content
+    data: dict[str, tuple[str, str]] = field(default_factory=dict)  # file beside the page -> (content, HTML it makes)
     _ids: Counter[str] = field(default_factory=Counter)
     _index: list[list[Any]] = field(default_factory=list)  # [id, level, heading text, first paragraph's text]
 

@@ -186,14 +186,28 @@ class SitePlugin(BasePlugin):
         return output
 
     def on_post_build(self, config: Any) -> None:
+        site = Path(config["site_dir"])
+        self._write_data(site)
         if self.findings:
             from mkdocs.exceptions import PluginError
 
             raise PluginError(f"{len(self.findings)} orphan numbers on rendered pages")
-        site = Path(config["site_dir"])
         if self.shelled:
             self._write_shelled(site)
         self.evidence_published = publish_evidence(self.root, self.pages, site)
+
+    def _write_data(self, site: Path) -> None:
+        """The data files of generated pages (a comparison's rows past those in the page), beside their page; the
+        HTML the page's script makes of them is checked for orphan figures as a page is."""
+        for path, page in [*self.generated.items(), *self.shelled.items()]:
+            for name, (content, made) in page.data.items():
+                for figure in orphans_in_html(made):
+                    message = f"data file {name} of page {path} shows figure {figure!r}, not through a citation"
+                    hint = "write {{ m:ID.METRIC[INDEX] }} instead of the typed figure"
+                    self.findings.append(codes.ORPHAN_NUMBER.at(path, "", message, hint))
+                out = site / page_url(path) / name
+                out.parent.mkdir(parents=True, exist_ok=True)
+                out.write_text(content, "utf-8")
 
     def _write_shelled(self, site: Path) -> None:
         """The pages of packets, families, their measurements filed in no packet and coverage, each put into the

@@ -116,6 +116,35 @@
     apply();
   }
 
-  function init() { document.querySelectorAll("table.evreg-compare").forEach(setup); }
+  var MID = "\u0001", BASE = "\u0002";  // in the data file: a row's measurement id, the page's base (evreg.compare.Rows)
+
+  function escapeHtml(s) {
+    return String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
+      .replace(/"/g, "&quot;").replace(/'/g, "&#x27;");
+  }
+
+  function addRows(table, data) {
+    data.tiers.forEach(function (rows, n) {
+      var body = table.tBodies[n];
+      if (!body || !rows.length) return;
+      var html = rows.map(function (r) {
+        var cells = r[5].map(function (i) { return data.cells[i]; });
+        cells.splice(1, 0, r[4].split(MID).join(r[0]).split(BASE).join(data.base));
+        return '<tr class="evreg-row evreg-' + r[1] + '" data-measurement="' + escapeHtml(r[0]) + '" data-low="' +
+          r[2] + '" data-high="' + r[3] + '">' + cells.join("") + "</tr>";
+      });
+      body.insertAdjacentHTML("beforeend", html.join(""));
+    });
+  }
+
+  function load(table) {  // the rows past those in the page, from the page's data file; then the controls
+    var src = table.getAttribute("data-rows");
+    if (!src || !window.fetch) { setup(table); return; }
+    fetch(src).then(function (r) { if (!r.ok) throw new Error(String(r.status)); return r.json(); })
+      .then(function (data) { addRows(table, data); }, function () {})  // offline (file:): the rows in the page
+      .then(function () { setup(table); });
+  }
+
+  function init() { document.querySelectorAll("table.evreg-compare").forEach(load); }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init); else init();
 })();
