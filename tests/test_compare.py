@@ -82,12 +82,13 @@ def with_data_rows(page: str, folder: Path) -> str:
     parts = page.split("</tbody>")
     assert len(parts) - 1 == len(data["tiers"])  # one list per workload, in page order
     for n, rows in enumerate(data["tiers"]):
-        for mid, cls, low, high, value, cells in rows:
+        for mid, home, cls, low, high, value, cells in rows:
             tds = [data["cells"][i] for i in cells]
-            tds.insert(1, value.replace(compare.MID, mid).replace(compare.BASE, data["base"]))
+            tds.insert(1, value.replace(compare.MID, mid))
+            made = "".join(tds).replace(compare.HOME, home).replace(compare.BASE, data["base"])
             parts[n] += (
                 f'<tr class="evreg-row evreg-{cls}" data-measurement="{html.escape(mid)}" data-low="{low}" '
-                f'data-high="{high}">{"".join(tds)}</tr>'
+                f'data-high="{high}">{made}</tr>'
             )
     return "</tbody>".join(parts)
 

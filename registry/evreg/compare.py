@@ -290,14 +290,15 @@ INLINE_ROWS = 50
 adds to the table. At 100,000 measurements one table held 540,000 rows (120 MB of HTML in one page): the data file
 holds each row's own parts only, and its cells shared with other rows (model, hardware, runtime, grade, state) once."""
 ROWS_FILE = "rows.json"
-MID, BASE = "\u0001", "\u0002"  # in the data file, a row's measurement id and the page's base (neither is in HTML)
+MID, BASE, HOME = "\u0001", "\u0002", "\u0003"
+"""In the data file: a row's measurement id, the page's base and the row's measurement's page (none is in HTML)."""
 
 
 class Rows:
     """The rows past ``INLINE_ROWS``, as the data file holds them: per workload (in page order) a list of rows
-    ``[measurement, class, low, high (as the page writes them), value cell, [cell index, ...]]``, the value cell with
-    its measurement id as
-    ``MID`` and the page's base as ``BASE``, and each other cell's HTML once in ``cells``."""
+    ``[measurement, its page, class, low, high (as the page writes them), value cell, [cell index, ...]]``, each other
+    cell's HTML once in ``cells``. In the cells, the measurement id is ``MID``, the page's base ``BASE`` and the
+    measurement's page ``HOME`` (a model cell's packet link is then the same for every row of a revision)."""
 
     def __init__(self, base: str) -> None:
         self.base = base
@@ -308,11 +309,12 @@ class Rows:
     def cell(self, td: str) -> int:
         return self.cells.setdefault(td, len(self.cells))
 
-    def add(self, mid: str, cls: str, low: str, high: str, tds: list[str]) -> None:
+    def add(self, mid: str, home: str, cls: str, low: str, high: str, tds: list[str]) -> None:
+        tds = [td.replace(f"{self.base}{home}", BASE + HOME) for td in tds] if home else tds
         value = tds[1].replace(mid, MID)
         if self.base:
             value = value.replace(self.base, BASE)
-        self.tiers[-1].append([mid, cls, low, high, value, [self.cell(td) for i, td in enumerate(tds) if i != 1]])
+        self.tiers[-1].append([mid, home, cls, low, high, value, [self.cell(td) for i, td in enumerate(tds) if i != 1]])
         self.count += 1
 
     def json(self) -> str:
@@ -325,8 +327,8 @@ class Rows:
     def scan_text(self) -> str:
         """The HTML the script makes of these rows, for the build's scan for orphan figures: every cell once (a figure
         never spans two cells: the tags between them are more than one space)."""
-        values = (row[4].replace(MID, row[0]).replace(BASE, self.base) for tier in self.tiers for row in tier)
-        return "\n".join([*self.cells, *values])
+        values = (row[5].replace(MID, row[0]).replace(BASE, self.base) for tier in self.tiers for row in tier)
+        return "\n".join([*self.cells, *values]).replace(HOME, "")
 
 
 def _tier_body(p: Pages, ctx: Context, tier: Tier, metric: str, rows: Rows) -> str:
@@ -357,8 +359,8 @@ def _tier_body(p: Pages, ctx: Context, tier: Tier, metric: str, rows: Rows) -> s
         ]
         state = "ranked" if row.place else "unranked"
         low, high = ranking.interval(row.values)
-        if n >= INLINE_ROWS and not any(MID in td or BASE in td for td in tds):
-            rows.add(row.mid, state, repr(low), repr(high), tds)
+        if n >= INLINE_ROWS and not any(MID in td or BASE in td or HOME in td for td in tds):
+            rows.add(row.mid, p.home.get(row.mid, ""), state, repr(low), repr(high), tds)
             continue
         out.append(
             f'<tr class="evreg-row evreg-{state}" data-measurement="{esc(row.mid)}" data-low="{low!r}" '

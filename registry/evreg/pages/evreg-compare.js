@@ -116,7 +116,8 @@
     apply();
   }
 
-  var MID = "\u0001", BASE = "\u0002";  // in the data file: a row's measurement id, the page's base (evreg.compare.Rows)
+  var MID = "\u0001", BASE = "\u0002", HOME = "\u0003";  // in the data file (evreg.compare.Rows): a row's measurement
+  // id, the page's base, the row's measurement's page
 
   function escapeHtml(s) {
     return String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
@@ -128,10 +129,11 @@
       var body = table.tBodies[n];
       if (!body || !rows.length) return;
       var html = rows.map(function (r) {
-        var cells = r[5].map(function (i) { return data.cells[i]; });
-        cells.splice(1, 0, r[4].split(MID).join(r[0]).split(BASE).join(data.base));
-        return '<tr class="evreg-row evreg-' + r[1] + '" data-measurement="' + escapeHtml(r[0]) + '" data-low="' +
-          r[2] + '" data-high="' + r[3] + '">' + cells.join("") + "</tr>";
+        var cells = r[6].map(function (i) { return data.cells[i]; });
+        cells.splice(1, 0, r[5].split(MID).join(r[0]));
+        var tds = cells.join("").split(HOME).join(r[1]).split(BASE).join(data.base);
+        return '<tr class="evreg-row evreg-' + r[2] + '" data-measurement="' + escapeHtml(r[0]) + '" data-low="' +
+          r[3] + '" data-high="' + r[4] + '">' + tds + "</tr>";
       });
       body.insertAdjacentHTML("beforeend", html.join(""));
     });
