@@ -31,7 +31,7 @@ from evreg.vocab import promotable
 from evreg.vocab import states as state_vocab
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Iterator
 
     from evreg.findings import Code  # the rule docs are handed in: rendering runs no rule code
 
@@ -495,42 +495,48 @@ def render_pages(
     p: Pages, downloads: list[tuple[str, str, int]] | None = None, codes: Iterable[Code] = ()
 ) -> dict[str, Page]:
     """Every generated page of the site: path (under docs_dir) -> Page."""
-    pages: dict[str, Page] = {}
+    return dict(iter_pages(p, downloads, codes))
 
-    def add(path: str, fn: Any, *args: Any) -> None:
+
+def iter_pages(
+    p: Pages, downloads: list[tuple[str, str, int]] | None = None, codes: Iterable[Code] = ()
+) -> Iterator[tuple[str, Page]]:
+    """Every generated page of the site, one at a time (a build need not hold them all: at 100,000 measurements
+    they are gigabytes)."""
+
+    def add(path: str, fn: Any, *args: Any) -> tuple[str, Page]:
         p.base, p.here = page_base(path), page_url(path)
-        pages[path] = fn(p, *args)
+        return path, fn(p, *args)
 
-    add("index.md", _home)
-    add("families/index.md", _families_index)
+    yield add("index.md", _home)
+    yield add("families/index.md", _families_index)
     for fid in p.records.get("family", {}):
-        add(f"families/{fid}.md", _family, fid)
-    add("packets/index.md", _packets_index)
+        yield add(f"families/{fid}.md", _family, fid)
+    yield add("packets/index.md", _packets_index)
     for pid in p.records.get("packet", {}):
-        add(f"packets/{pid}.md", _packet, pid)
-    add("measurements/index.md", _measurements_index)
+        yield add(f"packets/{pid}.md", _packet, pid)
+    yield add("measurements/index.md", _measurements_index)
     for fid in p.loose:
-        add(f"families/{fid}/measurements.md", _loose_measurements, fid)
+        yield add(f"families/{fid}/measurements.md", _loose_measurements, fid)
     for fid in p.records.get("family", {}):
         if len(_family_records(p, "coverage-view", fid)) > FAMILY_MATRICES:
-            add(f"families/{fid}/coverage.md", _family_matrices, fid)
+            yield add(f"families/{fid}/coverage.md", _family_matrices, fid)
     for key in p.records.get("coverage-contract", {}):
-        add(f"coverage/{key}.md", _contract_page, key)
+        yield add(f"coverage/{key}.md", _contract_page, key)
     families = sorted({key.split("/", 1)[0] for key in p.records.get("coverage-contract", {})})
-    add("coverage/index.md", _contracts_index, None)  # every folder URL has a page
+    yield add("coverage/index.md", _contracts_index, None)  # every folder URL has a page
     for fid in families:
-        add(f"coverage/{fid}/index.md", _contracts_index, fid)
+        yield add(f"coverage/{fid}/index.md", _contracts_index, fid)
     metrics = compare.headline_metrics(p)
-    add("compare/index.md", _comparisons, metrics)
+    yield add("compare/index.md", _comparisons, metrics)
     for metric in metrics:
-        add(compare.page_path(metric), _comparison, metric)
-    add("quarantine.md", _quarantine)
-    add("defects.md", _defects)
-    add("downloads.md", _downloads, downloads or [])
-    add("methodology/grades.md", _grades_page)
-    add("methodology/rules.md", _rules_page, list(codes))
-    add("schema.md", _schema_page)
-    return pages
+        yield add(compare.page_path(metric), _comparison, metric)
+    yield add("quarantine.md", _quarantine)
+    yield add("defects.md", _defects)
+    yield add("downloads.md", _downloads, downloads or [])
+    yield add("methodology/grades.md", _grades_page)
+    yield add("methodology/rules.md", _rules_page, list(codes))
+    yield add("schema.md", _schema_page)
 
 
 # -- pages ------------------------------------------------------------------------------------

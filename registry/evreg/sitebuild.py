@@ -28,7 +28,7 @@ from evreg import markdown as md
 from evreg.containment import SITE_DIR, outside_repository, unpublishable
 from evreg.findings import Finding
 from evreg.layout import PAGES_DIR
-from evreg.site import Page, Pages, evidence_url, page_base, page_url, render_pages
+from evreg.site import Page, Pages, evidence_url, iter_pages, page_base, page_url
 
 if TYPE_CHECKING:
     from evreg.findings import Code
@@ -66,8 +66,12 @@ PRODUCT_PAGES = {
 class SitePlugin(BasePlugin):
     """The registry's part of a MkDocs build. One object per build: no module state."""
 
-    def __init__(self, root: Path, db: Path, downloads: Path, code_docs: list[Code]) -> None:
+    def __init__(
+        self, root: Path, db: Path, downloads: Path, code_docs: list[Code], pending: Path | None = None
+    ) -> None:
         super().__init__()
+        self.pending = pending  # a folder for generated pages' HTML until it is written (None: kept in memory)
+        self.spilled: dict[str, Path] = {}
         self.root, self.db, self.downloads, self.code_docs = root, db, downloads, code_docs
         self.pages = Pages(db)
         self.generated: dict[str, Page] = {}
@@ -76,6 +80,11 @@ class SitePlugin(BasePlugin):
         self.shelled: dict[str, Page] = {}
         self.bodies: dict[str, str] = {}  # a generated page's content, from on_page_content to on_post_page
         self.shells: dict[str, str] = {}  # shell page path -> the theme's page MkDocs rendered for it
+        self.palette = False  # whether the theme has a colour palette (on_config)
+
+    def on_config(self, config: Any) -> Any:
+        self.palette = bool(config["theme"].get("palette"))
+        return config
 
     def on_files(self, files: Any, config: Any) -> Any:
         from mkdocs.exceptions import PluginError
@@ -99,13 +108,7 @@ class SitePlugin(BasePlugin):
             if not files.get_file_from_path(dest):
                 files.append(File.generated(config, dest, abs_src_path=str(PAGES_DIR / name)))
         downloads = _downloads(self.downloads)
-        self.generated = render_pages(self.pages, downloads, self.code_docs)
-        self.shelled = {path: page for path, page in self.generated.items() if shelled(path)}
-        index = getattr(config.plugins.get("material/search"), "search_index", None)
-        for path, page in self.shelled.items():
-            del self.generated[path]
-            if page.search and isinstance(getattr(index, "entries", None), list):
-                index.entries.extend(page.search_entries(page_url(path)))  # type: ignore[union-attr]
+        self._take_pages(downloads, getattr(config.plugins.get("material/search"), "search_index", None))
         for depth in sorted({depth_of(path) for path in self.shelled}):
             self.generated[shell_path(depth)] = shell_page()
         for path, page in self.generated.items():
@@ -117,6 +120,23 @@ class SitePlugin(BasePlugin):
         for name, _sha, _size in downloads:
             files.append(File.generated(config, f"downloads/{name}", abs_src_path=str(self.downloads / name)))
         return files
+
+    def _take_pages(self, downloads: list[tuple[str, str, int]], index: Any) -> None:
+        """The generated pages, as they are made: a shelled page gives its search entries at once, and with a
+        ``pending`` folder its HTML waits there until its frame is known (the build never holds every page)."""
+        self.generated = {}
+        for path, page in iter_pages(self.pages, downloads, self.code_docs):
+            if not shelled(path):
+                self.generated[path] = page
+                continue
+            self.shelled[path] = page
+            if page.search and isinstance(getattr(index, "entries", None), list):
+                index.entries.extend(page.search_entries(page_url(path)))
+            if self.pending is not None:
+                spilled = self.pending / f"{len(self.spilled)}.html"
+                spilled.write_text(page.html, "utf-8")
+                self.spilled[path] = spilled
+                page.parts, page._index = [], []
 
     def on_page_markdown(self, markdown: str, page: Any, config: Any, files: Any) -> str:
         """Citations in hand-written pages become resolved, linked figures."""
@@ -218,6 +238,8 @@ class SitePlugin(BasePlugin):
 
         frames = {}
         for shell, output in self.shells.items():
+            output = _PALETTE.sub("", output) if not self.palette else output
+            output = _TABBED.sub("", output)
             shutil.rmtree(site / shell.split("/", 1)[0] / shell.split("/")[1].removesuffix(".md"), ignore_errors=True)
             head, tail = output.split(SHELL_CONTENT, 1)
             toc_at = _TOC_MARK.search(head)
@@ -226,8 +248,10 @@ class SitePlugin(BasePlugin):
             frames[shell] = (head, tail, toc_at)
         for path, page in self.shelled.items():
             head, tail, toc_at = frames[shell_path(depth_of(path))]
-            for figure in orphans_in_html(page.html):
-                line = next((n for n, t in enumerate(page.html.split("\n"), 1) if figure in html.unescape(t)), None)
+            spilled = self.spilled.pop(path, None)
+            body = spilled.read_text("utf-8") if spilled else page.html
+            for figure in orphans_in_html(body):
+                line = next((n for n, t in enumerate(body.split("\n"), 1) if figure in html.unescape(t)), None)
                 message = f"rendered page {path} shows figure {figure!r} that did not come through a citation"
                 hint = "write {{ m:ID.METRIC[INDEX] }} instead of the typed figure"
                 self.findings.append(codes.ORPHAN_NUMBER.at(path, "", message, hint, line=line, column=1))
@@ -237,7 +261,9 @@ class SitePlugin(BasePlugin):
             out.parent.mkdir(parents=True, exist_ok=True)
             first = page.toc[0]["id"] if page.toc else ""
             top = top.replace(SHELL_TITLE, title).replace(f'href="#{SHELL_H1}"', f'href="#{first}"')
-            out.write_text(top + _BLANK.sub("\n", page.html) + tail, "utf-8")
+            out.write_text(top + _BLANK.sub("\n", body) + tail, "utf-8")
+            if spilled:
+                spilled.unlink()
         if self.findings:
             raise PluginError(f"{len(self.findings)} orphan numbers on rendered pages")
 
@@ -251,6 +277,11 @@ id: no record has it)."""
 SHELLED_FOLDERS = ("packets/", "families/", "coverage/")
 SHELL_TITLE, SHELL_CONTENT, SHELL_TOC = "EVREGSHELLTITLE", "<h1>EVREGSHELLCONTENT</h1>", "evregshelltoc"
 SHELL_H1 = "evregshellh1"  # the theme's "skip to content" link names the page's first heading
+_PALETTE = re.compile(r'<script>var palette=__md_get\("__palette"\).*?</script>', re.S)
+"""The theme's script that applies a colour palette the reader chose: with no palette configured there is none to
+choose (0.7 KB of every record page)."""
+_TABBED = re.compile(r"<script>var target=document\.getElementById\(location\.hash\.slice\(1\)\).*?</script>", re.S)
+"""The theme's script that opens the content tab a URL names: generated pages have no tabs."""
 _TOC_MARK = re.compile(r'<li class="md-nav__item">\s*<a href="#evregshelltoc".*?</li>', re.S)
 
 
@@ -387,7 +418,8 @@ def build_site(root: Path, db: Path, downloads: Path, out: Path, code_docs: list
                 )
             ]
         )
-    plugin = SitePlugin(root, db, downloads, code_docs or [])
+    pending = Path(tempfile.mkdtemp(prefix=f".{out.name}-pending-", dir=out.parent))
+    plugin = SitePlugin(root, db, downloads, code_docs or [], pending)
     config.plugins["evreg"] = plugin
     try:
         build(config)
@@ -399,6 +431,8 @@ def build_site(root: Path, db: Path, downloads: Path, out: Path, code_docs: list
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    finally:
+        shutil.rmtree(pending, ignore_errors=True)
     built = Built(
         pages=sum(1 for _ in staging.rglob("index.html")),
         size=sum(f.stat().st_size for f in staging.rglob("*") if f.is_file()),
