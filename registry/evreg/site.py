@@ -40,10 +40,15 @@ def esc(text: Any) -> str:
     """Record text as inert HTML text (and attribute values): whitespace collapsed, every
     character that means something to HTML escaped. Generated pages are never Markdown, so
     nothing else can give the text a meaning."""
-    return escape(_SPACE.sub(" ", str(text)))
+    text = str(text)
+    if not (text.isascii() and "  " not in text and _ASCII_SPACES.isdisjoint(text)):  # else nothing to collapse
+        text = _SPACE.sub(" ", text)
+    return escape(text)
 
 
 _SPACE = re.compile(r"\s+")
+_ASCII_SPACES = frozenset("\t\n\r\x0b\x0c\x1c\x1d\x1e\x1f")
+"""The ASCII characters other than the space that ``\\s`` matches."""
 
 
 def attr(text: Any) -> str:

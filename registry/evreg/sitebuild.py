@@ -362,7 +362,7 @@ def publish_evidence(root: Path, pages: Pages, site: Path) -> int:
     return len(done)
 
 
-_BLANK = re.compile(r"[ \t\r]*\n\s*")
+_BLANK = re.compile(r"(?=[ \t\r\n])[ \t\r]*\n\s*")  # the lookahead first: the engine skips other characters at once
 _EXEMPT = re.compile(
     r"<(pre|code)\b[^>]*>.*?</\1>|<(a|mark|span)\b[^>]*class=\"evreg-(?:"
     + "|".join(citations.RENDERER_CLASSES)
