@@ -807,7 +807,7 @@ FAMILY_CHARTS = 40
 """The most charts a family page draws: its initial views first, then the others in order. A family of thousands of
 measurements has hundreds of views (at 100,000 measurements a family page drew 300 charts, 4 MB); the rest are listed
 with links to the measurements they plot, whose sections hold every point. Every real family draws all of its charts."""
-FAMILY_MATRICES = 40
+FAMILY_MATRICES = 60
 """The most coverage matrices a family page shows; a family with more has them on its own page of matrices
 (``families/FAMILY/coverage/``), linked from the family page."""
 
@@ -878,7 +878,7 @@ def _more_views(p: Pages, page: Page, views: list[dict[str, Any]]) -> None:
 
 def _family_matrices(p: Pages, fid: str) -> Page:
     """A family's coverage matrices, when there are too many for its page."""
-    page = Page(f"Coverage matrices of {fid}", search=False)
+    page = Page(f"Coverage matrices of {fid}")  # their headings were searchable on the family page
     page.h(1, f"Coverage matrices of {esc(fid)}")
     page.p(f"Family {p.link('family', fid)}. Every cell is explicit; <em>missing</em> means nobody measured it.")
     for view in _family_records(p, "coverage-view", fid).values():
