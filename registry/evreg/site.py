@@ -286,6 +286,7 @@ class Pages:
             row = self.measurement_where(mid)
             self.of_family[str(row.family)].append(mid)
             (self.in_packet[row.packet] if row.packet else self.loose[str(row.family)]).append(mid)
+        self.contract_counts: dict[int, Counter[str]] = {}  # a contract's cells by state (site._contract_counts)
         self.base = ""
         self.here = ""  # the URL path of the page being rendered (relative to the site root)
 
@@ -852,7 +853,7 @@ def _family_views(p: Pages, page: Page, fam: dict[str, Any], fid: str) -> None:
             [
                 [
                     f'<a href="{p.base}coverage/{esc(fid)}/{esc(cid)}/">{esc(c["label"])}</a>',
-                    ", ".join(f"{n} {esc(s)}" for s, n in sorted(_contract_cells(c)[1].items())),
+                    ", ".join(f"{n} {esc(s)}" for s, n in sorted(_contract_counts(p, c).items())),
                 ]
                 for cid, c in contracts.items()
             ],
@@ -1007,6 +1008,14 @@ def _contract_cells(c: dict[str, Any]) -> tuple[list[tuple[dict[str, Any], dict[
     return cells, Counter(cell["state"] for _, cell in cells)
 
 
+def _contract_counts(p: Pages, c: dict[str, Any]) -> Counter[str]:
+    """A contract's cells by state, worked out once per build (the family page and two index pages show them)."""
+    key = id(c)  # the record's dict, held by ``p.records`` for the whole build
+    if key not in p.contract_counts:
+        p.contract_counts[key] = _contract_cells(c)[1]
+    return p.contract_counts[key]
+
+
 def _contracts_index(p: Pages, fid: str | None) -> Page:
     """The coverage contracts of one family, or of all."""
     page = Page("Coverage contracts" + (f" of {fid}" if fid else ""), search=False)
@@ -1015,7 +1024,7 @@ def _contracts_index(p: Pages, fid: str | None) -> Page:
     for key, c in p.records.get("coverage-contract", {}).items():
         family, cid = key.split("/", 1)
         if fid in (None, family):
-            counts = _contract_cells(c)[1]
+            counts = _contract_counts(p, c)
             rows.append(
                 [
                     f'<a href="{p.base}coverage/{esc(family)}/{esc(cid)}/">{esc(c["label"])}</a>',

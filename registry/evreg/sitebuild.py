@@ -10,6 +10,7 @@ with ``orphan-number``.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import html
 import os
@@ -71,7 +72,7 @@ class SitePlugin(BasePlugin):
     ) -> None:
         super().__init__()
         self.pending = pending  # a folder for generated pages' HTML until it is written (None: kept in memory)
-        self.spilled: dict[str, Path] = {}
+        self.spilled: dict[str, tuple[int, int]] = {}  # a shelled page -> where its HTML is in the pending file
         self.root, self.db, self.downloads, self.code_docs = root, db, downloads, code_docs
         self.pages = Pages(db)
         self.generated: dict[str, Page] = {}
@@ -125,18 +126,20 @@ class SitePlugin(BasePlugin):
         """The generated pages, as they are made: a shelled page gives its search entries at once, and with a
         ``pending`` folder its HTML waits there until its frame is known (the build never holds every page)."""
         self.generated = {}
-        for path, page in iter_pages(self.pages, downloads, self.code_docs):
-            if not shelled(path):
-                self.generated[path] = page
-                continue
-            self.shelled[path] = page
-            if page.search and isinstance(getattr(index, "entries", None), list):
-                index.entries.extend(page.search_entries(page_url(path)))
-            if self.pending is not None:
-                spilled = self.pending / f"{len(self.spilled)}.html"
-                spilled.write_text(page.html, "utf-8")
-                self.spilled[path] = spilled
-                page.parts, page._index = [], []
+        with contextlib.ExitStack() as stack:
+            spill = stack.enter_context(open(self.pending / PENDING, "wb")) if self.pending is not None else None
+            for path, page in iter_pages(self.pages, downloads, self.code_docs):
+                if not shelled(path):
+                    self.generated[path] = page
+                    continue
+                self.shelled[path] = page
+                if page.search and isinstance(getattr(index, "entries", None), list):
+                    index.entries.extend(page.search_entries(page_url(path)))
+                if spill is not None:
+                    data = page.html.encode("utf-8")
+                    self.spilled[path] = (spill.tell(), len(data))
+                    spill.write(data)
+                    page.parts, page._index = [], []
 
     def on_page_markdown(self, markdown: str, page: Any, config: Any, files: Any) -> str:
         """Citations in hand-written pages become resolved, linked figures."""
@@ -246,31 +249,41 @@ class SitePlugin(BasePlugin):
             if toc_at is None:
                 raise PluginError("the theme's page has no table of contents where the shell put one")
             frames[shell] = (head, tail, toc_at)
-        for path, page in self.shelled.items():
-            head, tail, toc_at = frames[shell_path(depth_of(path))]
-            spilled = self.spilled.pop(path, None)
-            body = spilled.read_text("utf-8") if spilled else page.html
-            for figure in orphans_in_html(body):
-                line = next((n for n, t in enumerate(body.split("\n"), 1) if figure in html.unescape(t)), None)
-                message = f"rendered page {path} shows figure {figure!r} that did not come through a citation"
-                hint = "write {{ m:ID.METRIC[INDEX] }} instead of the typed figure"
-                self.findings.append(codes.ORPHAN_NUMBER.at(path, "", message, hint, line=line, column=1))
-            title = html.escape(page.plain_title())
-            top = head[: toc_at.start()] + toc_html(page.toc) + head[toc_at.end() :]
-            out = site / page_url(path) / "index.html"
-            out.parent.mkdir(parents=True, exist_ok=True)
-            first = page.toc[0]["id"] if page.toc else ""
-            top = top.replace(SHELL_TITLE, title).replace(f'href="#{SHELL_H1}"', f'href="#{first}"')
-            out.write_text(top + _BLANK.sub("\n", body) + tail, "utf-8")
-            if spilled:
-                spilled.unlink()
+        with contextlib.ExitStack() as stack:
+            spill = stack.enter_context(open(self.pending / PENDING, "rb")) if self.spilled and self.pending else None
+            for path, page in self.shelled.items():
+                self._write_one(site, frames[shell_path(depth_of(path))], path, page, spill)
         if self.findings:
             raise PluginError(f"{len(self.findings)} orphan numbers on rendered pages")
+
+    def _write_one(self, site: Path, frame: tuple[str, str, Any], path: str, page: Page, spill: Any) -> None:
+        """One shelled page: its HTML (from the pending file if it waited there) checked and put into its frame."""
+        head, tail, toc_at = frame
+        if path in self.spilled and spill is not None:
+            offset, size = self.spilled.pop(path)
+            spill.seek(offset)
+            body = spill.read(size).decode("utf-8")
+        else:
+            body = page.html
+        for figure in orphans_in_html(body):
+            line = next((n for n, t in enumerate(body.split("\n"), 1) if figure in html.unescape(t)), None)
+            message = f"rendered page {path} shows figure {figure!r} that did not come through a citation"
+            hint = "write {{ m:ID.METRIC[INDEX] }} instead of the typed figure"
+            self.findings.append(codes.ORPHAN_NUMBER.at(path, "", message, hint, line=line, column=1))
+        title = html.escape(page.plain_title())
+        top = head[: toc_at.start()] + toc_html(page.toc) + head[toc_at.end() :]
+        out = site / page_url(path) / "index.html"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        first = page.toc[0]["id"] if page.toc else ""
+        top = top.replace(SHELL_TITLE, title).replace(f'href="#{SHELL_H1}"', f'href="#{first}"')
+        out.write_text(top + _BLANK.sub("\n", body) + tail, "utf-8")
 
 
 CONTENT_MARK, CONTENT_MARK_H1 = "<!--evreg-page-content-->", "<h1>EVREGPAGECONTENT</h1>"
 """Where a generated page's content goes in the theme's page (see ``SitePlugin.on_post_page``); the second for
 content with its own h1 (the theme adds the page's title as an h1 to content without one)."""
+PENDING = "pages.html"
+"""The file in the build's pending folder that holds shelled pages' HTML, one after another, until each is written."""
 SHELL_NAME = "shell--"
 """The name of the pages MkDocs renders once as the theme's frame of the shelled pages at one depth ("--" is in no
 id: no record has it)."""
