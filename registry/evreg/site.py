@@ -965,9 +965,8 @@ def _axis_key(axis: dict[str, Any] | None, default: str) -> str:
 
 
 def _cell(p: Pages, cell: dict[str, Any]) -> str:
-    """A coverage cell's contents: its state (its meaning is in the grid's legend, not repeated in every cell: at
-    100,000 measurements coverage grids hold some 1.7 million cells), label and links, and its reason folded under
-    *why*."""
+    """A coverage cell's contents: its state (its meaning is in the grid's legend, not repeated in every cell: 52 MB
+    of the 100k site), label and links, and its reason folded under *why*."""
     parts = [p.state(cell["state"], meaning=False)]
     if cell.get("label"):
         parts.append(p.prose(cell["label"], cell=True))
