@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from conftest import REPO, WORKLOAD, F, Reg, evreg
+from conftest import REPO, WIDE_RUNS, WORKLOAD, F, Reg, evreg
 from evreg.evidence import is_evidence_key
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -420,6 +420,34 @@ def test_download_holds_exactly_the_rows_shown(compare_url: str, tab: object) ->
         "/packets/pkt/#m-run-3--decode-tok-s-0"
     )  # its section, sample row
     assert {r["measurement"] for r in rows}.isdisjoint({"run-q", "run-s"})
+
+
+def test_a_wide_comparison_adds_the_rows_of_its_data_file_and_sorts_filters_and_downloads_them(
+    wide_compare_site: Path, tab: object
+) -> None:
+    server, url = serve(wide_compare_site)
+    try:
+        tab.goto(url + "compare/decode-tok-s/")  # type: ignore[attr-defined]
+        shown = tab.locator(".evreg-shown")  # type: ignore[attr-defined]
+        total = 8 + WIDE_RUNS
+        assert shown.inner_text() == f"{total} of {total} rows shown"  # the page's 50 and its data file's rows
+        assert tab.evaluate(ORDER, WORKLOAD)[-2:] == ["run-q", "run-s"]  # type: ignore[attr-defined]
+        tab.locator("thead th", has_text="Value").locator("button").click()  # type: ignore[attr-defined]
+        assert tab.evaluate(ORDER, WORKLOAD)[1:3] == ["run-w00", "run-w01"]  # type: ignore[attr-defined]  # from the file
+        tab.locator(".evreg-filter-text").fill("11.")  # type: ignore[attr-defined]  # 11.00 to 11.90 tok/s
+        assert tab.evaluate(VISIBLE) == [f"run-w1{n}" for n in range(10)]  # type: ignore[attr-defined]
+        with tab.expect_download() as info:  # type: ignore[attr-defined]
+            tab.locator(".evreg-download").click()  # type: ignore[attr-defined]
+        rows = list(csv.DictReader(io.StringIO(Path(info.value.path()).read_text("utf-8"))))
+        assert [r["measurement"] for r in rows] == [f"run-w1{n}" for n in range(10)]
+        assert rows[0]["Value"].startswith("11.00 tok/s") and rows[0]["url"].endswith(
+            "/packets/pkt/#m-run-w10--decode-tok-s-0"
+        )
+        link = tab.locator("tr[data-measurement='run-w10'] a.evreg-cite")  # type: ignore[attr-defined]
+        link.click()
+        tab.wait_for_url("**/packets/pkt/#m-run-w10--decode-tok-s-0")  # type: ignore[attr-defined]
+    finally:
+        server.shutdown()
 
 
 def test_without_scripts_the_page_is_the_plain_table(compare_url: str, browser: object) -> None:

@@ -249,6 +249,18 @@ def test_the_letter_notation_takes_thousands_groups() -> None:
     assert citations.resolve(c, {"r": {"metrics": {"prefill_tok_s": [5172.4]}}}).text == "5,172"  # type: ignore[union-attr]
 
 
+def test_every_invisible_character_hides_nothing_from_the_page_scan() -> None:
+    """The page scan finds invisible characters by one character class (fast on large pages): it must hold every
+    format character Unicode has, wherever it is, and a figure split by any of them is still found."""
+    import sys
+    import unicodedata
+
+    cf = [c for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Cf"]
+    assert all(any(c in plane for plane in figures.CF_PLANES) for c in cf)
+    for c in (0x200B, 0x2066, 0xE0020, cf[-1]):
+        assert [f.number for f in figures.find_figures(f"decode · 52{chr(c)}.3 tok/s")] == ["52.3"]
+
+
 PAGE = """# Results
 
 | Model | Decode (tok/s) | Cards |

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, WORKLOAD
-from evreg import ranking
+from conftest import REPO, WIDE_RUNS, WORKLOAD
+from evreg import compare, ranking
 
 # -- the ranking rule -------------------------------------------------------------------------
 
@@ -72,6 +72,27 @@ def test_workload_tier_separates_points_and_stated_context() -> None:
 ROW = re.compile(r'<tr class="evreg-row evreg-(\w+)" data-measurement="([^"]+)"[^>]*>(.*?)</tr>', re.S)
 
 
+def with_data_rows(page: str, folder: Path) -> str:
+    """The page as its script makes it: the rows of its data file (if any) added to their workloads, built the way
+    ``evreg-compare.js`` builds them."""
+    data_file = folder / compare.ROWS_FILE
+    if not data_file.exists():
+        return page
+    data = json.loads(data_file.read_text("utf-8"))
+    parts = page.split("</tbody>")
+    assert len(parts) - 1 == len(data["tiers"])  # one list per workload, in page order
+    for n, rows in enumerate(data["tiers"]):
+        for mid, home, cls, low, high, value, cells in rows:
+            tds = [data["cells"][i] for i in cells]
+            tds.insert(1, value.replace(compare.MID, mid))
+            made = "".join(tds).replace(compare.HOME, home).replace(compare.BASE, data["base"])
+            parts[n] += (
+                f'<tr class="evreg-row evreg-{cls}" data-measurement="{html.escape(mid)}" data-low="{low}" '
+                f'data-high="{high}">{made}</tr>'
+            )
+    return "</tbody>".join(parts)
+
+
 def tiers(page: str) -> dict[str, list[tuple[str, str, str]]]:
     """Each workload's rows as (ranked or unranked, measurement, first cell's text), in page order."""
     out: dict[str, list[tuple[str, str, str]]] = {}
@@ -112,6 +133,29 @@ def test_comparison_ranks_within_one_workload_with_ties_and_leaves_unpromotable_
     assert script in page and script not in content and (compare_site / "assets/evreg-compare.js").is_file()
 
 
+def test_a_wide_comparison_keeps_its_first_rows_in_the_page_and_the_rest_in_its_data_file(
+    wide_compare_site: Path,
+) -> None:
+    folder = wide_compare_site / "compare/decode-tok-s"
+    page = (folder / "index.html").read_text("utf-8")
+    inline = tiers(page)
+    assert len(inline[WORKLOAD]) == compare.INLINE_ROWS  # the best results of the workload, in rank order
+    assert [mid for _, mid, _ in inline[WORKLOAD][:3]] == ["run-2", "run-1", "run-3"]
+    assert "15 more in the data file" in page and 'data-rows="rows.json"' in page
+    full = tiers(with_data_rows(page, folder))
+    rows = full[WORKLOAD]
+    assert len(rows) == 5 + WIDE_RUNS and len({mid for _, mid, _ in rows}) == len(rows)  # every result once
+    ranks = [int(rank.split()[0]) for state, _, rank in rows if state == "ranked"]
+    assert ranks == [1, 1, 3, *range(4, 4 + WIDE_RUNS)] and rows[-1][0] == "unranked"
+    assert {k: v for k, v in full.items() if k != WORKLOAD} == {k: v for k, v in inline.items() if k != WORKLOAD}
+    # a row from the data file is the row the page would have held: its value cites its sample on its packet's page
+    row = with_data_rows(page, folder).split('data-measurement="run-w00"')[1].split("</tr>")[0]
+    assert '<a class="evreg-cite" href="../../packets/pkt/#m-run-w00--decode-tok-s-0"' in row
+    assert 'data-cite="m:run-w00.decode_tok_s[0]">10.00 tok/s</a>' in row and "evreg-state-lab-measured" in row
+    data = json.loads((folder / "rows.json").read_text("utf-8"))
+    assert len(data["cells"]) < 15 * 7  # shared cells (model, hardware, runtime, ...) are stored once
+
+
 def test_the_comparisons_index_lists_each_headline_metric_the_records_store(compare_site: Path) -> None:
     index = (compare_site / "compare/index.html").read_text()
     # the fixture stores only decode_tok_s: one page; ttft and prefill get pages only where the records hold them
@@ -127,7 +171,7 @@ def test_the_real_sites_comparisons_never_rank_across_workloads_or_unpromotable_
     assert {p.parent.name for p in pages} >= {"decode-tok-s", "ttft-ms", "prefill-tok-s"}
     tied = 0
     for path in pages:
-        text = path.read_text()
+        text = with_data_rows(path.read_text(), path.parent)
         keys = re.findall(r'<tbody class="evreg-tier" data-tier="([^"]*)">', text)
         assert len(keys) == len(set(keys)), path  # one body per workload
         for body in re.findall(r'<tbody class="evreg-tier".*?</tbody>', text, re.S):

@@ -15,8 +15,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-from conftest import REPO, Reg, evreg
-from evreg import figures
+from conftest import REPO, WIDE_MATRICES, WIDE_VIEWS, Reg, evreg
+from evreg import figures, site
 
 SVG = "{http://www.w3.org/2000/svg}"
 _FIGURE = re.compile(r'<figure class="evreg-figure">.*?</figure>', re.S)
@@ -417,3 +417,22 @@ def test_local_evidence_is_published_by_sha256_and_external_evidence_links_its_p
     source = family["sources"]["neural-download"]
     page = (repo_site / f"packets/{family['primary_packet_id']}/index.html").read_text("utf-8")
     assert f'href="{source["repository"]}/blob/{source["commit"]}/' in page
+
+
+def test_a_family_page_summarises_a_large_family_and_links_the_rest(wide_compare_site: Path) -> None:
+    """Past ``site.FAMILY_CHARTS`` views a family page lists the rest with the measurements they plot; past
+    ``site.FAMILY_MATRICES`` coverage matrices they are on the family's own page of matrices, every one of them."""
+    page = (wide_compare_site / "families/fam/index.html").read_text("utf-8")
+    article = page[page.index("<article") : page.index("</article>")]
+    assert article.count('<svg class="evreg-chart"') == site.FAMILY_CHARTS
+    more = article[article.index('id="more-charts"') :]
+    listed = re.findall(r"<tr><td>(View \d+|Decode by TP)</td>", more)
+    assert len(listed) == WIDE_VIEWS + 1 - site.FAMILY_CHARTS and f"{len(listed)} more views" in more
+    for title in listed:  # each listed view links the measurement its series plots, on its packet's page
+        n = int(title.split()[1]) if title.startswith("View") else None
+        target = f"run-w{n:02d}" if n is not None else "run-1"
+        assert f'href="../../packets/pkt/#m-{target}">{target}</a>' in more
+    assert "evreg-matrix" not in article and 'href="../../families/fam/coverage/"' in article
+    matrices = (wide_compare_site / "families/fam/coverage/index.html").read_text("utf-8")
+    assert matrices.count('<table class="evreg-matrix evreg-grid">') == WIDE_MATRICES + 1
+    assert matrices.count('href="../../../packets/pkt/#m-run-1"') == WIDE_MATRICES + 1  # each cell's measurement

@@ -13,6 +13,7 @@ filters and a CSV download of exactly the rows shown.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import dataclass, field
@@ -251,17 +252,23 @@ def metric_page(p: Pages, page: Page, metric: str) -> None:
         f'overlap share a rank and are marked <em>tied</em> (<a href="{p.base}methodology/#comparisons">how '
         "comparisons rank</a>). Every value links to its sample."
     )
-    page.add(_controls(metric))
     ctx = Context(p)
     head = "".join(
         f'<th scope="col" data-col="{i}"' + (' data-filter="1"' if filt else "") + f">{esc(name)}</th>"
         for i, (name, filt) in enumerate(COLUMNS)
     )
-    html = [f'<div class="evreg-scroll"><table class="evreg-compare" data-metric="{esc(metric)}"><thead><tr>{head}']
-    html.append("</tr></thead>")
-    for tier in tiers:
-        html.append(_tier_body(p, ctx, tier, metric))
-    html.append("</table></div>")
+    data = Rows(p.base)
+    bodies = [_tier_body(p, ctx, tier, metric, data) for tier in tiers]
+    attrs = f' data-rows="{ROWS_FILE}" data-row-count="{rows}"' if data.count else ""
+    if data.count:
+        page.p(
+            f"The first {INLINE_ROWS} results of each workload are in the page; the other {data.count} are in "
+            f'<a href="{ROWS_FILE}">its data file</a>, which the page\'s script adds to the table.'
+        )
+        page.data[ROWS_FILE] = (data.json(), data.scan_text())
+    page.add(_controls(metric))  # right before the table: the script finds it there
+    html = [f'<div class="evreg-scroll"><table class="evreg-compare" data-metric="{esc(metric)}"{attrs}><thead><tr>']
+    html += [head, "</tr></thead>", *bodies, "</table></div>"]
     page.add("".join(html))
     page.scripts.append(p.base + SCRIPT)  # loaded after the content, never inside it
 
@@ -278,34 +285,86 @@ def _controls(metric: str) -> str:
     )
 
 
-def _tier_body(p: Pages, ctx: Context, tier: Tier, metric: str) -> str:
+INLINE_ROWS = 50
+"""Rows of a workload written into the page; the rest are in the page's data file (``ROWS_FILE``), which the script
+adds to the table. At 100,000 measurements one table held 540,000 rows (120 MB of HTML in one page): the data file
+holds each row's own parts only, and its cells shared with other rows (model, hardware, runtime, grade, state) once."""
+ROWS_FILE = "rows.json"
+MID, BASE, HOME = "\u0001", "\u0002", "\u0003"
+"""In the data file: a row's measurement id, the page's base and the row's measurement's page (none is in HTML)."""
+
+
+class Rows:
+    """The rows past ``INLINE_ROWS``, as the data file holds them: per workload (in page order) a list of rows
+    ``[measurement, its page, class, low, high (as the page writes them), value cell, [cell index, ...]]``, each other
+    cell's HTML once in ``cells``. In the cells, the measurement id is ``MID``, the page's base ``BASE`` and the
+    measurement's page ``HOME`` (a model cell's packet link is then the same for every row of a revision)."""
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+        self.cells: dict[str, int] = {}
+        self.tiers: list[list[list[Any]]] = []
+        self.count = 0
+
+    def cell(self, td: str) -> int:
+        return self.cells.setdefault(td, len(self.cells))
+
+    def add(self, mid: str, home: str, cls: str, low: str, high: str, tds: list[str]) -> None:
+        tds = [td.replace(f"{self.base}{home}", BASE + HOME) for td in tds] if home else tds
+        value = tds[1].replace(mid, MID)
+        if self.base:
+            value = value.replace(self.base, BASE)
+        self.tiers[-1].append([mid, home, cls, low, high, value, [self.cell(td) for i, td in enumerate(tds) if i != 1]])
+        self.count += 1
+
+    def json(self) -> str:
+        return json.dumps(
+            {"base": self.base, "cells": list(self.cells), "tiers": self.tiers},
+            ensure_ascii=False,
+            separators=(",", ":"),
+        )
+
+    def scan_text(self) -> str:
+        """The HTML the script makes of these rows, for the build's scan for orphan figures: every cell once (a figure
+        never spans two cells: the tags between them are more than one space)."""
+        values = (row[5].replace(MID, row[0]).replace(BASE, self.base) for tier in self.tiers for row in tier)
+        return "\n".join([*self.cells, *values]).replace(HOME, "")
+
+
+def _tier_body(p: Pages, ctx: Context, tier: Tier, metric: str, rows: Rows) -> str:
     ranked = sum(r.place is not None for r in tier.rows)
     label = tier_label(p, tier)
     count = f"{len(tier.rows)} result{'s' if len(tier.rows) != 1 else ''}, {ranked} ranked"
     key = esc(" · ".join([tier.key[0], *(f"{n} = {citations.fmt_x(v)}" for n, v in tier.key[1:])]))
+    more = len(tier.rows) - INLINE_ROWS
+    note = f' <span class="evreg-tier-more">({more} more in the data file)</span>' if more > 0 else ""
     out = [
         f'<tbody class="evreg-tier" data-tier="{key}"><tr class="evreg-tier-head"><th colspan="{len(COLUMNS)}" '
-        f'scope="rowgroup">Workload: {label} <span class="evreg-tier-count">({count})</span></th></tr>'
+        f'scope="rowgroup">Workload: {label} <span class="evreg-tier-count">({count})</span>{note}</th></tr>'
     ]
-    for row in tier.rows:
+    rows.tiers.append([])
+    for n, row in enumerate(tier.rows):
         cells = ctx.cells(row, metric)
         sort = [
             row.place.rank if row.place else "",
             repr(ranking.median(row.values)),
             *["" for _ in COLUMNS[2:]],
         ]
-        tds = "".join(
+        tds = [
             "<td"
             + (f' data-key="{esc(k)}"' if k and k != _shown(html) else "")  # the script filters by the shown text
             + (f' data-sort="{esc(s)}"' if s != "" else "")
             + f">{html}</td>"
             for (html, k), s in zip(cells, sort, strict=True)
-        )
+        ]
         state = "ranked" if row.place else "unranked"
         low, high = ranking.interval(row.values)
+        if n >= INLINE_ROWS and not any(MID in td or BASE in td or HOME in td for td in tds):
+            rows.add(row.mid, p.home.get(row.mid, ""), state, repr(low), repr(high), tds)
+            continue
         out.append(
             f'<tr class="evreg-row evreg-{state}" data-measurement="{esc(row.mid)}" data-low="{low!r}" '
-            f'data-high="{high!r}">{tds}</tr>'
+            f'data-high="{high!r}">{"".join(tds)}</tr>'
         )
     out.append("</tbody>")
     return "".join(out)

@@ -11,6 +11,7 @@ table of examples that the tests check both ways.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -40,6 +41,27 @@ and isolates such as U+200E, U+2066)."""
 
 def _invisible(ch: str) -> bool:
     return ch in _INVISIBLE or (ord(ch) > 127 and unicodedata.category(ch) == "Cf")
+
+
+CF_PLANES = (range(0x80, 0x20000), range(0xE0000, 0xE1000))
+"""Where Unicode puts format characters (category Cf): the first two planes and the tags of plane 14 (a test checks
+every code point)."""
+
+
+@functools.cache
+def _invisible_re() -> re.Pattern[str]:
+    """Any invisible character (``_invisible``), as one character class: a page's text is searched at C speed rather
+    than a character at a time (at 100,000 measurements the per-character test was a tenth of the site build)."""
+    cf = (chr(c) for plane in CF_PLANES for c in plane if unicodedata.category(chr(c)) == "Cf")
+    ranges: list[list[int]] = []  # runs of consecutive code points: a class of ranges is 20x faster than of characters
+    for c in sorted(ord(ch) for ch in {*_INVISIBLE, *cf}):
+        if ranges and ranges[-1][1] == c - 1:
+            ranges[-1][1] = c
+        else:
+            ranges.append([c, c])
+    return re.compile(
+        "[" + "".join(re.escape(chr(a)) + ("-" + re.escape(chr(b)) if b > a else "") for a, b in ranges) + "]"
+    )
 
 
 # A number: thousands groups, decimals, an exponent, a vulgar fraction (NFKC writes ½ as 1⁄2).
@@ -144,7 +166,7 @@ class Figure:
 def _folded(text: str) -> tuple[str, list[int] | None]:
     """``text`` as a reader sees it (NFKC, invisible characters dropped), and for each of its characters
     the index of the original character it came from (None: the text is already as read, as most is)."""
-    if text.isascii() or (unicodedata.is_normalized("NFKC", text) and not any(map(_invisible, text))):
+    if text.isascii() or (unicodedata.is_normalized("NFKC", text) and not _invisible_re().search(text)):
         return text, None
     out: list[str] = []
     where: list[int] = []

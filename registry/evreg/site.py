@@ -31,7 +31,7 @@ from evreg.vocab import promotable
 from evreg.vocab import states as state_vocab
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Iterator
 
     from evreg.findings import Code  # the rule docs are handed in: rendering runs no rule code
 
@@ -40,10 +40,15 @@ def esc(text: Any) -> str:
     """Record text as inert HTML text (and attribute values): whitespace collapsed, every
     character that means something to HTML escaped. Generated pages are never Markdown, so
     nothing else can give the text a meaning."""
-    return escape(_SPACE.sub(" ", str(text)))
+    text = str(text)
+    if not (text.isascii() and "  " not in text and _ASCII_SPACES.isdisjoint(text)):  # else nothing to collapse
+        text = _SPACE.sub(" ", text)
+    return escape(text)
 
 
 _SPACE = re.compile(r"\s+")
+_ASCII_SPACES = frozenset("\t\n\r\x0b\x0c\x1c\x1d\x1e\x1f")
+"""The ASCII characters other than the space that ``\\s`` matches."""
 
 
 def attr(text: Any) -> str:
@@ -148,6 +153,7 @@ class Page:
     parts: list[str] = field(default_factory=list)
     toc: list[dict[str, Any]] = field(default_factory=list)  # MkDocs toc tokens, nested by level
     scripts: list[str] = field(default_factory=list)  # URLs of the product's own scripts, loaded after the content
+    data: dict[str, tuple[str, str]] = field(default_factory=dict)  # file beside the page -> (content, HTML it makes)
     _ids: Counter[str] = field(default_factory=Counter)
     _index: list[list[Any]] = field(default_factory=list)  # [id, level, heading text, first paragraph's text]
 
@@ -280,6 +286,7 @@ class Pages:
             row = self.measurement_where(mid)
             self.of_family[str(row.family)].append(mid)
             (self.in_packet[row.packet] if row.packet else self.loose[str(row.family)]).append(mid)
+        self.contract_counts: dict[int, Counter[str]] = {}  # a contract's cells by state (site._contract_counts)
         self.base = ""
         self.here = ""  # the URL path of the page being rendered (relative to the site root)
 
@@ -435,9 +442,10 @@ class Pages:
         folder = {"packet": "packets", "family": "families"}[kind]
         return f'<a href="{self.base}{folder}/{esc(rid)}/">{esc(text or rid)}</a>'
 
-    def state(self, state: str) -> str:
-        meaning = state_vocab().get(state, {}).get("meaning", "")
-        return f'<span class="evreg-state evreg-state-{escape(state)}" title="{escape(meaning)}">{escape(state)}</span>'
+    def state(self, state: str, meaning: bool = True) -> str:
+        """A state's badge; its meaning on hover, unless a legend beside it says it (a grid's cells)."""
+        title = f' title="{escape(state_vocab().get(state, {}).get("meaning", ""))}"' if meaning else ""
+        return f'<span class="evreg-state evreg-state-{escape(state)}"{title}>{escape(state)}</span>'
 
     def grade_badge(self, axis: str, grade: dict[str, Any] | None) -> str:
         if not grade:
@@ -494,39 +502,48 @@ def render_pages(
     p: Pages, downloads: list[tuple[str, str, int]] | None = None, codes: Iterable[Code] = ()
 ) -> dict[str, Page]:
     """Every generated page of the site: path (under docs_dir) -> Page."""
-    pages: dict[str, Page] = {}
+    return dict(iter_pages(p, downloads, codes))
 
-    def add(path: str, fn: Any, *args: Any) -> None:
+
+def iter_pages(
+    p: Pages, downloads: list[tuple[str, str, int]] | None = None, codes: Iterable[Code] = ()
+) -> Iterator[tuple[str, Page]]:
+    """Every generated page of the site, one at a time (a build need not hold them all: at 100,000 measurements
+    they are gigabytes)."""
+
+    def add(path: str, fn: Any, *args: Any) -> tuple[str, Page]:
         p.base, p.here = page_base(path), page_url(path)
-        pages[path] = fn(p, *args)
+        return path, fn(p, *args)
 
-    add("index.md", _home)
-    add("families/index.md", _families_index)
+    yield add("index.md", _home)
+    yield add("families/index.md", _families_index)
     for fid in p.records.get("family", {}):
-        add(f"families/{fid}.md", _family, fid)
-    add("packets/index.md", _packets_index)
+        yield add(f"families/{fid}.md", _family, fid)
+    yield add("packets/index.md", _packets_index)
     for pid in p.records.get("packet", {}):
-        add(f"packets/{pid}.md", _packet, pid)
-    add("measurements/index.md", _measurements_index)
+        yield add(f"packets/{pid}.md", _packet, pid)
+    yield add("measurements/index.md", _measurements_index)
     for fid in p.loose:
-        add(f"families/{fid}/measurements.md", _loose_measurements, fid)
+        yield add(f"families/{fid}/measurements.md", _loose_measurements, fid)
+    for fid in p.records.get("family", {}):
+        if len(_family_records(p, "coverage-view", fid)) > FAMILY_MATRICES:
+            yield add(f"families/{fid}/coverage.md", _family_matrices, fid)
     for key in p.records.get("coverage-contract", {}):
-        add(f"coverage/{key}.md", _contract_page, key)
+        yield add(f"coverage/{key}.md", _contract_page, key)
     families = sorted({key.split("/", 1)[0] for key in p.records.get("coverage-contract", {})})
-    add("coverage/index.md", _contracts_index, None)  # every folder URL has a page
+    yield add("coverage/index.md", _contracts_index, None)  # every folder URL has a page
     for fid in families:
-        add(f"coverage/{fid}/index.md", _contracts_index, fid)
+        yield add(f"coverage/{fid}/index.md", _contracts_index, fid)
     metrics = compare.headline_metrics(p)
-    add("compare/index.md", _comparisons, metrics)
+    yield add("compare/index.md", _comparisons, metrics)
     for metric in metrics:
-        add(compare.page_path(metric), _comparison, metric)
-    add("quarantine.md", _quarantine)
-    add("defects.md", _defects)
-    add("downloads.md", _downloads, downloads or [])
-    add("methodology/grades.md", _grades_page)
-    add("methodology/rules.md", _rules_page, list(codes))
-    add("schema.md", _schema_page)
-    return pages
+        yield add(compare.page_path(metric), _comparison, metric)
+    yield add("quarantine.md", _quarantine)
+    yield add("defects.md", _defects)
+    yield add("downloads.md", _downloads, downloads or [])
+    yield add("methodology/grades.md", _grades_page)
+    yield add("methodology/rules.md", _rules_page, list(codes))
+    yield add("schema.md", _schema_page)
 
 
 # -- pages ------------------------------------------------------------------------------------
@@ -787,20 +804,43 @@ def _lineage(p: Pages, page: Page, fam: dict[str, Any]) -> None:
         page.table(["Artifact", "Quantization", "Repository", "Pinned identity"], rows)
 
 
-def _family_views(p: Pages, page: Page, fam: dict[str, Any], fid: str) -> None:
-    """A family's charts (in its initial order), coverage matrices and coverage contracts."""
+FAMILY_CHARTS = 40
+"""The most charts a family page draws: its initial views first, then the others in order. A family of thousands of
+measurements has hundreds of views (at 100,000 measurements a family page drew 300 charts, 4 MB); the rest are listed
+with links to the measurements they plot, whose sections hold every point. Every real family draws all of its charts."""
+FAMILY_MATRICES = 60
+"""The most coverage matrices a family page shows; a family with more has them on its own page of matrices
+(``families/FAMILY/coverage/``), linked from the family page."""
+
+
+def _ordered_views(p: Pages, fam: dict[str, Any], fid: str) -> list[dict[str, Any]]:
     views = _family_records(p, "view", fid)
     order = fam.get("initial_view_ids") or []
+    return [views[v] for v in [*[v for v in order if v in views], *[v for v in views if v not in order]]]
+
+
+def _family_views(p: Pages, page: Page, fam: dict[str, Any], fid: str) -> None:
+    """A family's charts (in its initial order, the first ``FAMILY_CHARTS`` drawn), coverage matrices (on a page of
+    their own when there are more than ``FAMILY_MATRICES``) and coverage contracts."""
+    views = _ordered_views(p, fam, fid)
     if views:
         page.h(2, "Charts")
         page.p(
             "Each point links to its measurement; hover for the value. Screened series are "
             "dashed and hollow: they are not measured curves."
         )
-        for vid in [*[v for v in order if v in views], *[v for v in views if v not in order]]:
-            _view(p, page, views[vid])
+        for view in views[:FAMILY_CHARTS]:
+            _view(p, page, view)
+    if len(views) > FAMILY_CHARTS:
+        _more_views(p, page, views[FAMILY_CHARTS:])
     cov = _family_records(p, "coverage-view", fid)
-    if cov:
+    if len(cov) > FAMILY_MATRICES:
+        page.h(2, "Coverage matrices")
+        page.p(
+            f'{len(cov)} coverage matrices, on <a href="{p.base}families/{esc(fid)}/coverage/">their own page</a>. '
+            "Every cell is explicit; <em>missing</em> means nobody measured it, never zero."
+        )
+    elif cov:
         page.h(2, "Coverage matrices")
         page.p("Every cell is explicit; <em>missing</em> means nobody measured it, never zero.")
         for view in cov.values():
@@ -813,11 +853,38 @@ def _family_views(p: Pages, page: Page, fam: dict[str, Any], fid: str) -> None:
             [
                 [
                     f'<a href="{p.base}coverage/{esc(fid)}/{esc(cid)}/">{esc(c["label"])}</a>',
-                    ", ".join(f"{n} {esc(s)}" for s, n in sorted(_contract_cells(c)[1].items())),
+                    ", ".join(f"{n} {esc(s)}" for s, n in sorted(_contract_counts(p, c).items())),
                 ]
                 for cid, c in contracts.items()
             ],
         )
+
+
+def _more_views(p: Pages, page: Page, views: list[dict[str, Any]]) -> None:
+    """Views past the drawn ones: title, metrics and each series with links to the measurements it plots."""
+    page.h(2, "More charts")
+    page.p(
+        f"{len(views)} more views of this family, not drawn here: each series links to the measurements it plots, "
+        "whose sections list every point."
+    )
+    rows = []
+    for view in views:
+        series = []
+        for s in view["series"]:
+            links = [p.link("measurement", mid) for mid in s["measurement_ids"] if mid in p.measurements]
+            series.append(f"{esc(s.get('label') or 'series')}: {', '.join(links) or 'no measurement'}")
+        rows.append([esc(view.get("title") or view["id"]), esc(", ".join(view["metrics"])), "<br>".join(series)])
+    page.table(["View", "Metrics", "Series and their measurements"], rows)
+
+
+def _family_matrices(p: Pages, fid: str) -> Page:
+    """A family's coverage matrices, when there are too many for its page."""
+    page = Page(f"Coverage matrices of {fid}")  # their headings were searchable on the family page
+    page.h(1, f"Coverage matrices of {esc(fid)}")
+    page.p(f"Family {p.link('family', fid)}. Every cell is explicit; <em>missing</em> means nobody measured it.")
+    for view in _family_records(p, "coverage-view", fid).values():
+        _coverage_view(p, page, view)
+    return page
 
 
 def _closure_rows(p: Pages, page: Page, closures: Any) -> None:
@@ -898,8 +965,9 @@ def _axis_key(axis: dict[str, Any] | None, default: str) -> str:
 
 
 def _cell(p: Pages, cell: dict[str, Any]) -> str:
-    """A coverage cell's contents: its state, label and links, and its reason folded under *why*."""
-    parts = [p.state(cell["state"])]
+    """A coverage cell's contents: its state (its meaning is in the grid's legend, not repeated in every cell: 52 MB
+    of the 100k site), label and links, and its reason folded under *why*."""
+    parts = [p.state(cell["state"], meaning=False)]
     if cell.get("label"):
         parts.append(p.prose(cell["label"], cell=True))
     if cell.get("evidence_id"):
@@ -939,6 +1007,14 @@ def _contract_cells(c: dict[str, Any]) -> tuple[list[tuple[dict[str, Any], dict[
     return cells, Counter(cell["state"] for _, cell in cells)
 
 
+def _contract_counts(p: Pages, c: dict[str, Any]) -> Counter[str]:
+    """A contract's cells by state, worked out once per build (the family page and two index pages show them)."""
+    key = id(c)  # the record's dict, held by ``p.records`` for the whole build
+    if key not in p.contract_counts:
+        p.contract_counts[key] = _contract_cells(c)[1]
+    return p.contract_counts[key]
+
+
 def _contracts_index(p: Pages, fid: str | None) -> Page:
     """The coverage contracts of one family, or of all."""
     page = Page("Coverage contracts" + (f" of {fid}" if fid else ""), search=False)
@@ -947,7 +1023,7 @@ def _contracts_index(p: Pages, fid: str | None) -> Page:
     for key, c in p.records.get("coverage-contract", {}).items():
         family, cid = key.split("/", 1)
         if fid in (None, family):
-            counts = _contract_cells(c)[1]
+            counts = _contract_counts(p, c)
             rows.append(
                 [
                     f'<a href="{p.base}coverage/{esc(family)}/{esc(cid)}/">{esc(c["label"])}</a>',

@@ -10,6 +10,7 @@ with ``orphan-number``.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import html
 import os
@@ -28,7 +29,7 @@ from evreg import markdown as md
 from evreg.containment import SITE_DIR, outside_repository, unpublishable
 from evreg.findings import Finding
 from evreg.layout import PAGES_DIR
-from evreg.site import Page, Pages, evidence_url, page_base, page_url, render_pages
+from evreg.site import Page, Pages, evidence_url, iter_pages, page_base, page_url
 
 if TYPE_CHECKING:
     from evreg.findings import Code
@@ -66,8 +67,12 @@ PRODUCT_PAGES = {
 class SitePlugin(BasePlugin):
     """The registry's part of a MkDocs build. One object per build: no module state."""
 
-    def __init__(self, root: Path, db: Path, downloads: Path, code_docs: list[Code]) -> None:
+    def __init__(
+        self, root: Path, db: Path, downloads: Path, code_docs: list[Code], pending: Path | None = None
+    ) -> None:
         super().__init__()
+        self.pending = pending  # a folder for generated pages' HTML until it is written (None: kept in memory)
+        self.spilled: dict[str, tuple[int, int]] = {}  # a shelled page -> where its HTML is in the pending file
         self.root, self.db, self.downloads, self.code_docs = root, db, downloads, code_docs
         self.pages = Pages(db)
         self.generated: dict[str, Page] = {}
@@ -75,7 +80,12 @@ class SitePlugin(BasePlugin):
         self.evidence_published = 0
         self.shelled: dict[str, Page] = {}
         self.bodies: dict[str, str] = {}  # a generated page's content, from on_page_content to on_post_page
-        self.shell = ""
+        self.shells: dict[str, str] = {}  # shell page path -> the theme's page MkDocs rendered for it
+        self.palette = False  # whether the theme has a colour palette (on_config)
+
+    def on_config(self, config: Any) -> Any:
+        self.palette = bool(config["theme"].get("palette"))
+        return config
 
     def on_files(self, files: Any, config: Any) -> Any:
         from mkdocs.exceptions import PluginError
@@ -99,15 +109,9 @@ class SitePlugin(BasePlugin):
             if not files.get_file_from_path(dest):
                 files.append(File.generated(config, dest, abs_src_path=str(PAGES_DIR / name)))
         downloads = _downloads(self.downloads)
-        self.generated = render_pages(self.pages, downloads, self.code_docs)
-        self.shelled = {path: page for path, page in self.generated.items() if shelled(path)}
-        index = getattr(config.plugins.get("material/search"), "search_index", None)
-        for path, page in self.shelled.items():
-            del self.generated[path]
-            if page.search and isinstance(getattr(index, "entries", None), list):
-                index.entries.extend(page.search_entries(page_url(path)))  # type: ignore[union-attr]
-        if self.shelled:
-            self.generated[SHELL] = shell_page()
+        self._take_pages(downloads, getattr(config.plugins.get("material/search"), "search_index", None))
+        for depth in sorted({depth_of(path) for path in self.shelled}):
+            self.generated[shell_path(depth)] = shell_page()
         for path, page in self.generated.items():
             hidden = path.startswith(NOT_IN_NAV) and not path.endswith("index.md")
             inclusion = InclusionLevel.NOT_IN_NAV if hidden else InclusionLevel.UNDEFINED
@@ -117,6 +121,25 @@ class SitePlugin(BasePlugin):
         for name, _sha, _size in downloads:
             files.append(File.generated(config, f"downloads/{name}", abs_src_path=str(self.downloads / name)))
         return files
+
+    def _take_pages(self, downloads: list[tuple[str, str, int]], index: Any) -> None:
+        """The generated pages, as they are made: a shelled page gives its search entries at once, and with a
+        ``pending`` folder its HTML waits there until its frame is known (the build never holds every page)."""
+        self.generated = {}
+        with contextlib.ExitStack() as stack:
+            spill = stack.enter_context(open(self.pending / PENDING, "wb")) if self.pending is not None else None
+            for path, page in iter_pages(self.pages, downloads, self.code_docs):
+                if not shelled(path):
+                    self.generated[path] = page
+                    continue
+                self.shelled[path] = page
+                if page.search and isinstance(getattr(index, "entries", None), list):
+                    index.entries.extend(page.search_entries(page_url(path)))
+                if spill is not None:
+                    data = page.html.encode("utf-8")
+                    self.spilled[path] = (spill.tell(), len(data))
+                    spill.write(data)
+                    page.parts, page._index = [], []
 
     def on_page_markdown(self, markdown: str, page: Any, config: Any, files: Any) -> str:
         """Citations in hand-written pages become resolved, linked figures."""
@@ -175,8 +198,8 @@ class SitePlugin(BasePlugin):
         body = self.bodies.pop(page.file.src_uri, "")
         mark = CONTENT_MARK_H1 if "<h1" in body else CONTENT_MARK
         output = _BLANK.sub("\n", output).replace(mark, _BLANK.sub("\n", body).strip(), 1)
-        if page.file.src_uri == SHELL:
-            self.shell = output
+        if SHELL_NAME in page.file.src_uri:
+            self.shells[page.file.src_uri] = output
         if generated.scripts:
             tags = "".join(f'<script src="{html.escape(src)}" defer></script>' for src in generated.scripts)
             head, sep, tail = output.rpartition("</body>")
@@ -184,57 +207,109 @@ class SitePlugin(BasePlugin):
         return output
 
     def on_post_build(self, config: Any) -> None:
+        site = Path(config["site_dir"])
+        self._write_data(site)
         if self.findings:
             from mkdocs.exceptions import PluginError
 
             raise PluginError(f"{len(self.findings)} orphan numbers on rendered pages")
-        site = Path(config["site_dir"])
         if self.shelled:
             self._write_shelled(site)
         self.evidence_published = publish_evidence(self.root, self.pages, site)
 
+    def _write_data(self, site: Path) -> None:
+        """The data files of generated pages (a comparison's rows past those in the page), beside their page; the
+        HTML the page's script makes of them is checked for orphan figures as a page is."""
+        for path, page in [*self.generated.items(), *self.shelled.items()]:
+            for name, (content, made) in page.data.items():
+                for figure in md.html_figures(made):
+                    message = f"data file {name} of page {path} shows figure {figure!r}, not through a citation"
+                    hint = "write {{ m:ID.METRIC[INDEX] }} instead of the typed figure"
+                    self.findings.append(codes.ORPHAN_NUMBER.at(path, "", message, hint))
+                out = site / page_url(path) / name
+                out.parent.mkdir(parents=True, exist_ok=True)
+                out.write_text(content, "utf-8")
+
     def _write_shelled(self, site: Path) -> None:
-        """The packet pages, each put into the theme's page as MkDocs rendered it once for the shell (every packet
-        page is at the same depth, so the theme's relative links hold): the theme's template costs milliseconds
-        a page, which at 100,000 measurements (some 45,000 packets) is most of the build. Checked for orphan
-        numbers as every page is."""
+        """The pages of packets, families, their measurements filed in no packet and coverage, each put into the
+        theme's page as MkDocs rendered it once for a shell page at the same depth (so the theme's relative links
+        hold): the theme's template costs milliseconds a page, which at 100,000 measurements (some 45,000 packets
+        and 11,000 coverage contracts) is most of the build. Checked for orphan numbers as every page is."""
         from mkdocs.exceptions import PluginError
 
-        shutil.rmtree(site / page_url(SHELL), ignore_errors=True)
-        head, tail = self.shell.split(SHELL_CONTENT, 1)
-        toc_at = _TOC_MARK.search(head)
-        if toc_at is None:
-            raise PluginError("the theme's page has no table of contents where the shell put one")
-        for path, page in self.shelled.items():
-            for figure in md.html_figures(page.html):
-                line = next((n for n, t in enumerate(page.html.split("\n"), 1) if figure in html.unescape(t)), None)
-                message = f"rendered page {path} shows figure {figure!r} that did not come through a citation"
-                hint = "write {{ m:ID.METRIC[INDEX] }} instead of the typed figure"
-                self.findings.append(codes.ORPHAN_NUMBER.at(path, "", message, hint, line=line, column=1))
-            title = html.escape(page.plain_title())
-            top = head[: toc_at.start()] + toc_html(page.toc) + head[toc_at.end() :]
-            out = site / page_url(path) / "index.html"
-            out.parent.mkdir(parents=True, exist_ok=True)
-            first = page.toc[0]["id"] if page.toc else ""
-            top = top.replace(SHELL_TITLE, title).replace(f'href="#{SHELL_H1}"', f'href="#{first}"')
-            out.write_text(top + _BLANK.sub("\n", page.html) + tail, "utf-8")
+        frames = {}
+        for shell, output in self.shells.items():
+            output = _PALETTE.sub("", output) if not self.palette else output
+            output = _TABBED.sub("", output)
+            shutil.rmtree(site / shell.split("/", 1)[0] / shell.split("/")[1].removesuffix(".md"), ignore_errors=True)
+            head, tail = output.split(SHELL_CONTENT, 1)
+            toc_at = _TOC_MARK.search(head)
+            if toc_at is None:
+                raise PluginError("the theme's page has no table of contents where the shell put one")
+            frames[shell] = (head, tail, toc_at)
+        with contextlib.ExitStack() as stack:
+            spill = stack.enter_context(open(self.pending / PENDING, "rb")) if self.spilled and self.pending else None
+            for path, page in self.shelled.items():
+                self._write_one(site, frames[shell_path(depth_of(path))], path, page, spill)
         if self.findings:
             raise PluginError(f"{len(self.findings)} orphan numbers on rendered pages")
+
+    def _write_one(self, site: Path, frame: tuple[str, str, Any], path: str, page: Page, spill: Any) -> None:
+        """One shelled page: its HTML (from the pending file if it waited there) checked and put into its frame."""
+        head, tail, toc_at = frame
+        if path in self.spilled and spill is not None:
+            offset, size = self.spilled.pop(path)
+            spill.seek(offset)
+            body = spill.read(size).decode("utf-8")
+        else:
+            body = page.html
+        for figure in md.html_figures(body):
+            line = next((n for n, t in enumerate(body.split("\n"), 1) if figure in html.unescape(t)), None)
+            message = f"rendered page {path} shows figure {figure!r} that did not come through a citation"
+            hint = "write {{ m:ID.METRIC[INDEX] }} instead of the typed figure"
+            self.findings.append(codes.ORPHAN_NUMBER.at(path, "", message, hint, line=line, column=1))
+        title = html.escape(page.plain_title())
+        top = head[: toc_at.start()] + toc_html(page.toc) + head[toc_at.end() :]
+        out = site / page_url(path) / "index.html"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        first = page.toc[0]["id"] if page.toc else ""
+        top = top.replace(SHELL_TITLE, title).replace(f'href="#{SHELL_H1}"', f'href="#{first}"')
+        out.write_text(top + _BLANK.sub("\n", body) + tail, "utf-8")
 
 
 CONTENT_MARK, CONTENT_MARK_H1 = "<!--evreg-page-content-->", "<h1>EVREGPAGECONTENT</h1>"
 """Where a generated page's content goes in the theme's page (see ``SitePlugin.on_post_page``); the second for
 content with its own h1 (the theme adds the page's title as an h1 to content without one)."""
-SHELL = "packets/shell--page.md"
-"""The page MkDocs renders once as the theme's frame of every packet page ("--" is in no id: no packet has it)."""
+PENDING = "pages.html"
+"""The file in the build's pending folder that holds shelled pages' HTML, one after another, until each is written."""
+SHELL_NAME = "shell--"
+"""The name of the pages MkDocs renders once as the theme's frame of the shelled pages at one depth ("--" is in no
+id: no record has it)."""
+SHELLED_FOLDERS = ("packets/", "families/", "coverage/")
 SHELL_TITLE, SHELL_CONTENT, SHELL_TOC = "EVREGSHELLTITLE", "<h1>EVREGSHELLCONTENT</h1>", "evregshelltoc"
 SHELL_H1 = "evregshellh1"  # the theme's "skip to content" link names the page's first heading
+_PALETTE = re.compile(r'<script>var palette=__md_get\("__palette"\).*?</script>', re.S)
+"""The theme's script that applies a colour palette the reader chose: with no palette configured there is none to
+choose (0.7 KB of every record page)."""
+_TABBED = re.compile(r"<script>var target=document\.getElementById\(location\.hash\.slice\(1\)\).*?</script>", re.S)
+"""The theme's script that opens the content tab a URL names: generated pages have no tabs."""
 _TOC_MARK = re.compile(r'<li class="md-nav__item">\s*<a href="#evregshelltoc".*?</li>', re.S)
 
 
 def shelled(path: str) -> bool:
-    """A generated page written into the shell rather than rendered by MkDocs: a packet's page."""
-    return path.startswith("packets/") and path != "packets/index.md" and path.count("/") == 1
+    """A generated page written into a shell rather than rendered by MkDocs: a packet's page, a family's pages
+    and a coverage contract's (not a folder's index: those are in the navigation)."""
+    return path.startswith(SHELLED_FOLDERS) and not path.endswith("index.md") and SHELL_NAME not in path
+
+
+def depth_of(path: str) -> int:
+    """How many folders deep a page's URL is (``packets/ID.md`` is ``packets/ID/``: 2)."""
+    return path.count("/") + 1
+
+
+def shell_path(depth: int) -> str:
+    """The shell page at ``depth``: ``packets/shell--page.md``, ``packets/shell--/shell--page.md``, ..."""
+    return "packets/" + f"{SHELL_NAME}/" * (depth - 2) + f"{SHELL_NAME}page.md"
 
 
 def shell_page() -> Page:
@@ -298,7 +373,7 @@ def publish_evidence(root: Path, pages: Pages, site: Path) -> int:
     return len(done)
 
 
-_BLANK = re.compile(r"[ \t\r]*\n\s*")
+_BLANK = re.compile(r"(?=[ \t\r\n])[ \t\r]*\n\s*")  # the lookahead first: the engine skips other characters at once
 
 
 @dataclass
@@ -338,7 +413,8 @@ def build_site(root: Path, db: Path, downloads: Path, out: Path, code_docs: list
                 )
             ]
         )
-    plugin = SitePlugin(root, db, downloads, code_docs or [])
+    pending = Path(tempfile.mkdtemp(prefix=f".{out.name}-pending-", dir=out.parent))
+    plugin = SitePlugin(root, db, downloads, code_docs or [], pending)
     config.plugins["evreg"] = plugin
     try:
         build(config)
@@ -350,6 +426,8 @@ def build_site(root: Path, db: Path, downloads: Path, out: Path, code_docs: list
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    finally:
+        shutil.rmtree(pending, ignore_errors=True)
     built = Built(
         pages=sum(1 for _ in staging.rglob("index.html")),
         size=sum(f.stat().st_size for f in staging.rglob("*") if f.is_file()),

@@ -116,6 +116,37 @@
     apply();
   }
 
-  function init() { document.querySelectorAll("table.evreg-compare").forEach(setup); }
+  var MID = "\u0001", BASE = "\u0002", HOME = "\u0003";  // in the data file (evreg.compare.Rows): a row's measurement
+  // id, the page's base, the row's measurement's page
+
+  function escapeHtml(s) {
+    return String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
+      .replace(/"/g, "&quot;").replace(/'/g, "&#x27;");
+  }
+
+  function addRows(table, data) {
+    data.tiers.forEach(function (rows, n) {
+      var body = table.tBodies[n];
+      if (!body || !rows.length) return;
+      var html = rows.map(function (r) {
+        var cells = r[6].map(function (i) { return data.cells[i]; });
+        cells.splice(1, 0, r[5].split(MID).join(r[0]));
+        var tds = cells.join("").split(HOME).join(r[1]).split(BASE).join(data.base);
+        return '<tr class="evreg-row evreg-' + r[2] + '" data-measurement="' + escapeHtml(r[0]) + '" data-low="' +
+          r[3] + '" data-high="' + r[4] + '">' + tds + "</tr>";
+      });
+      body.insertAdjacentHTML("beforeend", html.join(""));
+    });
+  }
+
+  function load(table) {  // the rows past those in the page, from the page's data file; then the controls
+    var src = table.getAttribute("data-rows");
+    if (!src || !window.fetch) { setup(table); return; }
+    fetch(src).then(function (r) { if (!r.ok) throw new Error(String(r.status)); return r.json(); })
+      .then(function (data) { addRows(table, data); }, function () {})  // offline (file:): the rows in the page
+      .then(function () { setup(table); });
+  }
+
+  function init() { document.querySelectorAll("table.evreg-compare").forEach(load); }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init); else init();
 })();
