@@ -232,6 +232,14 @@ def test_page_figures_are_read_as_rendered(real: Path, text: str) -> None:
     assert _has(_on_page(real, text), "orphan-number", PAGE)
 
 
+def test_each_page_figure_is_located_where_it_was_typed(real: Path) -> None:
+    """Repeated figures are each found at their own line and column, and never in code that shows the same text."""
+    before = (real / PAGE).read_text("utf-8").count("\n") + 2  # _on_page adds two line breaks before the text
+    text = "```\nDecode reaches 52.3 tok/s.\n```\n\nDecode reaches 52.3 tok/s.\n\nAgain 52.3 tok/s, and 52.3 tok/s."
+    found = [(f.line, f.column) for f in _on_page(real, text) if f.file == PAGE and f.code == "orphan-number"]
+    assert found == [(before + 5, 16), (before + 7, 7), (before + 7, 23)]
+
+
 PAGE_HONEST = [
     "| Setup | Cards |\n|---|---|\n| a | 4 |",  # a count column
     "| Setup | Decode (tok/s) |\n|---|---|\n| a | {{ m:qwen35-quark-tp4-strict-current.decode_tok_s[0] | nounit }} |",
@@ -458,6 +466,16 @@ def test_a_log_line_of_another_unit(real: Path, line: str) -> None:
 @pytest.mark.parametrize("line", ["decode 40.1 tok/s", "Output token throughput (tok/s): 40.1", "40.1"])
 def test_a_log_line_in_the_metrics_unit_or_none_passes(real: Path, line: str) -> None:
     assert _run_with_evidence(real, "x.log", line + "\n", {"decode_tok_s[0]": "line:1"}) == []
+
+
+def test_a_log_line_of_several_numbers_says_to_choose(real: Path) -> None:
+    found = _run_with_evidence(real, "x.log", "decode 40.1 tok/s over 512 tokens\n", {"decode_tok_s[0]": "line:1"})
+    assert [f.message for f in found] == [
+        "locator 'decode_tok_s[0]': " + f"{Q38}/evidence/x.log line 1 holds 2 numbers: say which, line:1:K"
+    ]
+    assert (
+        _run_with_evidence(real, "x.log", "decode 40.1 tok/s over 512 tokens\n", {"decode_tok_s[0]": "line:1:1"}) == []
+    )
 
 
 def test_a_duplicated_csv_column_is_not_read(real: Path) -> None:

@@ -102,6 +102,8 @@ def test_serve_takes_the_port_first_and_answers_missing_pages_with_the_site_404(
         result = evreg("serve", "--port", str(taken), cwd=reg.root)
         assert result.returncode == 2 and f"127.0.0.1:{taken}" in result.stderr
         assert not (reg.root / "build/site").exists()  # refused before building anything
+    result = evreg("serve", "--port", "99999", cwd=reg.root)  # no port: a usage error, not an internal one
+    assert result.returncode == 2 and "0<=x<=65535" in result.stderr and "internal error" not in result.stderr
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]

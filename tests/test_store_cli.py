@@ -93,6 +93,8 @@ def test_validate_paths_filter_reports_only_those_files(reg: Reg) -> None:
     reg.edit(RUN, lambda d: d.update(artifact_id="art-b"))
     assert evreg("validate", f"{F}/views", cwd=reg.root).returncode == 0
     assert evreg("validate", f"{F}/pkt", cwd=reg.root).returncode == 1
+    typo = evreg("validate", f"{F}/pkts", cwd=reg.root)  # a mistyped path is a usage error, not a clean report
+    assert typo.returncode == 2 and "does not exist" in typo.stderr
 
 
 def test_root_option_and_no_traceback_on_garbage(reg: Reg, tmp_path: Path) -> None:

@@ -151,7 +151,7 @@ def run_validation(root: Path, base: str | None = None, use_cache: bool = True) 
 
 
 @cli.command()
-@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
 @FORMAT_OPTION
 @click.option("--strict", is_flag=True, help="Treat warnings as errors.")
 @click.option(
@@ -253,7 +253,7 @@ def schema_cmd(ctx: Context, check: bool) -> None:
 
 
 @cli.command()
-@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
 @click.option("--check", is_flag=True, help="List files that are not canonical; change nothing.")
 @pass_ctx
 def fmt(ctx: Context, paths: tuple[Path, ...], check: bool) -> None:
@@ -476,7 +476,7 @@ def _build(root: Path, out: Path | None, as_of: str | None, fmt: str) -> int:
 
 
 @cli.command()
-@click.option("--port", default=8000, show_default=True, help="Port on 127.0.0.1.")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="Port on 127.0.0.1.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="Output folder (default: build/site).")
 @pass_ctx
 def serve(ctx: Context, port: int, out: Path | None) -> None:

@@ -272,19 +272,22 @@ def _rendered_page(rel: str, text: str, extensions: list[Any]) -> Iterator[Findi
     """What the page shows once rendered (its citations left out, as the build's are): figures, table columns in a
     unit, citation markup and script (in the tags Python-Markdown writes, not in code it shows as text)."""
     content = markdown.to_html(markdown.with_forms(text, _without_forms), extensions)
-    lines = text.split("\n")
+    where = _Where(text)
     for tag in markdown.html_tags(content):
-        if markdown.FORGED.search(tag):
-            yield _on_page(FORGED, rel, *_where(lines, tag), "hand-written citation markup: only the renderer makes it")
+        if forged := markdown.FORGED.search(tag):
+            message = "hand-written citation markup: only the renderer makes it"
+            yield _on_page(FORGED, rel, *where(forged.group().rsplit("=", 1)[-1].strip("\"' ")), message)
         if m := markdown.SCRIPT.search(tag):
             message = f"{m.group().strip()!r} on a hand-written page could run script in a reader's browser"
-            yield _on_page(PAGE_HTML, rel, *_where(lines, m.group().strip()), message)
+            yield _on_page(PAGE_HTML, rel, *where(m.group().strip()), message)
+    where = _Where(text)
     for figure in markdown.html_figures(content):
         message = f"figure {figure!r} on a hand-written page is not a citation"
-        yield _on_page(codes.ORPHAN_NUMBER, rel, *_where(lines, figure), message)
+        yield _on_page(codes.ORPHAN_NUMBER, rel, *where(figure), message)
+    where = _Where(text)
     for figure, column, unit in markdown.column_figures(content):
         message = f"figure {figure!r} under the column {column!r} (in {unit}) is not a citation"
-        yield _on_page(codes.ORPHAN_NUMBER, rel, *_where(lines, figure), message)
+        yield _on_page(codes.ORPHAN_NUMBER, rel, *where(figure), message)
 
 
 def _without_forms(part: str) -> str:
@@ -297,15 +300,33 @@ def _without_forms(part: str) -> str:
     return "".join(pieces) + part[last:]
 
 
-def _where(lines: list[str], shown: str) -> tuple[int, int]:
-    """(line, column) in a page's Markdown where a piece of rendered text was most likely typed: its first line that
-    holds it, else the first that holds its first word (a figure split over lines or by markup), else line 1."""
-    for needle in (shown, shown.split()[0] if shown.split() else shown):
-        for n, line in enumerate(lines, 1):
-            at = line.lower().find(needle.lower())
+class _Where:
+    """Where in a page's Markdown each of a sequence of rendered pieces (in the order the page shows them) was typed:
+    the next prose line at or after the previous piece that holds it, else the next that holds its first word (a
+    figure split over lines or by markup), else the first such line anywhere, else line 1. Code lines are skipped:
+    a rendered piece is never in code."""
+
+    def __init__(self, text: str) -> None:
+        self.lines = [(n, "" if code else line.lower()) for n, line, code in markdown.lines(text)]
+        self.at = (0, 0)  # (index into lines, column) where the next search starts
+
+    def __call__(self, shown: str) -> tuple[int, int]:
+        words = shown.split()
+        for needle in dict.fromkeys([shown.lower(), words[0].lower() if words else ""]):
+            for start in (self.at, (0, 0)):
+                found = self._find(needle, *start) if needle else None
+                if found is not None:
+                    i, column = found
+                    self.at = (i, column + len(needle))
+                    return self.lines[i][0], column + 1
+        return 1, 1
+
+    def _find(self, needle: str, first: int, column: int) -> tuple[int, int] | None:
+        for i in range(first, len(self.lines)):
+            at = self.lines[i][1].find(needle, column if i == first else 0)
             if at >= 0:
-                return n, at + 1
-    return 1, 1
+                return i, at
+        return None
 
 
 def _on_page(code: Code, file: str, line: int, column: int, message: str) -> Finding:

@@ -200,7 +200,9 @@ class _Evidence:
         line = self._line(m)
         numbers = list(TEXT_NUMBER.finditer(line))
         nth = int(m.group("nth") or 1)
-        if nth > len(numbers) or (m.group("nth") is None and len(numbers) != 1):
+        if m.group("nth") is None and len(numbers) > 1:
+            raise KeyError(f"line {m.group('line')} holds {len(numbers)} numbers: say which, line:{m.group('line')}:K")
+        if nth > len(numbers):
             raise KeyError(m.group())
         at = numbers[nth - 1]
         unit = next((f.unit for f in figures.find_figures(line) if f.start <= at.start() < f.end), "")
@@ -370,8 +372,10 @@ def _located(doc: Any, locators: dict[str, Any], file: _Evidence) -> Iterator[Fi
             found = file.value(locator)
             line = _LINE.match(str(locator))
             unit = file.line_number(line)[1] if line else ""
-        except KeyError:
-            yield VALUE.at(doc, where, f"locator {selector!r}: {file.path} has nothing at {locator!r}", VALUE.hint)
+        except KeyError as missing:
+            why = str(missing.args[0]) if missing.args and str(missing.args[0]).startswith("line ") else ""
+            what = f"{file.path} {why}" if why else f"{file.path} has nothing at {locator!r}"
+            yield VALUE.at(doc, where, f"locator {selector!r}: {what}", VALUE.hint)
             continue
         except ValueError as exc:
             yield VALUE.at(doc, "/evidence", str(exc), VALUE.hint)
