@@ -367,9 +367,13 @@ def wide_compare_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A registry wider than its pages hold: comparison rows, charts and coverage matrices of one family."""
     reg = build_compare_registry(tmp_path_factory.mktemp("wide") / "reg")
     base = reg.read(f"{F}/pkt/measurements/run-1.json")
+    values = [10.0 + n / 10 for n in range(WIDE_RUNS)]
+    shared = own_evidence(reg, "run-wide", {"metrics": {"decode_tok_s": values}})  # one file holding every run's
     for n in range(WIDE_RUNS):
         mid = f"run-w{n:02d}"
-        reg.put(f"{F}/pkt/measurements/{mid}.json", {**base, "id": mid, "metrics": {"decode_tok_s": [10.0 + n / 10]}})
+        reg.put(
+            f"{F}/pkt/measurements/{mid}.json", {**base, "id": mid, "metrics": {"decode_tok_s": [values[n]]}, **shared}
+        )
     for n in range(WIDE_VIEWS):
         series = [{"label": f"W{n}", "measurement_ids": [f"run-w{n:02d}"], "x_from": "config.tp"}]
         reg.put(
