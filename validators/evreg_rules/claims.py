@@ -235,6 +235,15 @@ PAGE_HTML = Code(
     "Describe the behaviour in text, or link to a page; the site ships no page-specific script.",
     '<a href="javascript:alert(1)">x</a>',
 )
+PAGE_STYLE = Code(
+    "site-style-unsafe",
+    "Style in a hand-written page",
+    "A style element or attribute in a hand-written page can show text no check reads (CSS content and attr()) or "
+    "hide text the checks do read (a figure's unit set in a zero-size font), so a reader could see a figure that "
+    "validation never saw.",
+    "Drop the style; the site's own stylesheet styles every page.",
+    '52.3<span style="font-size:0">x</span> tok/s',
+)
 FORGED = Code(
     "citation-forged",
     "Citation markup written by hand",
@@ -279,7 +288,10 @@ def _rendered_page(rel: str, text: str, extensions: list[Any]) -> Iterator[Findi
         if m := markdown.SCRIPT.search(tag):
             message = f"{m.group().strip()!r} on a hand-written page could run script in a reader's browser"
             yield _on_page(PAGE_HTML, rel, *_where(lines, m.group().strip()), message)
-    for figure in markdown.html_figures(content):
+        if m := markdown.STYLE.search(tag):
+            message = f"{m.group().strip()!r} on a hand-written page can show or hide text no check reads"
+            yield _on_page(PAGE_STYLE, rel, *_where(lines, m.group().strip()), message)
+    for figure in [*markdown.html_figures(content), *markdown.attribute_figures(content)]:
         message = f"figure {figure!r} on a hand-written page is not a citation"
         yield _on_page(codes.ORPHAN_NUMBER, rel, *_where(lines, figure), message)
     for figure, column, unit in markdown.column_figures(content):
@@ -816,7 +828,7 @@ def check_views(registry: Registry) -> Iterator[Finding]:
 
 RULES = [
     Rule("citations", (UNRESOLVED, codes.ORPHAN_NUMBER, SIDEWAYS), check_citations, UNIT),
-    Rule("site-citations", (PAGE_HTML, FORGED), check_site_pages),
+    Rule("site-citations", (PAGE_HTML, PAGE_STYLE, FORGED), check_site_pages),
     Rule("featured", (UNBOUND, FEATURED_MISMATCH, SIDEWAYS, NON_PROMOTABLE), check_featured, UNIT),
     Rule("placement", (SIDEWAYS,), check_placement, UNIT),
     Rule("grades", (GRADE,), check_grades, UNIT),
