@@ -183,7 +183,7 @@ def column_figures(content: str) -> list[tuple[str, str, str]]:
         for n, row in enumerate(_ROW.findall(table)):
             cells, carried = _laid_out(row, carried)
             texts = [shown(text).strip() for _, text in cells]
-            if any(kind == "h" for kind, _ in cells) and all(kind == "h" for kind, _ in cells if kind) or n == 0:
+            if (any(kind == "h" for kind, _ in cells) and all(kind == "h" for kind, _ in cells if kind)) or n == 0:
                 header = texts
                 continue
             if header and not any(re.search(r"\d", t) for t in texts) and any(map(figures.header_unit, texts)):
