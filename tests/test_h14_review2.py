@@ -17,6 +17,7 @@ import pytest
 
 from conftest import REPO
 from evreg import markdown, pipeline
+from evreg.containment import config_figures
 from evreg.figures import find_figures
 from evreg.findings import Finding
 from evreg.runtimes import runtime_matches
@@ -150,21 +151,28 @@ def test_honest_page_markup_passes(text: str) -> None:
     assert not _refused(text, ALL_EXTENSIONS), text
 
 
-@pytest.mark.parametrize(
-    ("text", "code"),
-    [
-        ("<pre><img src=x onerror=alert(1)></pre>", "site-html-unsafe"),
-        ("![Decode reaches 52.3 tok/s](missing.png)", "orphan-number"),
-        ('Decode reaches 52.3<span style="font-size:0">zz</span> tok/s.', "site-style-unsafe"),
-        ("<table><tr><td>Decode (tok/s)</td></tr><tr><td>52</td></tr></table>", "orphan-number"),
-    ],
-)
-def test_validation_reports_them_on_the_real_records(real: Path, text: str, code: str) -> None:
-    assert any(f.code == code for f in _on_page(real, text)), text
+REAL_PAGES = [
+    ("<pre><img src=x onerror=alert(1)></pre>", "site-html-unsafe"),
+    ("![Decode reaches 52.3 tok/s](missing.png)", "orphan-number"),
+    ('Decode reaches 52.3<span style="font-size:0">zz</span> tok/s.', "site-style-unsafe"),
+    ("<table><tr><td>Decode (tok/s)</td></tr><tr><td>52</td></tr></table>", "orphan-number"),
+    ('---\ntitle: "\\x35\\x32.3 tok/s on one card"\n---\n\nText.', "orphan-number"),  # YAML escapes in front matter
+    (
+        "---\ntitle: Running on one card\n---\n\n![The registry's logo](logo.png)\n\n"
+        "| Model | Cards |\n|---|---|\n| a | 4 |",
+        None,
+    ),
+]
 
 
-def test_an_honest_page_on_the_real_records_passes(real: Path) -> None:
-    assert _on_page(real, "![The registry's logo](logo.png)\n\n| Model | Cards |\n|---|---|\n| a | 4 |") == []
+def test_validation_reports_them_on_the_real_records(real: Path) -> None:
+    """One validation of the real records with each page beside them: each attack refused, the honest page clean."""
+    for i, (text, _) in enumerate(REAL_PAGES):
+        (real / f"site/probe{i}.md").write_text(text + "\n", "utf-8")
+    found = _found(real)
+    for i, (text, code) in enumerate(REAL_PAGES):
+        codes = {f.code for f in found if f.file == f"site/probe{i}.md"}
+        assert codes == ({code} if code else set()), text
 
 
 # -- hand-written pages, stylesheets and the site configuration --------------------------------------------------------
@@ -179,49 +187,28 @@ def test_inline_svg_text_joins_its_unit() -> None:
     assert _refused('Decode reaches <svg width="40" height="12"><text x="0" y="10">52.3</text></svg> tok/s.')
 
 
-def _stylesheet(root: Path, css: str) -> list[Finding]:
-    (root / "site/assets").mkdir(parents=True, exist_ok=True)
-    (root / "site/assets/x.css").write_text(css, "utf-8")
-    cfg = (root / "mkdocs.yml").read_text("utf-8")
-    (root / "mkdocs.yml").write_text(cfg.replace("extra_css:\n", "extra_css:\n  - assets/x.css\n"), "utf-8")
-    return _found(root)
+STYLESHEETS = [
+    ('.md-content h1::after { content: "52.3 tok/s"; }', "orphan-number"),
+    ('h1::after { content: "\\35 2.3 tok/s"; }', "orphan-number"),  # a CSS escape
+    ("a::after { content: attr(title); }", "site-style-unsafe"),
+    ("body { counter-reset: n 52; } h1::after { content: counter(n); }", "site-style-unsafe"),
+    ('.evreg-note::before { content: "Note: "; } h1 { margin: 0 0 1.2em; }', None),  # the honest neighbour
+]
 
 
-@pytest.mark.parametrize(
-    ("css", "code"),
-    [
-        ('.md-content h1::after { content: "52.3 tok/s"; }\n', "orphan-number"),
-        ('h1::after { content: "\\35 2.3 tok/s"; }\n', "orphan-number"),  # a CSS escape
-        ("a::after { content: attr(title); }\n", "site-style-unsafe"),
-        ("body { counter-reset: n 52; } h1::after { content: counter(n); }\n", "site-style-unsafe"),
-    ],
-)
-def test_what_a_stylesheet_shows_is_read(real: Path, css: str, code: str) -> None:
-    assert [f.code for f in _stylesheet(real, css)] == [code]
-
-
-def test_an_honest_stylesheet_passes(real: Path) -> None:
-    assert _stylesheet(real, '.evreg-note::before { content: "Note: "; } h1 { margin: 0 0 1.2em; }\n') == []
-
-
-@pytest.mark.parametrize(("name", "figure"), [("52.3 tok/s on B70", True), ("evreg on B70", False)])
-def test_a_figure_in_repo_name(real: Path, name: str, figure: bool) -> None:
-    """repo_name is shown in every page's header."""
-    cfg = (real / "mkdocs.yml").read_text("utf-8")
-    (real / "mkdocs.yml").write_text(cfg.replace("site_dir:", f"repo_name: {name}\nsite_dir:"), "utf-8")
-    assert any(f.code == "orphan-number" for f in _found(real)) is figure
-
-
-def test_a_figure_in_a_front_matter_title(real: Path) -> None:
-    page = "site/fast.md"
-    (real / page).write_text('---\ntitle: "\\x35\\x32.3 tok/s on one card"\n---\n\nText.\n', "utf-8")
-    assert any(f.code == "orphan-number" for f in _found(real) if f.file == page)
-
-
-def test_an_honest_front_matter_passes(real: Path) -> None:
-    page = "site/fast.md"
-    (real / page).write_text("---\ntitle: Running on one card\n---\n\nText.\n", "utf-8")
-    assert [f for f in _found(real) if f.file == page] == []
+def test_what_stylesheets_and_repo_name_show_is_read(real: Path) -> None:
+    """Stylesheets under site/ (extra_css) and repo_name (every page's header) are shown on every page."""
+    (real / "site/assets").mkdir(parents=True, exist_ok=True)
+    for i, (css, _) in enumerate(STYLESHEETS):
+        (real / f"site/assets/x{i}.css").write_text(css + "\n", "utf-8")
+    cfg = (real / "mkdocs.yml").read_text("utf-8").replace("site_dir:", "repo_name: 52.3 tok/s on B70\nsite_dir:")
+    (real / "mkdocs.yml").write_text(cfg, "utf-8")
+    found = _found(real)
+    for i, (css, code) in enumerate(STYLESHEETS):
+        assert {f.code for f in found if f.file == f"site/assets/x{i}.css"} == ({code} if code else set()), css
+    assert [f.pointer for f in found if f.file == "mkdocs.yml"] == ["/repo_name"]
+    (real / "mkdocs.yml").write_text(cfg.replace("repo_name: 52.3 tok/s", "repo_name: evreg"), "utf-8")
+    assert config_figures(real) == []
 
 
 # -- the figure grammar: false positives --------------------------------------------------------------------------
@@ -346,10 +333,6 @@ def test_a_copy_with_a_locator_added_does_not_back_a_raise(real: Path) -> None:
 )
 def test_a_copy_with_the_path_respelt_does_not_back_a_raise(real: Path) -> None:
     assert _raise_with(real, lambda d: d.update(evidence=d["evidence"].replace("data/", "data/./")))
-
-
-def test_a_perturbed_copy_still_does_not_back_a_raise(real: Path) -> None:
-    assert _raise_with(real, lambda d: None)
 
 
 # -- runtime identity ---------------------------------------------------------------------------------------------
