@@ -221,7 +221,7 @@ class _Evidence:
     def _cell(self, m: re.Match[str]) -> str:
         rows = self._table()
         row, column = int(m.group("row")), m.group("column")
-        if self._header.count(column) > 1:
+        if [h.strip().casefold() for h in self._header].count(column.strip().casefold()) > 1:
             raise ValueError(f"evidence {self.path!r} has the column {column!r} twice: a locator cannot say which")
         if row > len(rows) or column not in rows[row - 1]:
             raise KeyError(m.group())
