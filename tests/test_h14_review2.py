@@ -272,14 +272,11 @@ def test_an_unlocated_sample_held_only_in_another_unit(real: Path) -> None:
     assert any(f.code == "evidence-value-mismatch" for f in _run_with_evidence(real, "x.log", text, None))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open: a line locator's unit is read only after the number; a unit in a "
-    "label before it ('(GiB): 40.1') is not compared",
-)
 def test_a_line_locator_whose_label_states_another_unit(real: Path) -> None:
-    found = _run_with_evidence(real, "x.log", "Peak memory (GiB): 40.1\n", {"decode_tok_s[0]": "line:1"})
-    assert any(f.code == "evidence-value-mismatch" for f in found)
+    """A unit in a label's brackets right before the number is the line's unit (as after it)."""
+    for line in ("Peak memory (GiB): 40.1", "Mean TTFT (ms): 40.1", "Peak memory [GiB] = 40.1"):
+        found = _run_with_evidence(real, "x.log", line + "\n", {"decode_tok_s[0]": "line:1"})
+        assert any(f.code == "evidence-value-mismatch" for f in found), line
 
 
 def test_a_csv_column_twice_up_to_spacing(real: Path) -> None:
@@ -294,7 +291,7 @@ def test_a_line_locator_in_the_metrics_unit_passes(real: Path) -> None:
     assert _run_with_evidence(real, "x.log", line, {"decode_tok_s[0]": "line:1"}) == []
 
 
-# -- history: open ------------------------------------------------------------------------------------------------
+# -- history ------------------------------------------------------------------------------------------------------
 
 
 def _raise_with(root: Path, fn: Callable[[Any], Any]) -> set[tuple[str, str]]:

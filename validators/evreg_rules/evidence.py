@@ -206,8 +206,9 @@ class _Evidence:
         return found if isinstance(found, str) else json.dumps(found)
 
     def line_number(self, m: re.Match[str]) -> tuple[str, str]:
-        """The number a ``line:N[:K]`` locator reads, and the unit the line writes after it (``""`` for none), as
-        the figure grammar reads the line; raises KeyError for a line without its Kth number, or with several and
+        """The number a ``line:N[:K]`` locator reads, and the unit the line writes after it or, failing that, in a
+        label's brackets right before it (``Peak memory (GiB): 40.1``) (``""`` for none), as the figure grammar reads
+        the line; raises KeyError for a line without its Kth number, or with several and
         no K."""
         line = self._line(m)
         numbers = list(TEXT_NUMBER.finditer(line))
@@ -216,7 +217,8 @@ class _Evidence:
             raise KeyError(m.group())
         at = numbers[nth - 1]
         unit = next((f.unit for f in figures.find_figures(line) if f.start <= at.start() < f.end), "")
-        return at.group(), unit
+        label = line[: at.start()].strip().rstrip(":=").strip()  # a label's unit: "Peak memory (GiB): 40.1"
+        return at.group(), unit or (figures.header_unit(label) or "" if label.endswith((")", "]")) else "")
 
     def _cell(self, m: re.Match[str]) -> str:
         rows = self._table()
