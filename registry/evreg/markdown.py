@@ -146,7 +146,7 @@ _EXEMPT = re.compile(
 _SVG_CITE = re.compile(r'<a class="evreg-cite"[^>]*>.*?</a>', re.S)
 _INLINE_TAG = re.compile(
     r"<!--.*?-->|</?(?:a|abbr|b|bdi|bdo|cite|data|dfn|em|i|kbd|mark|q|s|samp|small|span|strong|sub|sup|time|u|var|"
-    r"del|ins|wbr|font|br|img|svg|text|tspan|textPath|label|button|input|select|output|meter|progress)\b[^>]*>",
+    r"del|ins|wbr|font|br|img|svg|label|button|input|select|output|meter|progress)\b[^>]*>",
     re.S | re.I,
 )
 _TAG = re.compile(r"<[^>]+>")
