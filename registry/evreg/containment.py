@@ -173,8 +173,8 @@ def unpublishable(root: Path) -> list[Finding]:
     return out
 
 
-_SHOWN_SETTINGS = ("site_name", "site_description", "site_author", "copyright")
-"""Settings of ``mkdocs.yml`` shown on every page (with the titles of ``nav``)."""
+_SHOWN_SETTINGS = ("site_name", "site_description", "site_author", "copyright", "repo_name")
+"""Settings of ``mkdocs.yml`` shown on every page (with the titles of ``nav``; ``repo_name`` in the header)."""
 
 
 def config_figures(root: Path) -> list[Finding]:

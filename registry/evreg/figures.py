@@ -93,12 +93,17 @@ _QUALIFIER = (
     r"new|gen|user|per-user)[ \u00a0])"
 )
 """One word that says which tokens a rate counts, between the number and its unit: ``52.3 output tok/s``."""
+_COMPARES_WORD = (
+    r"(?![\w/])\s*(?:faster|slower|speed-?ups?|higher|lower|more|less|better|worse|improvement|gains?|boost|"
+    r"increase|decrease|reduction)\b"
+)
 _COMPARES = (
     r"(?![\w/])(?:\s*(?:faster|slower|speed-?ups?|higher|lower|more|less|better|worse|improvement|gains?|boost|"
     r"increase|decrease|reduction|throughput|over|than|vs\b|the\b|as\b)|\s*[.,;:!?)]|\s*$)"
 )
 """What follows an integer multiplier that compares (``8x faster``, ``2× over eager``, ``was 3x.``): ``4x RTX 5090`` and
-``4x4`` count cards and tiles."""
+``4x4`` count cards and tiles; four digits before an x name a part (``Ryzen 9 7950X.``), not a multiplier, unless
+a comparing word follows (``1000x faster``)."""
 _LIST_SEP = r"\s*(?:/|,|-|–|—|\bto\b|\band\b|\bor\b)\s*"
 # Each pattern below begins with a lookahead on the characters its matches can begin with: the same matches, but
 # the regular expression engine skips every other position at once (the site's scan of every rendered page for
@@ -109,7 +114,11 @@ _FIGURE = re.compile(
     r"(?P<scale>[kK](?=\s?[A-Za-zμ%(]))?" + _EMPHASIS + r"(?P<sp>[ \u00a0-]?)" + _QUALIFIER + r"?"
     r"(?:\*{1,2}|_{1,2}|\[)?\(?(?:" + _UNIT + r")\)?"  # emphasis or a link on the unit: 52.3 **tok/s**
     r"(?P<per>/[A-Za-z]+)?(?![\w/])"
-    r"|(?<![\w.@/-])(?P<mnum>\d+\.\d+|\d+(?=[xX×]" + _COMPARES + r"))(?P<mult>[xX×])(?![\w/]))"
+    r"|(?<![\w.@/-])(?P<mnum>\d+\.\d+|\d{1,3}(?=[xX×]"
+    + _COMPARES
+    + r")|\d+(?=[xX×]"
+    + _COMPARES_WORD
+    + r"))(?P<mult>[xX×])(?![\w/]))"
 )
 _ITEM = re.compile(_NUMBER)
 _CODE = re.compile(

@@ -146,7 +146,7 @@ _EXEMPT = re.compile(
 _SVG_CITE = re.compile(r'<a class="evreg-cite"[^>]*>.*?</a>', re.S)
 _INLINE_TAG = re.compile(
     r"<!--.*?-->|</?(?:a|abbr|b|bdi|bdo|cite|data|dfn|em|i|kbd|mark|q|s|samp|small|span|strong|sub|sup|time|u|var|"
-    r"del|ins|wbr|font)\b[^>]*>",
+    r"del|ins|wbr|font|br|img|svg|label|button|input|select|output|meter|progress)\b[^>]*>",
     re.S | re.I,
 )
 _TAG = re.compile(r"<[^>]+>")
@@ -164,7 +164,6 @@ def shown(content: str) -> str:
 
 _TABLE = re.compile(r"<table\b.*?</table\s*>", re.S | re.I)
 _ROW = re.compile(r"<tr\b.*?</tr\s*>", re.S | re.I)
-_CELL = re.compile(r"<t([hd])\b[^>]*>(.*?)</t\1\s*>", re.S | re.I)
 
 
 def html_figures(content: str) -> list[str]:
@@ -174,19 +173,45 @@ def html_figures(content: str) -> list[str]:
 
 def column_figures(content: str) -> list[tuple[str, str, str]]:
     """(figure, column header, unit) of each number in a column of a rendered table whose header states a unit:
-    the header's unit applies to the column's cells (hand-written pages)."""
+    the header's unit applies to the column's cells (hand-written pages). The header is the table's rows of header
+    cells, else its first row, and a following row of units alone (``| | tok/s |``); a cell spanning columns or rows
+    stands in each column and row it covers, as a reader sees it."""
     found = []
     for table in _TABLE.findall(content) if "<table" in content else ():
         header: list[str] = []
-        for row in _ROW.findall(table):
-            cells = _CELL.findall(row)
-            if cells and all(kind.lower() == "h" for kind, _ in cells):
-                header = [shown(text).strip() for _, text in cells]
+        carried: dict[int, int] = {}  # column -> rows a cell above still spans
+        for n, row in enumerate(_ROW.findall(table)):
+            cells, carried = _laid_out(row, carried)
+            texts = [shown(text).strip() for _, text in cells]
+            if (any(kind == "h" for kind, _ in cells) and all(kind == "h" for kind, _ in cells if kind)) or n == 0:
+                header = texts
                 continue
-            for (_, text), name in zip(cells, header, strict=False):
+            if header and not any(re.search(r"\d", t) for t in texts) and any(map(figures.header_unit, texts)):
+                header = [" ".join(p for p in pair if p) for pair in itertools.zip_longest(header, texts, fillvalue="")]
+                continue
+            for text, name in zip(texts, header, strict=False):
                 unit = figures.header_unit(name)
-                found += [(f.text, name, unit) for f in figures.column_figures(shown(text), unit)] if unit else []
+                found += [(f.text, name, unit) for f in figures.column_figures(text, unit)] if unit else []
     return found
+
+
+_SPAN = re.compile(r"""\b(col|row)span\s*=\s*["']?(\d{1,3})""", re.I)
+
+
+def _laid_out(row: str, carried: dict[int, int]) -> tuple[list[tuple[str, str]], dict[int, int]]:
+    """The cells of a table row by column ((kind, text); kind "" for a column a cell above spans into), and the
+    columns cells of this row and those above span into the next rows."""
+    out: list[tuple[str, str]] = []
+    below = {c: n - 1 for c, n in carried.items() if n > 1}
+    for m in re.finditer(r"<t([hd])\b([^>]*)>(.*?)</t\1\s*>", row, re.S | re.I):
+        while len(out) in carried:
+            out.append(("", ""))
+        spans = {k.lower(): int(v) for k, v in _SPAN.findall(m.group(2))}
+        for _ in range(max(1, spans.get("col", 1))):
+            if spans.get("row", 1) > 1:
+                below[len(out)] = spans["row"] - 1
+            out.append((m.group(1).lower(), m.group(3)))
+    return out, below
 
 
 SCRIPT = re.compile(
@@ -194,10 +219,33 @@ SCRIPT = re.compile(
     re.I,
 )
 """What could run script in a reader's browser: elements that load or run code, event attributes, script URLs."""
+STYLE = re.compile(r"<\s*(?:style|svg)\b|\sstyle\s*=", re.I)
+"""A style or a drawing written in a page: it can show text the checks do not read (``content:``, an inline SVG's
+``<text>`` beside a typed unit) or hide text they do."""
 FORGED = re.compile(r"""class\s*=\s*["']?[^"'>]*\bevreg-(?:""" + "|".join(citations.RENDERER_CLASSES) + r")\b", re.I)
 """Citation markup: only the renderer writes it."""
 
 
 def html_tags(content: str) -> list[str]:
-    """The tags of rendered HTML outside code (where a tag is shown as text, not made)."""
-    return _TAG.findall(re.sub(r"<(pre|code)\b[^>]*>.*?</\1>", " ", content, flags=re.S))
+    """The tags of rendered HTML, in code too: Python-Markdown escapes the code it renders (a tag shown as text is
+    ``&lt;...``), so every tag left is one a browser makes, inside a hand-written ``<pre>`` or ``<code>`` as well."""
+    return _TAG.findall(content)
+
+
+_ATTRIBUTE = re.compile(r"""\s([^\s"'>/=]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))""")
+_NOT_SHOWN = frozenset({"href", "src", "srcset", "class", "style", "colspan", "rowspan", "width", "height"})
+"""Attributes a reader is not shown (addresses, layout); any other can be: ``alt`` when an image does not load,
+``title`` in a tooltip, ``value`` in a control, any of them through a stylesheet's ``attr()``."""
+
+
+def attribute_figures(content: str) -> list[str]:
+    """Figures in the attributes of the tags of a hand-written page's rendered HTML (an image's alt text, a link's or
+    abbreviation's title): what a reader can be shown beside the page's text."""
+    return [
+        f.text
+        for tag in html_tags(content)
+        if not FORGED.search(tag)
+        for m in _ATTRIBUTE.finditer(tag[: -1 if tag.endswith(">") else None])
+        if m.group(1).lower() not in _NOT_SHOWN
+        for f in figures.find_figures(html.unescape(next(g for g in m.groups()[1:] if g is not None)))
+    ]

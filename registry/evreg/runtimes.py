@@ -69,6 +69,12 @@ def same_runtime(a: Runtime, b: Runtime) -> bool:
     return compared or not (a.pinned or b.pinned)
 
 
+_MODIFIED = frozenset(
+    {"fork", "forked", "patch", "patched", "custom", "modified", "hack", "hacked", "unmerged", "wip", "experimental"}
+)
+"""Words that say an engine was changed (``vLLM XPU fork``): an engine-only claim does not cover them."""
+
+
 def runtime_matches(claimed: Any, m: dict[str, Any]) -> bool:
     """A claim naming a runtime covers a measurement of the same build (``parse_runtime``, ``same_runtime``),
     or of any version, build or commit of the engine when the claim names only the engine (``vLLM XPU`` covers
@@ -84,5 +90,6 @@ def runtime_matches(claimed: Any, m: dict[str, Any]) -> bool:
         return False
     want, got = parse_runtime(claimed), parse_runtime(runtime)
     if not want.pinned:
-        return got.engine[: len(want.engine)] == want.engine and not got.extras
+        more = got.engine[len(want.engine) :]
+        return got.engine[: len(want.engine)] == want.engine and not got.extras and not _MODIFIED.intersection(more)
     return same_runtime(want, got)

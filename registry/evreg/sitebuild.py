@@ -173,7 +173,8 @@ class SitePlugin(BasePlugin):
                 page.meta["search"] = {"exclude": True}  # the theme would parse the page; its entries are known
                 index.entries.extend(generated.search_entries(page.url))  # type: ignore[union-attr]
         shown = md.html_figures(content)
-        for figure in shown if generated is not None else [*shown, *(f for f, _, _ in md.column_figures(content))]:
+        hand = [*md.attribute_figures(content), *(f for f, _, _ in md.column_figures(content))]
+        for figure in shown if generated is not None else [*shown, *hand]:
             source = generated.html if generated is not None else page.markdown or ""
             rel = src if generated is not None else f"{SITE_DIR}/{src}"
             line = next((n for n, text in enumerate(source.split("\n"), 1) if figure in html.unescape(text)), None)

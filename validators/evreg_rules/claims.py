@@ -235,6 +235,15 @@ PAGE_HTML = Code(
     "Describe the behaviour in text, or link to a page; the site ships no page-specific script.",
     '<a href="javascript:alert(1)">x</a>',
 )
+PAGE_STYLE = Code(
+    "site-style-unsafe",
+    "Style in a hand-written page",
+    "A style element or attribute in a hand-written page can show text no check reads (CSS content and attr()) or "
+    "hide text the checks do read (a figure's unit set in a zero-size font), so a reader could see a figure that "
+    "validation never saw.",
+    "Drop the style; the site's own stylesheet styles every page.",
+    '52.3<span style="font-size:0">x</span> tok/s',
+)
 FORGED = Code(
     "citation-forged",
     "Citation markup written by hand",
@@ -248,7 +257,8 @@ FORGED = Code(
 
 def check_site_pages(registry: Registry) -> Iterator[Finding]:
     """Citations, orphan figures and script of the hand-written pages under site/: citations line by line in the
-    Markdown, everything a reader is shown in the page as Python-Markdown renders it (what the build publishes)."""
+    Markdown, everything a reader is shown in the page as Python-Markdown renders it (what the build publishes), its
+    front matter as MkDocs reads it, and the text the stylesheets under site/ show."""
     measurements = index(registry).measurement_data
     if registry.source.label != "working tree":
         return
@@ -262,10 +272,50 @@ def check_site_pages(registry: Registry) -> Iterator[Finding]:
             yield codes.FILE_TOO_LARGE.at(rel, "", message, "split the page")
             continue
         text = page.read_text("utf-8", errors="replace")
+        yield from _front_matter(rel, text)
         for n, line in markdown.prose(text):
             for code, message in _form_problems(line, "the page", measurements):
                 yield _on_page(code, rel, n, 1, message)
         yield from _rendered_page(rel, text, extensions)
+    yield from _site_styles(root)
+
+
+def _front_matter(rel: str, text: str) -> Iterator[Finding]:
+    """Figures in a page's YAML front matter as MkDocs reads it (its title is the page's heading and navigation
+    entry): the values MkDocs shows, after YAML has decoded them (``"\\x35\\x32.3"`` is 52.3)."""
+    from mkdocs.utils.meta import get_data
+
+    meta = get_data(text)[1]
+    for key, value in meta.items() if isinstance(meta, dict) else ():
+        for figure in figures.find_figures(str(value)) if isinstance(value, str | int | float) else ():
+            message = f"figure {figure.text!r} in the front matter's {key!r} of a hand-written page is not a citation"
+            yield _on_page(codes.ORPHAN_NUMBER, rel, *_Where(text)(str(key)), message)
+
+
+def _site_styles(root: Path) -> Iterator[Finding]:
+    """Stylesheets under site/ (``extra_css``): what their ``content`` shows is read like a page's text (a string's
+    figures are orphans), and text taken from elsewhere (``attr()``, ``counter()``) is refused."""
+    for rel in regular_files(root, SITE_DIR, ".css"):
+        lines = (root / rel).read_text("utf-8", errors="replace").split("\n")
+        for n, line in enumerate(lines, 1):
+            for m in _CSS_PULL.finditer(line):
+                message = f"{m.group()!r} in a stylesheet shows text no check reads"
+                yield _on_page(PAGE_STYLE, rel, n, m.start() + 1, message)
+            for m in _CSS_STRING.finditer(line):
+                for figure in figures.find_figures(_css_unescaped(m.group(2))):
+                    message = f"figure {figure.text!r} in a stylesheet's string is shown on pages and is not a citation"
+                    yield _on_page(codes.ORPHAN_NUMBER, rel, n, m.start() + 1, message)
+
+
+_CSS_PULL = re.compile(r"\b(?:attr|counters?)\s*\(", re.I)
+_CSS_STRING = re.compile(r"""(["'])((?:\\.|(?!\1).)*)\1""")
+
+
+def _css_unescaped(text: str) -> str:
+    """A CSS string as shown: ``\\35 2`` is 52."""
+    return re.sub(
+        r"\\([0-9a-fA-F]{1,6})\s?|\\(.)", lambda m: chr(int(m.group(1), 16)) if m.group(1) else m.group(2), text
+    )
 
 
 def _rendered_page(rel: str, text: str, extensions: list[Any]) -> Iterator[Finding]:
@@ -280,8 +330,11 @@ def _rendered_page(rel: str, text: str, extensions: list[Any]) -> Iterator[Findi
         if m := markdown.SCRIPT.search(tag):
             message = f"{m.group().strip()!r} on a hand-written page could run script in a reader's browser"
             yield _on_page(PAGE_HTML, rel, *where(m.group().strip()), message)
+        if m := markdown.STYLE.search(tag):
+            message = f"{m.group().strip()!r} on a hand-written page can show or hide text no check reads"
+            yield _on_page(PAGE_STYLE, rel, *where(m.group().strip()), message)
     where = _Where(text)
-    for figure in markdown.html_figures(content):
+    for figure in [*markdown.html_figures(content), *markdown.attribute_figures(content)]:
         message = f"figure {figure!r} on a hand-written page is not a citation"
         yield _on_page(codes.ORPHAN_NUMBER, rel, *where(figure), message)
     where = _Where(text)
@@ -837,7 +890,7 @@ def check_views(registry: Registry) -> Iterator[Finding]:
 
 RULES = [
     Rule("citations", (UNRESOLVED, codes.ORPHAN_NUMBER, SIDEWAYS), check_citations, UNIT),
-    Rule("site-citations", (PAGE_HTML, FORGED), check_site_pages),
+    Rule("site-citations", (PAGE_HTML, PAGE_STYLE, FORGED), check_site_pages),
     Rule("featured", (UNBOUND, FEATURED_MISMATCH, SIDEWAYS, NON_PROMOTABLE), check_featured, UNIT),
     Rule("placement", (SIDEWAYS,), check_placement, UNIT),
     Rule("grades", (GRADE,), check_grades, UNIT),

@@ -194,8 +194,9 @@ class _Evidence:
         return found if isinstance(found, str) else json.dumps(found)
 
     def line_number(self, m: re.Match[str]) -> tuple[str, str]:
-        """The number a ``line:N[:K]`` locator reads, and the unit the line writes after it (``""`` for none), as
-        the figure grammar reads the line; raises KeyError for a line without its Kth number, or with several and
+        """The number a ``line:N[:K]`` locator reads, and the unit the line writes after it or, failing that, in a
+        label's brackets right before it (``Peak memory (GiB): 40.1``) (``""`` for none), as the figure grammar reads
+        the line; raises KeyError for a line without its Kth number, or with several and
         no K."""
         line = self._line(m)
         numbers = list(TEXT_NUMBER.finditer(line))
@@ -206,12 +207,13 @@ class _Evidence:
             raise KeyError(m.group())
         at = numbers[nth - 1]
         unit = next((f.unit for f in figures.find_figures(line) if f.start <= at.start() < f.end), "")
-        return at.group(), unit
+        label = line[: at.start()].strip().rstrip(":=").strip()  # a label's unit: "Peak memory (GiB): 40.1"
+        return at.group(), unit or (figures.header_unit(label) or "" if label.endswith((")", "]")) else "")
 
     def _cell(self, m: re.Match[str]) -> str:
         rows = self._table()
         row, column = int(m.group("row")), m.group("column")
-        if self._header.count(column) > 1:
+        if [h.strip().casefold() for h in self._header].count(column.strip().casefold()) > 1:
             raise ValueError(f"evidence {self.path!r} has the column {column!r} twice: a locator cannot say which")
         if row > len(rows) or column not in rows[row - 1]:
             raise KeyError(m.group())
@@ -236,13 +238,17 @@ class _Evidence:
             self._header = list(reader.fieldnames or [])
         return self._rows
 
-    def numbers(self) -> list[float]:
+    def numbers(self, unit: str = "") -> list[float]:
         """Every finite number the file holds: JSON numbers (and numbers written as JSON strings), CSV cells, the
-        numbers of text lines."""
+        numbers of text lines; in text, not a number the line writes in another unit than ``unit`` (the canonical
+        unit of the metric looked for: ``peak memory 40.1 GiB`` holds no decode rate)."""
         try:
             self.value("")
         except (KeyError, ValueError):
-            found = [_number(t) for t in TEXT_NUMBER.findall(decode(self.raw)[0])]
+            found: list[Any] = []
+            for line in decode(self.raw)[0].splitlines():
+                units = {f.start: f.unit for f in figures.find_figures(line)} if unit else {}
+                found += [_number(m.group()) for m in TEXT_NUMBER.finditer(line) if units.get(m.start(), unit) == unit]
         else:
             found = [_number(v) if isinstance(v, str) else v for v in _leaves(self._json[0])]
         return [float(v) for v in found if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)]
@@ -335,15 +341,16 @@ def _unlocated_samples(doc: Any, file: _Evidence) -> Iterator[Finding]:
     """A run without locators: each sample must be a number of its evidence file, as stored or rounded to the
     sample's own decimals (a file of ``NaN`` backs nothing). At most ``MAX_REPORTED`` findings a record, the rest
     counted in one more."""
-    held = file.numbers()
-    rounded: dict[int, set[float]] = {}
+    rounded: dict[tuple[str, int], set[float]] = {}
     missing = []
     for selector, value in _samples(doc.data):
         text = repr(value)
         places = len(text.split(".")[1]) if "." in text and "e" not in text else 0
-        if places not in rounded:
-            rounded[places] = {round(v, places) for v in held} | set(held)
-        if value not in rounded[places]:
+        unit = figures.canonical_unit(citations.unit_of(selector.split("[")[0]))
+        if (unit, places) not in rounded:
+            held = file.numbers(unit)
+            rounded[unit, places] = {round(v, places) for v in held} | set(held)
+        if value not in rounded[unit, places]:
             missing.append((selector, value))
     hint = "add evidence_locators naming where each sample is in the file, or fix the sample"
     for selector, value in missing[:MAX_REPORTED]:
