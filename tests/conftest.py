@@ -393,3 +393,43 @@ def compare_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     result = evreg("build", cwd=reg.root)
     assert result.returncode == 0, result.stdout + result.stderr
     return reg.root / "build/site"
+
+
+# -- copies of the real records (tests/test_h14_attacks.py, tests/test_h14_review2.py) ---------------------------
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The repository's records, site pages and configuration, committed once per test module."""
+    root = tmp_path_factory.mktemp("real") / "registry"
+    for part in ("packets", "schema", "site"):
+        shutil.copytree(REPO / part, root / part)
+    shutil.copy(REPO / "mkdocs.yml", root / "mkdocs.yml")
+    repo = git.Repo.init(root)
+    with repo.config_writer() as cw:
+        cw.set_value("user", "name", "Reviewer")
+        cw.set_value("user", "email", "reviewer@example.org")
+    repo.git.add("-A")
+    repo.index.commit("the real records")
+    return root
+
+
+@pytest.fixture
+def real(pristine: Path, tmp_path: Path) -> Path:
+    """A copy of the real records for one test, committed as HEAD (history rules compare against it)."""
+    root = tmp_path / "registry"
+    shutil.copytree(pristine, root)
+    return root
+
+
+def blocking(root: Path, base: bool = False) -> list[Finding]:
+    """What validation reports beyond the reviewed baseline (with the history rules against HEAD when ``base``)."""
+    from evreg import pipeline
+
+    return pipeline.validate(root, use_cache=False, base="HEAD" if base else None)[1].blocking
+
+
+def edit_json(root: Path, path: str, fn: Callable[[Any], Any]) -> None:
+    data = json.loads((root / path).read_text("utf-8"))
+    fn(data)
+    (root / path).write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", "utf-8")

@@ -8,16 +8,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import git
 import pytest
 
-from conftest import REPO
-from evreg import markdown, pipeline
+from conftest import blocking as _found
+from conftest import edit_json as _edit
+from evreg import markdown
 from evreg.containment import config_figures
 from evreg.figures import find_figures
 from evreg.findings import Finding
@@ -35,44 +34,12 @@ EXTENSIONS: list[Any] = ["tables", "attr_list", "md_in_html", "admonition", {"to
 ALL_EXTENSIONS: list[Any] = [*EXTENSIONS, "footnotes", "def_list", "abbr", "sane_lists"]
 
 
-@pytest.fixture(scope="module")
-def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("h14r2") / "registry"
-    for part in ("packets", "schema", "site"):
-        shutil.copytree(REPO / part, root / part)
-    shutil.copy(REPO / "mkdocs.yml", root / "mkdocs.yml")
-    repo = git.Repo.init(root)
-    with repo.config_writer() as cw:
-        cw.set_value("user", "name", "Reviewer")
-        cw.set_value("user", "email", "reviewer@example.org")
-    repo.git.add("-A")
-    repo.index.commit("the real records")
-    return root
-
-
-@pytest.fixture
-def real(pristine: Path, tmp_path: Path) -> Path:
-    root = tmp_path / "registry"
-    shutil.copytree(pristine, root)
-    return root
-
-
-def _found(root: Path, base: bool = False) -> list[Finding]:
-    return pipeline.validate(root, use_cache=False, base="HEAD" if base else None)[1].blocking
-
-
 def _on_page(root: Path, text: str, page: str = PAGE) -> list[Finding]:
     target = root / page
     target.parent.mkdir(parents=True, exist_ok=True)
     before = target.read_text("utf-8") if target.exists() else ""
     target.write_text(before + "\n\n" + text + "\n", "utf-8")
     return [f for f in _found(root) if f.file == page]
-
-
-def _edit(root: Path, path: str, fn: Callable[[Any], Any]) -> None:
-    data = json.loads((root / path).read_text("utf-8"))
-    fn(data)
-    (root / path).write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", "utf-8")
 
 
 def _copy_run(root: Path, src: str, folder: str, new_id: str, fn: Callable[[Any], Any]) -> str:

@@ -248,7 +248,8 @@ class _Evidence:
             found: list[Any] = []
             for line in decode(self.raw)[0].splitlines():
                 units = {f.start: f.unit for f in figures.find_figures(line)} if unit else {}
-                found += [_number(m.group()) for m in TEXT_NUMBER.finditer(line) if units.get(m.start(), unit) == unit]
+                numbers = TEXT_NUMBER.finditer(line)
+                found += [_number(m.group()) for m in numbers if units.get(m.start(), "") in ("", unit)]
         else:
             found = [_number(v) if isinstance(v, str) else v for v in _leaves(self._json[0])]
         return [float(v) for v in found if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)]
