@@ -6,14 +6,13 @@ pass."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import test_h14_attacks as attacks
 from conftest import blocking as _found
 from conftest import edit_json as _edit
 from evreg import markdown
@@ -21,34 +20,15 @@ from evreg.containment import config_figures
 from evreg.figures import find_figures
 from evreg.findings import Finding
 from evreg.runtimes import runtime_matches
+from test_h14_attacks import PACKET, PACKET_DIR, PAGE, STRICT, _copy_run, _run_with_evidence
 
-PAGE = "site/contributing.md"
-FAM = "packets/qwen-35b"
-PACKET_DIR = f"{FAM}/qwen36-35b-quark-int8-b70-result"
-PACKET = f"{PACKET_DIR}/packet.json"
-STRICT = f"{PACKET_DIR}/measurements/qwen35-quark-tp4-strict-current.json"
-Q38 = "packets/qwen3-8-27b"
-NVFP4 = f"{Q38}/rtx5090-inferact-qwen3-8-27b-nvfp4"
-DENSE = f"{NVFP4}/measurements/qwen38-dense-default.json"
 EXTENSIONS: list[Any] = ["tables", "attr_list", "md_in_html", "admonition", {"toc": {"permalink": True}}]
 ALL_EXTENSIONS: list[Any] = [*EXTENSIONS, "footnotes", "def_list", "abbr", "sane_lists"]
 
 
 def _on_page(root: Path, text: str, page: str = PAGE) -> list[Finding]:
-    target = root / page
-    target.parent.mkdir(parents=True, exist_ok=True)
-    before = target.read_text("utf-8") if target.exists() else ""
-    target.write_text(before + "\n\n" + text + "\n", "utf-8")
-    return [f for f in _found(root) if f.file == page]
-
-
-def _copy_run(root: Path, src: str, folder: str, new_id: str, fn: Callable[[Any], Any]) -> str:
-    data = json.loads((root / src).read_text("utf-8"))
-    data["id"] = new_id
-    fn(data)
-    path = f"{folder}/{new_id}.json"
-    (root / path).write_text(json.dumps(data, indent=2) + "\n", "utf-8")
-    return path
+    """The findings of ``page`` once ``text`` is added to it."""
+    return [f for f in attacks._on_page(root, text, page) if f.file == page]
 
 
 def _refused(text: str, extensions: list[Any] = EXTENSIONS) -> bool:
@@ -213,21 +193,6 @@ def test_honest_hardware_and_model_names_are_no_figures(text: str) -> None:
 
 
 # -- evidence: open -----------------------------------------------------------------------------------------------
-
-
-def _run_with_evidence(root: Path, name: str, text: str, locators: dict[str, str] | None) -> list[Finding]:
-    ev = f"{Q38}/evidence/{name}"
-    (root / ev).write_text(text, "utf-8")
-    digest = hashlib.sha256(text.encode()).hexdigest()
-
-    def fn(d: Any) -> None:
-        d.update(evidence=ev, evidence_sha256={ev: digest}, metrics={"decode_tok_s": [40.1]})
-        d.pop("evidence_locators")
-        if locators:
-            d["evidence_locators"] = locators
-
-    path = _copy_run(root, DENSE, f"{NVFP4}/measurements", "x-run", fn)
-    return [f for f in _found(root) if f.file == path]
 
 
 def test_an_unlocated_sample_held_only_in_another_unit(real: Path) -> None:
