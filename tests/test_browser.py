@@ -193,7 +193,7 @@ def test_chart_points_link_to_their_measurements(real_site: str, page: object) -
         point.evaluate("a => a.dispatchEvent(new MouseEvent('click', {bubbles: true, cancelable: true}))")
     mid = cite.split(":", 1)[1].split(".", 1)[0]
     assert mid in page.url and href.split("#")[0].strip("./") in page.url
-    shown = page.locator(f"a.evreg-cite[data-cite='{cite}']").first.inner_text()
+    shown = page.locator(f"span.evreg-sample[id='{href.split('#')[1]}']").inner_text()  # the sample, highlighted
     assert f"{mid}: {shown} · " in tooltip  # the value, then its state, grade, hardware and runtime
     assert tooltip.split(" · ")[1] in ("lab-measured", "community-measured", "lab-screened", "quarantined", "estimated")
 
@@ -475,10 +475,13 @@ def test_comparison_page_and_coverage_grid_fit_the_screen(real_site: str, browse
     assert folds.count() > 1 and pg.locator("td.evreg-cell:visible").count() == 0  # folded by row group
     folds.first.locator(":scope > summary").click()
     assert pg.locator("td.evreg-cell:visible").count() > 0
-    why = pg.locator("td.evreg-cell details.evreg-why").first  # a cell's reason, folded until asked for
-    assert why.locator(".evreg-reason").is_hidden()
-    why.locator("summary").click()
-    assert why.locator(".evreg-reason").is_visible()
+    why = pg.locator("td.evreg-cell:visible a.evreg-why").first  # a cell's reason: a link to the grid's list
+    target = (why.get_attribute("href") or "").lstrip("#")
+    why.click()
+    reason = pg.locator(f"ol.evreg-reasons li[id='{target}']")
+    assert reason.is_visible() and reason.inner_text().strip()
+    assert pg.evaluate("location.hash") == f"#{target}"
+    assert reason.evaluate("e => getComputedStyle(e).backgroundColor") not in ("rgba(0, 0, 0, 0)", "transparent")
     colours = pg.evaluate(
         """() => Object.fromEntries(['lab-measured', 'missing'].map(s => [s,
              getComputedStyle(document.querySelector('td.evreg-cell-' + s)).backgroundImage + ' ' +
@@ -686,3 +689,15 @@ def test_hostile_text_in_every_field_stays_text_on_every_page(
     assert page.dialogs == []
     assert page.locator(".md-search-result img, .md-search-result script, .md-search-result svg[onload]").count() == 0
     assert "onerror" in (out / "search/search_index.json").read_text()  # indexed, escaped
+
+
+def test_a_record_pages_search_box_opens_the_sites_search(real_site: str, page: object) -> None:
+    """Record pages load no script: their search box is a form that opens the site's search with the words typed."""
+    page.goto(real_site + "packets/qwen36-27b-autoround-int4-tp2/")  # type: ignore[attr-defined]
+    assert page.locator("script").count() == 0  # type: ignore[attr-defined]
+    box = page.locator("form.evreg-lean-search input[name=q]")  # type: ignore[attr-defined]
+    box.fill("autoround")
+    box.press("Enter")
+    page.locator(".md-search-result__item").first.wait_for()  # type: ignore[attr-defined]
+    assert page.locator("input.md-search__input").input_value() == "autoround"  # type: ignore[attr-defined]
+    assert "autoround" in page.locator(".md-search-result__list").inner_text().lower()  # type: ignore[attr-defined]

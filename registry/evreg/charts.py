@@ -36,7 +36,7 @@ class Dot:
     y: float
     href: str
     tooltip: str  # already formatted through the citation path
-    cite: str  # the citation this dot shows, e.g. m:run-1.decode_tok_s[0]
+    cite: str  # the citation this dot shows, e.g. m:run-1.decode_tok_s[0] ("" in its own measurement's section)
 
 
 @dataclass
@@ -145,8 +145,9 @@ def _series(plot: _Plot, i: int, s: Series, joined: bool) -> str:
         dash = "" if measured else ' stroke-dasharray="4 3"'
         out.append(f'<polyline points="{path}" fill="none"{dash}/>')
     for d in s.dots:
+        cite = f' data-cite="{escape(d.cite)}"' if d.cite else ""
         out.append(
-            f'<a class="evreg-cite" href="{escape(d.href)}" data-cite="{escape(d.cite)}">'
+            f'<a class="evreg-cite" href="{escape(d.href)}"{cite}>'
             f'<circle cx="{plot.px(d.x):.1f}" cy="{plot.py(d.y):.1f}" r="{R}"/><title>{escape(d.tooltip)}</title></a>'
         )
     out.append("</g>")

@@ -57,10 +57,10 @@ RATE_UNITS = ("tok/s", "B/s", "%", "x")
 derived ratio)."""
 
 
-RENDERER_CLASSES = ("cite", "orphan", "unresolved", "name", "setting", "quote", "derived")
-"""The HTML classes only the renderer emits (``evreg-cite`` ...): a citation, a typed figure marked as a defect, an
-unresolved citation, a name shown as written, a setting, a quote from evidence, a derived figure. Hand-written pages
-may not use them (``citation-forged``)."""
+RENDERER_CLASSES = ("cite", "sample", "orphan", "unresolved", "name", "setting", "quote", "derived")
+"""The HTML classes only the renderer emits (``evreg-cite`` ...): a citation, a stored sample in its own table, a
+typed figure marked as a defect, an unresolved citation, a name shown as written, a setting, a quote from evidence, a
+derived figure. Hand-written pages may not use them (``citation-forged``)."""
 
 
 def brace_spans(text: str) -> Iterator[tuple[int, int]]:

@@ -350,13 +350,10 @@ class Pages:
         """The one way a measured number reaches a page: resolved, formatted and linked. ``tooltip=False`` where
         the number's state, grade, hardware and runtime are visible beside it (a comparison table's row)."""
         raw = citations.citation_text(mid, metric, index, x, decimals, unit, flags)
-        parsed = list(citations.parse(raw))
-        c = parsed[0] if len(parsed) == 1 else citations.CitationError(f"{raw!r} is not one citation")
-        resolved = str(c) if isinstance(c, citations.CitationError) else citations.resolve(c, self.measurements)
+        resolved = self._resolve(raw)
         if isinstance(resolved, str):
             return f'<mark class="evreg-unresolved" title="{attr(resolved)}">{attr(raw)}</mark>'
-        anchor = sample_anchor(metric, c.selector)  # type: ignore[union-attr]
-        href = self.m_url(mid, anchor)
+        href = self.m_url(mid, sample_anchor(metric, citations.selector(index, x)))
         # Beside every number: its state, grade, hardware and runtime (a tooltip on hover, shown on keyboard
         # focus by the stylesheet); a number in its own measurement's section stands under that line already.
         title = "" if href.startswith("#") or not tooltip else f' title="{attr(mid + " · " + self.trust(mid))}"'
@@ -364,6 +361,22 @@ class Pages:
             f'<a class="evreg-cite" href="{href}" data-cite="{attr(raw[3:-3].strip())}"{title}>'
             f"{escape(resolved.text)}</a>"
         )
+
+    def _resolve(self, raw: str) -> Any:
+        """One citation's text resolved against the measurements (``citations.resolve``), or why it is not."""
+        parsed = list(citations.parse(raw))
+        c = parsed[0] if len(parsed) == 1 else citations.CitationError(f"{raw!r} is not one citation")
+        return str(c) if isinstance(c, citations.CitationError) else citations.resolve(c, self.measurements)
+
+    def sample(self, mid: str, metric: str, index: int | None = None, x: float | None = None) -> str:
+        """A stored sample or point in its own measurement's table: the number, resolved and formatted as a citation
+        of it is, carrying the anchor every citation of it links to (a link there would point at itself)."""
+        raw = citations.citation_text(mid, metric, index, x)
+        resolved = self._resolve(raw)
+        if isinstance(resolved, str):
+            return f'<mark class="evreg-unresolved" title="{attr(resolved)}">{attr(raw)}</mark>'
+        anchor = m_anchor(mid, sample_anchor(metric, citations.selector(index, x)))
+        return f'<span class="evreg-sample" id="{anchor}">{escape(resolved.text)}</span>'
 
     def prose(self, text: Any, key: str = "", cell: bool = False) -> str:
         """Record prose (under ``key``): escaped text, citations resolved and linked, typed figures marked as
@@ -956,29 +969,47 @@ def _dot(p: Pages, mid: str, metric: str, index: int | None, x: float | None, xv
     text = citations.format_value(v, metric)
     sel = citations.selector(index, x)
     href = p.m_url(mid, sample_anchor(metric, sel))
-    tooltip = f"{mid}: {text}" + ("" if href.startswith("#") else f" · {p.trust(mid)}")  # else its section says it
-    return charts.Dot(xv, v, href, tooltip, raw[3:-3].strip())
+    if href.startswith("#"):  # in the measurement's own section: its heading and line say what it is
+        return charts.Dot(xv, v, href, text, "")
+    return charts.Dot(xv, v, href, f"{mid}: {text} · {p.trust(mid)}", raw[3:-3].strip())
 
 
 def _axis_key(axis: dict[str, Any] | None, default: str) -> str:
     return (axis or {}).get("key", default)
 
 
-def _cell(p: Pages, cell: dict[str, Any]) -> str:
+class Reasons:
+    """A grid's reasons, each written once in a numbered list below it and referenced from its cells: a contract
+    repeats one rule's reason in many cells (written into every cell, the reasons were most of the bytes of a 100k
+    site's coverage pages)."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self.numbers: dict[str, int] = {}
+
+    def ref(self, reason: str) -> str:
+        """The cell's link to ``reason`` (HTML) in the list."""
+        n = self.numbers.setdefault(reason, len(self.numbers) + 1)
+        return f'<a class="evreg-why" href="#{self.prefix}-{n}">why {n}</a>'
+
+    def html(self) -> str:
+        items = "".join(f'<li id="{self.prefix}-{n}">{reason}</li>' for reason, n in self.numbers.items())
+        return f'<ol class="evreg-reasons">{items}</ol>' if items else ""
+
+
+def _cell(p: Pages, cell: dict[str, Any], reasons: Reasons) -> str:
     """A coverage cell's contents: its state (its meaning is in the grid's legend, not repeated in every cell: 52 MB
-    of the 100k site), label and links, and its reason folded under *why*."""
+    of the 100k site), label and links, and a link to its reason in the list below the grid."""
     parts = [p.state(cell["state"], meaning=False)]
     if cell.get("label"):
         parts.append(p.prose(cell["label"], cell=True))
-    if cell.get("evidence_id"):
+    if cell.get("evidence_id") and f"m:{cell['evidence_id']}." not in str(cell.get("label")):  # else its figure links
         parts.append(f'<a href="{esc(p.m_url(cell["evidence_id"]))}">measurement</a>')
     if cell.get("packet_id"):
         parts.append(p.link("packet", cell["packet_id"], "packet"))
-    html = "<br>".join(parts)
-    if cell.get("reason"):  # folded: a contract repeats one rule's reason in many cells
-        reason = p.prose(cell["reason"], cell=True)
-        html += f'<details class="evreg-why"><summary>why</summary><span class="evreg-reason">{reason}</span></details>'
-    return html
+    if cell.get("reason"):
+        parts.append(reasons.ref(p.prose(cell["reason"], cell=True)))
+    return "<br>".join(parts)
 
 
 def _coverage_view(p: Pages, page: Page, view: dict[str, Any]) -> None:
@@ -993,7 +1024,9 @@ def _coverage_view(p: Pages, page: Page, view: dict[str, Any]) -> None:
         default = {"state": "missing", "label": "not listed"}
         return dict(view["cells"].get(f"{coverage.cell_key(r)}:{coverage.cell_key(c)}", default))
 
-    page.add(grid.matrix(row_axis, col_axis, cell_of, lambda cell: _cell(p, cell)))
+    reasons = Reasons(f"why-{slug(str(view['id']))}")
+    page.add(grid.matrix(row_axis, col_axis, cell_of, lambda cell: _cell(p, cell, reasons)))
+    page.add(reasons.html())
     if view.get("decision_note"):
         page.p(p.prose(view["decision_note"]))
 
@@ -1048,7 +1081,9 @@ def _contract_page(p: Pages, key: str) -> Page:
     page.p("Cells by state: " + ", ".join(f"{p.state(s)} {n}" for s, n in sorted(counts.items())))
     keys = [a["key"] for a in c["axes"]]
     by_key = {tuple(coverage.cell_key(sel[k]) for k in keys): cell for sel, cell in cells}
-    page.add(grid.contract(c, by_key, lambda cell: _cell(p, cell)))
+    reasons = Reasons("why")
+    page.add(grid.contract(c, by_key, lambda cell: _cell(p, cell, reasons)))
+    page.add(reasons.html())
     return page
 
 
@@ -1263,13 +1298,12 @@ def _samples(p: Pages, page: Page, mid: str, m: dict[str, Any]) -> None:
     rows = []
     for metric, samples in m["metrics"].items():
         for i in range(len(samples)):
-            anchor = m_anchor(mid, sample_anchor(metric, citations.selector(i, None)))
             loc = locators.get(f"{metric}[{i}]")
             rows.append(
                 [
-                    f'<span id="{anchor}"></span>{esc(metric)}',
+                    esc(metric),
                     str(i),
-                    p.cite(mid, metric, i),
+                    p.sample(mid, metric, i),
                     f"<code>{esc(loc)}</code>" if loc else "—",
                     "<br>".join(notes.get((metric, i), [])),
                 ]
@@ -1339,8 +1373,7 @@ def _series_points(p: Pages, page: Page, mid: str, m: dict[str, Any]) -> None:
         cells = []
         for k in metric_keys:
             if isinstance(pt.get(k), int | float):
-                anchor = m_anchor(mid, sample_anchor(k, citations.selector(None, pt["x"])))
-                cells.append(f'<span id="{anchor}"></span>{p.cite(mid, k, None, pt["x"])}')
+                cells.append(p.sample(mid, k, None, pt["x"]))
             else:
                 cells.append("—")
         rows.append([esc(citations.fmt_x(pt["x"])), *cells, esc(pt.get("samples", ""))])

@@ -81,11 +81,24 @@ class SitePlugin(BasePlugin):
         self.shelled: dict[str, Page] = {}
         self.bodies: dict[str, str] = {}  # a generated page's content, from on_page_content to on_post_page
         self.shells: dict[str, str] = {}  # shell page path -> the theme's page MkDocs rendered for it
-        self.palette = False  # whether the theme has a colour palette (on_config)
+        self.nav: list[tuple[str, str]] = []  # the site's top-level (title, URL) (on_nav)
+        self.site_name = ""
 
     def on_config(self, config: Any) -> Any:
-        self.palette = bool(config["theme"].get("palette"))
+        self.site_name = str(config.get("site_name") or "")
         return config
+
+    def on_nav(self, nav: Any, config: Any, files: Any) -> Any:
+        """The site's top-level navigation, as the links of record pages' header (a section: its first page)."""
+        self.nav = []
+        for item in nav.items:
+            first = item
+            while getattr(first, "children", None):
+                first = first.children[0]
+            url = getattr(first, "url", None)
+            if isinstance(url, str) and item.title:
+                self.nav.append((str(item.title), url))
+        return nav
 
     def on_files(self, files: Any, config: Any) -> Any:
         from mkdocs.exceptions import PluginError
@@ -232,22 +245,22 @@ class SitePlugin(BasePlugin):
                 out.write_text(content, "utf-8")
 
     def _write_shelled(self, site: Path) -> None:
-        """The pages of packets, families, their measurements filed in no packet and coverage, each put into the
-        theme's page as MkDocs rendered it once for a shell page at the same depth (so the theme's relative links
-        hold): the theme's template costs milliseconds a page, which at 100,000 measurements (some 45,000 packets
-        and 11,000 coverage contracts) is most of the build. Checked for orphan numbers as every page is."""
+        """The pages of packets, families, their measurements filed in no packet and coverage (records: some 45,000
+        packets and 11,000 coverage contracts at 100,000 measurements), each put into a lean frame made from the
+        theme's page as MkDocs rendered it once for a shell page at the same depth: the theme's head (its
+        stylesheets, so the page looks as every page does), a header with the site's navigation as links and a search
+        box that opens the site's search, and the content. The theme's template costs milliseconds a page and its
+        navigation, search dialog and scripts 10 KB; at this many pages, that was most of the build's time and a
+        third of its bytes. Checked for orphan numbers as every page is."""
         from mkdocs.exceptions import PluginError
 
         frames = {}
         for shell, output in self.shells.items():
-            output = _PALETTE.sub("", output) if not self.palette else output
-            output = _TABBED.sub("", output)
             shutil.rmtree(site / shell.split("/", 1)[0] / shell.split("/")[1].removesuffix(".md"), ignore_errors=True)
-            head, tail = output.split(SHELL_CONTENT, 1)
-            toc_at = _TOC_MARK.search(head)
-            if toc_at is None:
-                raise PluginError("the theme's page has no table of contents where the shell put one")
-            frames[shell] = (head, tail, toc_at)
+            head = _HEAD.search(output)
+            if head is None:
+                raise PluginError("the theme's page has no head")
+            frames[shell] = lean_frame(_SCRIPT.sub("", head.group(0)), depth_of(shell), self.nav, self.site_name)
         with contextlib.ExitStack() as stack:
             spill = stack.enter_context(open(self.pending / PENDING, "rb")) if self.spilled and self.pending else None
             for path, page in self.shelled.items():
@@ -255,9 +268,9 @@ class SitePlugin(BasePlugin):
         if self.findings:
             raise PluginError(f"{len(self.findings)} orphan numbers on rendered pages")
 
-    def _write_one(self, site: Path, frame: tuple[str, str, Any], path: str, page: Page, spill: Any) -> None:
+    def _write_one(self, site: Path, frame: tuple[str, str], path: str, page: Page, spill: Any) -> None:
         """One shelled page: its HTML (from the pending file if it waited there) checked and put into its frame."""
-        head, tail, toc_at = frame
+        head, tail = frame
         if path in self.spilled and spill is not None:
             offset, size = self.spilled.pop(path)
             spill.seek(offset)
@@ -269,12 +282,9 @@ class SitePlugin(BasePlugin):
             message = f"rendered page {path} shows figure {figure!r} that did not come through a citation"
             hint = "write {{ m:ID.METRIC[INDEX] }} instead of the typed figure"
             self.findings.append(codes.ORPHAN_NUMBER.at(path, "", message, hint, line=line, column=1))
-        title = html.escape(page.plain_title())
-        top = head[: toc_at.start()] + toc_html(page.toc) + head[toc_at.end() :]
         out = site / page_url(path) / "index.html"
         out.parent.mkdir(parents=True, exist_ok=True)
-        first = page.toc[0]["id"] if page.toc else ""
-        top = top.replace(SHELL_TITLE, title).replace(f'href="#{SHELL_H1}"', f'href="#{first}"')
+        top = head.replace(SHELL_TITLE, html.escape(page.plain_title()))
         out.write_text(top + _BLANK.sub("\n", body) + tail, "utf-8")
 
 
@@ -287,14 +297,9 @@ SHELL_NAME = "shell--"
 """The name of the pages MkDocs renders once as the theme's frame of the shelled pages at one depth ("--" is in no
 id: no record has it)."""
 SHELLED_FOLDERS = ("packets/", "families/", "coverage/")
-SHELL_TITLE, SHELL_CONTENT, SHELL_TOC = "EVREGSHELLTITLE", "<h1>EVREGSHELLCONTENT</h1>", "evregshelltoc"
-SHELL_H1 = "evregshellh1"  # the theme's "skip to content" link names the page's first heading
-_PALETTE = re.compile(r'<script>var palette=__md_get\("__palette"\).*?</script>', re.S)
-"""The theme's script that applies a colour palette the reader chose: with no palette configured there is none to
-choose (0.7 KB of every record page)."""
-_TABBED = re.compile(r"<script>var target=document\.getElementById\(location\.hash\.slice\(1\)\).*?</script>", re.S)
-"""The theme's script that opens the content tab a URL names: generated pages have no tabs."""
-_TOC_MARK = re.compile(r'<li class="md-nav__item">\s*<a href="#evregshelltoc".*?</li>', re.S)
+SHELL_TITLE = "EVREGSHELLTITLE"
+_HEAD = re.compile(r"<head>.*?</head>", re.S)
+_SCRIPT = re.compile(r"<script\b[^>]*>.*?</script>", re.S)  # record pages load no script (the theme's: its dialogs)
 
 
 def shelled(path: str) -> bool:
@@ -313,35 +318,30 @@ def shell_path(depth: int) -> str:
     return "packets/" + f"{SHELL_NAME}/" * (depth - 2) + f"{SHELL_NAME}page.md"
 
 
+def lean_frame(head: str, depth: int, nav: list[tuple[str, str]], site_name: str) -> tuple[str, str]:
+    """The HTML before and after a record page's content at ``depth``: the theme's ``head``, a header (the site's
+    name, its navigation as links, a search box: a form that opens the home page's search with the words typed, as
+    the theme reads ``?q=``) and the theme's content classes, so the content looks as on every page."""
+    base = "../" * depth
+    links = "".join(f'<a href="{html.escape(base + url)}">{html.escape(title)}</a>' for title, url in nav)
+    top = (
+        f'<!doctype html>\n<html lang="en">\n{head}\n<body dir="ltr" class="evreg-lean">\n'
+        '<header class="md-header md-header--shadow evreg-lean-header"><nav class="md-header__inner md-grid" '
+        f'aria-label="Header"><a class="evreg-lean-home" href="{base}">{html.escape(site_name)}</a>'
+        f'<form class="evreg-lean-search" action="{base}" method="get" role="search">'
+        '<input type="search" name="q" placeholder="Search" aria-label="Search the site"></form></nav></header>\n'
+        f'<nav class="evreg-lean-nav md-grid" aria-label="Site">{links}</nav>\n'
+        '<div class="md-container"><main class="md-main"><div class="md-main__inner md-grid">'
+        '<div class="md-content" data-md-component="content"><article class="md-content__inner md-typeset">\n'
+    )
+    return top, "\n</article></div></div></main></div>\n</body>\n</html>\n"
+
+
 def shell_page() -> Page:
+    """The page MkDocs renders once per depth: only its head is used (the theme's stylesheets, at that depth)."""
     shell = Page(SHELL_TITLE, search=False)
-    shell.add(SHELL_CONTENT)
-    shell.toc = [
-        {
-            "level": 1,
-            "id": SHELL_H1,
-            "name": "s",
-            "children": [{"level": 2, "id": SHELL_TOC, "name": "t", "children": []}],
-        }
-    ]
+    shell.add("<p>frame</p>")
     return shell
-
-
-def toc_html(toc: list[dict[str, Any]]) -> str:
-    """A page's table of contents as the theme writes it (the h1's children, nested)."""
-    items = toc[0]["children"] if len(toc) == 1 and toc[0]["level"] == 1 else toc
-    out = []
-    for t in items:
-        inner = ""
-        if t["children"]:
-            label = html.escape(html.unescape(t["name"]), quote=True)
-            nested = toc_html(t["children"])
-            inner = f'<nav class="md-nav" aria-label="{label}"><ul class="md-nav__list">{nested}</ul></nav>'
-        out.append(
-            f'<li class="md-nav__item"><a href="#{t["id"]}" class="md-nav__link"><span class="md-ellipsis">'
-            f"{t['name']}</span></a>{inner}</li>"
-        )
-    return "".join(out)
 
 
 def publish_evidence(root: Path, pages: Pages, site: Path) -> int:
