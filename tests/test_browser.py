@@ -430,6 +430,8 @@ def test_a_wide_comparison_adds_the_rows_of_its_data_file_and_sorts_filters_and_
         tab.goto(url + "compare/decode-tok-s/")  # type: ignore[attr-defined]
         shown = tab.locator(".evreg-shown")  # type: ignore[attr-defined]
         total = 8 + WIDE_RUNS
+        # the count appears once the data file is fetched and added (asynchronous: slow on a loaded machine)
+        tab.wait_for_function("(document.querySelector('.evreg-shown') || {}).textContent")  # type: ignore[attr-defined]
         assert shown.inner_text() == f"{total} of {total} rows shown"  # the page's 50 and its data file's rows
         assert tab.evaluate(ORDER, WORKLOAD)[-2:] == ["run-q", "run-s"]  # type: ignore[attr-defined]
         tab.locator("thead th", has_text="Value").locator("button").click()  # type: ignore[attr-defined]

@@ -15,6 +15,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from conftest import REPO, WIDE_MATRICES, WIDE_VIEWS, Reg, evreg
 from evreg import figures, site
 
@@ -436,3 +438,38 @@ def test_a_family_page_summarises_a_large_family_and_links_the_rest(wide_compare
     matrices = (wide_compare_site / "families/fam/coverage/index.html").read_text("utf-8")
     assert matrices.count('<table class="evreg-matrix evreg-grid">') == WIDE_MATRICES + 1
     assert matrices.count('href="../../../packets/pkt/#m-run-1"') == WIDE_MATRICES + 1  # each cell's measurement
+
+
+def test_record_pages_made_in_worker_processes_are_the_pages_made_in_one(
+    repo_site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large site's record pages are made by forked workers in parts; the site is the same, byte for byte (pages,
+    their order in the search index, orphan checks), as made in one process (this small site's way)."""
+    monkeypatch.setenv("EVREG_WORKERS", "2")
+    monkeypatch.setattr("evreg.sitebuild.RECORD_PART", 7)  # many parts, so workers interleave
+    out = tmp_path / "site"
+    result = evreg("build", "--out", str(out), cwd=REPO)
+    assert result.returncode == 0, result.stdout + result.stderr
+    files = sorted(p.relative_to(repo_site) for p in repo_site.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file())
+    differ = [f for f in files if (repo_site / f).read_bytes() != (out / f).read_bytes() and f.name != "sitemap.xml.gz"]
+    assert differ == [], differ[:5]
+    assert len([f for f in files if f.parts[0] == "packets"]) > 20
+
+
+def test_a_figure_a_worker_renders_outside_the_citation_path_fails_the_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The orphan check of record pages runs where they are made: a worker's finding stops the build."""
+    made = site._packet
+
+    def leaky(p: site.Pages, pid: str) -> site.Page:  # a renderer that typed a figure (a bug it must not hide)
+        page = made(p, pid)
+        page.p("about 99.5 tok/s")
+        return page
+
+    monkeypatch.setattr(site, "_packet", leaky)
+    monkeypatch.setenv("EVREG_WORKERS", "2")
+    result = evreg("build", "--out", str(tmp_path / "site"), cwd=REPO)
+    assert result.returncode == 1 and not (tmp_path / "site").exists()
+    assert "99.5 tok/s" in result.stdout + result.stderr and "packets/" in result.stdout + result.stderr

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from html import escape, unescape
 from pathlib import Path
@@ -518,45 +519,64 @@ def render_pages(
     return dict(iter_pages(p, downloads, codes))
 
 
+Job = tuple[str, Callable[..., "Page"], tuple[Any, ...]]
+"""A page to make: its path, the function that makes it from the catalog and that function's arguments."""
+
+
+def make(p: Pages, job: Job) -> tuple[str, Page]:
+    """One page, made with its links relative to where it is published."""
+    path, fn, args = job
+    p.base, p.here = page_base(path), page_url(path)
+    return path, fn(p, *args)
+
+
 def iter_pages(
     p: Pages, downloads: list[tuple[str, str, int]] | None = None, codes: Iterable[Code] = ()
 ) -> Iterator[tuple[str, Page]]:
     """Every generated page of the site, one at a time (a build need not hold them all: at 100,000 measurements
-    they are gigabytes)."""
+    they are gigabytes): the site's own pages, then the record pages."""
+    for job in [*site_jobs(p, downloads, codes), *record_jobs(p)]:
+        yield make(p, job)
 
-    def add(path: str, fn: Any, *args: Any) -> tuple[str, Page]:
-        p.base, p.here = page_base(path), page_url(path)
-        return path, fn(p, *args)
 
-    yield add("index.md", _home)
-    yield add("families/index.md", _families_index)
-    for fid in p.records.get("family", {}):
-        yield add(f"families/{fid}.md", _family, fid)
-    yield add("packets/index.md", _packets_index)
-    for pid in p.records.get("packet", {}):
-        yield add(f"packets/{pid}.md", _packet, pid)
-    yield add("measurements/index.md", _measurements_index)
-    for fid in p.loose:
-        yield add(f"families/{fid}/measurements.md", _loose_measurements, fid)
-    for fid in p.records.get("family", {}):
-        if len(_family_records(p, "coverage-view", fid)) > FAMILY_MATRICES:
-            yield add(f"families/{fid}/coverage.md", _family_matrices, fid)
-    for key in p.records.get("coverage-contract", {}):
-        yield add(f"coverage/{key}.md", _contract_page, key)
+def record_jobs(p: Pages) -> list[Job]:
+    """The pages of records -- each family's page, its measurements filed in no packet and its many matrices, each
+    packet's, each coverage contract's --: most of a large site, each made from the catalog alone, so in any order
+    and in any process."""
+    families = p.records.get("family", {})
+    return [
+        *((f"families/{fid}.md", _family, (fid,)) for fid in families),
+        *((f"packets/{pid}.md", _packet, (pid,)) for pid in p.records.get("packet", {})),
+        *((f"families/{fid}/measurements.md", _loose_measurements, (fid,)) for fid in p.loose),
+        *(
+            (f"families/{fid}/coverage.md", _family_matrices, (fid,))
+            for fid in families
+            if len(_family_records(p, "coverage-view", fid)) > FAMILY_MATRICES
+        ),
+        *((f"coverage/{key}.md", _contract_page, (key,)) for key in p.records.get("coverage-contract", {})),
+    ]
+
+
+def site_jobs(p: Pages, downloads: list[tuple[str, str, int]] | None = None, codes: Iterable[Code] = ()) -> list[Job]:
+    """The site's own pages: home, the indexes, the comparisons, quarantine, defects, downloads, the reference."""
     families = sorted({key.split("/", 1)[0] for key in p.records.get("coverage-contract", {})})
-    yield add("coverage/index.md", _contracts_index, None)  # every folder URL has a page
-    for fid in families:
-        yield add(f"coverage/{fid}/index.md", _contracts_index, fid)
     metrics = compare.headline_metrics(p)
-    yield add("compare/index.md", _comparisons, metrics)
-    for metric in metrics:
-        yield add(compare.page_path(metric), _comparison, metric)
-    yield add("quarantine.md", _quarantine)
-    yield add("defects.md", _defects)
-    yield add("downloads.md", _downloads, downloads or [])
-    yield add("methodology/grades.md", _grades_page)
-    yield add("methodology/rules.md", _rules_page, list(codes))
-    yield add("schema.md", _schema_page)
+    return [
+        ("index.md", _home, ()),
+        ("families/index.md", _families_index, ()),
+        ("packets/index.md", _packets_index, ()),
+        ("measurements/index.md", _measurements_index, ()),
+        ("coverage/index.md", _contracts_index, (None,)),  # every folder URL has a page
+        *((f"coverage/{fid}/index.md", _contracts_index, (fid,)) for fid in families),
+        ("compare/index.md", _comparisons, (metrics,)),
+        *((compare.page_path(metric), _comparison, (metric,)) for metric in metrics),
+        ("quarantine.md", _quarantine, ()),
+        ("defects.md", _defects, ()),
+        ("downloads.md", _downloads, (downloads or [],)),
+        ("methodology/grades.md", _grades_page, ()),
+        ("methodology/rules.md", _rules_page, (list(codes),)),
+        ("schema.md", _schema_page, ()),
+    ]
 
 
 # -- pages ------------------------------------------------------------------------------------

@@ -10,9 +10,9 @@ with ``orphan-number``.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import html
+import itertools
 import os
 import re
 import shutil
@@ -24,12 +24,12 @@ from typing import TYPE_CHECKING, Any
 
 from mkdocs.plugins import BasePlugin
 
-from evreg import citations, codes
+from evreg import citations, codes, workers
 from evreg import markdown as md
 from evreg.containment import SITE_DIR, outside_repository, unpublishable
 from evreg.findings import Finding
 from evreg.layout import PAGES_DIR
-from evreg.site import Page, Pages, evidence_url, iter_pages, page_base, page_url
+from evreg.site import Job, Page, Pages, evidence_url, make, page_base, page_url, record_jobs, site_jobs
 
 if TYPE_CHECKING:
     from evreg.findings import Code
@@ -67,18 +67,15 @@ PRODUCT_PAGES = {
 class SitePlugin(BasePlugin):
     """The registry's part of a MkDocs build. One object per build: no module state."""
 
-    def __init__(
-        self, root: Path, db: Path, downloads: Path, code_docs: list[Code], pending: Path | None = None
-    ) -> None:
+    def __init__(self, root: Path, db: Path, downloads: Path, code_docs: list[Code], pending: Path) -> None:
         super().__init__()
-        self.pending = pending  # a folder for generated pages' HTML until it is written (None: kept in memory)
-        self.spilled: dict[str, tuple[int, int]] = {}  # a shelled page -> where its HTML is in the pending file
+        self.pending = pending  # a folder for record pages' HTML until it is written into its frame
+        self.records: list[Made] = []  # the record pages, made: where each one's HTML waits
         self.root, self.db, self.downloads, self.code_docs = root, db, downloads, code_docs
         self.pages = Pages(db)
         self.generated: dict[str, Page] = {}
         self.findings: list[Finding] = []
         self.evidence_published = 0
-        self.shelled: dict[str, Page] = {}
         self.bodies: dict[str, str] = {}  # a generated page's content, from on_page_content to on_post_page
         self.shells: dict[str, str] = {}  # shell page path -> the theme's page MkDocs rendered for it
         self.nav: list[tuple[str, str]] = []  # the site's top-level (title, URL) (on_nav)
@@ -123,7 +120,7 @@ class SitePlugin(BasePlugin):
                 files.append(File.generated(config, dest, abs_src_path=str(PAGES_DIR / name)))
         downloads = _downloads(self.downloads)
         self._take_pages(downloads, getattr(config.plugins.get("material/search"), "search_index", None))
-        for depth in sorted({depth_of(path) for path in self.shelled}):
+        for depth in sorted({depth_of(made.path) for made in self.records}):
             self.generated[shell_path(depth)] = shell_page()
         for path, page in self.generated.items():
             hidden = path.startswith(NOT_IN_NAV) and not path.endswith("index.md")
@@ -136,23 +133,26 @@ class SitePlugin(BasePlugin):
         return files
 
     def _take_pages(self, downloads: list[tuple[str, str, int]], index: Any) -> None:
-        """The generated pages, as they are made: a shelled page gives its search entries at once, and with a
-        ``pending`` folder its HTML waits there until its frame is known (the build never holds every page)."""
-        self.generated = {}
-        with contextlib.ExitStack() as stack:
-            spill = stack.enter_context(open(self.pending / PENDING, "wb")) if self.pending is not None else None
-            for path, page in iter_pages(self.pages, downloads, self.code_docs):
-                if not shelled(path):
-                    self.generated[path] = page
-                    continue
-                self.shelled[path] = page
-                if page.search and isinstance(getattr(index, "entries", None), list):
-                    index.entries.extend(page.search_entries(page_url(path)))
-                if spill is not None:
-                    data = page.html.encode("utf-8")
-                    self.spilled[path] = (spill.tell(), len(data))
-                    spill.write(data)
-                    page.parts, page._index = [], []
+        """The generated pages. The record pages (most of a large site) are made in worker processes, in parts,
+        while this process makes the site's own pages; each record page's HTML waits in its part's pending file
+        until its frame is known (the build never holds them all), and its search entries and orphan figures come
+        back with it."""
+        jobs = record_jobs(self.pages)
+        parts = list(enumerate(range(0, len(jobs), RECORD_PART)))  # a part's number, its first job (workers fork
+        pages, pending = self.pages, self.pending  # with every job: only these two numbers go to them)
+
+        def part_of(part: tuple[int, int]) -> list[Made]:
+            return make_records(pages, (part[0], jobs[part[1] : part[1] + RECORD_PART]), pending)
+
+        with workers.forked(part_of, parts, _processes(len(jobs))) as made:
+            self.generated = dict(make(self.pages, job) for job in site_jobs(self.pages, downloads, self.code_docs))
+            entries = index.entries if isinstance(getattr(index, "entries", None), list) else []
+            for part in made:
+                for m in part:
+                    entries.extend(m.entries)
+                    self.findings.extend(m.findings)
+                    m.entries, m.findings = [], []
+                    self.records.append(m)
 
     def on_page_markdown(self, markdown: str, page: Any, config: Any, files: Any) -> str:
         """Citations in hand-written pages become resolved, linked figures."""
@@ -187,13 +187,9 @@ class SitePlugin(BasePlugin):
                 index.entries.extend(generated.search_entries(page.url))  # type: ignore[union-attr]
         shown = md.html_figures(content)
         hand = [*md.attribute_figures(content), *(f for f, _, _ in md.column_figures(content))]
-        for figure in shown if generated is not None else [*shown, *hand]:
-            source = generated.html if generated is not None else page.markdown or ""
-            rel = src if generated is not None else f"{SITE_DIR}/{src}"
-            line = next((n for n, text in enumerate(source.split("\n"), 1) if figure in html.unescape(text)), None)
-            message = f"rendered page {src} shows figure {figure!r} that did not come through a citation"
-            hint = "write {{ m:ID.METRIC[INDEX] }} instead of the typed figure"
-            self.findings.append(codes.ORPHAN_NUMBER.at(rel, "", message, hint, line=line, column=1))
+        source = generated.html if generated is not None else page.markdown or ""
+        rel = src if generated is not None else f"{SITE_DIR}/{src}"
+        self.findings += orphan_findings(rel, src, shown if generated is not None else [*shown, *hand], source)
         if generated is not None:  # the theme and the search plugin get a mark; on_post_page puts the body there
             self.bodies[src] = content
             return CONTENT_MARK_H1 if "<h1" in content else CONTENT_MARK  # the theme adds an h1 where none is
@@ -227,14 +223,14 @@ class SitePlugin(BasePlugin):
             from mkdocs.exceptions import PluginError
 
             raise PluginError(f"{len(self.findings)} orphan numbers on rendered pages")
-        if self.shelled:
+        if self.records:
             self._write_shelled(site)
         self.evidence_published = publish_evidence(self.root, self.pages, site)
 
     def _write_data(self, site: Path) -> None:
         """The data files of generated pages (a comparison's rows past those in the page), beside their page; the
         HTML the page's script makes of them is checked for orphan figures as a page is."""
-        for path, page in [*self.generated.items(), *self.shelled.items()]:
+        for path, page in self.generated.items():
             for name, (content, made) in page.data.items():
                 for figure in md.html_figures(made):
                     message = f"data file {name} of page {path} shows figure {figure!r}, not through a citation"
@@ -251,7 +247,7 @@ class SitePlugin(BasePlugin):
         stylesheets, so the page looks as every page does), a header with the site's navigation as links and a search
         box that opens the site's search, and the content. The theme's template costs milliseconds a page and its
         navigation, search dialog and scripts 10 KB; at this many pages, that was most of the build's time and a
-        third of its bytes. Checked for orphan numbers as every page is."""
+        third of its bytes. (Each page was checked for orphan numbers as it was made.)"""
         from mkdocs.exceptions import PluginError
 
         frames = {}
@@ -261,38 +257,72 @@ class SitePlugin(BasePlugin):
             if head is None:
                 raise PluginError("the theme's page has no head")
             frames[shell] = lean_frame(_SCRIPT.sub("", head.group(0)), depth_of(shell), self.nav, self.site_name)
-        with contextlib.ExitStack() as stack:
-            spill = stack.enter_context(open(self.pending / PENDING, "rb")) if self.spilled and self.pending else None
-            for path, page in self.shelled.items():
-                self._write_one(site, frames[shell_path(depth_of(path))], path, page, spill)
-        if self.findings:
-            raise PluginError(f"{len(self.findings)} orphan numbers on rendered pages")
+        for part, made in itertools.groupby(self.records, key=lambda m: m.part):
+            data = (self.pending / f"part-{part}.html").read_bytes()
+            for m in made:
+                top, tail = frames[shell_path(depth_of(m.path))]
+                out = site / page_url(m.path) / "index.html"
+                out.parent.mkdir(parents=True, exist_ok=True)
+                body = data[m.offset : m.offset + m.size].decode("utf-8")
+                out.write_text(top.replace(SHELL_TITLE, html.escape(m.title)) + body + tail, "utf-8")
 
-    def _write_one(self, site: Path, frame: tuple[str, str], path: str, page: Page, spill: Any) -> None:
-        """One shelled page: its HTML (from the pending file if it waited there) checked and put into its frame."""
-        head, tail = frame
-        if path in self.spilled and spill is not None:
-            offset, size = self.spilled.pop(path)
-            spill.seek(offset)
-            body = spill.read(size).decode("utf-8")
-        else:
-            body = page.html
-        for figure in md.html_figures(body):
-            line = next((n for n, t in enumerate(body.split("\n"), 1) if figure in html.unescape(t)), None)
-            message = f"rendered page {path} shows figure {figure!r} that did not come through a citation"
-            hint = "write {{ m:ID.METRIC[INDEX] }} instead of the typed figure"
-            self.findings.append(codes.ORPHAN_NUMBER.at(path, "", message, hint, line=line, column=1))
-        out = site / page_url(path) / "index.html"
-        out.parent.mkdir(parents=True, exist_ok=True)
-        top = head.replace(SHELL_TITLE, html.escape(page.plain_title()))
-        out.write_text(top + _BLANK.sub("\n", body) + tail, "utf-8")
+
+@dataclass
+class Made:
+    """A record page, made (here or in a worker): where its HTML waits (its part's pending file, offset and size), its
+    title, and until they are taken its search entries and the orphan figures found on it."""
+
+    path: str
+    title: str
+    part: int
+    offset: int
+    size: int
+    entries: list[dict[str, Any]]
+    findings: list[Finding]
+
+
+RECORD_PART = 200
+"""Record pages made in one go by one worker, into one pending file."""
+
+
+def _processes(pages: int) -> int:
+    """Worker processes for ``pages`` record pages: one per core for a large site (``EVREG_WORKERS`` overrides)."""
+    return workers.count_for_files(pages)
+
+
+def make_records(pages: Pages, part: tuple[int, list[Job]], pending: Path) -> list[Made]:
+    """The record pages of one part, their HTML (blank runs made one line break: the same page to a browser, as
+    generated pages hold no ``pre``) written one after another into the part's pending file, each checked for
+    orphan figures as it is made."""
+    n, jobs = part
+    out = []
+    with open(pending / f"part-{n}.html", "wb") as spill:
+        for job in jobs:
+            path, page = make(pages, job)
+            body = _BLANK.sub("\n", page.html)
+            data = body.encode("utf-8")
+            entries = page.search_entries(page_url(path)) if page.search else []
+            orphans = orphan_findings(path, path, md.html_figures(body), body)
+            out.append(Made(path, page.plain_title(), n, spill.tell(), len(data), entries, orphans))
+            spill.write(data)
+    return out
+
+
+def orphan_findings(rel: str, name: str, figures: list[str], source: str) -> list[Finding]:
+    """An ``orphan-number`` finding at ``rel`` for each of ``figures`` the rendered page ``name`` shows that did not
+    come through a citation, at the first line of ``source`` that shows it."""
+    found = []
+    for figure in figures:
+        line = next((n for n, text in enumerate(source.split("\n"), 1) if figure in html.unescape(text)), None)
+        message = f"rendered page {name} shows figure {figure!r} that did not come through a citation"
+        hint = "write {{ m:ID.METRIC[INDEX] }} instead of the typed figure"
+        found.append(codes.ORPHAN_NUMBER.at(rel, "", message, hint, line=line, column=1))
+    return found
 
 
 CONTENT_MARK, CONTENT_MARK_H1 = "<!--evreg-page-content-->", "<h1>EVREGPAGECONTENT</h1>"
 """Where a generated page's content goes in the theme's page (see ``SitePlugin.on_post_page``); the second for
 content with its own h1 (the theme adds the page's title as an h1 to content without one)."""
-PENDING = "pages.html"
-"""The file in the build's pending folder that holds shelled pages' HTML, one after another, until each is written."""
 SHELL_NAME = "shell--"
 """The name of the pages MkDocs renders once as the theme's frame of the shelled pages at one depth ("--" is in no
 id: no record has it)."""

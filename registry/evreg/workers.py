@@ -8,14 +8,17 @@ even load. Platforms without ``fork`` run everything in-process.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import multiprocessing
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from evreg.store import Registry, WorkTree, forgetting
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 PARALLEL_FROM_FILES = 4000
 """Below this many files, starting processes costs more than it saves."""
@@ -87,3 +90,33 @@ def map_units(registry: Registry, units: list[str], fn: Callable[[Registry, str,
     for i, (unit, _paths) in enumerate(parts):
         out.setdefault(unit, []).append(done[i])
     return out
+
+
+_fn: Callable[[Any], Any] | None = None  # what ``map_forked``'s workers inherit
+
+
+def _call(item: Any) -> Any:
+    assert _fn is not None
+    return _fn(item)
+
+
+@contextlib.contextmanager
+def forked(fn: Callable[[T], R], items: list[T], processes: int) -> Iterator[Iterator[R]]:
+    """``fn`` over ``items``, its results in order as they come, in ``processes`` forked workers that inherit what
+    ``fn`` needs from this process as it is now (they start at once: this process may do other work meanwhile). With
+    fewer than two processes, or without ``fork``, ``fn`` runs here as the results are asked for. Objects that exist at
+    the fork are left out of the workers' garbage collection (``gc.freeze``), whose visits would otherwise copy every
+    page of them into each worker."""
+    if processes < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        yield map(fn, items)
+        return
+    global _fn
+    _fn = fn
+    gc.freeze()
+    try:
+        with multiprocessing.get_context("fork").Pool(processes) as pool:
+            gc.unfreeze()
+            yield pool.imap(_call, items)
+    finally:
+        _fn = None
+        gc.unfreeze()
