@@ -34,9 +34,9 @@ CHAR_W = 6.6
 class Dot:
     x: float
     y: float
-    href: str
+    href: str  # "" in its own measurement's chart: a bare point (its row below holds the value)
     tooltip: str  # already formatted through the citation path
-    cite: str  # the citation this dot shows, e.g. m:run-1.decode_tok_s[0] ("" in its own measurement's section)
+    cite: str  # the citation this dot shows, e.g. m:run-1.decode_tok_s[0]
 
 
 @dataclass
@@ -145,10 +145,13 @@ def _series(plot: _Plot, i: int, s: Series, joined: bool) -> str:
         dash = "" if measured else ' stroke-dasharray="4 3"'
         out.append(f'<polyline points="{path}" fill="none"{dash}/>')
     for d in s.dots:
+        circle = f'<circle cx="{plot.px(d.x):.1f}" cy="{plot.py(d.y):.1f}" r="{R}"/>'
+        if not d.href:  # a point of the measurement whose section this is: its row, just below, holds the value
+            out.append(circle)
+            continue
         cite = f' data-cite="{escape(d.cite)}"' if d.cite else ""
         out.append(
-            f'<a class="evreg-cite" href="{escape(d.href)}"{cite}>'
-            f'<circle cx="{plot.px(d.x):.1f}" cy="{plot.py(d.y):.1f}" r="{R}"/><title>{escape(d.tooltip)}</title></a>'
+            f'<a class="evreg-cite" href="{escape(d.href)}"{cite}>{circle}<title>{escape(d.tooltip)}</title></a>'
         )
     out.append("</g>")
     return "".join(out)

@@ -66,7 +66,7 @@ def legend(states: Counter[str]) -> str:
 
 def _td(cell: dict[str, Any], html: CellHtml) -> str:
     state = esc(cell.get("state", "missing"))
-    return f'<td class="evreg-cell evreg-cell-{state}" data-state="{state}">{html(cell)}</td>'
+    return f'<td class="evreg-cell evreg-cell-{state}">{html(cell)}</td>'
 
 
 def table(corner: str, columns: Sequence[str], rows: Sequence[tuple[str, list[dict[str, Any]]]], html: CellHtml) -> str:

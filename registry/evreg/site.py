@@ -989,8 +989,8 @@ def _dot(p: Pages, mid: str, metric: str, index: int | None, x: float | None, xv
     text = citations.format_value(v, metric)
     sel = citations.selector(index, x)
     href = p.m_url(mid, sample_anchor(metric, sel))
-    if href.startswith("#"):  # in the measurement's own section: its heading and line say what it is
-        return charts.Dot(xv, v, href, text, "")
+    if href.startswith("#"):  # in the measurement's own chart: each value and its anchor are in the table below it
+        return charts.Dot(xv, v, "", "", "")
     return charts.Dot(xv, v, href, f"{mid}: {text} · {p.trust(mid)}", raw[3:-3].strip())
 
 
