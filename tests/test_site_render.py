@@ -473,3 +473,13 @@ def test_a_figure_a_worker_renders_outside_the_citation_path_fails_the_build(
     result = evreg("build", "--out", str(tmp_path / "site"), cwd=REPO)
     assert result.returncode == 1 and not (tmp_path / "site").exists()
     assert "99.5 tok/s" in result.stdout + result.stderr and "packets/" in result.stdout + result.stderr
+
+
+def test_a_packet_page_is_found_by_its_title_and_its_measurements_only(repo_site: Path) -> None:
+    """At 100,000 measurements a packet page's *Scope*, *Grades*, *Evidence* headings were 250,000 search entries that
+    match every search for those words; its title and measurements are what readers look for."""
+    docs = json.loads((repo_site / "search/search_index.json").read_text())["docs"]
+    packets = [d["location"] for d in docs if d["location"].startswith("packets/") and d["location"] != "packets/"]
+    assert any("#" not in loc for loc in packets) and any("#m-" in loc for loc in packets)
+    assert [loc for loc in packets if "#" in loc and "#m-" not in loc] == []
+    assert any(d["location"].startswith("families/") and "#" in d["location"] for d in docs)  # others keep theirs

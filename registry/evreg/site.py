@@ -158,12 +158,15 @@ class Page:
     _ids: Counter[str] = field(default_factory=Counter)
     _index: list[list[Any]] = field(default_factory=list)  # [id, level, heading text, first paragraph's text]
 
-    def search_entries(self, url: str) -> list[dict[str, Any]]:
+    def search_entries(self, url: str, sections: bool = True) -> list[dict[str, Any]]:
         """The page's search entries, as the theme's search index holds them: one per heading (its text, and
         the text of the paragraph under it), without parsing the page (at 100,000 measurements, parsing the
-        pages was most of the build)."""
+        pages was most of the build). Without ``sections``, only the page's title and its measurements' sections
+        (a record page: its *Scope* or *Evidence* headings would be a result of every search for those words)."""
         entries = []
         for hid, level, title, text in self._index:
+            if not sections and level > 1 and not hid.startswith("m-"):
+                continue
             entry: dict[str, Any] = {"location": url if level == 1 else f"{url}#{hid}", "title": escape(title)}
             if hid.startswith("m-") and "--" not in hid:  # a measurement's section: findable by its id
                 entry["title"] += id_terms(hid[2:])

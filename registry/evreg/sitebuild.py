@@ -301,7 +301,8 @@ def make_records(pages: Pages, part: tuple[int, list[Job]], pending: Path) -> li
             path, page = make(pages, job)
             body = _BLANK.sub("\n", page.html)
             data = body.encode("utf-8")
-            entries = page.search_entries(page_url(path)) if page.search else []
+            sections = not path.startswith("packets/")  # a packet's: its title and measurements (42,000 at 100k)
+            entries = page.search_entries(page_url(path), sections) if page.search else []
             orphans = orphan_findings(path, path, md.html_figures(body), body)
             out.append(Made(path, page.plain_title(), n, spill.tell(), len(data), entries, orphans))
             spill.write(data)
