@@ -185,11 +185,12 @@ class SitePlugin(BasePlugin):
             if generated.search and isinstance(getattr(index, "entries", None), list):
                 page.meta["search"] = {"exclude": True}  # the theme would parse the page; its entries are known
                 index.entries.extend(generated.search_entries(page.url))  # type: ignore[union-attr]
-        shown = md.html_figures(content)
-        hand = [*md.attribute_figures(content), *(f for f, _, _ in md.column_figures(content))]
-        source = generated.html if generated is not None else page.markdown or ""
-        rel = src if generated is not None else f"{SITE_DIR}/{src}"
-        self.findings += orphan_findings(rel, src, shown if generated is not None else [*shown, *hand], source)
+        if generated is not None:  # generated HTML: its text (the renderer writes figures in no attribute or column)
+            self.findings += orphan_findings(src, src, md.html_figures(content), generated.html)
+        else:  # a hand-written page: its text, the attributes a reader is shown and the columns a header gives a unit
+            hand = [*md.attribute_figures(content), *(f for f, _, _ in md.column_figures(content))]
+            found = [*md.html_figures(content), *hand]
+            self.findings += orphan_findings(f"{SITE_DIR}/{src}", src, found, page.markdown or "")
         if generated is not None:  # the theme and the search plugin get a mark; on_post_page puts the body there
             self.bodies[src] = content
             return CONTENT_MARK_H1 if "<h1" in content else CONTENT_MARK  # the theme adds an h1 where none is
