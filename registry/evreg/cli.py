@@ -316,7 +316,7 @@ def ensure_catalog(
 
     db = db or root / DEFAULT_DB
     rev = None
-    now = None if as_of else catalogfile.stamp(root, db)  # before validating: a change meanwhile makes it stale
+    now = None if as_of else catalogfile.take(root, db)  # before validating: a change meanwhile makes it stale
     if as_of:
         try:
             rev = provenance.resolve(root, as_of)
@@ -328,7 +328,9 @@ def ensure_catalog(
         print_ = catalog.fingerprint(registry, head, report.findings)
         meta = catalog.read_meta(db)
         if not force and meta and meta.get("fingerprint") == print_:
-            if now is not None and meta.get("stamp") != now:
+            times = now.record.get("stamp_folder_times") if now is not None else None
+            renewed = times and times != meta.get("stamp_folder_times")
+            if now is not None and (meta.get("stamp") != now.value or renewed):
                 catalogfile.set_stamp(db, now)
             return db, False, report
         history = provenance.history(root, rev or "HEAD") if head else {}
@@ -342,7 +344,7 @@ def ensure_catalog(
                 "fingerprint": print_,
                 "source": registry.source.label,
                 "commit": head or "",
-                **({"stamp": now} if now is not None else {}),
+                **(now.meta() if now is not None else {}),
             },
         )
     return db, True, report
