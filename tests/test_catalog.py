@@ -141,7 +141,7 @@ def test_query_on_a_fresh_catalog_trusts_its_stamp_and_only_its_stamp(reg: Reg) 
 
 
 def _in_place(path: Path, old: bytes, new: bytes) -> None:
-    """Rewrite ``old`` to ``new`` (same length) in place, keeping the file's size and times: its folder does not change."""
+    """Rewrite ``old`` to ``new`` (same length) in place, keeping size and times: its folder does not change."""
     data = path.read_bytes()
     assert len(old) == len(new) and data.count(old) == 1
     times = path.stat()
