@@ -206,7 +206,7 @@ def _quick(root: Path, db: Path, meta: dict[str, str]) -> str | None:
     """The stamp as it is now, from git's changed tracked files (``--untracked-files=no``: no folder
     is listed) and the recorded untracked and ignored entries, provided no folder's change time moved
     since they were listed; None when that cannot be shown."""
-    if not meta.get("stamp_folder_times"):
+    if not all(meta.get(k) for k in ("stamp_folder_times", "stamp_folders", "stamp_others")):
         return None
     head = _spawn(root, "rev-parse", "--verify", "--quiet", "HEAD")
     status = _spawn(root, *_STAT_EXACT, *_STATUS, "--untracked-files=no", *_pathspec(root, db))
@@ -263,8 +263,10 @@ def set_stamp(db: Path, taken: Stamp) -> None:
     with contextlib.suppress(duckdb.Error):
         con = duckdb.connect(str(db))
         try:
+            con.execute("BEGIN TRANSACTION")
             con.execute(f"DELETE FROM catalog_meta WHERE key IN ({', '.join('?' * len(keys))})", keys)
             con.executemany("INSERT INTO catalog_meta VALUES (?, ?)", sorted(taken.meta().items()))
+            con.execute("COMMIT")
         finally:
             con.close()
 
