@@ -239,21 +239,26 @@ def read_meta(db: Path) -> dict[str, str] | None:
 
 
 def fresh(root: Path, db: Path) -> bool:
-    """Whether the catalog ``db`` was built from the work tree and code as they are now (its stamp):
-    checked from the record when no folder changed (``_quick``), else the full way (and a stamp found
-    equal so gets a new record)."""
+    """Whether the catalog ``db`` was built from the work tree and code as they are now (its stamp)."""
+    return check(root, db)[0]
+
+
+def check(root: Path, db: Path) -> tuple[bool, Stamp | None]:
+    """Whether the catalog ``db`` is fresh: checked from the record when no folder changed (``_quick``),
+    else the full way (a stamp found equal so gets a new record); and the stamp taken the full way, if it was
+    (a caller that rebuilds the catalog uses it rather than listing the work tree again)."""
     meta = read_meta(db)
     if not meta or not meta.get("stamp"):
-        return False
+        return False, None
     quick = _quick(root, db, meta)
     if quick is not None:
-        return quick == meta["stamp"]
+        return quick == meta["stamp"], None
     now = take(root, db)
     if now is None or now.value != meta["stamp"]:
-        return False
+        return False, now
     if now.record:
         set_stamp(db, now)
-    return True
+    return True, now
 
 
 def set_stamp(db: Path, taken: Stamp) -> None:
