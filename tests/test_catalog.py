@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -136,6 +138,50 @@ def test_query_on_a_fresh_catalog_trusts_its_stamp_and_only_its_stamp(reg: Reg) 
     q(reg.root, "SELECT 1")
     reg.edit(f"{F}/pkt/measurements/run-2.json", lambda d: d["metrics"].update(decode_tok_s=[33.5]))
     assert q(reg.root, "SELECT value FROM samples WHERE measurement = 'run-2'") == [{"value": 33.5}]
+
+
+def _in_place(path: Path, old: bytes, new: bytes) -> None:
+    """Rewrite ``old`` to ``new`` (same length) in place, keeping size and times: its folder does not change."""
+    data = path.read_bytes()
+    assert len(old) == len(new) and data.count(old) == 1
+    times = path.stat()
+    with path.open("r+b") as fh:
+        fh.write(data.replace(old, new))
+    os.utime(path, ns=(times.st_atime_ns, times.st_mtime_ns))
+    assert path.stat().st_size == times.st_size and path.stat().st_mtime_ns == times.st_mtime_ns
+
+
+def test_a_fresh_catalog_is_checked_from_its_folders_record_and_every_change_still_makes_it_stale(reg: Reg) -> None:
+    """The stamp's record (every folder's change time, the untracked and ignored entries) lets ``fresh`` ask git
+    only about tracked files; each way past it makes the catalog stale: an edit keeping size and modification
+    time (tracked or untracked file), a new untracked file in an old folder, a new ignored file. A folder
+    change that leaves the listing as it was (a file added and removed again) keeps it fresh."""
+    from evreg import catalogfile
+
+    (reg.root / ".gitignore").write_text("*.ignored.json\n", "utf-8")
+    reg.commit("ignore")
+    reg.put(f"{F}/pkt/measurements/run-2.json", reg.read(RUN) | {"id": "run-2"})  # untracked, validated
+    db = reg.root / DEFAULT_DB
+    db.parent.mkdir()  # as after a first catalog: making build/ changes the root folder, after the stamp
+    time.sleep(catalogfile.TRUSTED_AGE_NS / 1e9 + 0.1)  # folders old enough to vouch for their names
+    assert q(reg.root, "SELECT count(*) n FROM measurements") == [{"n": 3}]
+    meta = catalogfile.read_meta(db) or {}
+    assert meta.get("stamp_folder_times") and f"{F}/pkt/measurements" in meta["stamp_folders"].split("\0")
+    assert catalogfile._quick(reg.root, db, meta) == meta["stamp"] and catalogfile.fresh(reg.root, db)
+    for path in (reg.root / RUN, reg.root / f"{F}/pkt/measurements/run-2.json"):  # tracked, then untracked
+        _in_place(path, b"30.21", b"30.22")
+        assert catalogfile._quick(reg.root, db, meta) not in (None, meta["stamp"])
+        assert not catalogfile.fresh(reg.root, db)
+        _in_place(path, b"30.22", b"30.21")  # the same bytes again: fresh, still from the record
+        assert catalogfile._quick(reg.root, db, meta) == meta["stamp"] and catalogfile.fresh(reg.root, db)
+    extra = reg.put(f"{F}/pkt/measurements/run-3.json", reg.read(RUN) | {"id": "run-3"})  # untracked, old folder
+    assert catalogfile._quick(reg.root, db, meta) is None and not catalogfile.fresh(reg.root, db)
+    extra.unlink()  # the folder changed, its listing did not: the full check finds the stamp equal
+    assert catalogfile._quick(reg.root, db, meta) is None and catalogfile.fresh(reg.root, db)
+    reg.put(f"{F}/pkt/measurements/run-4.ignored.json", reg.read(RUN) | {"id": "run-4"})  # ignored, still validated
+    assert not catalogfile.fresh(reg.root, db)
+    rows = q(reg.root, "SELECT measurement, value FROM samples WHERE idx = 0 ORDER BY measurement")
+    assert rows == [{"measurement": f"run-{n}", "value": 30.21} for n in (1, 2, 4)]
 
 
 def test_provenance_and_as_of_from_git_history(reg: Reg) -> None:

@@ -268,3 +268,23 @@ def test_the_cache_version_covers_every_module_that_validates() -> None:
         "registry/evreg/vocab/metrics.json",
         "validators/evreg_rules/history.py",
     } <= sources
+
+
+def test_cached_findings_take_the_baseline_as_it_is_now(reg: Reg) -> None:
+    """Cached findings are made already marked by the baseline (``rules.baseline_marker``): a reason
+    changed, an entry removed or its message no longer matching is seen on units whose files did not
+    change, exactly as a fresh validation sees it."""
+    reg.edit(f"{F}/pkt/measurements/run-1.json", lambda d: d.update(caveat="decode reached 91.5 tok/s here"))
+    reg.commit("an orphan figure")
+    [orphan] = [f for f in checked(reg.root) if f["code"] == "orphan-number"]
+    entry = {k: orphan[k] for k in ("code", "file", "pointer", "message")}
+
+    def baseline(*entries: dict[str, Any]) -> list[dict[str, Any]]:
+        reg.put("packets/baseline.json", {"kind": "baseline", "entries": list(entries)})
+        return [f for f in checked(reg.root) if f["code"] == "orphan-number"]
+
+    assert [(f["baselined"], f["baseline_reason"]) for f in baseline({**entry, "reason": "one"})] == [(True, "one")]
+    assert ResultCache.open(reg.root, PACK).entry("fam") is not None  # fam's result is the cached one from here on
+    assert [(f["baselined"], f["baseline_reason"]) for f in baseline({**entry, "reason": "two"})] == [(True, "two")]
+    assert [f["baselined"] for f in baseline({**entry, "message": "another", "reason": "x"})] == [False]
+    assert [f["baselined"] for f in baseline()] == [False]

@@ -13,9 +13,12 @@ import contextlib
 import hashlib
 import importlib.metadata
 import importlib.util
+import json
 import os
 import subprocess
+import time
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,13 +30,27 @@ MAX_STAMPED_CHANGES = 1000
 _CHECKED_FOLDERS = ("packets/", "site/", "schema/")
 """Where validation reads files: an ignored folder inside one of them gets no stamp (its files are not listed)."""
 
+TRUSTED_AGE_NS = 2_000_000_000
+"""A folder's change time vouches for its names only once it is this much older than the listing it
+stands for: file system clocks are coarse, so a name added in the same tick would leave it unchanged."""
 
-def _git(root: Path, *args: str) -> bytes | None:
+_STATUS = ("status", "--porcelain=v1", "-z")
+_STAT_EXACT = ("-c", "core.trustctime=true", "-c", "core.checkStat=default")
+"""Git compares every stat field (change time, inode, size, modification time) whatever the user's config says."""
+
+
+def _spawn(root: Path, *args: str) -> subprocess.Popen[bytes] | None:
     try:
-        out = subprocess.run(["git", *args], cwd=root, capture_output=True, check=False)
+        return subprocess.Popen(["git", *args], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     except OSError:
         return None
-    return out.stdout if out.returncode == 0 else None
+
+
+def _output(proc: subprocess.Popen[bytes] | None) -> bytes | None:
+    if proc is None:
+        return None
+    out = proc.communicate()[0]
+    return out if proc.returncode == 0 else None
 
 
 def code_digest() -> str:
@@ -52,31 +69,157 @@ def code_digest() -> str:
     return h.hexdigest()
 
 
-def stamp(root: Path, db: Path) -> str | None:
-    """What the registry's work tree and the code are now, without reading a record: the commit, every
-    path git reports as changed, untracked or ignored (but ``build/`` and the catalog ``db``) with its
-    content's hash, and ``code_digest``. None outside git, with an ignored folder where validation reads, or with more
-    than ``MAX_STAMPED_CHANGES`` such paths: then the catalog is checked the full way."""
-    head = _git(root, "rev-parse", "--verify", "--quiet", "HEAD")
-    skip = [":(exclude)build"]
+@dataclass
+class Stamp:
+    """A stamp (``value``) and what lets the next query check it without listing every folder
+    (``record``: the untracked and ignored entries git listed, the folders of the work tree and a
+    digest of their change times; empty when a folder was too recent to vouch for its names)."""
+
+    value: str
+    record: dict[str, str] = field(default_factory=dict)
+
+    def meta(self) -> dict[str, str]:
+        """The ``catalog_meta`` rows that keep it."""
+        return {"stamp": self.value, **self.record}
+
+
+def _pathspec(root: Path, db: Path) -> list[str]:
+    skip = ["--", ".", ":(exclude)build"]
     with contextlib.suppress(ValueError):
         skip.append(f":(exclude,literal){db.resolve().relative_to(root.resolve()).as_posix()}")
-    status = _git(
-        root, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignored=matching", "--", ".", *skip
-    )
-    if head is None or status is None:
-        return None
-    entries = [e for e in status.split(b"\0") if e]
-    if len(entries) > MAX_STAMPED_CHANGES:
+    return skip
+
+
+def _entries(status: bytes) -> tuple[list[bytes], list[bytes]] | None:
+    """``git status --porcelain=v1 -z`` output as (tracked changes, untracked and ignored entries); a
+    rename or copy keeps its source. None with an ignored folder where validation reads."""
+    fields = status.split(b"\0")
+    tracked, others = [], []
+    i = 0
+    while i < len(fields):
+        entry = fields[i]
+        i += 1
+        if not entry:
+            continue
+        if entry[:1] in (b"R", b"C") and i < len(fields):
+            entry += b"\0" + fields[i]
+            i += 1
+        if entry[:3] in (b"?? ", b"!! "):
+            path = entry[3:].decode("utf-8", "surrogateescape")
+            if entry[:2] == b"!!" and path.endswith("/") and path.startswith(_CHECKED_FOLDERS):
+                return None
+            others.append(entry)
+        else:
+            tracked.append(entry)
+    return tracked, others
+
+
+def _value(root: Path, head: bytes, tracked: list[bytes], others: list[bytes]) -> str | None:
+    """The stamp: the commit, every changed, untracked or ignored entry with its content's hash, the code."""
+    if len(tracked) + len(others) > MAX_STAMPED_CHANGES:
         return None
     h = hashlib.sha256(b"head " + head.strip() + b"\n")
-    for entry in entries:
+    for entry in [*sorted(tracked), *sorted(others)]:
         h.update(entry + b"\n")
-        path = entry[3:].decode("utf-8", "surrogateescape")
-        if entry[:2] == b"!!" and path.endswith("/") and path.startswith(_CHECKED_FOLDERS):
-            return None
+        path = entry[3:].split(b"\0")[0].decode("utf-8", "surrogateescape")
         h.update(_content_hash(root / path).encode() + b"\n")
     return hashlib.sha256(h.hexdigest().encode() + code_digest().encode()).hexdigest()
+
+
+def take(root: Path, db: Path) -> Stamp | None:
+    """What the registry's work tree and the code are now, without reading a record: the commit, every
+    path git reports as changed, untracked or ignored (but ``build/`` and the catalog ``db``) with its
+    content's hash, and ``code_digest``; with the record that lets ``fresh`` check it again cheaply.
+    None outside git, with an ignored folder where validation reads, or with more than
+    ``MAX_STAMPED_CHANGES`` such paths: then the catalog is checked the full way."""
+    started = time.time_ns()  # before git lists: a name added meanwhile leaves a folder newer than this
+    head = _output(_spawn(root, "rev-parse", "--verify", "--quiet", "HEAD"))
+    status = _output(
+        _spawn(root, *_STAT_EXACT, *_STATUS, "--untracked-files=all", "--ignored=matching", *_pathspec(root, db))
+    )
+    parts = _entries(status) if status is not None else None
+    if head is None or parts is None:
+        return None
+    value = _value(root, head, *parts)
+    if value is None:
+        return None
+    return Stamp(value, _record(root, parts[1], started))
+
+
+def stamp(root: Path, db: Path) -> str | None:
+    """The stamp of the work tree and code as they are now (see ``take``), its value only."""
+    taken = take(root, db)
+    return taken.value if taken is not None else None
+
+
+def _folders(root: Path, others: list[bytes]) -> list[str]:
+    """Every folder of the work tree but ``.git`` folders, ``build/`` and the ignored folders git listed
+    (whose content no stamp covers), relative to ``root``, ``""`` for the root."""
+    ignored = {e[3:-1].decode("utf-8", "surrogateescape") for e in others if e[:2] == b"!!" and e.endswith(b"/")}
+    out, stack = [], [""]
+    while stack:
+        folder = stack.pop()
+        out.append(folder)
+        with os.scandir(root / folder if folder else root) as listing:
+            for e in listing:
+                name = f"{folder}/{e.name}" if folder else e.name
+                if e.name != ".git" and name not in ignored and name != "build" and e.is_dir(follow_symlinks=False):
+                    stack.append(name)
+    return out
+
+
+def _times(root: Path, folders: list[str]) -> tuple[str, int] | None:
+    """A digest of the folders' change times (a name added, removed or renamed changes its folder's;
+    unlike its modification time, no one can set it back) and the newest; None when one is missing."""
+    base = f"{root}{os.sep}"
+    h = hashlib.sha256()
+    newest = 0
+    try:
+        for folder in folders:
+            ctime = os.lstat(base + folder).st_ctime_ns
+            newest = max(newest, ctime)
+            h.update(b"%d\n" % ctime)
+    except OSError:
+        return None
+    return h.hexdigest(), newest
+
+
+def _record(root: Path, others: list[bytes], started: int) -> dict[str, str]:
+    """What ``fresh`` needs to trust the untracked and ignored entries listed now without listing them
+    again: every folder's change time, provided each is older than the listing by ``TRUSTED_AGE_NS``
+    (empty otherwise, or with a name that is not UTF-8: then the full check runs each time)."""
+    try:
+        folders = _folders(root, others)
+        times = _times(root, folders)
+        if times is None or times[1] > started - TRUSTED_AGE_NS:
+            return {}
+        return {
+            "stamp_others": json.dumps([e.decode("utf-8") for e in others]),
+            "stamp_folders": "\0".join(folders).encode("utf-8").decode("utf-8"),
+            "stamp_folder_times": times[0],
+        }
+    except (OSError, UnicodeError):
+        return {}
+
+
+def _quick(root: Path, db: Path, meta: dict[str, str]) -> str | None:
+    """The stamp as it is now, from git's changed tracked files (``--untracked-files=no``: no folder
+    is listed) and the recorded untracked and ignored entries, provided no folder's change time moved
+    since they were listed; None when that cannot be shown."""
+    if not all(meta.get(k) for k in ("stamp_folder_times", "stamp_folders", "stamp_others")):
+        return None
+    head = _spawn(root, "rev-parse", "--verify", "--quiet", "HEAD")
+    status = _spawn(root, *_STAT_EXACT, *_STATUS, "--untracked-files=no", *_pathspec(root, db))
+    times = _times(root, meta["stamp_folders"].split("\0"))  # while git stats the tracked files
+    same = times is not None and times[0] == meta["stamp_folder_times"]
+    head_out, status_out = _output(head), _output(status)
+    if not same or head_out is None or status_out is None:
+        return None
+    parts = _entries(status_out)
+    if parts is None or parts[1]:
+        return None
+    others = [e.encode("utf-8") for e in json.loads(meta["stamp_others"])]
+    return _value(root, head_out, parts[0], others)
 
 
 def read_meta(db: Path) -> dict[str, str] | None:
@@ -97,18 +240,38 @@ def read_meta(db: Path) -> dict[str, str] | None:
 
 def fresh(root: Path, db: Path) -> bool:
     """Whether the catalog ``db`` was built from the work tree and code as they are now (its stamp)."""
+    return check(root, db)[0]
+
+
+def check(root: Path, db: Path) -> tuple[bool, Stamp | None]:
+    """Whether the catalog ``db`` is fresh: checked from the record when no folder changed (``_quick``),
+    else the full way (a stamp found equal so gets a new record); and the stamp taken the full way, if it was
+    (a caller that rebuilds the catalog uses it rather than listing the work tree again)."""
     meta = read_meta(db)
-    return bool(meta and meta.get("stamp")) and meta["stamp"] == stamp(root, db)  # type: ignore[index]
+    if not meta or not meta.get("stamp"):
+        return False, None
+    quick = _quick(root, db, meta)
+    if quick is not None:
+        return quick == meta["stamp"], None
+    now = take(root, db)
+    if now is None or now.value != meta["stamp"]:
+        return False, now
+    if now.record:
+        set_stamp(db, now)
+    return True, now
 
 
-def set_stamp(db: Path, value: str) -> None:
-    """Record ``value`` as the stamp of a catalog found up to date the full way (best effort: a catalog
+def set_stamp(db: Path, taken: Stamp) -> None:
+    """Record ``taken`` as the stamp of a catalog found up to date the full way (best effort: a catalog
     that cannot be written keeps its old stamp, and the next query checks it the full way again)."""
+    keys = ["stamp", "stamp_others", "stamp_folders", "stamp_folder_times"]
     with contextlib.suppress(duckdb.Error):
         con = duckdb.connect(str(db))
         try:
-            con.execute("DELETE FROM catalog_meta WHERE key = 'stamp'")
-            con.execute("INSERT INTO catalog_meta VALUES ('stamp', ?)", [value])
+            con.execute("BEGIN TRANSACTION")
+            con.execute(f"DELETE FROM catalog_meta WHERE key IN ({', '.join('?' * len(keys))})", keys)
+            con.executemany("INSERT INTO catalog_meta VALUES (?, ?)", sorted(taken.meta().items()))
+            con.execute("COMMIT")
         finally:
             con.close()
 

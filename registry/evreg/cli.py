@@ -65,7 +65,7 @@ EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 
 if TYPE_CHECKING:
-    pass
+    from evreg import catalogfile
 
 
 def find_root(start: Path) -> Path:
@@ -303,10 +303,10 @@ AS_OF_OPTION = click.option(
 
 
 def ensure_catalog(
-    root: Path, db: Path | None, as_of: str | None, force: bool = False
+    root: Path, db: Path | None, as_of: str | None, force: bool = False, now: catalogfile.Stamp | None = None
 ) -> tuple[Path, bool, rules.Report]:
     """The catalog for the store (at ``as_of``), built when missing, stale or corrupt; and the
-    validation report it holds."""
+    validation report it holds. ``now``: the work tree's stamp if the caller has just taken it."""
     import git
 
     from evreg import (
@@ -316,7 +316,7 @@ def ensure_catalog(
 
     db = db or root / DEFAULT_DB
     rev = None
-    now = None if as_of else catalogfile.stamp(root, db)  # before validating: a change meanwhile makes it stale
+    now = None if as_of else now or catalogfile.take(root, db)  # before validating: a change meanwhile makes it stale
     if as_of:
         try:
             rev = provenance.resolve(root, as_of)
@@ -328,7 +328,9 @@ def ensure_catalog(
         print_ = catalog.fingerprint(registry, head, report.findings)
         meta = catalog.read_meta(db)
         if not force and meta and meta.get("fingerprint") == print_:
-            if now is not None and meta.get("stamp") != now:
+            times = now.record.get("stamp_folder_times") if now is not None else None
+            renewed = times and times != meta.get("stamp_folder_times")
+            if now is not None and (meta.get("stamp") != now.value or renewed):
                 catalogfile.set_stamp(db, now)
             return db, False, report
         history = provenance.history(root, rev or "HEAD") if head else {}
@@ -342,7 +344,7 @@ def ensure_catalog(
                 "fingerprint": print_,
                 "source": registry.source.label,
                 "commit": head or "",
-                **({"stamp": now} if now is not None else {}),
+                **(now.meta() if now is not None else {}),
             },
         )
     return db, True, report
@@ -396,8 +398,9 @@ def query(ctx: Context, sql: str, fmt: str, db: Path | None, as_of: str | None) 
     from evreg import catalogfile  # DuckDB only: a fresh catalog (its stamp) needs no validation
 
     path = db or ctx.root / DEFAULT_DB
-    if as_of or not catalogfile.fresh(ctx.root, path):
-        path, _, _ = ensure_catalog(ctx.root, db, as_of)
+    fresh, now = (False, None) if as_of else catalogfile.check(ctx.root, path)
+    if not fresh:
+        path, _, _ = ensure_catalog(ctx.root, db, as_of, now=now)
     try:
         columns, rows = catalogfile.query(path, sql)
     except catalogfile.QueryRefused as exc:

@@ -126,6 +126,11 @@ def code_of(finding: Finding) -> Code:
     return _DECLARED[finding.code]
 
 
+def code_named(code: str) -> Code:
+    """The declared code of this name."""
+    return _DECLARED[code]
+
+
 def escape_token(token: str | int) -> str:
     """Escape one reference token of an RFC 6901 JSON pointer."""
     text = str(token)

@@ -62,7 +62,7 @@ def validate(
 def check(registry: Registry, pack: list[Rule], cache: ResultCache | None) -> Report:
     """Run the rules over a loaded registry; with a ``cache``, a unit whose files and recorded
     dependencies are unchanged keeps its stored result, and fresh results are stored."""
-    kept = cache.reusable(registry) if cache is not None else {}
+    kept = cache.reusable(registry, engine.baseline_marker(registry)) if cache is not None else {}
     fresh = engine.check_units(registry, [u for u in registry.unit_paths if u not in kept], pack)
     if cache is not None:
         cache.update(registry, fresh)

@@ -22,6 +22,7 @@ import inspect
 import os
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -103,14 +104,19 @@ class ResultCache:
             write_atomic(self._file(unit), orjson.dumps(entry))
         self._entries[unit] = entry
 
-    def reusable(self, registry: Registry) -> dict[str, UnitResult]:
+    def reusable(
+        self, registry: Registry, mark: Callable[[dict[str, Any]], dict[str, Any]] = lambda f: f
+    ) -> dict[str, UnitResult]:
         """Stored results still valid for ``registry``, by unit.
 
         A unit's entry is a candidate when the unit's digest is the one stored. Every other
         unit -- changed, new, or gone -- is *changed*: a candidate's dependency on a file
-        in a changed unit, every dependency on an id (which any changed unit may now provide
-        or no longer provide), and every volatile one is fingerprinted again. The entry is
-        reused only if all of those still have their stored fingerprints."""
+        in a changed unit, every dependency on an id a changed unit provides now or provided
+        before (ids are file names: no other id's providers can have changed; every id when a
+        changed unit's earlier ids are unknown or a unit is gone), and every volatile one is
+        fingerprinted again. The entry is reused only if all of those still have their stored
+        fingerprints. Its findings are made through ``mark`` (the baseline's marks, see
+        ``rules.baseline_marker``)."""
         candidates: list[tuple[str, dict[str, Any]]] = []
         changed: set[str] = set()
         for unit in registry.unit_paths:
@@ -124,6 +130,7 @@ class ResultCache:
         present = {self._file(u).name for u in registry.unit_paths}
         if self.folder.is_dir() and any(p.name not in present for p in self.folder.glob("*.json")):
             changed.add("\0gone")  # a unit that is gone: its files may be what a candidate read
+        keys = self._changed_keys(registry, changed)
         fingerprints: dict[str, str] = {}
 
         def current(dep: str) -> str:
@@ -131,17 +138,18 @@ class ResultCache:
                 fingerprints[dep] = registry.fingerprint(dep)
             return fingerprints[dep]
 
+        def suspect(dep: str) -> bool:
+            if dep.startswith("key:") and (keys is None or dep[4:] in keys):
+                return True
+            return "\0gone" in changed or unit_of(dep.partition(":")[2]) in changed
+
         out: dict[str, UnitResult] = {}
         for unit, entry in candidates:
             deps: dict[str, str] = entry["deps"]
-            suspects = entry["volatile"] + [
-                d
-                for d in deps
-                if d.startswith("key:") or "\0gone" in changed or unit_of(d.partition(":")[2]) in changed
-            ]
+            suspects = entry["volatile"] + [d for d in deps if suspect(d)]
             if all(current(dep) == deps[dep] for dep in suspects):
                 out[unit] = UnitResult(
-                    [Finding.model_validate(f) for f in entry["findings"]],
+                    [Finding.model_validate(mark(f)) for f in entry["findings"]],
                     deps,
                     entry["records"],
                     entry["files_count"],
@@ -149,6 +157,19 @@ class ResultCache:
                 )
         self.reused = len(out)
         return out
+
+    def _changed_keys(self, registry: Registry, changed: set[str]) -> set[str] | None:
+        """The ids the ``changed`` units provide now or provided when last stored; None (every id)
+        when a unit is gone or a changed unit's stored entry is missing (its earlier ids unknown)."""
+        keys: set[str] = set()
+        for unit in changed:
+            entry = self.entry(unit) if unit != "\0gone" else None
+            if entry is None:
+                return None
+            keys.update(entry["keys"], entry["shared"])
+            for path in registry.paths_of(unit):
+                keys.update(place_keys(place_of(path)))
+        return keys
 
     def update(self, registry: Registry, results: dict[str, UnitResult]) -> None:
         """Store fresh results (atomically, per unit); drop entries of units that are gone."""

@@ -16,7 +16,7 @@ from typing import Any
 
 from evreg import codes, workers
 from evreg.evidence import parse_ref
-from evreg.findings import Code, Finding, Severity, code_of, resolve_pointer
+from evreg.findings import Code, Finding, Severity, code_named, resolve_pointer
 from evreg.layout import BASELINE
 from evreg.store import Document, Reads, Registry, recording
 
@@ -202,27 +202,63 @@ def _baseline_entries(doc: Document, entries: list[Any]) -> tuple[_Accepted, lis
     return accepted, malformed
 
 
+def _match(accepted: _Accepted, code: str, file: str, pointer: str, message: str) -> tuple[int, dict[str, Any]] | None:
+    """The first entry that accepts a finding of ``code`` at ``file`` and ``pointer`` with ``message``:
+    an entry accepts one exact message, and never a finding whose code is not baselinable."""
+    for i_e in accepted.get((code, file, pointer), ()):
+        if i_e[1]["message"] == message and code_named(code).baselinable:
+            return i_e
+    return None
+
+
 def _marked(findings: list[Finding], accepted: _Accepted) -> tuple[list[Finding], set[int]]:
-    """The findings, those an entry accepts marked as baselined with its reason; and the
-    indexes of the entries used. An entry accepts one exact message, and never a finding whose
-    code is not baselinable."""
+    """The findings, those an entry accepts marked as baselined with its reason (a finding that
+    comes marked so already, see ``baseline_marker``, is kept as it is); and the indexes of the
+    entries used."""
     out: list[Finding] = []
     used: set[int] = set()
     for f in findings:
-        match = next(
-            (
-                i_e
-                for i_e in accepted.get((f.code, f.file, f.pointer), [])
-                if i_e[1]["message"] == f.message and code_of(f).baselinable
-            ),
-            None,
-        )
+        match = _match(accepted, f.code, f.file, f.pointer, f.message)
         if match:
             used.add(match[0])
-            out.append(f.model_copy(update={"baselined": True, "baseline_reason": match[1]["reason"]}))
+            reason = match[1]["reason"]
+            if f.baselined and f.baseline_reason == reason:
+                out.append(f)
+            else:
+                out.append(f.model_copy(update={"baselined": True, "baseline_reason": reason}))
         else:
             out.append(f)
     return out, used
+
+
+def baseline_marker(registry: Registry) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """A stored finding (its JSON) marked as ``apply_baseline`` will mark it: a cached finding is then
+    made marked at once rather than made and copied (``apply_baseline`` still matches every finding)."""
+    accepted = _accepted(registry)
+    if not accepted:
+        return lambda f: f
+
+    def mark(f: dict[str, Any]) -> dict[str, Any]:
+        match = _match(accepted, f["code"], f["file"], f["pointer"], f["message"])
+        return f if match is None else {**f, "baselined": True, "baseline_reason": match[1]["reason"]}
+
+    return mark
+
+
+_LAST_ACCEPTED: list[tuple[Document, tuple[_Accepted, list[Finding]]]] = []
+
+
+def _entries_of(doc: Document, entries: list[Any]) -> tuple[_Accepted, list[Finding]]:
+    """``_baseline_entries`` of the baseline document, remembered for the last document asked."""
+    if not _LAST_ACCEPTED or _LAST_ACCEPTED[0][0] is not doc:
+        _LAST_ACCEPTED[:] = [(doc, _baseline_entries(doc, entries))]
+    return _LAST_ACCEPTED[0][1]
+
+
+def _accepted(registry: Registry) -> _Accepted:
+    doc = registry.document(BASELINE)
+    entries = doc.data.get("entries") if doc is not None and isinstance(doc.data, dict) else None
+    return _entries_of(doc, entries)[0] if doc is not None and isinstance(entries, list) else {}
 
 
 def _stale(doc: Document, accepted: _Accepted, used: set[int]) -> list[Finding]:
@@ -287,6 +323,6 @@ def apply_baseline(registry: Registry, findings: list[Finding]) -> list[Finding]
                 'baseline.json is {"kind": "baseline", "entries": [...]}',
             ),
         ]
-    accepted, malformed = _baseline_entries(doc, entries)
+    accepted, malformed = _entries_of(doc, entries)
     marked, used = _marked(findings, accepted)
     return [*malformed, *marked, *_stale(doc, accepted, used)]
