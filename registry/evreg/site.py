@@ -1021,9 +1021,10 @@ class Reasons:
 
 
 def _cell(p: Pages, cell: dict[str, Any], reasons: Reasons) -> str:
-    """A coverage cell's contents: its state (its meaning is in the grid's legend, not repeated in every cell: 52 MB
-    of the 100k site), label and links, and a link to its reason in the list below the grid."""
-    parts = [p.state(cell["state"], meaning=False)]
+    """A coverage cell's contents: its state in words (the cell's colour is its state's, whose meaning the grid's
+    legend gives: a badge and its meaning in every cell were a fifth of the 100k site's coverage pages), label and
+    links, and a link to its reason in the list below the grid."""
+    parts = [f"<b>{esc(cell['state'])}</b>"]
     if cell.get("label"):
         parts.append(p.prose(cell["label"], cell=True))
     if cell.get("evidence_id") and f"m:{cell['evidence_id']}." not in str(cell.get("label")):  # else its figure links
@@ -1370,6 +1371,8 @@ def _series_points(p: Pages, page: Page, mid: str, m: dict[str, Any]) -> None:
                 if isinstance(pt.get(metric), int | float) and not isinstance(pt.get(metric), bool)
             ],
         )
+        if len({d.x for d in series.dots}) < 2:  # one point is no curve: its row below holds it
+            continue
         unit = citations.unit_of(metric)
         label = metric_vocab[metric]["label"]
         page.add(
