@@ -138,13 +138,14 @@ class SitePlugin(BasePlugin):
         until its frame is known (the build never holds them all), and its search entries and orphan figures come
         back with it."""
         jobs = record_jobs(self.pages)
-        parts = list(enumerate(range(0, len(jobs), RECORD_PART)))  # a part's number, its first job (workers fork
-        pages, pending = self.pages, self.pending  # with every job: only these two numbers go to them)
+        # A part is its number and its first job: the workers inherit the jobs when they fork.
+        parts = list(enumerate(range(0, len(jobs), RECORD_PART)))
+        pages, pending = self.pages, self.pending
 
         def part_of(part: tuple[int, int]) -> list[Made]:
             return make_records(pages, (part[0], jobs[part[1] : part[1] + RECORD_PART]), pending)
 
-        with workers.forked(part_of, parts, _processes(len(jobs))) as made:
+        with workers.forked(part_of, parts, workers.count_for_files(len(jobs))) as made:
             self.generated = dict(make(self.pages, job) for job in site_jobs(self.pages, downloads, self.code_docs))
             entries = index.entries if isinstance(getattr(index, "entries", None), list) else []
             for part in made:
@@ -225,7 +226,7 @@ class SitePlugin(BasePlugin):
 
             raise PluginError(f"{len(self.findings)} orphan numbers on rendered pages")
         if self.records:
-            self._write_shelled(site)
+            self._write_records(site)
         self.evidence_published = publish_evidence(self.root, self.pages, site)
 
     def _write_data(self, site: Path) -> None:
@@ -241,7 +242,7 @@ class SitePlugin(BasePlugin):
                 out.parent.mkdir(parents=True, exist_ok=True)
                 out.write_text(content, "utf-8")
 
-    def _write_shelled(self, site: Path) -> None:
+    def _write_records(self, site: Path) -> None:
         """The pages of packets, families, their measurements filed in no packet and coverage (records: some 45,000
         packets and 11,000 coverage contracts at 100,000 measurements), each put into a lean frame made from the
         theme's page as MkDocs rendered it once for a shell page at the same depth: the theme's head (its
@@ -283,12 +284,8 @@ class Made:
 
 
 RECORD_PART = 200
-"""Record pages made in one go by one worker, into one pending file."""
-
-
-def _processes(pages: int) -> int:
-    """Worker processes for ``pages`` record pages: one per core for a large site (``EVREG_WORKERS`` overrides)."""
-    return workers.count_for_files(pages)
+"""Record pages made in one go by one worker, into one pending file (with 4,000 record pages or more,
+``workers.count_for_files``, they are made by one worker per core; ``EVREG_WORKERS`` overrides)."""
 
 
 def make_records(pages: Pages, part: tuple[int, list[Job]], pending: Path) -> list[Made]:
@@ -326,18 +323,11 @@ CONTENT_MARK, CONTENT_MARK_H1 = "<!--evreg-page-content-->", "<h1>EVREGPAGECONTE
 """Where a generated page's content goes in the theme's page (see ``SitePlugin.on_post_page``); the second for
 content with its own h1 (the theme adds the page's title as an h1 to content without one)."""
 SHELL_NAME = "shell--"
-"""The name of the pages MkDocs renders once as the theme's frame of the shelled pages at one depth ("--" is in no
+"""The name of the pages MkDocs renders once as the frame of the record pages at one depth ("--" is in no
 id: no record has it)."""
-SHELLED_FOLDERS = ("packets/", "families/", "coverage/")
 SHELL_TITLE = "EVREGSHELLTITLE"
 _HEAD = re.compile(r"<head>.*?</head>", re.S)
 _SCRIPT = re.compile(r"<script\b[^>]*>.*?</script>", re.S)  # record pages load no script (the theme's: its dialogs)
-
-
-def shelled(path: str) -> bool:
-    """A generated page written into a shell rather than rendered by MkDocs: a packet's page, a family's pages
-    and a coverage contract's (not a folder's index: those are in the navigation)."""
-    return path.startswith(SHELLED_FOLDERS) and not path.endswith("index.md") and SHELL_NAME not in path
 
 
 def depth_of(path: str) -> int:
