@@ -9,6 +9,8 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from conftest import REPO, WIDE_RUNS, WORKLOAD
 from evreg import compare, ranking
@@ -82,9 +84,9 @@ def with_data_rows(page: str, folder: Path) -> str:
     parts = page.split("</tbody>")
     assert len(parts) - 1 == len(data["tiers"])  # one list per workload, in page order
     for n, rows in enumerate(data["tiers"]):
-        for mid, home, cls, low, high, value, cells in rows:
+        for mid, home, cls, low, high, template, numbers, cells in rows:
             tds = [data["cells"][i] for i in cells]
-            tds.insert(1, value.replace(compare.MID, mid))
+            tds.insert(1, compare.filled(data["cells"][template], numbers).replace(compare.MID, mid))
             made = "".join(tds).replace(compare.HOME, home).replace(compare.BASE, data["base"])
             parts[n] += (
                 f'<tr class="evreg-row evreg-{cls}" data-measurement="{html.escape(mid)}" data-low="{low}" '
@@ -222,3 +224,10 @@ def test_a_coverage_view_is_a_rows_by_columns_grid(compare_site: Path) -> None:
     assert re.findall(r"<th scope=\"col\">(.*?)</th>", grid) == ["TP1", "TP2"]
     assert re.findall(r"<th scope=\"row\">(.*?)</th>", grid) == ["MTP0"]
     assert re.findall(r'class="evreg-cell evreg-cell-([\w-]+)"', grid) == ["lab-measured", "missing"]
+
+
+@given(st.text(alphabet=st.characters(blacklist_characters="\x01\x02\x03\x04", blacklist_categories=("Cs",))))
+def test_a_value_cell_is_its_template_filled_with_its_numbers(value: str) -> None:
+    """The data file stores a value cell as a shared template and the row's numbers; filling gives the cell back."""
+    template, numbers = compare._NUMBER.sub(compare.NUMBER, value), compare._NUMBER.findall(value)
+    assert compare.filled(template, numbers) == value

@@ -290,15 +290,25 @@ INLINE_ROWS = 50
 adds to the table. At 100,000 measurements one table held 540,000 rows (120 MB of HTML in one page): the data file
 holds each row's own parts only, and its cells shared with other rows (model, hardware, runtime, grade, state) once."""
 ROWS_FILE = "rows.json"
-MID, BASE, HOME = "\u0001", "\u0002", "\u0003"
-"""In the data file: a row's measurement id, the page's base and the row's measurement's page (none is in HTML)."""
+MID, BASE, HOME, NUMBER = "\u0001", "\u0002", "\u0003", "\u0004"
+"""In the data file: a row's measurement id, the page's base, the row's measurement's page and a number of its value
+cell (none is in HTML)."""
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+def filled(template: str, numbers: list[str]) -> str:
+    """A value cell from its template and its numbers, in order (as ``evreg-compare.js`` fills it)."""
+    parts = template.split(NUMBER)
+    return "".join(part + (numbers[i] if i < len(numbers) else "") for i, part in enumerate(parts))
 
 
 class Rows:
     """The rows past ``INLINE_ROWS``, as the data file holds them: per workload (in page order) a list of rows
-    ``[measurement, its page, class, low, high (as the page writes them), value cell, [cell index, ...]]``, each other
-    cell's HTML once in ``cells``. In the cells, the measurement id is ``MID``, the page's base ``BASE`` and the
-    measurement's page ``HOME`` (a model cell's packet link is then the same for every row of a revision)."""
+    ``[measurement, its page, class, low, high (as the page writes them), value cell template, [its numbers],
+    [cell index, ...]]``, each other cell's HTML and each value cell template once in ``cells``. In the cells, the
+    measurement id is ``MID``, the page's base ``BASE`` and the measurement's page ``HOME`` (a model cell's packet
+    link is then the same for every row of a revision); in a value cell template each number is ``NUMBER`` (the
+    value cells of a metric's rows differ only in their numbers: stored whole, they were half of the data file)."""
 
     def __init__(self, base: str) -> None:
         self.base = base
@@ -314,7 +324,9 @@ class Rows:
         value = tds[1].replace(mid, MID)
         if self.base:
             value = value.replace(self.base, BASE)
-        self.tiers[-1].append([mid, home, cls, low, high, value, [self.cell(td) for i, td in enumerate(tds) if i != 1]])
+        template, numbers = self.cell(_NUMBER.sub(NUMBER, value)), _NUMBER.findall(value)
+        cells = [self.cell(td) for i, td in enumerate(tds) if i != 1]
+        self.tiers[-1].append([mid, home, cls, low, high, template, numbers, cells])
         self.count += 1
 
     def json(self) -> str:
@@ -327,8 +339,13 @@ class Rows:
     def scan_text(self) -> str:
         """The HTML the script makes of these rows, for the build's scan for orphan figures: every cell once (a figure
         never spans two cells: the tags between them are more than one space)."""
-        values = (row[5].replace(MID, row[0]).replace(BASE, self.base) for tier in self.tiers for row in tier)
-        return "\n".join([*self.cells, *values]).replace(HOME, "")
+        cells = list(self.cells)
+        values = (
+            filled(cells[row[5]], row[6]).replace(MID, row[0]).replace(BASE, self.base)
+            for tier in self.tiers
+            for row in tier
+        )
+        return "\n".join([*(c for c in cells if NUMBER not in c), *values]).replace(HOME, "")
 
 
 def _tier_body(p: Pages, ctx: Context, tier: Tier, metric: str, rows: Rows) -> str:
@@ -359,7 +376,7 @@ def _tier_body(p: Pages, ctx: Context, tier: Tier, metric: str, rows: Rows) -> s
         ]
         state = "ranked" if row.place else "unranked"
         low, high = ranking.interval(row.values)
-        if n >= INLINE_ROWS and not any(MID in td or BASE in td or HOME in td for td in tds):
+        if n >= INLINE_ROWS and not any(c in td for td in tds for c in (MID, BASE, HOME, NUMBER)):
             rows.add(row.mid, p.home.get(row.mid, ""), state, repr(low), repr(high), tds)
             continue
         out.append(

@@ -116,8 +116,12 @@
     apply();
   }
 
-  var MID = "\u0001", BASE = "\u0002", HOME = "\u0003";  // in the data file (evreg.compare.Rows): a row's measurement
-  // id, the page's base, the row's measurement's page
+  var MID = "\u0001", BASE = "\u0002", HOME = "\u0003", NUMBER = "\u0004";  // in the data file (evreg.compare.Rows):
+  // a row's measurement id, the page's base, the row's measurement's page, a number of its value cell's template
+
+  function filled(template, numbers) {
+    return template.split(NUMBER).map(function (part, i) { return part + (i < numbers.length ? numbers[i] : ""); }).join("");
+  }
 
   function escapeHtml(s) {
     return String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
@@ -129,8 +133,8 @@
       var body = table.tBodies[n];
       if (!body || !rows.length) return;
       var html = rows.map(function (r) {
-        var cells = r[6].map(function (i) { return data.cells[i]; });
-        cells.splice(1, 0, r[5].split(MID).join(r[0]));
+        var cells = r[7].map(function (i) { return data.cells[i]; });
+        cells.splice(1, 0, filled(data.cells[r[5]], r[6]).split(MID).join(r[0]));
         var tds = cells.join("").split(HOME).join(r[1]).split(BASE).join(data.base);
         return '<tr class="evreg-row evreg-' + r[2] + '" data-measurement="' + escapeHtml(r[0]) + '" data-low="' +
           r[3] + '" data-high="' + r[4] + '">' + tds + "</tr>";
