@@ -483,3 +483,66 @@ def test_a_packet_page_is_found_by_its_title_and_its_measurements_only(repo_site
     assert any("#" not in loc for loc in packets) and any("#m-" in loc for loc in packets)
     assert [loc for loc in packets if "#" in loc and "#m-" not in loc] == []
     assert any(d["location"].startswith("families/") and "#" in d["location"] for d in docs)  # others keep theirs
+
+
+def test_a_worker_that_dies_stops_the_work_with_an_error_not_a_hang() -> None:
+    """A worker killed mid-work (the kernel's out-of-memory killer, say) is an error the build reports."""
+    import os
+    import signal
+
+    from evreg import workers
+
+    def work(n: int) -> int:
+        if n == 3:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return n * 2
+
+    with pytest.raises(OSError, match="EVREG_WORKERS=1"), workers.forked(work, list(range(8)), 2) as results:
+        list(results)
+    with workers.forked(work, [0, 1, 2, 4], 2) as results:  # the honest neighbour
+        assert list(results) == [0, 2, 4, 8]
+
+
+def test_record_pages_keep_the_themes_language_palette_canonical_url_and_every_nav_entry(real: Path) -> None:
+    """Record pages take the theme's html and body tags (its language and palette), a canonical URL of their own,
+    every top-level nav entry (an untitled one by its page's title, an external one as it is); a view id that slugs
+    as another's still gives its grid's reasons ids of their own."""
+    config = (real / "mkdocs.yml").read_text("utf-8")
+    config = config.replace("  font: false\n", "  font: false\n  language: de\n  palette:\n    scheme: slate\n")
+    config = config.replace(
+        "  - Contributing: contributing.md\n", "  - contributing.md\n  - Code: https://example.org/x/\n"
+    )
+    (real / "mkdocs.yml").write_text("site_url: https://example.org/reg/\n" + config, "utf-8")
+    view = json.loads((real / "packets/qwen-27b/coverage/q36-q8-serving-slots.json").read_text("utf-8"))
+    twin = {k: v for k, v in view.items() if k not in ("label", "decision_note")} | {"id": "q36-q8-serving.slots"}
+    twin["cells"] = {key: {k: v for k, v in c.items() if k != "label"} for key, c in view["cells"].items()}
+    (real / "packets/qwen-27b/coverage/q36-q8-serving.slots.json").write_text(json.dumps(twin, indent=2), "utf-8")
+    result = evreg("build", cwd=real)
+    assert result.returncode == 0, result.stdout + result.stderr
+    page = (real / "build/site/families/qwen-27b/index.html").read_text("utf-8")
+    assert '<html lang="de"' in page and 'data-md-color-scheme="slate"' in page and 'class="evreg-lean"' in page
+    assert '<link rel="canonical" href="https://example.org/reg/families/qwen-27b/">' in page
+    nav = page.split('<nav class="evreg-lean-nav')[1].split("</nav>")[0]
+    assert '<a href="https://example.org/x/">Code</a>' in nav and '<a href="../../contributing/">Contributing' in nav
+    ids = re.findall(r'\bid="([^"]+)"', page)
+    assert len(ids) == len(set(ids)) and len([i for i in ids if i.startswith("why-q36-q8-serving-slots")]) > 1
+    assert "shell--" not in (real / "build/site/sitemap.xml").read_text("utf-8")
+
+
+def test_a_point_field_that_is_not_a_number_is_shown_in_the_points_table(real: Path) -> None:
+    """The points table holds every stored field of every point; the chart draws a metric's numbers only."""
+    path = "packets/ornith-1-5/measurements/ornith-35b-context-depth.json"
+    record = json.loads((real / path).read_text("utf-8"))
+    for n, point in enumerate(record["points"]):
+        point["p99_itl_ms"] = "timeout" if n == 0 else 20 + n
+    (real / path).write_text(json.dumps(record, indent=2), "utf-8")
+    result = evreg("build", cwd=real)
+    assert result.returncode == 0, result.stdout + result.stderr
+    page = (real / "build/site/families/ornith-1-5/measurements/index.html").read_text("utf-8")
+    section = page.split('id="m-ornith-35b-context-depth"')[1].split('<div class="evreg-measurement"')[0:2][1]
+    table = section.split("<h4>Points along")[1].split("</table>")[0]
+    assert "<th>p99_itl_ms</th>" in table and "<td>timeout</td>" in table
+    assert table.count('id="m-ornith-35b-context-depth--p99-itl-ms-') == len(record["points"]) - 1
+    charts = re.findall(r'<figure class="evreg-figure">.*?</figure>', section.split("<h4>Points along")[0], re.S)
+    p99 = next(c for c in charts if "(ms)" in c and "p99" in c.lower())
+    assert p99.split("</svg>")[0].count("<circle ") == len(record["points"]) - 1  # (the legend's swatch after it)

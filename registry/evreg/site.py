@@ -199,10 +199,7 @@ class Page:
         """A heading (``inner`` is HTML) with a unique id (``hid`` when given: a measurement's anchor) and a
         permalink, listed in the toc."""
         text = " ".join(unescape(_TAGS.sub(" ", inner)).split())
-        if not hid:
-            base = slug(text) or "section"
-            self._ids[base] += 1
-            hid = base if self._ids[base] == 1 else f"{base}-{self._ids[base] - 1}"
+        hid = hid or self.unique_id(slug(text) or "section")
         self.parts.append(
             f'<h{level} id="{hid}">{inner}<a class="headerlink" href="#{hid}" title="Permanent link">¶</a></h{level}>'
         )
@@ -212,6 +209,11 @@ class Page:
         while siblings and siblings[-1]["level"] < level:
             siblings = siblings[-1]["children"]
         siblings.append(token)
+
+    def unique_id(self, base: str) -> str:
+        """An id no other one this page gave out has: ``base``, else ``base-1``, ``base-2`` ..."""
+        self._ids[base] += 1
+        return base if self._ids[base] == 1 else f"{base}-{self._ids[base] - 1}"
 
     def p(self, inner: str) -> None:
         self.parts.append(f"<p>{inner}</p>")
@@ -1013,10 +1015,10 @@ class Reasons:
     def ref(self, reason: str) -> str:
         """The cell's link to ``reason`` (HTML) in the list."""
         n = self.numbers.setdefault(reason, len(self.numbers) + 1)
-        return f'<a class="evreg-why" href="#{self.prefix}-{n}">why {n}</a>'
+        return f'<a class="evreg-why" href="#{self.prefix}-r{n}">why {n}</a>'
 
     def html(self) -> str:
-        items = "".join(f'<li id="{self.prefix}-{n}">{reason}</li>' for reason, n in self.numbers.items())
+        items = "".join(f'<li id="{self.prefix}-r{n}">{reason}</li>' for reason, n in self.numbers.items())
         return f'<ol class="evreg-reasons">{items}</ol>' if items else ""
 
 
@@ -1048,7 +1050,7 @@ def _coverage_view(p: Pages, page: Page, view: dict[str, Any]) -> None:
         default = {"state": "missing", "label": "not listed"}
         return dict(view["cells"].get(f"{coverage.cell_key(r)}:{coverage.cell_key(c)}", default))
 
-    reasons = Reasons(f"why-{slug(str(view['id']))}")
+    reasons = Reasons(page.unique_id(f"why-{slug(str(view['id']))}"))  # ids differing by "." and "-" slug alike
     page.add(grid.matrix(row_axis, col_axis, cell_of, lambda cell: _cell(p, cell, reasons)))
     page.add(reasons.html())
     if view.get("decision_note"):
@@ -1105,7 +1107,7 @@ def _contract_page(p: Pages, key: str) -> Page:
     page.p("Cells by state: " + ", ".join(f"{p.state(s)} {n}" for s, n in sorted(counts.items())))
     keys = [a["key"] for a in c["axes"]]
     by_key = {tuple(coverage.cell_key(sel[k]) for k in keys): cell for sel, cell in cells}
-    reasons = Reasons("why")
+    reasons = Reasons(page.unique_id("why"))
     page.add(grid.contract(c, by_key, lambda cell: _cell(p, cell, reasons)))
     page.add(reasons.html())
     return page
@@ -1360,6 +1362,7 @@ def _other_fields(page: Page, m: dict[str, Any]) -> None:
 
 
 def _series_points(p: Pages, page: Page, mid: str, m: dict[str, Any]) -> None:
+    """A series' charts (a metric's numbers, drawn bare) and its points' table, which holds every value drawn."""
     metric_vocab = load_vocab("metrics")["metrics"]
     for metric in [k for k in metric_vocab if any(k in pt for pt in m["points"])]:
         series = charts.Series(
@@ -1385,25 +1388,19 @@ def _series_points(p: Pages, page: Page, mid: str, m: dict[str, Any]) -> None:
                 mid,
             )
         )
-    metric_keys = [
-        k
-        for k in dict.fromkeys(k for pt in m["points"] for k in pt)
-        if k not in ("x", "samples")
-        and all(
-            isinstance(pt.get(k), int | float | type(None)) and not isinstance(pt.get(k), bool) for pt in m["points"]
-        )
-    ]
+    keys = [k for k in dict.fromkeys(k for pt in m["points"] for k in pt) if k not in ("x", "samples")]
     page.sub(f"Points along {esc(m.get('axis') or 'x')}")
     rows = []
     for pt in m["points"]:
         cells = []
-        for k in metric_keys:
-            if isinstance(pt.get(k), int | float):
+        for k in keys:  # every stored field of every point: a number is a sample (its anchor), anything else as stored
+            v = pt.get(k)
+            if isinstance(v, int | float) and not isinstance(v, bool):
                 cells.append(p.sample(mid, k, None, pt["x"]))
             else:
-                cells.append("—")
+                cells.append("—" if v is None else p.text(v, k))
         rows.append([esc(citations.fmt_x(pt["x"])), *cells, esc(pt.get("samples", ""))])
-    page.table(["x", *(esc(k) for k in metric_keys), "samples"], rows)
+    page.table(["x", *(esc(k) for k in keys), "samples"], rows)
 
 
 def _comparisons(p: Pages, metrics: list[str]) -> Page:

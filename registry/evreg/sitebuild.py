@@ -78,7 +78,7 @@ class SitePlugin(BasePlugin):
         self.evidence_published = 0
         self.bodies: dict[str, str] = {}  # a generated page's content, from on_page_content to on_post_page
         self.shells: dict[str, str] = {}  # shell page path -> the theme's page MkDocs rendered for it
-        self.nav: list[tuple[str, str]] = []  # the site's top-level (title, URL) (on_nav)
+        self.nav: Any = None  # the site's navigation (on_nav)
         self.site_name = ""
 
     def on_config(self, config: Any) -> Any:
@@ -86,15 +86,7 @@ class SitePlugin(BasePlugin):
         return config
 
     def on_nav(self, nav: Any, config: Any, files: Any) -> Any:
-        """The site's top-level navigation, as the links of record pages' header (a section: its first page)."""
-        self.nav = []
-        for item in nav.items:
-            first = item
-            while getattr(first, "children", None):
-                first = first.children[0]
-            url = getattr(first, "url", None)
-            if isinstance(url, str) and item.title:
-                self.nav.append((str(item.title), url))
+        self.nav = nav  # record pages' header lists its top-level items (their titles are known once pages are read)
         return nav
 
     def on_files(self, files: Any, config: Any) -> Any:
@@ -253,12 +245,14 @@ class SitePlugin(BasePlugin):
         from mkdocs.exceptions import PluginError
 
         frames = {}
+        links = nav_links(self.nav.items if self.nav is not None else [])
         for shell, output in self.shells.items():
             shutil.rmtree(site / shell.split("/", 1)[0] / shell.split("/")[1].removesuffix(".md"), ignore_errors=True)
-            head = _HEAD.search(output)
-            if head is None:
-                raise PluginError("the theme's page has no head")
-            frames[shell] = lean_frame(_SCRIPT.sub("", head.group(0)), depth_of(shell), self.nav, self.site_name)
+            frame = lean_frame(output, depth_of(shell), links, self.site_name)
+            if frame is None:
+                raise PluginError("the theme's page has no head or body where the frame of record pages is taken from")
+            frames[shell] = frame
+        _drop_from_sitemap(site, [page_url(shell) for shell in self.shells])
         for part, made in itertools.groupby(self.records, key=lambda m: m.part):
             data = (self.pending / f"part-{part}.html").read_bytes()
             for m in made:
@@ -266,7 +260,8 @@ class SitePlugin(BasePlugin):
                 out = site / page_url(m.path) / "index.html"
                 out.parent.mkdir(parents=True, exist_ok=True)
                 body = data[m.offset : m.offset + m.size].decode("utf-8")
-                out.write_text(top.replace(SHELL_TITLE, html.escape(m.title)) + body + tail, "utf-8")
+                top = top.replace(SHELL_TITLE, html.escape(m.title)).replace(SHELL_URL, page_url(m.path))
+                out.write_text(top + body + tail, "utf-8")
 
 
 @dataclass
@@ -326,7 +321,8 @@ SHELL_NAME = "shell--"
 """The name of the pages MkDocs renders once as the frame of the record pages at one depth ("--" is in no
 id: no record has it)."""
 SHELL_TITLE = "EVREGSHELLTITLE"
-_HEAD = re.compile(r"<head>.*?</head>", re.S)
+SHELL_URL = "EVREGSHELLURL"  # where a record page's own URL goes in its frame (its canonical link)
+_FRAME_TAGS = (r"<html\b[^>]*>", r"<head>.*?</head>", r"<body\b[^>]*>")
 _SCRIPT = re.compile(r"<script\b[^>]*>.*?</script>", re.S)  # record pages load no script (the theme's: its dialogs)
 
 
@@ -340,14 +336,44 @@ def shell_path(depth: int) -> str:
     return "packets/" + f"{SHELL_NAME}/" * (depth - 2) + f"{SHELL_NAME}page.md"
 
 
-def lean_frame(head: str, depth: int, nav: list[tuple[str, str]], site_name: str) -> tuple[str, str]:
-    """The HTML before and after a record page's content at ``depth``: the theme's ``head``, a header (the site's
-    name, its navigation as links, a search box: a form that opens the home page's search with the words typed, as
-    the theme reads ``?q=``) and the theme's content classes, so the content looks as on every page."""
+def nav_links(items: list[Any]) -> list[tuple[str, str]]:
+    """The site's top-level navigation as (title, URL) pairs: a section's first page stands for it; a page without a
+    title of its own (``- page.md``) gets the one MkDocs found for it."""
+    links = []
+    for item in items:
+        first = item
+        while getattr(first, "children", None):
+            first = first.children[0]
+        url = getattr(first, "url", None)
+        title = item.title or getattr(first, "title", None)
+        if isinstance(url, str) and title:
+            links.append((str(title), url))
+    return links
+
+
+def lean_frame(theme_page: str, depth: int, nav: list[tuple[str, str]], site_name: str) -> tuple[str, str] | None:
+    """The HTML before and after a record page's content at ``depth``, from the theme's page of a shell at that depth:
+    its ``html`` and ``body`` tags (language, colour palette) and ``head`` (stylesheets) without scripts, its canonical
+    URL made the record page's (``SHELL_URL``); then a header (the site's name, its navigation as links, a search box:
+    a form that opens the home page's search with the words typed, as the theme reads ``?q=``) and the theme's
+    content classes, so the content looks as on every page. None when the theme's page has no such tags."""
+    tags = [
+        re.search(pattern, theme_page, re.S) for pattern in (r"<html\b[^>]*>", r"<head>.*?</head>", r"<body\b[^>]*>")
+    ]
+    if not all(tags):
+        return None
+    opening, head, body = (t.group(0) for t in tags)  # type: ignore[union-attr]
+    head = _SCRIPT.sub("", head)
+    head = re.sub(r'(<link rel="canonical" href="[^"]*?)[^"/]*/?shell--[^"]*"', rf'\1{SHELL_URL}"', head)
+    body = body[:-1] + ' class="evreg-lean">' if "class=" not in body else body
     base = "../" * depth
-    links = "".join(f'<a href="{html.escape(base + url)}">{html.escape(title)}</a>' for title, url in nav)
+
+    def href(url: str) -> str:  # a URL of the site, relative to the page; an absolute one as it is
+        return url if "://" in url or url.startswith(("/", "mailto:")) else base + url
+
+    links = "".join(f'<a href="{html.escape(href(url))}">{html.escape(title)}</a>' for title, url in nav)
     top = (
-        f'<!doctype html>\n<html lang="en">\n{head}\n<body dir="ltr" class="evreg-lean">\n'
+        f"<!doctype html>\n{opening}\n{head}\n{body}\n"
         '<header class="md-header md-header--shadow evreg-lean-header"><nav class="md-header__inner md-grid" '
         f'aria-label="Header"><a class="evreg-lean-home" href="{base}">{html.escape(site_name)}</a>'
         f'<form class="evreg-lean-search" action="{base}" method="get" role="search">'
@@ -357,6 +383,23 @@ def lean_frame(head: str, depth: int, nav: list[tuple[str, str]], site_name: str
         '<div class="md-content" data-md-component="content"><article class="md-content__inner md-typeset">\n'
     )
     return top, "\n</article></div></div></main></div>\n</body>\n</html>\n"
+
+
+def _drop_from_sitemap(site: Path, urls: list[str]) -> None:
+    """The shell pages' entries out of MkDocs' sitemap (their files are gone; record pages are not listed: 54,000 at
+    100k would pass the 50,000 a sitemap may hold)."""
+    sitemap = site / "sitemap.xml"
+    if not sitemap.is_file() or not urls:
+        return
+    text = sitemap.read_text("utf-8")
+    for url in urls:
+        text = re.sub(rf"\s*<url>\s*<loc>[^<]*/{re.escape(url)}</loc>.*?</url>", "", text, flags=re.S)
+    sitemap.write_text(text, "utf-8")
+    packed = site / "sitemap.xml.gz"
+    if packed.is_file():
+        import gzip
+
+        packed.write_bytes(gzip.compress(text.encode("utf-8"), mtime=0))
 
 
 def shell_page() -> Page:

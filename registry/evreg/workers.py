@@ -8,6 +8,7 @@ even load. Platforms without ``fork`` run everything in-process.
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import gc
 import multiprocessing
@@ -114,9 +115,16 @@ def forked(fn: Callable[[T], R], items: list[T], processes: int) -> Iterator[Ite
     _fn = fn
     gc.freeze()
     try:
-        with multiprocessing.get_context("fork").Pool(processes) as pool:
+        context = multiprocessing.get_context("fork")
+        with concurrent.futures.ProcessPoolExecutor(processes, mp_context=context) as pool:
+            results = pool.map(_call, items)  # every item is submitted: the workers fork now
             gc.unfreeze()
-            yield pool.imap(_call, items)
+            yield results
+    except concurrent.futures.process.BrokenProcessPool as exc:  # a worker died (killed for its memory, say)
+        raise OSError(
+            "a worker process stopped before its work was done (killed? out of memory?); "
+            "EVREG_WORKERS=1 does the work in this process"
+        ) from exc
     finally:
         _fn = None
         gc.unfreeze()
