@@ -541,7 +541,7 @@ def test_a_point_field_that_is_not_a_number_is_shown_in_the_points_table(real: P
     page = (real / "build/site/families/ornith-1-5/measurements/index.html").read_text("utf-8")
     section = page.split('id="m-ornith-35b-context-depth"')[1].split('<div class="evreg-measurement"')[0:2][1]
     table = section.split("<h4>Points along")[1].split("</table>")[0]
-    assert "<th>p99_itl_ms</th>" in table and "<td>timeout</td>" in table
+    assert "<th>p99_itl_ms</th>" in table and "<td><code>timeout</code></td>" in table
     assert table.count('id="m-ornith-35b-context-depth--p99-itl-ms-') == len(record["points"]) - 1
     charts = re.findall(r'<figure class="evreg-figure">.*?</figure>', section.split("<h4>Points along")[0], re.S)
     p99 = next(c for c in charts if "(ms)" in c and "p99" in c.lower())

@@ -1393,12 +1393,14 @@ def _series_points(p: Pages, page: Page, mid: str, m: dict[str, Any]) -> None:
     rows = []
     for pt in m["points"]:
         cells = []
-        for k in keys:  # every stored field of every point: a number is a sample (its anchor), anything else as stored
+        for k in keys:  # every stored field of every point: a number is a sample (its anchor), anything else verbatim
             v = pt.get(k)
             if isinstance(v, int | float) and not isinstance(v, bool):
                 cells.append(p.sample(mid, k, None, pt["x"]))
-            else:
-                cells.append("—" if v is None else p.text(v, k))
+            elif v is None:
+                cells.append("—")
+            else:  # as stored (a hash, a status), as the other stored fields are shown
+                cells.append(f"<code>{esc(v if isinstance(v, str) else json.dumps(v, ensure_ascii=False))}</code>")
         rows.append([esc(citations.fmt_x(pt["x"])), *cells, esc(pt.get("samples", ""))])
     page.table(["x", *(esc(k) for k in keys), "samples"], rows)
 
