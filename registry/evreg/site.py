@@ -549,15 +549,15 @@ def record_jobs(p: Pages) -> list[Job]:
     packet's, each coverage contract's --: most of a large site, each made from the catalog alone, so in any order
     and in any process."""
     families = p.records.get("family", {})
-    return [
-        *((f"families/{fid}.md", _family, (fid,)) for fid in families),
-        *((f"packets/{pid}.md", _packet, (pid,)) for pid in p.records.get("packet", {})),
+    return [  # the family-level pages first: the largest, so workers start on them
         *((f"families/{fid}/measurements.md", _loose_measurements, (fid,)) for fid in p.loose),
+        *((f"families/{fid}.md", _family, (fid,)) for fid in families),
         *(
             (f"families/{fid}/coverage.md", _family_matrices, (fid,))
             for fid in families
             if len(_family_records(p, "coverage-view", fid)) > FAMILY_MATRICES
         ),
+        *((f"packets/{pid}.md", _packet, (pid,)) for pid in p.records.get("packet", {})),
         *((f"coverage/{key}.md", _contract_page, (key,)) for key in p.records.get("coverage-contract", {})),
     ]
 

@@ -130,12 +130,19 @@ class SitePlugin(BasePlugin):
         until its frame is known (the build never holds them all), and its search entries and orphan figures come
         back with it."""
         jobs = record_jobs(self.pages)
-        # A part is its number and its first job: the workers inherit the jobs when they fork.
-        parts = list(enumerate(range(0, len(jobs), RECORD_PART)))
+        # A part is its number and its jobs' range (the workers inherit the jobs when they fork): a family's page is a
+        # part by itself (its measurements in no packet can be megabytes), other record pages come RECORD_PART a part.
+        spans, start = [], 0
+        while start < len(jobs):
+            end = start + 1 if jobs[start][0].startswith("families/") else min(start + RECORD_PART, len(jobs))
+            end = min([end, *(i for i in range(start + 1, end) if jobs[i][0].startswith("families/"))])
+            spans.append((start, end))
+            start = end
+        parts = list(enumerate(spans))
         pages, pending = self.pages, self.pending
 
-        def part_of(part: tuple[int, int]) -> list[Made]:
-            return make_records(pages, (part[0], jobs[part[1] : part[1] + RECORD_PART]), pending)
+        def part_of(part: tuple[int, tuple[int, int]]) -> list[Made]:
+            return make_records(pages, (part[0], jobs[part[1][0] : part[1][1]]), pending)
 
         with workers.forked(part_of, parts, workers.count_for_files(len(jobs))) as made:
             self.generated = dict(make(self.pages, job) for job in site_jobs(self.pages, downloads, self.code_docs))
