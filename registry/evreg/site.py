@@ -32,7 +32,7 @@ from evreg.vocab import promotable
 from evreg.vocab import states as state_vocab
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Iterable
 
     from evreg.findings import Code  # the rule docs are handed in: rendering runs no rule code
 
@@ -520,8 +520,9 @@ class Pages:
 def render_pages(
     p: Pages, downloads: list[tuple[str, str, int]] | None = None, codes: Iterable[Code] = ()
 ) -> dict[str, Page]:
-    """Every generated page of the site: path (under docs_dir) -> Page."""
-    return dict(iter_pages(p, downloads, codes))
+    """Every generated page of the site, made in this process: path (under docs_dir) -> Page (the build makes the
+    same pages from the same jobs, the record pages in workers: ``sitebuild.SitePlugin``)."""
+    return dict(make(p, job) for job in [*site_jobs(p, downloads, codes), *record_jobs(p)])
 
 
 Job = tuple[str, Callable[..., "Page"], tuple[Any, ...]]
@@ -533,15 +534,6 @@ def make(p: Pages, job: Job) -> tuple[str, Page]:
     path, fn, args = job
     p.base, p.here = page_base(path), page_url(path)
     return path, fn(p, *args)
-
-
-def iter_pages(
-    p: Pages, downloads: list[tuple[str, str, int]] | None = None, codes: Iterable[Code] = ()
-) -> Iterator[tuple[str, Page]]:
-    """Every generated page of the site, one at a time (a build need not hold them all: at 100,000 measurements
-    they are gigabytes): the site's own pages, then the record pages."""
-    for job in [*site_jobs(p, downloads, codes), *record_jobs(p)]:
-        yield make(p, job)
 
 
 def record_jobs(p: Pages) -> list[Job]:
