@@ -277,7 +277,8 @@ CHART_GEOMETRY = """() => {
       const b = box(c), cx = (b[0] + b[2]) / 2, cy = (b[1] + b[3]) / 2;
       if (!within([cx, cy, cx, cy], plot) || !within(b, s)) bad.push(`figure ${n}: point outside its plot`);
     }
-    const labels = [...svg.querySelectorAll('text.tick')].filter(t => t.getAttribute('text-anchor') === 'middle');
+    const labels = [...svg.querySelectorAll('g.xlabel text')];
+    if (!labels.length) bad.push(`figure ${n}: no x labels`);
     labels.forEach((t, i) => {
       if (!within(box(t), s)) bad.push(`figure ${n}: x label ${t.textContent} cut off`);
       if (i && meet(box(labels[i - 1]), box(t))) bad.push(`figure ${n}: x labels ${t.textContent} overlap`);

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import html
 import json
 import math
@@ -80,7 +81,7 @@ def with_data_rows(page: str, folder: Path) -> str:
     data_file = folder / compare.ROWS_FILE
     if not data_file.exists():
         return page
-    data = json.loads(data_file.read_text("utf-8"))
+    data = json.loads(gzip.decompress(data_file.read_bytes()))
     parts = page.split("</tbody>")
     assert len(parts) - 1 == len(data["tiers"])  # one list per workload, in page order
     for n, rows in enumerate(data["tiers"]):
@@ -143,7 +144,7 @@ def test_a_wide_comparison_keeps_its_first_rows_in_the_page_and_the_rest_in_its_
     inline = tiers(page)
     assert len(inline[WORKLOAD]) == compare.INLINE_ROWS  # the best results of the workload, in rank order
     assert [mid for _, mid, _ in inline[WORKLOAD][:3]] == ["run-2", "run-1", "run-3"]
-    assert "15 more in the data file" in page and 'data-rows="rows.json"' in page
+    assert "15 more in the data file" in page and 'data-rows="rows.json.gz"' in page
     full = tiers(with_data_rows(page, folder))
     rows = full[WORKLOAD]
     assert len(rows) == 5 + WIDE_RUNS and len({mid for _, mid, _ in rows}) == len(rows)  # every result once
@@ -154,7 +155,7 @@ def test_a_wide_comparison_keeps_its_first_rows_in_the_page_and_the_rest_in_its_
     row = with_data_rows(page, folder).split('data-measurement="run-w00"')[1].split("</tr>")[0]
     assert '<a class="evreg-cite" href="../../packets/pkt/#m-run-w00--decode-tok-s-0"' in row
     assert 'data-cite="m:run-w00.decode_tok_s[0]">10.00 tok/s</a>' in row and "evreg-state-lab-measured" in row
-    data = json.loads((folder / "rows.json").read_text("utf-8"))
+    data = json.loads(gzip.decompress((folder / "rows.json.gz").read_bytes()))
     assert len(data["cells"]) < 15 * 7  # shared cells (model, hardware, runtime, ...) are stored once
 
 

@@ -20,7 +20,7 @@ import pytest
 from conftest import REPO, WIDE_MATRICES, WIDE_VIEWS, Reg, evreg
 from evreg import figures, site
 
-SVG = "{http://www.w3.org/2000/svg}"
+SVG = ""  # inline SVG in HTML: no namespace declared (the HTML parser gives it one)
 _FIGURE = re.compile(r'<figure class="evreg-figure">.*?</figure>', re.S)
 _CHART = re.compile(r'<svg class="evreg-chart".*?</svg>', re.S)
 
@@ -57,7 +57,8 @@ def test_every_chart_point_and_line_lies_inside_its_plot_area(repo_site: Path) -
         plot = svg.find(f"{SVG}rect[@class='evreg-plot']")
         assert plot is not None, f"{rel}: a chart without its plot frame"
         frame = _box(plot)
-        grid = [float(g.get("y1", 0)) for g in svg.iter(f"{SVG}line") if g.get("class") == "grid"]
+        grid_path = next(g.get("d", "") for g in svg.iter(f"{SVG}path") if g.get("class") == "grid")
+        grid = [float(y) for y in re.findall(r"M[-\d.]+ ([-\d.]+)H", grid_path)]
         assert grid and min(grid) >= frame[1] - 0.05 and max(grid) <= frame[3] + 0.05, rel  # ticks span the frame
         view = [float(v) for v in svg.get("viewBox", "").split()]
         for c in svg.iter(f"{SVG}circle"):

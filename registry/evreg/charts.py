@@ -99,35 +99,43 @@ def _fit(xs: list[float], ys: list[float], log_x: bool) -> tuple[_Plot, list[flo
     return _Plot(use_log, x_lo, x_hi, y_ticks[0], y_ticks[-1]), y_ticks
 
 
+def _n(v: float) -> str:
+    """A coordinate to a tenth of a pixel, without a trailing ".0" (most coordinates are whole)."""
+    text = f"{v:.1f}"
+    return text[:-2] if text.endswith(".0") else text
+
+
 def _axes(plot: _Plot, y_ticks: list[float], xs: list[float], x_label: str, y_label: str) -> list[str]:
     """The grid lines and y ticks, a tick mark at every x value (labelled where the label has
-    room), and the two axis titles."""
-    out = []
+    room), and the two axis titles. Lines of a kind are one path and labels of a kind one group
+    (the axes were a tenth of the 100,000-measurement site as one element per line and label)."""
+    grid, y_labels = [], []
     for t in y_ticks:
-        y = plot.py(t)
-        out.append(
-            f'<line x1="{LEFT}" x2="{W - RIGHT}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>'
-            f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end" class="tick">{_fmt_tick(t)}</text>'
-        )
+        y = _n(plot.py(t))
+        grid.append(f"M{LEFT} {y}H{W - RIGHT}")
+        y_labels.append(f'<text x="{LEFT - 6}" y="{_n(plot.py(t) + 4)}">{_fmt_tick(t)}</text>')
     base = H - BOTTOM
+    marks, x_labels = [], []
     free_from = -math.inf  # where the next x label may start without touching the last one drawn
     for xv in sorted(set(xs)):
         x, label = plot.px(xv), _fmt_tick(xv)
         half = len(label) * CHAR_W / 2
-        out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{base}" y2="{base + 4}" class="xtick"/>')
+        marks.append(f"M{_n(x)} {base}v4")
         tx = min(max(x, half), W - half)  # a long label near an edge stays in the picture
         if tx - half >= free_from:
-            out.append(f'<text x="{tx:.1f}" y="{base + 16}" text-anchor="middle" class="tick">{label}</text>')
+            x_labels.append(f'<text x="{_n(tx)}" y="{base + 16}">{label}</text>')
             free_from = tx + half + 4
-    out.append(
-        f'<text x="{(LEFT + W - RIGHT) / 2}" y="{H - 6}" text-anchor="middle" class="axis">'
-        f"{escape(x_label)}{' (log scale)' if plot.use_log else ''}</text>"
-    )
-    out.append(
-        f'<text x="14" y="{(TOP + H - BOTTOM) / 2}" text-anchor="middle" class="axis" '
-        f'transform="rotate(-90 14 {(TOP + H - BOTTOM) / 2})">{escape(y_label)}</text>'
-    )
-    return out
+    mid_y = _n((TOP + H - BOTTOM) / 2)
+    return [
+        f'<path class="grid" d="{"".join(grid)}"/>',
+        f'<g class="tick" text-anchor="end">{"".join(y_labels)}</g>',
+        f'<path class="xtick" d="{"".join(marks)}"/>',
+        f'<g class="tick xlabel" text-anchor="middle">{"".join(x_labels)}</g>',
+        f'<text x="{_n((LEFT + W - RIGHT) / 2)}" y="{H - 6}" text-anchor="middle" class="axis">'
+        f"{escape(x_label)}{' (log scale)' if plot.use_log else ''}</text>",
+        f'<text x="14" y="{mid_y}" text-anchor="middle" class="axis" transform="rotate(-90 14 {mid_y})">'
+        f"{escape(y_label)}</text>",
+    ]
 
 
 def _series(plot: _Plot, i: int, s: Series, joined: bool) -> str:
@@ -141,11 +149,11 @@ def _series(plot: _Plot, i: int, s: Series, joined: bool) -> str:
         by_x: dict[float, list[float]] = {}
         for d in s.dots:
             by_x.setdefault(d.x, []).append(d.y)
-        path = " ".join(f"{plot.px(x):.1f},{plot.py(sorted(v)[len(v) // 2]):.1f}" for x, v in sorted(by_x.items()))
+        path = " ".join(f"{_n(plot.px(x))},{_n(plot.py(sorted(v)[len(v) // 2]))}" for x, v in sorted(by_x.items()))
         dash = "" if measured else ' stroke-dasharray="4 3"'
         out.append(f'<polyline points="{path}" fill="none"{dash}/>')
     for d in s.dots:
-        circle = f'<circle cx="{plot.px(d.x):.1f}" cy="{plot.py(d.y):.1f}" r="{R}"/>'
+        circle = f'<circle cx="{_n(plot.px(d.x))}" cy="{_n(plot.py(d.y))}" r="{R}"/>'
         if not d.href:  # a point of the measurement whose section this is: its row, just below, holds the value
             out.append(circle)
             continue
@@ -195,7 +203,7 @@ def svg(
     out = [
         '<figure class="evreg-figure">'
         f'<svg class="evreg-chart" viewBox="0 0 {W} {H}" role="img" '
-        f'aria-label="{escape(title or y_label)}" xmlns="http://www.w3.org/2000/svg">'
+        f'aria-label="{escape(title or y_label)}">'
         f'<rect class="evreg-plot" x="{LEFT}" y="{TOP}" width="{W - LEFT - RIGHT}" height="{H - TOP - BOTTOM}" '
         'fill="none"/>'
     ]

@@ -10,6 +10,7 @@ with ``orphan-number``.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import html
 import itertools
@@ -239,7 +240,9 @@ class SitePlugin(BasePlugin):
                     self.findings.append(codes.ORPHAN_NUMBER.at(path, "", message, hint))
                 out = site / page_url(path) / name
                 out.parent.mkdir(parents=True, exist_ok=True)
-                out.write_text(content, "utf-8")
+                data = content.encode("utf-8")
+                # a ".gz" file is compressed with no time stamp in it: the same site gives the same bytes
+                out.write_bytes(gzip.compress(data, compresslevel=6, mtime=0) if name.endswith(".gz") else data)
 
     def _write_records(self, site: Path) -> None:
         """The pages of packets, families, their measurements filed in no packet and coverage (records: some 45,000
@@ -404,8 +407,6 @@ def _drop_from_sitemap(site: Path, urls: list[str]) -> None:
     sitemap.write_text(text, "utf-8")
     packed = site / "sitemap.xml.gz"
     if packed.is_file():
-        import gzip
-
         packed.write_bytes(gzip.compress(text.encode("utf-8"), mtime=0))
 
 

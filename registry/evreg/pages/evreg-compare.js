@@ -146,8 +146,15 @@
   function load(table) {  // the rows past those in the page, from the page's data file; then the controls
     var src = table.getAttribute("data-rows");
     if (!src || !window.fetch) { setup(table); return; }
-    fetch(src).then(function (r) { if (!r.ok) throw new Error(String(r.status)); return r.json(); })
-      .then(function (data) { addRows(table, data); }, function () {})  // offline (file:): the rows in the page
+    fetch(src).then(function (r) { if (!r.ok) throw new Error(String(r.status)); return r.arrayBuffer(); })
+      .then(function (buf) {  // gzip as stored; a server that decoded it on the way (Content-Encoding) sent JSON
+        var head = new Uint8Array(buf, 0, Math.min(2, buf.byteLength));
+        if (head[0] !== 0x1f || head[1] !== 0x8b) return JSON.parse(new TextDecoder().decode(buf));
+        var plain = new Blob([buf]).stream().pipeThrough(new DecompressionStream("gzip"));
+        return new Response(plain).json();
+      })
+      .then(function (data) { addRows(table, data); }, function () {})  // offline (file:), or no
+      // DecompressionStream in an old browser: the rows in the page
       .then(function () { setup(table); });
   }
 
