@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 from pathlib import Path
 
@@ -150,3 +151,61 @@ def test_validate_and_build_agree_on_what_is_code(reg: Reg) -> None:
     assert evreg("build", cwd=reg.root).returncode == 0
     html = (reg.root / "build/site/contributing/index.html").read_text()
     assert "{{ m:run-1.decode_tok_s[0] }}" in html and "{{ m:nope.decode_tok_s[0] }}" in html  # shown, not rendered
+
+
+_SHOWN_ALPHABET = st.sampled_from(
+    [
+        "<",
+        ">",
+        "/",
+        "!--",
+        "-->",
+        "a",
+        "b",
+        "br",
+        "div",
+        "td",
+        "code",
+        "span",
+        " ",
+        "  ",
+        "\n",
+        "\t",
+        "\xa0",
+        "&nbsp;",
+        "&#9;",
+        "&#32;",
+        "&#10;",
+        "&amp;",
+        "&lt;",
+        "x",
+        "1",
+        '="',
+        '"',
+        "class",
+        "B",
+        "SPAN",
+        "Td",
+        "\u017f",
+        "\u212a",
+        "evreg-cite",
+        "\u2003",
+    ]
+)
+
+
+@given(st.lists(_SHOWN_ALPHABET, max_size=40).map("".join))
+def test_shown_text_is_the_plain_regular_expression_reading_of_the_page(content: str) -> None:
+    """``markdown.shown`` takes fast paths (every page of a 100,000-measurement site passes through it); what it
+    returns is the plain reading: white space runs collapsed, inline tags joined, block tags line breaks, entities
+    decoded, every run of blanks made by an entity one space."""
+    from evreg import markdown as md
+
+    inline = re.compile(
+        r"<!--.*?-->|</?(?:a|abbr|b|bdi|bdo|cite|data|dfn|em|i|kbd|mark|q|s|samp|small|span|strong|sub|sup|time|u|"
+        r"var|del|ins|wbr|font|br|img|svg|label|button|input|select|output|meter|progress)\b[^>]*>",
+        re.S | re.I,
+    )
+    text = re.sub(r"\s+", " ", inline.sub("", md._EXEMPT.sub(" ", md._SVG_CITE.sub(" ", content))))
+    expected = re.sub(r"[^\S\n]+", " ", html.unescape(re.sub(r"<[^>]+>", "\n", text)))
+    assert md.shown(content) == expected

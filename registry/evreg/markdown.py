@@ -144,22 +144,39 @@ _EXEMPT = re.compile(
     re.S,
 )
 _SVG_CITE = re.compile(r'<a class="evreg-cite"[^>]*>.*?</a>', re.S)
-_INLINE_TAG = re.compile(
-    r"<!--.*?-->|</?(?:a|abbr|b|bdi|bdo|cite|data|dfn|em|i|kbd|mark|q|s|samp|small|span|strong|sub|sup|time|u|var|"
-    r"del|ins|wbr|font|br|img|svg|label|button|input|select|output|meter|progress)\b[^>]*>",
-    re.S | re.I,
+_INLINE_NAMES = (
+    r"a|abbr|b|bdi|bdo|cite|data|dfn|em|i|kbd|mark|q|s|samp|small|span|strong|sub|sup|time|u|var|del|ins|wbr|font|br|"
+    r"img|svg|label|button|input|select|output|meter|progress"
 )
+_INLINE_TAG = re.compile(r"<(?:!--.*?--|/?(?:" + _INLINE_NAMES + r")\b[^>]*)>", re.S | re.I)
+_INLINE_TAG_LOWER = re.compile(r"<(?:!--.*?--|/?(?:" + _INLINE_NAMES + r")\b[^>]*)>", re.S)
+"""The same tags written in lower case, as every page the renderer makes: six times faster than ignoring case."""
+_NAME_NOT_LOWER = re.compile(r"</?[a-z]*[^\W\d_a-z]")
+"""A tag name with a letter other than a-z in it (``<B>``, ``<ſ>``): case matters to which tags are inline."""
 _TAG = re.compile(r"<[^>]+>")
-_SPACE = re.compile(r"\s+")
 _BLANKS = re.compile(r"[^\S\n]+")
+_ODD_BLANK = re.compile(r"[^\S\n ]|  ")
+
+
+def _one_space(text: str) -> str:
+    """Every run of white space in ``text`` one space (``re.sub(r"\\s+", " ", text)``: ``str.split`` splits at the
+    same characters, several times faster)."""
+    out = " ".join(text.split())
+    if text[:1].isspace():
+        out = " " + out
+    return out + " " if text[-1:].isspace() and out != " " else out
 
 
 def shown(content: str) -> str:
     """What a reader reads of rendered HTML: the renderer's citations, code and tags left out (an inline element or a
     comment joins the text around it, as a browser shows it; any other element ends a line), entities decoded, every
-    run of white space in the text (a line break in a paragraph, a no-break space) one space."""
-    text = _SPACE.sub(" ", _INLINE_TAG.sub("", _EXEMPT.sub(" ", _SVG_CITE.sub(" ", content))))
-    return _BLANKS.sub(" ", html.unescape(_TAG.sub("\n", text)))
+    run of white space in the text (a line break in a paragraph, a no-break space) one space. (Every page of the site
+    passes through here: at 100,000 measurements, 1.8 GB.)"""
+    text = _EXEMPT.sub(" ", _SVG_CITE.sub(" ", content))
+    text = _one_space((_INLINE_TAG if _NAME_NOT_LOWER.search(text) else _INLINE_TAG_LOWER).sub("", text))
+    text = html.unescape(_TAG.sub("\n", text))
+    # only an entity makes white space other than one space or a line break here (&nbsp;, "&#9;", " &#32;")
+    return _BLANKS.sub(" ", text) if _ODD_BLANK.search(text) else text
 
 
 _TABLE = re.compile(r"<table\b.*?</table\s*>", re.S | re.I)
