@@ -286,6 +286,9 @@ CHART_GEOMETRY = """() => {
     const entries = fig.querySelectorAll('li.evreg-legend-entry');
     if (!entries.length) bad.push(`figure ${n}: no legend`);
     for (const li of entries) {
+      const mark = li.querySelector('.evreg-swatch');  // its series' colour, drawn by the stylesheet
+      if (!mark || !getComputedStyle(mark).getPropertyValue('--c').trim() || !within(box(mark), box(li)))
+        bad.push(`figure ${n}: legend entry without its series' mark`);
       if (!within(box(li), f) || li.scrollWidth > li.clientWidth + 1) bad.push(`figure ${n}: legend entry cut off`);
       if (meet(box(li), s)) bad.push(`figure ${n}: legend entry over the chart`);
     }

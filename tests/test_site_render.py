@@ -547,3 +547,18 @@ def test_a_point_field_that_is_not_a_number_is_shown_in_the_points_table(real: P
     charts = re.findall(r'<figure class="evreg-figure">.*?</figure>', section.split("<h4>Points along")[0], re.S)
     p99 = next(c for c in charts if "(ms)" in c and "p99" in c.lower())
     assert p99.split("</svg>")[0].count("<circle ") == len(record["points"]) - 1  # (the legend's swatch after it)
+
+
+def test_legend_marks_take_each_series_colour_from_the_stylesheet_in_palette_order() -> None:
+    """A legend entry's mark is drawn by evreg.css from its colour class: the classes are the chart palette's colours,
+    in order, so an entry's mark has its series' colour."""
+    from evreg import charts
+
+    css = (REPO / "registry/evreg/pages/evreg.css").read_text("utf-8")
+    assert re.findall(r"\.evreg-c(\d+) \{ --c: (#[0-9a-f]{6}); \}", css) == [
+        (str(i), colour) for i, colour in enumerate(charts.PALETTE)
+    ]
+    legend = charts.svg(
+        [charts.Series(f"s{i}", "lab-measured", [charts.Dot(1.0, 1.0, "", "", "")]) for i in range(12)], "x", "y"
+    )
+    assert re.findall(r'class="evreg-swatch evreg-c(\d+) evreg-joined"', legend) == [str(i % 10) for i in range(12)]

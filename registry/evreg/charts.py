@@ -175,14 +175,10 @@ def _legend(drawn: list[tuple[int, Series]], joined: bool) -> str:
     drawn series, with the series' own mark (a line for a joined chart, else a dot)."""
     items = []
     for i, s in drawn:
-        color, measured = PALETTE[i % len(PALETTE)], _measured(s)
-        dash = "" if measured else ' stroke-dasharray="4 3"'
-        line = f'<line x1="1" x2="23" y1="6" y2="6" stroke="{color}" stroke-width="2"{dash}/>' if joined else ""
-        mark = (
-            f'<svg class="evreg-swatch" viewBox="0 0 24 12" width="24" height="12" aria-hidden="true">{line}'
-            f'<circle cx="12" cy="6" r="4" fill="{color if measured else "white"}" stroke="{color}" '
-            'stroke-width="2"/></svg>'
-        )
+        measured = _measured(s)
+        # the series' mark drawn by the stylesheet (evreg.css: .evreg-swatch, a colour class per PALETTE entry)
+        kind = ("evreg-joined" if joined else "") + ("" if measured else " evreg-hollow")
+        mark = f'<span class="evreg-swatch evreg-c{i % len(PALETTE)} {kind.strip()}" aria-hidden="true"></span>'
         note = "" if measured else f" ({escape(s.state)}, not a measured {'curve' if joined else 'series'})"
         items.append(f'<li class="evreg-legend-entry" data-series="{i}">{mark} {escape(s.label)}{note}</li>')
     return '<ul class="evreg-legend">' + "".join(items) + "</ul>"

@@ -1433,20 +1433,18 @@ def _defects(p: Pages) -> Page:
     page.p(
         "Findings on imported lab data that are genuine defects of that data. They are accepted in the "
         "reviewed baseline (<code>packets/baseline.json</code>) so that CI can pass, and shown here rather than "
-        "hidden. Typed figures in prose are marked where they appear."
+        "hidden. Typed figures in prose are marked where they appear. The findings are grouped by the reason "
+        "they were accepted for (one baseline entry can accept the same defect in many records)."
     )
-    page.table(
-        ["Code", "Where", "Finding", "Why accepted"],
-        [
-            [
-                f"<code>{esc(f.code)}</code>",
-                f"<code>{esc(f.file)}</code> <code>{esc(f.pointer)}</code>",
-                p.literal(f.message),
-                p.literal(f.baseline_reason),
-            ]
-            for f in p.defects
-        ],
-    )
+    groups: dict[tuple[str, str], list[Any]] = {}
+    for f in p.defects:
+        groups.setdefault((f.code, f.baseline_reason or ""), []).append(f)
+    for (code, reason), found in groups.items():
+        page.p(f"<code>{esc(code)}</code> ({len(found)}) · <strong>Why accepted:</strong> {p.literal(reason)}")
+        page.table(
+            ["Where", "Finding"],
+            [[f"<code>{esc(f.file)}</code> <code>{esc(f.pointer)}</code>", p.literal(f.message)] for f in found],
+        )
     return page
 
 
