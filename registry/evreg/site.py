@@ -1253,8 +1253,9 @@ def _measurement(p: Pages, page: Page, mid: str) -> None:
     row = p.measurement_where(mid)
     kind = "run-measurement" if ("run-measurement", mid) in p.where else "series-measurement"
     page.h(3 if row.packet else 2, f"Measurement <code>{esc(mid)}</code> {p.state(m['state'])}", m_anchor(mid))
-    page.p(f"{esc(kind)} · {p.trust_line(mid)} · file <code>{esc(row.file)}</code>")
+    page.p(f"{esc(kind)} · {p.trust_line(mid)}")  # what search shows of the section
     page.add('<div class="evreg-measurement" data-search-exclude>')
+    page.p(f"File <code>{esc(row.file)}</code>")
     if m.get("retired"):
         page.add(
             '<div class="admonition warning"><p class="admonition-title">Retired</p>'
