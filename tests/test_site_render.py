@@ -504,6 +504,30 @@ def test_a_worker_that_dies_stops_the_work_with_an_error_not_a_hang() -> None:
         assert list(results) == [0, 2, 4, 8]
 
 
+def test_work_beside_runs_in_its_own_process_and_reports_its_result_or_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``evreg build`` exports the data downloads beside the site build (``workers.beside``): the work runs in a
+    process of its own, started at once; its result is the function's, its error is raised where it is waited for;
+    with EVREG_WORKERS=1 it runs in this process, once, when first asked for."""
+    import os
+
+    from evreg import workers
+
+    def work(fail: bool) -> int:
+        if fail:
+            raise ValueError("the export failed")
+        return os.getpid()
+
+    monkeypatch.setenv("EVREG_WORKERS", "2")
+    with workers.beside(work, False) as result:
+        assert result() != os.getpid() and result() == result()
+    with pytest.raises(ValueError, match="the export failed"), workers.beside(work, True) as result:
+        result()
+    monkeypatch.setenv("EVREG_WORKERS", "1")
+    calls: list[int] = []
+    with workers.beside(lambda: calls.append(os.getpid()) or len(calls)) as result:
+        assert calls == [] and result() == 1 and result() == 1 and calls == [os.getpid()]
+
+
 def test_record_pages_keep_the_themes_language_palette_canonical_url_and_every_nav_entry(real: Path) -> None:
     """Record pages take the theme's html and body tags (its language and palette), a canonical URL of their own,
     every top-level nav entry (an untitled one by its page's title, an external one as it is); a view id that slugs

@@ -450,7 +450,7 @@ def _build(root: Path, out: Path | None, as_of: str | None, fmt: str) -> int:
     import logging
     import time
 
-    from evreg import catalog, sitebuild
+    from evreg import catalog, sitebuild, workers
 
     started = time.perf_counter()
     db, _built, report = ensure_catalog(root, None, as_of)
@@ -459,12 +459,13 @@ def _build(root: Path, out: Path | None, as_of: str | None, fmt: str) -> int:
         click.echo("build refused: validation has errors; nothing was published", err=True)
         return EXIT_FINDINGS
     downloads = root / "build" / "downloads"
-    catalog.export_tables(db, downloads)
     out = out or root / "build" / "site"
     logging.getLogger("mkdocs").setLevel(logging.WARNING)
     codes = sorted(rules.code_docs(rules.discover()).values(), key=lambda d: d.code)
     site_started = time.perf_counter()
-    built = sitebuild.build_site(root, db, downloads, out, codes)
+    # the data downloads are exported in a process of their own while the build reads the catalog
+    with workers.beside(catalog.export_tables, db, downloads) as exported:
+        built = sitebuild.build_site(root, db, downloads, out, codes, exported)
     site_s = time.perf_counter() - site_started
     if built.findings:
         emit(built.findings, {"errors": len(built.findings), "warnings": 0}, fmt)

@@ -19,6 +19,7 @@ import re
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -68,8 +69,17 @@ PRODUCT_PAGES = {
 class SitePlugin(BasePlugin):
     """The registry's part of a MkDocs build. One object per build: no module state."""
 
-    def __init__(self, root: Path, db: Path, downloads: Path, code_docs: list[Code], pending: Path) -> None:
+    def __init__(
+        self,
+        root: Path,
+        db: Path,
+        downloads: Path,
+        code_docs: list[Code],
+        pending: Path,
+        exported: Callable[[], object],
+    ) -> None:
         super().__init__()
+        self.exported = exported  # waits for the data downloads' export, which runs beside the build
         self.pending = pending  # a folder for record pages' HTML until it is written into its frame
         self.records: list[Made] = []  # the record pages, made: where each one's HTML waits
         self.root, self.db, self.downloads, self.code_docs = root, db, downloads, code_docs
@@ -111,6 +121,7 @@ class SitePlugin(BasePlugin):
         for dest, name in PRODUCT_PAGES.items():  # the registry's own site/ may replace them
             if not files.get_file_from_path(dest):
                 files.append(File.generated(config, dest, abs_src_path=str(PAGES_DIR / name)))
+        self.exported()  # the downloads page lists the files: their export has finished (or this raises its error)
         downloads = _downloads(self.downloads)
         self._take_pages(downloads, getattr(config.plugins.get("material/search"), "search_index", None))
         for depth in sorted({depth_of(made.path) for made in self.records}):
@@ -461,8 +472,17 @@ class Built:
     size: int = 0
 
 
-def build_site(root: Path, db: Path, downloads: Path, out: Path, code_docs: list[Code] | None = None) -> Built:
-    """Run MkDocs over the generated and hand-written pages into ``out`` (atomically)."""
+def build_site(
+    root: Path,
+    db: Path,
+    downloads: Path,
+    out: Path,
+    code_docs: list[Code] | None = None,
+    exported: Callable[[], object] = lambda: None,
+) -> Built:
+    """Run MkDocs over the generated and hand-written pages into ``out`` (atomically). ``exported`` waits until
+    the data downloads are in ``downloads`` (their export may run beside the build: ``evreg build`` exports them in
+    a process of its own while this one reads the catalog)."""
     from mkdocs.commands.build import build
     from mkdocs.config import load_config
     from mkdocs.exceptions import Abort, BuildError, PluginError
@@ -488,13 +508,13 @@ def build_site(root: Path, db: Path, downloads: Path, out: Path, code_docs: list
             ]
         )
     pending = Path(tempfile.mkdtemp(prefix=f".{out.name}-pending-", dir=out.parent))
-    plugin = SitePlugin(root, db, downloads, code_docs or [], pending)
-    config.plugins["evreg"] = plugin
+    plugin: SitePlugin | None = None
     try:
+        plugin = config.plugins["evreg"] = SitePlugin(root, db, downloads, code_docs or [], pending, exported)
         build(config)
     except (PluginError, BuildError, Abort):
         shutil.rmtree(staging, ignore_errors=True)
-        if not plugin.findings:
+        if plugin is None or not plugin.findings:
             raise
         return Built(list(plugin.findings))
     except BaseException:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import functools
 import gc
 import multiprocessing
 import os
@@ -128,3 +129,28 @@ def forked(fn: Callable[[T], R], items: list[T], processes: int) -> Iterator[Ite
     finally:
         _fn = None
         gc.unfreeze()
+
+
+_beside: Callable[[], Any] | None = None  # what ``beside``'s process inherits
+
+
+def _call_beside() -> Any:
+    assert _beside is not None
+    return _beside()
+
+
+@contextlib.contextmanager
+def beside(fn: Callable[..., R], *args: Any) -> Iterator[Callable[[], R]]:
+    """``fn(*args)`` in a forked process of its own, started now, while this process goes on; the context gives a
+    function that waits for its result (or raises its error). With one core (or ``EVREG_WORKERS=1``), or without
+    ``fork``, ``fn`` runs here when its result is first asked for."""
+    if count_for_files(PARALLEL_FROM_FILES) < 2:
+        yield functools.cache(lambda: fn(*args))
+        return
+    global _beside
+    _beside = functools.partial(fn, *args)  # inherited, not pickled: the process forks at the submit
+    try:
+        with concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
+            yield pool.submit(_call_beside).result
+    finally:
+        _beside = None
