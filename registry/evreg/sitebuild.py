@@ -274,26 +274,14 @@ class SitePlugin(BasePlugin):
                 raise PluginError("the theme's page has no head or body where the frame of record pages is taken from")
             frames[shell] = frame
         _drop_from_sitemap(site, [page_url(shell) for shell in self.shells])
-        pending = self.pending
-
-        def write(group: tuple[int, list[Made]]) -> int:
-            """The pages of one part, each its frame around its HTML as the part's pending file holds it."""
-            part, made = group
-            data = (pending / f"part-{part}.html").read_bytes()
+        for part, made in itertools.groupby(self.records, key=lambda m: m.part):
+            data = (self.pending / f"part-{part}.html").read_bytes()
             for m in made:
                 top, tail = frames[shell_path(depth_of(m.path))]
                 top = top.replace(SHELL_TITLE, html.escape(m.title)).replace(SHELL_URL, page_url(m.path))
                 out = site / page_url(m.path) / "index.html"
                 out.parent.mkdir(parents=True, exist_ok=True)
-                page = (top.encode("utf-8"), data[m.offset : m.offset + m.size], tail.encode("utf-8"))
-                out.write_bytes(b"".join(page))
-            return len(made)
-
-        # written by one process per core too (1.5 GB at 100k: the build's last minute had one core idle)
-        groups = [(part, list(made)) for part, made in itertools.groupby(self.records, key=lambda m: m.part)]
-        with workers.forked(write, groups, workers.count_for_files(len(self.records))) as written:
-            if sum(written) != len(self.records):
-                raise PluginError("record pages went missing while they were written")
+                out.write_bytes(b"".join((top.encode("utf-8"), data[m.offset : m.offset + m.size], tail.encode())))
 
 
 @dataclass
