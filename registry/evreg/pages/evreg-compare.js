@@ -83,7 +83,8 @@
         body.hidden = visible === 0;
         count += visible;
       });
-      shown.textContent = count + " of " + rows.length + " rows shown";
+      shown.textContent = count + " of " + rows.length + " rows shown" + (table.getAttribute("data-rows-missing") ?
+        " (the rows in the page only: this browser could not read the other rows' data file)" : "");
     }
 
     function download() {
@@ -153,8 +154,9 @@
         var plain = new Blob([buf]).stream().pipeThrough(new DecompressionStream("gzip"));
         return new Response(plain).json();
       })
-      .then(function (data) { addRows(table, data); }, function () {})  // offline (file:), or no
-      // DecompressionStream in an old browser: the rows in the page
+      .then(function (data) { addRows(table, data); }, function () {  // offline (file:), or no
+        table.setAttribute("data-rows-missing", "1");  // DecompressionStream in an old browser: the rows in the page,
+      })  // and the count says so
       .then(function () { setup(table); });
   }
 
