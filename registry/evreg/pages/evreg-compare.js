@@ -146,6 +146,7 @@
 
   function load(table) {  // the rows past those in the page, from the page's data file; then the controls
     var src = table.getAttribute("data-rows");
+    if (src && !window.fetch) table.setAttribute("data-rows-missing", "1");
     if (!src || !window.fetch) { setup(table); return; }
     fetch(src).then(function (r) { if (!r.ok) throw new Error(String(r.status)); return r.arrayBuffer(); })
       .then(function (buf) {  // gzip as stored; a server that decoded it on the way (Content-Encoding) sent JSON
