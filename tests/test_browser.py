@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from conftest import REPO, WIDE_RUNS, WORKLOAD, F, Reg, evreg
+from evreg import charts
 from evreg.evidence import is_evidence_key
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -756,3 +757,27 @@ def test_a_browser_without_decompression_keeps_the_table_working_and_says_rows_a
         assert "data file" in status, status  # the reader learns the table is not every result
     finally:
         server.shutdown()
+
+
+SWATCHES = """() => [...document.querySelectorAll('li.evreg-legend-entry .evreg-swatch')].map(mark => {
+  const dot = getComputedStyle(mark, '::after');
+  return [mark.className, dot.backgroundColor, dot.borderTopColor, getComputedStyle(mark).printColorAdjust];
+})"""
+
+
+def test_legend_marks_keep_their_series_colours_in_forced_colours_and_print(real_site: str, page: object) -> None:
+    """A legend mark is drawn by the stylesheet (a border and a background): in forced-colours mode (Windows high
+    contrast) a browser replaces both with system colours while the chart's SVG keeps its series' colours, so every
+    entry showed the same hollow ring -- which series is which was lost, and a measured series looked like one not
+    measured. Printing drops backgrounds unless the page asks to keep them. The marks keep their colours in both."""
+    page.emulate_media(forced_colors="active")  # type: ignore[attr-defined]
+    page.goto(real_site + "families/qwen-27b/")  # type: ignore[attr-defined]
+    marks = page.evaluate(SWATCHES)  # type: ignore[attr-defined]
+    assert marks
+    palette = {f"evreg-c{i}": colour for i, colour in enumerate(charts.PALETTE)}
+    for cls, fill, ring, print_adjust in marks:
+        colour = next(palette[c] for c in cls.split() if c in palette)
+        rgb = "rgb({}, {}, {})".format(*(int(colour[i : i + 2], 16) for i in (1, 3, 5)))
+        assert ring == rgb, (cls, ring)  # the series' colour, not a system colour
+        assert fill == ("rgb(255, 255, 255)" if "evreg-hollow" in cls else rgb), (cls, fill)
+        assert print_adjust == "exact", cls
