@@ -209,3 +209,39 @@ def test_shown_text_is_the_plain_regular_expression_reading_of_the_page(content:
     text = re.sub(r"\s+", " ", inline.sub("", md._EXEMPT.sub(" ", md._SVG_CITE.sub(" ", content))))
     expected = re.sub(r"[^\S\n]+", " ", html.unescape(re.sub(r"<[^>]+>", "\n", text)))
     assert md.shown(content) == expected
+
+
+def _plain_reading(content: str) -> str:
+    """The reference composition of ``markdown.shown`` (as in the test above)."""
+    from evreg import markdown as md
+
+    inline = re.compile(
+        r"<!--.*?-->|</?(?:a|abbr|b|bdi|bdo|cite|data|dfn|em|i|kbd|mark|q|s|samp|small|span|strong|sub|sup|time|u|"
+        r"var|del|ins|wbr|font|br|img|svg|label|button|input|select|output|meter|progress)\b[^>]*>",
+        re.S | re.I,
+    )
+    text = re.sub(r"\s+", " ", inline.sub("", md._EXEMPT.sub(" ", md._SVG_CITE.sub(" ", content))))
+    return re.sub(r"[^\S\n]+", " ", html.unescape(re.sub(r"<[^>]+>", "\n", text)))
+
+
+def test_shown_text_fast_paths_hold_for_every_character_they_depend_on() -> None:
+    """The fast paths of ``markdown.shown`` rest on two facts about all of Unicode, which a sampled alphabet cannot
+    cover: ``str.split`` splits at exactly the characters ``\\s`` matches, and every character that matches an ASCII
+    letter when case is ignored (the upper case, and "İ", "ı", "ſ", "K") sends the scan to the case-blind tag pattern.
+    Every such character, in a tag name and in text beside entities, reads as the plain regular expressions read it."""
+    from evreg import markdown as md
+
+    space, letter = re.compile(r"\s"), re.compile("[a-z]", re.I)
+    chars = [chr(i) for i in range(0x110000) if not 0xD800 <= i <= 0xDFFF]
+    assert [c for c in chars if bool(space.match(c)) != c.isspace()] == []
+    odd = [c for c in chars if c.isspace() or letter.match(c)]
+    assert {"\u0130", "\u0131", "\u017f", "\u212a", "\xa0", "\u2028"} <= set(odd)
+    for c in odd:
+        for content in (
+            f"<{c}>1 tok/s</{c}>",
+            f"<spa{c}>12</spa{c}> tok/s",
+            f"<{c}pan class=x>3</{c}pan> GiB",
+            f"4{c}<b>{c}</b>{c}&nbsp;{c}tok/s",
+            f"<td>5</td>{c}{c}<{c}>&#9;ms",
+        ):
+            assert md.shown(content) == _plain_reading(content), (hex(ord(c)), content)
