@@ -509,6 +509,7 @@ def test_work_beside_runs_in_its_own_process_and_reports_its_result_or_error(mon
     process of its own, started at once; its result is the function's, its error is raised where it is waited for;
     with EVREG_WORKERS=1 it runs in this process, once, when first asked for."""
     import os
+    import signal
 
     from evreg import workers
 
@@ -522,6 +523,14 @@ def test_work_beside_runs_in_its_own_process_and_reports_its_result_or_error(mon
         assert result() != os.getpid() and result() == result()
     with pytest.raises(ValueError, match="the export failed"), workers.beside(work, True) as result:
         result()
+    with pytest.raises(RuntimeError, match="not sent back"), workers.beside(lambda: lambda: 1) as result:
+        result()  # a result that cannot be pickled is an error, not a hang
+
+    def die() -> None:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    with pytest.raises(OSError, match="EVREG_WORKERS=1"), workers.beside(die) as result:
+        result()  # killed before it answered (by the out-of-memory killer, say)
     monkeypatch.setenv("EVREG_WORKERS", "1")
     calls: list[int] = []
     with workers.beside(lambda: calls.append(os.getpid()) or len(calls)) as result:

@@ -94,7 +94,11 @@ def map_units(registry: Registry, units: list[str], fn: Callable[[Registry, str,
     return out
 
 
-_fn: Callable[[Any], Any] | None = None  # what ``map_forked``'s workers inherit
+_DIED = (
+    "a worker process stopped before its work was done (killed? out of memory?); "
+    "EVREG_WORKERS=1 does the work in this process"
+)
+_fn: Callable[[Any], Any] | None = None  # what ``forked``'s workers inherit
 
 
 def _call(item: Any) -> Any:
@@ -122,35 +126,57 @@ def forked(fn: Callable[[T], R], items: list[T], processes: int) -> Iterator[Ite
             gc.unfreeze()
             yield results
     except concurrent.futures.process.BrokenProcessPool as exc:  # a worker died (killed for its memory, say)
-        raise OSError(
-            "a worker process stopped before its work was done (killed? out of memory?); "
-            "EVREG_WORKERS=1 does the work in this process"
-        ) from exc
+        raise OSError(_DIED) from exc
     finally:
         _fn = None
         gc.unfreeze()
 
 
-_beside: Callable[[], Any] | None = None  # what ``beside``'s process inherits
-
-
-def _call_beside() -> Any:
-    assert _beside is not None
-    return _beside()
+def _run_beside(send: Any, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+    """In ``beside``'s process: ``fn(*args)``'s result, or its error, sent back."""
+    try:
+        outcome: tuple[bool, Any] = (True, fn(*args))
+    except BaseException as exc:  # reported to the caller, who raises it
+        outcome = (False, exc)
+    try:
+        send.send(outcome)
+    except Exception as exc:  # an error or a result that cannot be pickled
+        send.send((False, RuntimeError(f"{outcome[1]!r} (not sent back: {exc})")))
+    finally:
+        send.close()
 
 
 @contextlib.contextmanager
 def beside(fn: Callable[..., R], *args: Any) -> Iterator[Callable[[], R]]:
     """``fn(*args)`` in a forked process of its own, started now, while this process goes on; the context gives a
-    function that waits for its result (or raises its error). With one core (or ``EVREG_WORKERS=1``), or without
+    function that waits for its result (or raises its error). A plain process and a pipe, no pool: no thread of this
+    process is left running when it forks other workers later. With one core (or ``EVREG_WORKERS=1``), or without
     ``fork``, ``fn`` runs here when its result is first asked for."""
     if count_for_files(PARALLEL_FROM_FILES) < 2:
         yield functools.cache(lambda: fn(*args))
         return
-    global _beside
-    _beside = functools.partial(fn, *args)  # inherited, not pickled: the process forks at the submit
+    context = multiprocessing.get_context("fork")
+    receive, send = context.Pipe(duplex=False)
+    process = context.Process(target=_run_beside, args=(send, fn, args), daemon=True)  # inherited, not pickled
+    process.start()
+    send.close()
+    outcome: list[tuple[bool, Any]] = []
+
+    def result() -> R:
+        if not outcome:
+            try:
+                outcome.append(receive.recv())
+            except EOFError as exc:  # it died before it answered (killed for its memory, say)
+                raise OSError(_DIED) from exc
+            finally:
+                process.join()
+        ok, value = outcome[0]
+        if not ok:
+            raise value
+        return value
+
     try:
-        with concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
-            yield pool.submit(_call_beside).result
+        yield result
     finally:
-        _beside = None
+        process.join()  # its work is finished even when the caller failed (its files are written whole or not)
+        receive.close()
