@@ -85,7 +85,6 @@ class SitePlugin(BasePlugin):
         self.root, self.db, self.downloads, self.code_docs = root, db, downloads, code_docs
         self.pages = Pages(db)
         self.generated: dict[str, Page] = {}
-        self.scanned: set[str] = set()  # generated pages checked for orphan figures (as soon as they were made)
         self.findings: list[Finding] = []
         self.evidence_published = 0
         self.bodies: dict[str, str] = {}  # a generated page's content, from on_page_content to on_post_page
@@ -159,7 +158,6 @@ class SitePlugin(BasePlugin):
 
         with workers.forked(part_of, parts, workers.count_for_files(len(jobs))) as made:
             self.generated = dict(make(self.pages, job) for job in site_jobs(self.pages, downloads, self.code_docs))
-            self._scan_generated()  # now, while the workers make the record pages, not after them on one core
             entries = index.entries if isinstance(getattr(index, "entries", None), list) else []
             for part in made:
                 for m in part:
@@ -199,12 +197,12 @@ class SitePlugin(BasePlugin):
             if generated.search and isinstance(getattr(index, "entries", None), list):
                 page.meta["search"] = {"exclude": True}  # the theme would parse the page; its entries are known
                 index.entries.extend(generated.search_entries(page.url))  # type: ignore[union-attr]
-        if generated is None:  # a hand-written page: its text, the attributes a reader is shown and the columns a
-            hand = [*md.attribute_figures(content), *(f for f, _, _ in md.column_figures(content))]  # header's unit
+        if generated is not None:  # generated HTML: its text (the renderer writes figures in no attribute or column)
+            self.findings += orphan_findings(src, src, md.html_figures(content), generated.html)
+        else:  # a hand-written page: its text, the attributes a reader is shown and the columns a header gives a unit
+            hand = [*md.attribute_figures(content), *(f for f, _, _ in md.column_figures(content))]
             found = [*md.html_figures(content), *hand]
             self.findings += orphan_findings(f"{SITE_DIR}/{src}", src, found, page.markdown or "")
-        elif src not in self.scanned:  # a generated page made after the others were scanned (a shell page)
-            self.findings += orphan_findings(src, src, md.html_figures(content), generated.html)
         if generated is not None:  # the theme and the search plugin get a mark; on_post_page puts the body there
             self.bodies[src] = content
             return CONTENT_MARK_H1 if "<h1" in content else CONTENT_MARK  # the theme adds an h1 where none is
@@ -242,23 +240,15 @@ class SitePlugin(BasePlugin):
             self._write_records(site)
         self.evidence_published = publish_evidence(self.root, self.pages, site)
 
-    def _scan_generated(self) -> None:
-        """The site's own generated pages checked for orphan figures (their text: the renderer writes figures in no
-        attribute or column), and the HTML their scripts make of their data files (a comparison's rows past those in
-        the page). Record pages are checked where they are made."""
+    def _write_data(self, site: Path) -> None:
+        """The data files of generated pages (a comparison's rows past those in the page), beside their page; the
+        HTML the page's script makes of them is checked for orphan figures as a page is."""
         for path, page in self.generated.items():
-            self.scanned.add(path)
-            self.findings += orphan_findings(path, path, md.html_figures(page.html), page.html)
-            for name, (_content, made) in page.data.items():
+            for name, (content, made) in page.data.items():
                 for figure in md.html_figures(made):
                     message = f"data file {name} of page {path} shows figure {figure!r}, not through a citation"
                     hint = "write {{ m:ID.METRIC[INDEX] }} instead of the typed figure"
                     self.findings.append(codes.ORPHAN_NUMBER.at(path, "", message, hint))
-
-    def _write_data(self, site: Path) -> None:
-        """The data files of generated pages, beside their page (checked by ``_scan_generated``)."""
-        for path, page in self.generated.items():
-            for name, (content, _made) in page.data.items():
                 out = site / page_url(path) / name
                 out.parent.mkdir(parents=True, exist_ok=True)
                 data = content.encode("utf-8")
