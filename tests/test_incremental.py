@@ -13,6 +13,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from conftest import EVIDENCE, REPO, F, Reg, evreg, family, run
 from evreg import rules, workers
 from evreg.pipeline import check, validate
@@ -219,6 +221,32 @@ def test_worker_processes_on_parts_of_units_find_what_one_process_finds(reg: Reg
     monkeypatch.setenv("EVREG_WORKERS", "1")
     _registry, cached = validate(reg.root, PACK)
     assert cached.findings == alone.findings
+
+
+def test_a_validation_worker_that_dies_is_an_error_not_a_hang(reg: Reg, monkeypatch: Any) -> None:
+    """A pool replaces a worker killed mid-part (the out-of-memory killer, say) but the part is lost: validation
+    must stop with an error, not wait for it forever; the other workers' parts and a healthy run are unaffected."""
+    import signal
+
+    from evreg.store import load
+
+    other_family(reg)
+    monkeypatch.setenv("EVREG_WORKERS", "2")
+    registry = load(reg.root)
+
+    def dies_on_oth(_r: Any, unit: str, paths: list[str]) -> int:
+        if unit == "oth":
+            os.kill(os.getpid(), signal.SIGKILL)
+        return len(paths)
+
+    with pytest.raises(OSError, match="EVREG_WORKERS=1"):
+        workers.map_units(registry, ["fam", "oth"], dies_on_oth)
+    counted = workers.map_units(registry, ["fam", "oth"], lambda _r, _u, paths: len(paths))
+    assert counted == {u: [len(registry.paths_of(u))] for u in ("fam", "oth")}
+    monkeypatch.setattr(workers, "PART_FILES", 1)  # parts of one file, more parts than a worker lives for
+    assert sum(sum(v) for v in workers.map_units(registry, ["fam", "oth"], lambda _r, _u, p: len(p)).values()) == sum(
+        len(registry.paths_of(u)) for u in ("fam", "oth")
+    )
 
 
 def test_a_lost_cache_entry_does_not_hide_a_deleted_file(reg: Reg) -> None:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import duckdb
+import orjson
 
 from evreg import charts, citations, compare, coverage, grid
 from evreg.layout import family_scoped, slug
@@ -259,8 +260,8 @@ class Pages:
                 key = f"{rec.family}/{rec.id}" if family_scoped(rec.kind) else rec.id
                 # The record as validated, for its free-form fields (prose, config, views, contracts),
                 # which no table column holds.
-                self.records[rec.kind][key] = json.loads(rec.content)
-                self.where[(rec.kind, key)] = rec
+                self.records[rec.kind][key] = orjson.loads(rec.content)
+                self.where[(rec.kind, key)] = rec._replace(content="")  # type: ignore[attr-defined]  # parsed above
             self.evidence: dict[str, list[EvidenceRow]] = defaultdict(list)
             for ev in rows_of(con, EvidenceRow, "key"):
                 self.evidence[ev.file].append(ev)

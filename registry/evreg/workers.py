@@ -33,15 +33,43 @@ PARTS_PER_WORKER = 4
 memory gains from part to part (copied pages of the parent, the allocator's leftovers) then stays bounded
 (at 100k, two workers that lived through the whole run reached 1.5 GiB resident, 3.1 GiB together)."""
 
-_job: tuple[Registry, Callable[[Registry, str, list[str]], Any]] | None = None  # what forked workers inherit
+_job: tuple[Registry, Callable[[Registry, str, list[str]], Any], Any] | None = None  # what forked workers inherit
+_DONE = -1
+
+_DIED = (
+    "a worker process stopped before its work was done (killed? out of memory?); "
+    "EVREG_WORKERS=1 does the work in this process"
+)
 
 
-def _in_worker(part: tuple[str, list[str]]) -> Any:
-    """One part in a worker; the records it read are forgotten after it, so a worker's memory is
-    that of one part, not of every part it computed (two workers held 2.2 GiB each at 100k)."""
+def _in_worker(item: tuple[int, tuple[str, list[str]]]) -> tuple[int, Any]:
+    """Part ``i`` in a worker; the records it read are forgotten after it, so a worker's memory is
+    that of one part, not of every part it computed (two workers held 2.2 GiB each at 100k). The part's slot
+    in the shared table says which process works on it, then that it is done."""
     assert _job is not None
-    with forgetting():
-        return _job[1](_job[0], *part)
+    registry, fn, working = _job
+    i, part = item
+    working[i] = os.getpid()
+    try:
+        with forgetting():
+            return i, fn(registry, *part)
+    finally:
+        working[i] = _DONE
+
+
+def _gone(pid: int) -> bool:
+    """Whether process ``pid`` has ended (a zombie not yet reaped by the pool counts as ended)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[-1].split()[0] in (b"Z", b"X")
+    except FileNotFoundError:
+        return True
+    except OSError:  # no /proc: ask the kernel whether the pid exists
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        return False
 
 
 def count(registry: Registry, units: list[str]) -> int:
@@ -82,10 +110,22 @@ def map_units(registry: Registry, units: list[str], fn: Callable[[Registry, str,
     parts = [(u, paths[i : i + size]) for u, paths in parts for i in range(0, max(len(paths), 1), size)]
     global _job
     order = sorted(range(len(parts)), key=lambda i: -len(parts[i][1]))
-    _job = (registry, fn)
+    context = multiprocessing.get_context("fork")
+    working = context.RawArray("q", len(parts))  # per part: 0, the pid working on it, then _DONE
+    _job = (registry, fn, working)
+    done: dict[int, Any] = {}
     try:
-        with multiprocessing.get_context("fork").Pool(workers, maxtasksperchild=PARTS_PER_WORKER) as pool:
-            done = dict(zip(order, pool.map(_in_worker, [parts[i] for i in order], chunksize=1), strict=True))
+        with context.Pool(workers, maxtasksperchild=PARTS_PER_WORKER) as pool:
+            results = pool.imap_unordered(_in_worker, [(i, parts[i]) for i in order], chunksize=1)
+            while len(done) < len(parts):
+                try:
+                    i, result = results.next(timeout=1.0)
+                    done[i] = result
+                except multiprocessing.TimeoutError:
+                    # A pool replaces a worker that died (killed for its memory, say) but its part is lost: waiting
+                    # for it would never end. A part whose worker is gone before the part was done is an error.
+                    if any(pid > 0 and _gone(pid) for pid in working[:]):
+                        raise OSError(_DIED) from None
     finally:
         _job = None
     out: dict[str, list[T]] = {}
@@ -94,10 +134,6 @@ def map_units(registry: Registry, units: list[str], fn: Callable[[Registry, str,
     return out
 
 
-_DIED = (
-    "a worker process stopped before its work was done (killed? out of memory?); "
-    "EVREG_WORKERS=1 does the work in this process"
-)
 _fn: Callable[[Any], Any] | None = None  # what ``forked``'s workers inherit
 
 
