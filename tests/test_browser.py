@@ -107,6 +107,15 @@ def page(browser: object) -> Iterator[object]:
     context.close()
 
 
+def sample_of(link: object) -> str:
+    """The anchor of the sample a citation link points at (``m-MEASUREMENT--METRIC-SELECTOR``)."""
+    return (link.get_attribute("href") or "").split("#", 1)[1]  # type: ignore[attr-defined]
+
+
+def measurement_of(anchor: str) -> str:
+    return anchor.removeprefix("m-").rsplit("--", 1)[0]
+
+
 def test_home_to_family_to_packet_and_a_cited_number_to_its_measurement(real_site: str, page: object) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
     page.goto(real_site)
@@ -118,11 +127,10 @@ def test_home_to_family_to_packet_and_a_cited_number_to_its_measurement(real_sit
     page.wait_for_url("**/packets/qwen36-27b-autoround-int4-tp2/")
     page.screenshot(path=str(ARTIFACTS / "packet.png"), full_page=True)
     cite = page.locator("a.evreg-cite").first
-    value, target = cite.inner_text(), cite.get_attribute("data-cite")
+    value, target = cite.inner_text(), sample_of(cite)
     cite.click()
-    mid = target.split(":", 1)[1].split(".", 1)[0]
-    page.wait_for_url(f"**#m-{mid}--*")  # the measurement's section on its packet's page, at the cited sample
-    assert page.locator(f"a.evreg-cite[data-cite='{target}']").first.inner_text() == value
+    page.wait_for_url(f"**#{target}")  # the measurement's section on its packet's page, at the cited sample
+    assert page.locator(f"[id='{target}']").inner_text() == value  # the sample the number is
     assert page.get_by_text("neural-download", exact=False).count() > 0  # its evidence, marked external
 
 
@@ -145,8 +153,7 @@ def test_reader_path_headline_to_grade_hardware_measurement_and_evidence(real_si
     assert " · lab-measured · EVID " in trust or " · community-measured · EVID " in trust, trust
     cite.focus()  # a keyboard reader sees the same line
     assert trust in cite.evaluate(TRUST_ON_FOCUS)
-    target = cite.get_attribute("data-cite") or ""
-    mid = target.split(":", 1)[1].split(".", 1)[0]
+    mid = measurement_of(sample_of(cite))
     cite.click()
     clicks += 1
     page.wait_for_url(f"**/packets/**#m-{mid}--*")
@@ -163,7 +170,7 @@ def test_reader_path_headline_to_grade_hardware_measurement_and_evidence(real_si
 
 def test_local_evidence_opens_from_its_measurement(fixture_site: str, page: object) -> None:
     page.goto(fixture_site + "families/fam/")
-    page.locator("article table a.evreg-cite[data-cite^='m:run-1.']").first.click()
+    page.locator("article table a.evreg-cite[href*='#m-run-1--']").first.click()
     page.wait_for_url("**/packets/pkt/#m-run-1--*")
     link = page.locator("xpath=//h3[@id='m-run-1']/following::div[1]//a[contains(@href, 'evidence/')]").first
     link.click()
@@ -187,14 +194,14 @@ def test_screenshots_of_home_and_a_family(real_site: str, browser: object, width
 def test_chart_points_link_to_their_measurements(real_site: str, page: object) -> None:
     page.goto(real_site + "families/qwen-27b/")
     point = page.locator("svg.evreg-chart a.evreg-cite").last  # drawn last: nothing lies on top of it
-    href, cite = point.get_attribute("href"), point.get_attribute("data-cite")
+    href = point.get_attribute("href")
     tooltip = point.locator("title").text_content()
     # Points of neighbouring series may overlap; activate this one exactly as a click would.
     with page.expect_navigation():
         point.evaluate("a => a.dispatchEvent(new MouseEvent('click', {bubbles: true, cancelable: true}))")
-    mid = cite.split(":", 1)[1].split(".", 1)[0]
+    mid = measurement_of(sample_of(point))
     assert mid in page.url and href.split("#")[0].strip("./") in page.url
-    shown = page.locator(f"span.evreg-sample[id='{href.split('#')[1]}']").inner_text()  # the sample, highlighted
+    shown = page.locator(f"td.evreg-sample[id='{href.split('#')[1]}']").inner_text()  # the sample, highlighted
     assert f"{mid}: {shown} · " in tooltip  # the value, then its state, grade, hardware and runtime
     assert tooltip.split(" · ")[1] in ("lab-measured", "community-measured", "lab-screened", "quarantined", "estimated")
 

@@ -127,8 +127,8 @@ def test_comparison_ranks_within_one_workload_with_ties_and_leaves_unpromotable_
     # every value is a citation of a stored sample: the spread cites the lowest and highest repeats
     row = ROW.search(page[page.index('data-measurement="run-2"') - 40 :])
     assert row is not None
-    cites = re.findall(r'data-cite="([^"]+)"', row.group(3))
-    assert cites == ["m:run-2.decode_tok_s[0]", "m:run-2.decode_tok_s[1]"] and "range of 2 samples" in row.group(3)
+    cites = re.findall(r'class="evreg-cite" href="[^"#]*#([^"]+)"', row.group(3))
+    assert cites == ["m-run-2--decode-tok-s-0", "m-run-2--decode-tok-s-1"] and "range of 2 samples" in row.group(3)
     assert "single sample" in page.split('data-measurement="run-3"')[1].split("</tr>")[0]
     # the script is the product's own file, loaded after the page content (content never holds a script element)
     script = '<script src="../../assets/evreg-compare.js" defer></script>'
@@ -154,7 +154,7 @@ def test_a_wide_comparison_keeps_its_first_rows_in_the_page_and_the_rest_in_its_
     # a row from the data file is the row the page would have held: its value cites its sample on its packet's page
     row = with_data_rows(page, folder).split('data-measurement="run-w00"')[1].split("</tr>")[0]
     assert '<a class="evreg-cite" href="../../packets/pkt/#m-run-w00--decode-tok-s-0"' in row
-    assert 'data-cite="m:run-w00.decode_tok_s[0]">10.00 tok/s</a>' in row and "evreg-state-lab-measured" in row
+    assert '#m-run-w00--decode-tok-s-0">10.00 tok/s</a>' in row and "evreg-state-lab-measured" in row
     data = json.loads(gzip.decompress((folder / "rows.json.gz").read_bytes()))
     assert len(data["cells"]) < 15 * 7  # shared cells (model, hardware, runtime, ...) are stored once
 

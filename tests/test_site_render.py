@@ -191,7 +191,7 @@ def test_citations_with_filters_render_inside_markdown_tables(reg: Reg) -> None:
     assert [name for name, _ in rows] == ["first", "second"], rows  # one cell each, not split at "|"
     assert _plain(rows[0][1]) == "median 30.210 tok/s and more"
     assert _plain(rows[1][1]) == "D30.25 · 30.2 tok/s"
-    assert 'data-cite="m:run-1.decode_tok_s[0] &#124; 3 &#124; nounit"' in rows[0][1]
+    assert 'href="../packets/pkt/#m-run-1--decode-tok-s-0"' in rows[0][1]
     assert MARKUP.findall(shown_text(built)) == [] and glued_citations(built) == []
 
 
@@ -253,6 +253,31 @@ def test_measurement_sections_show_every_stored_field(repo_site: Path) -> None:
     assert checked >= 150, checked
     hero = sections["q38-a3561ef8-tp4-winner-overlay-graph-strict"]
     assert "upper observed endpoint, not independently replicated" in _plain(hero)
+
+
+def test_every_number_in_a_coverage_grid_carries_its_trust_line(repo_site: Path) -> None:
+    """A grid states once the trust line most of its numbers share; each number's tooltip gives every part of its own
+    line that differs (state, grade, hardware, runtime), so every part of every number's line is on the page."""
+    from evreg.site import Pages
+
+    p = Pages(REPO / "build/catalog.duckdb")
+    cites = re.compile(r'<a class="evreg-cite" href="[^"#]*#m-([^"]+)--[^"]*"(?: title="([^"]*)")?>')
+    checked, differing = 0, 0
+    for page in sorted(repo_site.glob("coverage/*/*/index.html")):
+        built = page.read_text("utf-8")
+        stated = re.search(r"unless its tooltip says otherwise, it is (.*?)\.</p>", built)
+        grid = built[stated.end() :] if stated else ""
+        if not stated:
+            assert cites.search(built) is None, page  # a grid with numbers states its line
+            continue
+        said = _plain(stated.group(1)).split(" · ")
+        for mid, title in cites.findall(grid):
+            tooltip = html.unescape(title)
+            own = p.trust_parts(mid)
+            assert all(part == said[i] or part in tooltip for i, part in enumerate(own)), (page, mid, tooltip, said)
+            checked += 1
+            differing += bool(tooltip)
+    assert checked >= 300 and 0 < differing < checked, (checked, differing)
 
 
 def test_headline_tables_show_grade_hardware_and_runtime(repo_site: Path) -> None:
@@ -592,6 +617,6 @@ def test_legend_marks_take_each_series_colour_from_the_stylesheet_in_palette_ord
         (str(i), colour) for i, colour in enumerate(charts.PALETTE)
     ]
     legend = charts.svg(
-        [charts.Series(f"s{i}", "lab-measured", [charts.Dot(1.0, 1.0, "", "", "")]) for i in range(12)], "x", "y"
+        [charts.Series(f"s{i}", "lab-measured", [charts.Dot(1.0, 1.0, "", "")]) for i in range(12)], "x", "y"
     )
     assert re.findall(r'class="evreg-swatch evreg-c(\d+) evreg-joined"', legend) == [str(i % 10) for i in range(12)]

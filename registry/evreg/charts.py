@@ -36,7 +36,6 @@ class Dot:
     y: float
     href: str  # "" in its own measurement's chart: a bare point (its row below holds the value)
     tooltip: str  # already formatted through the citation path
-    cite: str  # the citation this dot shows, e.g. m:run-1.decode_tok_s[0]
 
 
 @dataclass
@@ -157,10 +156,7 @@ def _series(plot: _Plot, i: int, s: Series, joined: bool) -> str:
         if not d.href:  # a point of the measurement whose section this is: its row, just below, holds the value
             out.append(circle)
             continue
-        cite = f' data-cite="{escape(d.cite)}"' if d.cite else ""
-        out.append(
-            f'<a class="evreg-cite" href="{escape(d.href)}"{cite}>{circle}<title>{escape(d.tooltip)}</title></a>'
-        )
+        out.append(f'<a class="evreg-cite" href="{escape(d.href)}">{circle}<title>{escape(d.tooltip)}</title></a>')
     out.append("</g>")
     return "".join(out)
 

@@ -138,7 +138,7 @@ def to_html(text: str, extensions: list[Any]) -> str:
 
 
 _EXEMPT = re.compile(
-    r"<(pre|code)\b[^>]*>.*?</\1>|<(a|mark|span)\b[^>]*class=\"evreg-(?:"
+    r"<(pre|code)\b[^>]*>.*?</\1>|<(a|mark|span|td)\b[^>]*class=\"evreg-(?:"
     + "|".join(citations.RENDERER_CLASSES)
     + r")\"[^>]*>.*?</\2>",
     re.S,
