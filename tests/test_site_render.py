@@ -278,6 +278,23 @@ def test_every_number_in_a_coverage_grid_carries_its_trust_line(repo_site: Path)
             checked += 1
             differing += bool(tooltip)
     assert checked >= 300 and 0 < differing < checked, (checked, differing)
+    # the same for the points of a family's charts (the line stated once per view, above its charts)
+    points = re.compile(r'<a class="evreg-cite" href="[^"#]*#m-([^"]+)--[^"]*"><circle[^>]*/><title>([^<]*)</title>')
+    checked = 0
+    for page in sorted(repo_site.glob("families/*/index.html")):
+        built = page.read_text("utf-8")
+        for part in re.split(r"<h3 ", built)[1:]:  # a view: its heading, the stated line, its charts
+            stated = re.search(r"unless its tooltip says otherwise, it is (.*?)\.</p>", part)
+            if not stated:
+                assert points.search(part) is None, page
+                continue
+            said = _plain(stated.group(1)).split(" · ")
+            for mid, title in points.findall(part):
+                tooltip = html.unescape(title)
+                assert tooltip.startswith(f"{mid}: "), tooltip  # the point's measurement and value
+                assert all(part == said[i] or part in tooltip for i, part in enumerate(p.trust_parts(mid))), tooltip
+                checked += 1
+    assert checked >= 300, checked
 
 
 def test_headline_tables_show_grade_hardware_and_runtime(repo_site: Path) -> None:

@@ -130,9 +130,9 @@ def _axes(plot: _Plot, y_ticks: list[float], xs: list[float], x_label: str, y_la
         f'<g class="tick" text-anchor="end">{"".join(y_labels)}</g>',
         f'<path class="xtick" d="{"".join(marks)}"/>',
         f'<g class="tick xlabel" text-anchor="middle">{"".join(x_labels)}</g>',
-        f'<text x="{_n((LEFT + W - RIGHT) / 2)}" y="{H - 6}" text-anchor="middle" class="axis">'
+        f'<text x="{_n((LEFT + W - RIGHT) / 2)}" y="{H - 6}" class="axis">'
         f"{escape(x_label)}{' (log scale)' if plot.use_log else ''}</text>",
-        f'<text x="14" y="{mid_y}" text-anchor="middle" class="axis" transform="rotate(-90 14 {mid_y})">'
+        f'<text x="14" y="{mid_y}" class="axis" transform="rotate(-90 14 {mid_y})">'
         f"{escape(y_label)}</text>",
     ]
 
@@ -143,14 +143,14 @@ def _series(plot: _Plot, i: int, s: Series, joined: bool) -> str:
     color, measured = PALETTE[i % len(PALETTE)], _measured(s)
     # Colour and stroke are the group's, inherited by its line and dots (written once, not per point).
     fill = color if measured else "white"
-    out = [f'<g class="evreg-series" data-series="{i}" fill="{fill}" stroke="{color}" stroke-width="2">']
+    out = [f'<g class="evreg-series" data-series="{i}" fill="{fill}" stroke="{color}">']
     if joined and len(s.dots) > 1:
         by_x: dict[float, list[float]] = {}
         for d in s.dots:
             by_x.setdefault(d.x, []).append(d.y)
         path = " ".join(f"{_n(plot.px(x))},{_n(plot.py(sorted(v)[len(v) // 2]))}" for x, v in sorted(by_x.items()))
         dash = "" if measured else ' stroke-dasharray="4 3"'
-        out.append(f'<polyline points="{path}" fill="none"{dash}/>')
+        out.append(f'<polyline points="{path}"{dash}/>')
     for d in s.dots:
         circle = f'<circle cx="{_n(plot.px(d.x))}" cy="{_n(plot.py(d.y))}" r="{R}"/>'
         if not d.href:  # a point of the measurement whose section this is: its row, just below, holds the value
@@ -196,8 +196,7 @@ def svg(
         '<figure class="evreg-figure">'
         f'<svg class="evreg-chart" viewBox="0 0 {W} {H}" role="img" '
         f'aria-label="{escape(title or y_label)}">'
-        f'<rect class="evreg-plot" x="{LEFT}" y="{TOP}" width="{W - LEFT - RIGHT}" height="{H - TOP - BOTTOM}" '
-        'fill="none"/>'
+        f'<rect class="evreg-plot" x="{LEFT}" y="{TOP}" width="{W - LEFT - RIGHT}" height="{H - TOP - BOTTOM}"/>'
     ]
     out += _axes(plot, y_ticks, xs, x_label, y_label)
     out += [_series(plot, i, s, joined) for i, s in drawn]

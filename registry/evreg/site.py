@@ -355,26 +355,32 @@ class Pages:
         return f"{esc(state)} · {esc(grades)} · {self.text(hardware, 'hardware')} · {self.text(runtime, 'runtime')}"
 
     @contextlib.contextmanager
-    def stated(self, page: Page, texts: list[Any]) -> Iterator[None]:
-        """Render a grid whose cells hold ``texts``: the trust line (state, grades, hardware, runtime) most of the
-        numbers cited in them share is stated once above it, and a number's tooltip gives only the parts of its own
-        that differ (a tooltip per cell was a sixth of the 100k site's coverage pages)."""
-        mids = [c.measurement for t in texts for c in citations.parse(str(t)) if isinstance(c, citations.Citation)]
+    def stated(self, page: Page, mids: list[str], what: str) -> Iterator[None]:
+        """Render a grid or chart citing ``mids``: the trust line (state, grades, hardware, runtime) most of its
+        numbers share is stated once above it, and a number's tooltip gives only the parts of its own line that
+        differ (``trust_tip``; a tooltip per cell was a sixth of the 100k site's coverage pages)."""
         lines = Counter(self.trust_parts(mid) for mid in mids if mid in self.measurements)
         if lines:
             state, grades, hardware, runtime = said = lines.most_common(1)[0][0]
             shared = (
                 f"{esc(state)} · {esc(grades)} · {self.text(hardware, 'hardware')} · {self.text(runtime, 'runtime')}"
             )
-            page.p(
-                f"Every number in this grid links to its measurement; unless its tooltip says otherwise, it is "
-                f"{shared}."
-            )
+            page.p(f"Every {what} links to its measurement; unless its tooltip says otherwise, it is {shared}.")
             self.said = said
         try:
             yield
         finally:
             self.said = None
+
+    def trust_tip(self, mid: str) -> str:
+        """A number's trust line for its tooltip: in full, or under a line stated once (``stated``) only the parts of
+        its own that differ, hardware and runtime named."""
+        if self.said is None:
+            return self.trust(mid)
+        own = self.trust_parts(mid)
+        return " · ".join(
+            label + part for label, part, said in zip(TRUST_LABELS, own, self.said, strict=True) if part != said
+        )
 
     def packet_of(self, mid: str) -> str | None:
         """The packet a measurement belongs to: its folder's, else the packet that features it."""
@@ -403,16 +409,8 @@ class Pages:
         # Beside every number: its state, grade, hardware and runtime (a tooltip on hover, shown on keyboard
         # focus by the stylesheet); a number in its own measurement's section stands under that line already, and
         # in a grid the tooltip gives only what differs from the parts the grid states once (``Pages.stated``).
-        title = ""
-        if self.said is not None and tooltip:
-            differ = [
-                label + part
-                for label, part, said in zip(TRUST_LABELS, self.trust_parts(mid), self.said, strict=True)
-                if part != said
-            ]
-            title = f' title="{attr(" · ".join(differ))}"' if differ else ""
-        elif not href.startswith("#") and tooltip:
-            title = f' title="{attr(mid + " · " + self.trust(mid))}"'
+        tip = self.trust_tip(mid) if tooltip and not href.startswith("#") else ""
+        title = f' title="{attr(tip if self.said else mid + " · " + tip)}"' if tip else ""
         return f'<a class="evreg-cite" href="{href}"{title}>{escape(resolved.text)}</a>'
 
     def _resolve(self, raw: str) -> Any:
@@ -550,6 +548,13 @@ class Pages:
             page.note("No git history for this record (not committed yet).")
             return
         names = {"A": "added", "M": "changed", "D": "deleted"}
+        if len(rows) == 1:  # most records: a sentence, not a table (a quarter of the bytes)
+            c = rows[0]
+            page.p(
+                f"{esc(names.get(c.change, c.change)).capitalize()} in commit <code>{esc(c.commit[:12])}</code> "
+                f"by {esc(c.author)}, {esc(c.date[:10])}."
+            )
+            return
         page.table(
             ["Change", "Commit", "Author", "Date"],
             [
@@ -989,37 +994,44 @@ def _view(p: Pages, page: Page, view: dict[str, Any]) -> None:
     page.h(3, esc(view.get("title") or view["id"]))
     if view.get("subtitle"):
         page.p(p.prose(view["subtitle"]))
-    for metric in view["metrics"]:
-        series = []
-        for s in view["series"]:
-            members = [(mid, p.measurements[mid]) for mid in s["measurement_ids"] if mid in p.measurements]
-            state = members[0][1]["state"] if members else "missing"
-            cs = charts.Series(s.get("label") or "series", state)
-            for mid, m in members:
-                if m.get("points"):
-                    for pt in m["points"]:
-                        v = pt.get(metric)
-                        if isinstance(v, int | float) and not isinstance(v, bool):
-                            cs.dots.append(_dot(p, mid, metric, None, pt["x"], float(pt["x"]), float(v)))
-                else:
-                    x = _x_of(m, s.get("x_from") or "config.tp")
-                    samples = (m.get("metrics") or {}).get(metric) or []
-                    if isinstance(x, int | float) and not isinstance(x, bool):
-                        for i, v in enumerate(samples):
-                            cs.dots.append(_dot(p, mid, metric, i, None, float(x), float(v)))
-            series.append(cs)
-        unit = citations.unit_of(metric)
-        label = load_vocab("metrics")["metrics"].get(metric, {}).get("label", metric)
-        page.add(
-            charts.svg(
-                series,
-                view.get("x_label") or "x",
-                f"{label} ({unit})" if unit else label,
-                view.get("x_scale") == "log",
-                not view.get("discrete"),
-                view.get("title", ""),
-            )
+    charted = "point of " + ("these charts" if len(view["metrics"]) > 1 else "this chart")
+    with p.stated(page, [mid for s in view["series"] for mid in s["measurement_ids"]], charted):
+        for metric in view["metrics"]:
+            _view_chart(p, page, view, metric)
+
+
+def _view_chart(p: Pages, page: Page, view: dict[str, Any], metric: str) -> None:
+    """One metric of a view, drawn: its series' points, each linked to its sample."""
+    series = []
+    for s in view["series"]:
+        members = [(mid, p.measurements[mid]) for mid in s["measurement_ids"] if mid in p.measurements]
+        state = members[0][1]["state"] if members else "missing"
+        cs = charts.Series(s.get("label") or "series", state)
+        for mid, m in members:
+            if m.get("points"):
+                for pt in m["points"]:
+                    v = pt.get(metric)
+                    if isinstance(v, int | float) and not isinstance(v, bool):
+                        cs.dots.append(_dot(p, mid, metric, None, pt["x"], float(pt["x"]), float(v)))
+            else:
+                x = _x_of(m, s.get("x_from") or "config.tp")
+                samples = (m.get("metrics") or {}).get(metric) or []
+                if isinstance(x, int | float) and not isinstance(x, bool):
+                    for i, v in enumerate(samples):
+                        cs.dots.append(_dot(p, mid, metric, i, None, float(x), float(v)))
+        series.append(cs)
+    unit = citations.unit_of(metric)
+    label = load_vocab("metrics")["metrics"].get(metric, {}).get("label", metric)
+    page.add(
+        charts.svg(
+            series,
+            view.get("x_label") or "x",
+            f"{label} ({unit})" if unit else label,
+            view.get("x_scale") == "log",
+            not view.get("discrete"),
+            view.get("title", ""),
         )
+    )
 
 
 def sample_anchor(metric: str, selector: str) -> str:
@@ -1033,7 +1045,8 @@ def _dot(p: Pages, mid: str, metric: str, index: int | None, x: float | None, xv
     href = p.m_url(mid, sample_anchor(metric, citations.selector(index, x)))
     if href.startswith("#"):  # in the measurement's own chart: each value and its anchor are in the table below it
         return charts.Dot(xv, v, "", "")
-    return charts.Dot(xv, v, href, f"{mid}: {text} · {p.trust(mid)}")
+    tip = p.trust_tip(mid)
+    return charts.Dot(xv, v, href, f"{mid}: {text}" + (f" · {tip}" if tip else ""))
 
 
 def _axis_key(axis: dict[str, Any] | None, default: str) -> str:
@@ -1088,11 +1101,21 @@ def _coverage_view(p: Pages, page: Page, view: dict[str, Any]) -> None:
         return dict(view["cells"].get(f"{coverage.cell_key(r)}:{coverage.cell_key(c)}", default))
 
     reasons = Reasons(page.unique_id(f"why-{slug(str(view['id']))}"))  # ids differing by "." and "-" slug alike
-    with p.stated(page, [t for cell in view["cells"].values() for t in (cell.get("label"), cell.get("reason"))]):
+    with p.stated(
+        page, _cited(t for cell in view["cells"].values() for t in (cell.get("label"), cell.get("reason"))), _GRID
+    ):
         page.add(grid.matrix(row_axis, col_axis, cell_of, lambda cell: _cell(p, cell, reasons)))
     page.add(reasons.html())
     if view.get("decision_note"):
         page.p(p.prose(view["decision_note"]))
+
+
+_GRID = "number in this grid"
+
+
+def _cited(texts: Iterable[Any]) -> list[str]:
+    """The measurements the citations in ``texts`` cite."""
+    return [c.measurement for t in texts for c in citations.parse(str(t or "")) if isinstance(c, citations.Citation)]
 
 
 def _contract_cells(c: dict[str, Any]) -> tuple[list[tuple[dict[str, Any], dict[str, Any]]], Counter[str]]:
@@ -1146,7 +1169,7 @@ def _contract_page(p: Pages, key: str) -> Page:
     keys = [a["key"] for a in c["axes"]]
     by_key = {tuple(coverage.cell_key(sel[k]) for k in keys): cell for sel, cell in cells}
     reasons = Reasons(page.unique_id("why"))
-    with p.stated(page, [t for _, cell in cells for t in (cell.get("label"), cell.get("reason"))]):
+    with p.stated(page, _cited(t for _, cell in cells for t in (cell.get("label"), cell.get("reason"))), _GRID):
         page.add(grid.contract(c, by_key, lambda cell: _cell(p, cell, reasons)))
     page.add(reasons.html())
     return page
