@@ -132,8 +132,7 @@ def _axes(plot: _Plot, y_ticks: list[float], xs: list[float], x_label: str, y_la
         f'<g class="tick xlabel" text-anchor="middle">{"".join(x_labels)}</g>',
         f'<text x="{_n((LEFT + W - RIGHT) / 2)}" y="{H - 6}" class="axis">'
         f"{escape(x_label)}{' (log scale)' if plot.use_log else ''}</text>",
-        f'<text x="14" y="{mid_y}" class="axis" transform="rotate(-90 14 {mid_y})">'
-        f"{escape(y_label)}</text>",
+        f'<text x="14" y="{mid_y}" class="axis" transform="rotate(-90 14 {mid_y})">{escape(y_label)}</text>',
     ]
 
 

@@ -1318,7 +1318,8 @@ SHOWN_FIELDS = frozenset(
 
 def _measurement(p: Pages, page: Page, mid: str) -> None:
     """A measurement as a section of its page (anchor ``m-ID``): a heading and one line with what a reader
-    needs first (found by search), then every stored field (left out of the search index)."""
+    needs first (found by search: state, grades, hardware, runtime), then every other stored field (left out of the
+    search index; a stored state, hardware or runtime that line shows as stored is not repeated)."""
     m = p.measurements[mid]
     row = p.measurement_where(mid)
     kind = "run-measurement" if ("run-measurement", mid) in p.where else "series-measurement"
@@ -1332,7 +1333,13 @@ def _measurement(p: Pages, page: Page, mid: str) -> None:
             f"<p>{p.prose(m['retired'].get('reason'))}</p></div>"
         )
     _supersession(p, page, mid)
-    rows = [[esc(k), p.text(m[k], k)] for k in IDENTITY_FIELDS if k in m]
+    state, _grades, hardware, runtime = p.trust_parts(mid)
+    said = {"state": state, "hardware": hardware, "runtime": runtime}  # in the line under the heading, as stored
+    rows = [
+        [esc(k), p.text(m[k], k)]
+        for k in IDENTITY_FIELDS
+        if k in m and not (isinstance(m[k], str) and " ".join(m[k].split()) == said.get(k))
+    ]
     for key in IDENTITY_MAPS:
         if isinstance(m.get(key), dict):
             rows += [[f"{key}.{esc(k)}", f"<code>{esc(v)}</code>"] for k, v in m[key].items()]
