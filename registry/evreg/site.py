@@ -301,7 +301,7 @@ class Pages:
             fm = pk.get("featured_metric")
             if isinstance(fm, dict) and isinstance(fm.get("measurement_id"), str):
                 self.featured_by.setdefault(fm["measurement_id"], pid)
-        self._trust: dict[str, str] = {}
+        self._parts: dict[str, tuple[str, str, str, str]] = {}  # trust_parts, worked out once per measurement
         self.in_packet: dict[str, list[str]] = defaultdict(list)  # packet id -> its measurements
         self.loose: dict[str, list[str]] = defaultdict(list)  # family id -> its measurements in no packet
         self.of_family: dict[str, list[str]] = defaultdict(list)  # family id -> its measurements
@@ -325,6 +325,11 @@ class Pages:
 
     def trust_parts(self, mid: str) -> tuple[str, str, str, str]:
         """A measurement's state, its packet's grades (and which packet), hardware and runtime, as plain text."""
+        if (parts := self._parts.get(mid)) is None:
+            parts = self._parts[mid] = self._trust_parts(mid)
+        return parts
+
+    def _trust_parts(self, mid: str) -> tuple[str, str, str, str]:
         m = self.measurements.get(mid, {})
         pid = self.packet_of(mid)
         pk = self.records.get("packet", {}).get(pid or "", {})
@@ -345,9 +350,7 @@ class Pages:
     def trust(self, mid: str) -> str:
         """What a reader needs beside a measured number (plain text, a citation's tooltip): the measurement's
         state, its packet's grades, hardware and runtime."""
-        if mid not in self._trust:
-            self._trust[mid] = " · ".join(self.trust_parts(mid))
-        return self._trust[mid]
+        return " · ".join(self.trust_parts(mid))
 
     def trust_line(self, mid: str) -> str:
         """The same as HTML, for the line under a measurement's heading (hardware and runtime are names)."""
