@@ -249,6 +249,35 @@ def test_a_validation_worker_that_dies_is_an_error_not_a_hang(reg: Reg, monkeypa
     )
 
 
+class _DiesWhenPickled:
+    """A part's result whose pickling kills the worker: it returned, then died before its result was sent."""
+
+    def __reduce__(self) -> Any:
+        import signal
+
+        os.kill(os.getpid(), signal.SIGKILL)
+        return (int, ())
+
+
+def _returns_then_dies_on_oth(_r: Any, unit: str, paths: list[str]) -> Any:
+    return _DiesWhenPickled() if unit == "oth" else len(paths)
+
+
+def test_a_validation_worker_that_dies_sending_its_result_is_an_error_not_a_hang(reg: Reg, monkeypatch: Any) -> None:
+    """The worker marked its part done when ``fn`` returned, before the result was pickled and sent (where its memory
+    peaks): killed there, the part was lost with no process shown working on it, and the parent waited forever."""
+    from evreg.store import load
+
+    other_family(reg)
+    monkeypatch.setenv("EVREG_WORKERS", "2")
+    monkeypatch.setattr(workers, "RETURNED_GRACE", 1.0, raising=False)
+    registry = load(reg.root)
+    started = time.monotonic()
+    with pytest.raises(OSError, match="EVREG_WORKERS=1"):
+        workers.map_units(registry, ["fam", "oth"], _returns_then_dies_on_oth)
+    assert time.monotonic() - started < 30
+
+
 def test_a_lost_cache_entry_does_not_hide_a_deleted_file(reg: Reg) -> None:
     other_family(reg)
     reg.commit("two families")

@@ -14,6 +14,7 @@ import functools
 import gc
 import multiprocessing
 import os
+import time
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
@@ -34,7 +35,9 @@ memory gains from part to part (copied pages of the parent, the allocator's left
 (at 100k, two workers that lived through the whole run reached 1.5 GiB resident, 3.1 GiB together)."""
 
 _job: tuple[Registry, Callable[[Registry, str, list[str]], Any], Any] | None = None  # what forked workers inherit
-_DONE = -1
+RETURNED_GRACE = 30.0
+"""Seconds a part whose worker returned its result and then ended may wait for that result to reach this process
+(read from the pool's pipe by its thread) before the part counts as lost: the worker may have died while pickling it."""
 
 _DIED = (
     "a worker process stopped before its work was done (killed? out of memory?); "
@@ -45,7 +48,8 @@ _DIED = (
 def _in_worker(item: tuple[int, tuple[str, list[str]]]) -> tuple[int, Any]:
     """Part ``i`` in a worker; the records it read are forgotten after it, so a worker's memory is
     that of one part, not of every part it computed (two workers held 2.2 GiB each at 100k). The part's slot
-    in the shared table says which process works on it, then that it is done."""
+    in the shared table says which process works on it, then (negated) that it returned: the result is still to be
+    pickled and sent, which can kill it too (its memory peaks there); the parent clears the slot once it has it."""
     assert _job is not None
     registry, fn, working = _job
     i, part = item
@@ -54,7 +58,7 @@ def _in_worker(item: tuple[int, tuple[str, list[str]]]) -> tuple[int, Any]:
         with forgetting():
             return i, fn(registry, *part)
     finally:
-        working[i] = _DONE
+        working[i] = -os.getpid()
 
 
 def _gone(pid: int) -> bool:
@@ -111,9 +115,10 @@ def map_units(registry: Registry, units: list[str], fn: Callable[[Registry, str,
     global _job
     order = sorted(range(len(parts)), key=lambda i: -len(parts[i][1]))
     context = multiprocessing.get_context("fork")
-    working = context.RawArray("q", len(parts))  # per part: 0, the pid working on it, then _DONE
+    working = context.RawArray("q", len(parts))  # per part: 0, the pid working on it, -pid once returned, 0 received
     _job = (registry, fn, working)
     done: dict[int, Any] = {}
+    returned: dict[int, float] = {}  # part -> when its worker was first seen ended with the result not received
     try:
         with context.Pool(workers, maxtasksperchild=PARTS_PER_WORKER) as pool:
             results = pool.imap_unordered(_in_worker, [(i, parts[i]) for i in order], chunksize=1)
@@ -121,11 +126,20 @@ def map_units(registry: Registry, units: list[str], fn: Callable[[Registry, str,
                 try:
                     i, result = results.next(timeout=1.0)
                     done[i] = result
+                    working[i] = 0
                 except multiprocessing.TimeoutError:
                     # A pool replaces a worker that died (killed for its memory, say) but its part is lost: waiting
-                    # for it would never end. A part whose worker is gone before the part was done is an error.
-                    if any(pid > 0 and _gone(pid) for pid in working[:]):
-                        raise OSError(_DIED) from None
+                    # for it would never end. A part whose worker is gone before the part was done is an error; so
+                    # is one whose worker returned and ended, its result not here after RETURNED_GRACE (it died
+                    # pickling it; a worker also ends, under maxtasksperchild, just after sending a result).
+                    now = time.monotonic()
+                    for part, pid in enumerate(working[:]):
+                        if (
+                            pid
+                            and _gone(abs(pid))
+                            and (pid > 0 or now - returned.setdefault(part, now) >= RETURNED_GRACE)
+                        ):
+                            raise OSError(_DIED) from None
     finally:
         _job = None
     out: dict[str, list[T]] = {}
