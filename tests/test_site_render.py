@@ -637,3 +637,17 @@ def test_legend_marks_take_each_series_colour_from_the_stylesheet_in_palette_ord
         [charts.Series(f"s{i}", "lab-measured", [charts.Dot(1.0, 1.0, "", "")]) for i in range(12)], "x", "y"
     )
     assert re.findall(r'class="evreg-swatch evreg-c(\d+) evreg-joined"', legend) == [str(i % 10) for i in range(12)]
+
+
+def test_a_tooltip_under_a_stated_line_names_a_part_once() -> None:
+    """Under a stated line a tooltip names hardware and runtime ("hardware H100"), but not a second time when the part
+    already says what it is: "hardware not recorded", not "hardware hardware not recorded"."""
+    p = site.Pages.__new__(site.Pages)
+    p._parts = {
+        "a": ("lab-measured", "ungraded (no packet)", "H100", "vLLM 0.9"),
+        "b": ("lab-measured", "ungraded (packet pkt)", "hardware not recorded", "runtime not recorded"),
+    }
+    p.said = p._parts["a"]
+    assert p.trust_tip("b") == "ungraded (packet pkt) · hardware not recorded · runtime not recorded"
+    p.said = p._parts["b"]
+    assert p.trust_tip("a") == "ungraded (no packet) · hardware H100 · runtime vLLM 0.9"

@@ -381,8 +381,10 @@ class Pages:
         if self.said is None:
             return self.trust(mid)
         own = self.trust_parts(mid)
-        return " · ".join(
-            label + part for label, part, said in zip(TRUST_LABELS, own, self.said, strict=True) if part != said
+        return " · ".join(  # "hardware not recorded" names itself
+            part if part.startswith(label) else label + part
+            for label, part, said in zip(TRUST_LABELS, own, self.said, strict=True)
+            if part != said
         )
 
     def packet_of(self, mid: str) -> str | None:
