@@ -651,3 +651,25 @@ def test_a_tooltip_under_a_stated_line_names_a_part_once() -> None:
     assert p.trust_tip("b") == "ungraded (packet pkt) · hardware not recorded · runtime not recorded"
     p.said = p._parts["b"]
     assert p.trust_tip("a") == "ungraded (no packet) · hardware H100 · runtime vLLM 0.9"
+
+
+def test_a_derived_figure_under_a_stated_line_says_what_of_its_measurements_lines_differs() -> None:
+    """A grid states "unless its tooltip says otherwise, it is <line>" of every number in it; a derived figure there
+    (``{{ change:A from B }}``) computed from measurements of another line gave only "Derived: A change from B", so
+    the page said it was of the stated line."""
+    from evreg import citations
+
+    p = site.Pages.__new__(site.Pages)
+    p.measurements = {mid: {"state": "lab-measured", "metrics": {"decode_tok_s": [30.0]}} for mid in ("a", "b")}
+    p.home, p.here, p.base = {"a": "packets/pkt/", "b": "packets/pkt/"}, "families/fam/", "../../"
+    p._parts = {
+        "a": ("lab-screened", "ungraded (no packet)", "B200", "sglang 1"),
+        "b": ("lab-measured", "ungraded (packet pkt)", "H100", "vLLM 0.9"),
+    }
+    (derived,) = citations.parse("{{ change:m:a.decode_tok_s[0] from m:b.decode_tok_s[0] }}")
+    p.said = None
+    assert "lab-screened" not in p.form(derived)  # beside prose, as before: the figure and its two sources
+    p.said = p._parts["b"]
+    shown = html.unescape(p.form(derived))
+    assert "a: lab-screened · ungraded (no packet) · hardware B200 · runtime sglang 1" in shown, shown
+    assert "; b:" not in shown  # b is of the stated line

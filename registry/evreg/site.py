@@ -471,6 +471,9 @@ class Pages:
         title = (
             f"Derived: {c.a.measurement}.{c.a.metric}{c.a.selector} {verb} {c.b.measurement}.{c.b.metric}{c.b.selector}"
         )
+        if self.said is not None:  # under a stated line (``stated``): what of its two measurements' lines differs
+            for mid in dict.fromkeys((c.a.measurement, c.b.measurement)):
+                title += f"; {mid}: {tip}" if (tip := self.trust_tip(mid)) else ""
         href = self.m_url(c.a.measurement, sample_anchor(c.a.metric, c.a.selector))
         return f'<a class="evreg-derived" href="{href}" title="{attr(title)}">{esc(resolved.text)}</a>'
 
