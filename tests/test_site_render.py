@@ -673,3 +673,19 @@ def test_a_derived_figure_under_a_stated_line_says_what_of_its_measurements_line
     shown = html.unescape(p.form(derived))
     assert "a: lab-screened · ungraded (no packet) · hardware B200 · runtime sglang 1" in shown, shown
     assert "; b:" not in shown  # b is of the stated line
+
+
+def test_a_number_in_a_grid_reason_carries_its_full_trust_line() -> None:
+    """A grid's reasons are written in a list below it, after the line stated above the grid ("every number in this
+    grid ... unless its tooltip says otherwise"): a number there gets its whole trust line, not only what differs."""
+    p = site.Pages.__new__(site.Pages)
+    p.measurements = {"a": {"state": "lab-measured", "metrics": {"decode_tok_s": [30.0]}}}
+    p.home, p.here, p.base = {"a": "packets/pkt/"}, "families/fam/", "../../"
+    p._parts = {"a": ("lab-measured", "ungraded (packet pkt)", "H100", "vLLM 0.9")}
+    p.said = p._parts["a"]
+    reasons = site.Reasons("why")
+    cell = {"state": "lab-measured", "label": "{{ m:a.decode_tok_s[0] }}", "reason": "see {{ m:a.decode_tok_s[0] }}"}
+    shown = site._cell(p, cell, reasons)
+    assert "title=" not in shown  # in the grid: of the stated line
+    assert 'title="a · lab-measured · ungraded (packet pkt) · H100 · vLLM 0.9"' in reasons.html(), reasons.html()
+    assert p.said == p._parts["a"]

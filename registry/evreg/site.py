@@ -1091,8 +1091,12 @@ def _cell(p: Pages, cell: dict[str, Any], reasons: Reasons) -> str:
         parts.append(f'<a href="{esc(p.m_url(cell["evidence_id"]))}">measurement</a>')
     if cell.get("packet_id"):
         parts.append(p.link("packet", cell["packet_id"], "packet"))
-    if cell.get("reason"):
-        parts.append(reasons.ref(p.prose(cell["reason"], cell=True)))
+    if cell.get("reason"):  # shown in the list below the grid, out of reach of the line stated above it
+        said, p.said = p.said, None
+        try:
+            parts.append(reasons.ref(p.prose(cell["reason"], cell=True)))
+        finally:
+            p.said = said
     return "<br>".join(parts)
 
 
@@ -1109,9 +1113,7 @@ def _coverage_view(p: Pages, page: Page, view: dict[str, Any]) -> None:
         return dict(view["cells"].get(f"{coverage.cell_key(r)}:{coverage.cell_key(c)}", default))
 
     reasons = Reasons(page.unique_id(f"why-{slug(str(view['id']))}"))  # ids differing by "." and "-" slug alike
-    with p.stated(
-        page, _cited(t for cell in view["cells"].values() for t in (cell.get("label"), cell.get("reason"))), _GRID
-    ):
+    with p.stated(page, _cited(cell.get("label") for cell in view["cells"].values()), _GRID):  # reasons: below
         page.add(grid.matrix(row_axis, col_axis, cell_of, lambda cell: _cell(p, cell, reasons)))
     page.add(reasons.html())
     if view.get("decision_note"):
@@ -1177,7 +1179,7 @@ def _contract_page(p: Pages, key: str) -> Page:
     keys = [a["key"] for a in c["axes"]]
     by_key = {tuple(coverage.cell_key(sel[k]) for k in keys): cell for sel, cell in cells}
     reasons = Reasons(page.unique_id("why"))
-    with p.stated(page, _cited(t for _, cell in cells for t in (cell.get("label"), cell.get("reason"))), _GRID):
+    with p.stated(page, _cited(cell.get("label") for _, cell in cells), _GRID):  # its reasons are listed below it
         page.add(grid.contract(c, by_key, lambda cell: _cell(p, cell, reasons)))
     page.add(reasons.html())
     return page
