@@ -87,7 +87,8 @@ def _number(v: Any) -> float | None:
     return float(v) if ok else None
 
 
-def rows_of(p: Pages, metric: str) -> list[Row]:
+def rows_of(p: Pages, metric: str, tiers: bool = True) -> list[Row]:
+    """The results of ``metric``; without ``tiers`` (to count them) their workloads are not worked out."""
     out: list[Row] = []
     for mid, m in p.measurements.items():
         why = promotable(m)
@@ -97,14 +98,14 @@ def rows_of(p: Pages, metric: str) -> list[Row]:
         if isinstance(samples, list):
             kept = [(i, v) for i, s in enumerate(samples) if (v := _number(s)) is not None]
             if kept:
-                tier, stated = ranking.workload_tier(m)
+                tier, stated = ranking.workload_tier(m) if tiers else ((), [])
                 out.append(Row(mid, [v for _, v in kept], [i for i, _ in kept], None, tier, stated, why))
         for pt in m.get("points") or []:
             v = _number(pt.get(metric)) if isinstance(pt, dict) else None
             x = _number(pt.get("x")) if isinstance(pt, dict) else None
             if v is None or x is None:
                 continue
-            tier, stated = ranking.workload_tier(m, x)
+            tier, stated = ranking.workload_tier(m, x) if tiers else ((), [])
             out.append(Row(mid, [v], [None], pt["x"], tier, stated, why))
     return out
 
@@ -143,13 +144,24 @@ class Context:
             for rev in [*(fam.get("weight_revisions") or []), *(fam.get("model_variants") or [])]:
                 if isinstance(rev, dict) and isinstance(rev.get("id"), str):
                     self.revision_label[(fid, rev["id"])] = str(rev.get("label") or rev["id"])
+        self.fixed: dict[str, tuple[list[str], bool]] = {}  # measurement -> its row's cells after the value
+        self.same: dict[str, str] = {}  # one copy of each such cell (many rows share them)
 
     def packet(self, mid: str) -> tuple[str | None, dict[str, Any]]:
         pid = self.packet_of.get(mid)
         return pid, (self.p.records.get("packet", {}).get(pid or "") or {})
 
-    def cells(self, row: Row, metric: str) -> list[tuple[str, str]]:
-        """Each column's (HTML, filter key) for a row."""
+    def fixed_tds(self, row: Row) -> tuple[list[str], bool]:
+        """The cells of a row after its value (model, hardware, runtime, quantization, topology, grade, state) as
+        ``td`` elements, and whether one holds a character the data file uses as a mark: the same for every row of
+        a measurement (a series' points are rows of their own), so made once per measurement."""
+        if (done := self.fixed.get(row.mid)) is None:
+            tds = [self.same.setdefault(td, td) for td in (_td(html, key, "") for html, key in self._cells(row))]
+            done = self.fixed[row.mid] = (tds, any(c in td for td in tds for c in MARKS))
+        return done
+
+    def _cells(self, row: Row) -> list[tuple[str, str]]:
+        """Each column's (HTML, filter key) after the value, for a row."""
         p, m = self.p, self.p.measurements[row.mid]
         family = str(p.measurement_where(row.mid).family)
         fam = p.records.get("family", {}).get(family, {})
@@ -167,8 +179,6 @@ class Context:
             model += f" · {p.link('packet', pid, 'packet')}"
         topo = _topology(m, pk)
         return [
-            _rank_cell(row),
-            (_value_cell(p, row, metric), ""),
             (model, f"{name} · {revision}"),
             (p.text(hardware, "hardware") if hardware else "not recorded", str(hardware or "not recorded")),
             (p.text(runtime, "runtime") if runtime else "not recorded", str(runtime or "not recorded")),
@@ -177,6 +187,16 @@ class Context:
             (grade, grade_key or "ungraded"),
             (_state_cell(p, m["state"], row.why_not), str(m["state"])),
         ]
+
+
+def _td(html: str, key: str, sort: Any) -> str:
+    """A cell: its filter key when the shown text is not it (the script filters by the shown text), its sort key."""
+    return (
+        "<td"
+        + (f' data-key="{esc(key)}"' if key and key != _shown(html) else "")
+        + (f' data-sort="{esc(sort)}"' if sort != "" else "")
+        + f">{html}</td>"
+    )
 
 
 def _topology(m: dict[str, Any], pk: dict[str, Any]) -> str:
@@ -296,6 +316,7 @@ ROWS_FILE = "rows.json.gz"
 MID, BASE, HOME, NUMBER = "\u0001", "\u0002", "\u0003", "\u0004"
 """In the data file: a row's measurement id, the page's base, the row's measurement's page and a number of its value
 cell (none is in HTML)."""
+MARKS = (MID, BASE, HOME, NUMBER)
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
 
@@ -318,18 +339,25 @@ class Rows:
         self.cells: dict[str, int] = {}
         self.tiers: list[list[list[Any]]] = []
         self.count = 0
+        self.fixed: dict[str, list[int]] = {}  # measurement -> the numbers of its cells after the value
 
     def cell(self, td: str) -> int:
         return self.cells.setdefault(td, len(self.cells))
 
-    def add(self, mid: str, home: str, cls: str, low: str, high: str, tds: list[str]) -> None:
-        tds = [td.replace(f"{self.base}{home}", BASE + HOME) for td in tds] if home else tds
-        value = tds[1].replace(mid, MID)
+    def add(self, mid: str, home: str, cls: str, low: str, high: str, own: list[str], fixed: list[str]) -> None:
+        """A row: its rank and value cells (``own``) and the cells after them (``fixed``: the same list for every row
+        of a measurement, whose cell numbers are then looked up once)."""
+        rank, value = [td.replace(f"{self.base}{home}", BASE + HOME) for td in own] if home else own
+        value = value.replace(mid, MID)
         if self.base:
             value = value.replace(self.base, BASE)
         template, numbers = self.cell(_NUMBER.sub(NUMBER, value)), _NUMBER.findall(value)
-        cells = [self.cell(td) for i, td in enumerate(tds) if i != 1]
-        self.tiers[-1].append([mid, home, cls, low, high, template, numbers, cells])
+        first = self.cell(rank)
+        if (after := self.fixed.get(mid)) is None:
+            after = self.fixed[mid] = [
+                self.cell(td.replace(f"{self.base}{home}", BASE + HOME) if home else td) for td in fixed
+            ]
+        self.tiers[-1].append([mid, home, cls, low, high, template, numbers, [first, *after]])
         self.count += 1
 
     def json(self) -> str:
@@ -364,27 +392,20 @@ def _tier_body(p: Pages, ctx: Context, tier: Tier, metric: str, rows: Rows) -> s
     ]
     rows.tiers.append([])
     for n, row in enumerate(tier.rows):
-        cells = ctx.cells(row, metric)
-        sort = [
-            row.place.rank if row.place else "",
-            repr(ranking.median(row.values)),
-            *["" for _ in COLUMNS[2:]],
-        ]
-        tds = [
-            "<td"
-            + (f' data-key="{esc(k)}"' if k and k != _shown(html) else "")  # the script filters by the shown text
-            + (f' data-sort="{esc(s)}"' if s != "" else "")
-            + f">{html}</td>"
-            for (html, k), s in zip(cells, sort, strict=True)
+        fixed, marked = ctx.fixed_tds(row)
+        rank, rank_key = _rank_cell(row)
+        own = [
+            _td(rank, rank_key, row.place.rank if row.place else ""),
+            _td(_value_cell(p, row, metric), "", repr(ranking.median(row.values))),
         ]
         state = "ranked" if row.place else "unranked"
         low, high = ranking.interval(row.values)
-        if n >= INLINE_ROWS and not any(c in td for td in tds for c in (MID, BASE, HOME, NUMBER)):
-            rows.add(row.mid, p.home.get(row.mid, ""), state, repr(low), repr(high), tds)
+        if n >= INLINE_ROWS and not marked and not any(c in td for td in own for c in MARKS):
+            rows.add(row.mid, p.home.get(row.mid, ""), state, repr(low), repr(high), own, fixed)
             continue
         out.append(
             f'<tr class="evreg-row evreg-{state}" data-measurement="{esc(row.mid)}" data-low="{low!r}" '
-            f'data-high="{high!r}">{"".join(tds)}</tr>'
+            f'data-high="{high!r}">{"".join(own)}{"".join(fixed)}</tr>'
         )
     out.append("</tbody>")
     return "".join(out)
@@ -408,7 +429,7 @@ def index_page(p: Pages, page: Page, metrics: list[str]) -> None:
     )
     rows = []
     for metric in metrics:
-        results = rows_of(p, metric)
+        results = rows_of(p, metric, tiers=False)
         rows.append(
             f'<tr><td><a href="{p.base}compare/{slug(metric)}/">{esc(metric_title(metric))}</a></td>'
             f"<td><code>{esc(metric)}</code></td><td>{len(results)}</td>"
