@@ -801,11 +801,11 @@ def _families_index(p: Pages) -> Page:
     page = Page("Families")
     page.h(1, "Model families")
     rows = []
+    packets = Counter(p.where[("packet", k)].family for k in p.records.get("packet", {}))
     for fid, fam in p.records.get("family", {}).items():
-        packets = sum(1 for k in p.records.get("packet", {}) if p.where[("packet", k)].family == fid)
-        ms = sum(1 for k in p.measurements if p.measurement_where(k).family == fid)
+        ms = len(p.of_family.get(fid, ()))
         rows.append(
-            [p.link("family", fid, fam["name"]), str(len(fam.get("weight_revisions", []))), str(packets), str(ms)]
+            [p.link("family", fid, fam["name"]), str(len(fam.get("weight_revisions", []))), str(packets[fid]), str(ms)]
         )
     page.table(["Family", "Revisions", "Packets", "Measurements"], rows)
     return page
@@ -1049,10 +1049,10 @@ def sample_anchor(metric: str, selector: str) -> str:
 
 
 def _dot(p: Pages, mid: str, metric: str, index: int | None, x: float | None, xv: float, v: float) -> charts.Dot:
-    text = citations.format_value(v, metric)
     href = p.m_url(mid, sample_anchor(metric, citations.selector(index, x)))
     if href.startswith("#"):  # in the measurement's own chart: each value and its anchor are in the table below it
         return charts.Dot(xv, v, "", "")
+    text = citations.format_value(v, metric)
     tip = p.trust_tip(mid)
     return charts.Dot(xv, v, href, f"{mid}: {text}" + (f" · {tip}" if tip else ""))
 
@@ -1444,7 +1444,8 @@ def _other_fields(page: Page, m: dict[str, Any]) -> None:
 def _series_points(p: Pages, page: Page, mid: str, m: dict[str, Any]) -> None:
     """A series' charts (a metric's numbers, drawn bare) and its points' table, which holds every value drawn."""
     metric_vocab = load_vocab("metrics")["metrics"]
-    for metric in [k for k in metric_vocab if any(k in pt for pt in m["points"])]:
+    stored = {k for pt in m["points"] for k in pt}
+    for metric in [k for k in metric_vocab if k in stored]:
         series = charts.Series(
             mid,
             m["state"],
