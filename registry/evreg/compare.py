@@ -14,7 +14,6 @@ filters and a CSV download of exactly the rows shown.
 from __future__ import annotations
 
 import json
-import math
 import re
 from dataclasses import dataclass, field
 from html import escape, unescape
@@ -82,11 +81,6 @@ class Tier:
     rows: list[Row] = field(default_factory=list)
 
 
-def _number(v: Any) -> float | None:
-    ok = isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
-    return float(v) if ok else None
-
-
 def rows_of(p: Pages, metric: str, tiers: bool = True) -> list[Row]:
     """The results of ``metric``; without ``tiers`` (to count them) their workloads are not worked out."""
     out: list[Row] = []
@@ -96,13 +90,13 @@ def rows_of(p: Pages, metric: str, tiers: bool = True) -> list[Row]:
             why = f"it is superseded by {p.superseded_by[mid]!r}"
         samples = (m.get("metrics") or {}).get(metric)
         if isinstance(samples, list):
-            kept = [(i, v) for i, s in enumerate(samples) if (v := _number(s)) is not None]
+            kept = [(i, v) for i, s in enumerate(samples) if (v := ranking.number(s)) is not None]
             if kept:
                 tier, stated = ranking.workload_tier(m) if tiers else ((), [])
                 out.append(Row(mid, [v for _, v in kept], [i for i, _ in kept], None, tier, stated, why))
         for pt in m.get("points") or []:
-            v = _number(pt.get(metric)) if isinstance(pt, dict) else None
-            x = _number(pt.get("x")) if isinstance(pt, dict) else None
+            v = ranking.number(pt.get(metric)) if isinstance(pt, dict) else None
+            x = ranking.number(pt.get("x")) if isinstance(pt, dict) else None
             if v is None or x is None:
                 continue
             tier, stated = ranking.workload_tier(m, x) if tiers else ((), [])
@@ -146,6 +140,7 @@ class Context:
                     self.revision_label[(fid, rev["id"])] = str(rev.get("label") or rev["id"])
         self.fixed: dict[str, tuple[list[str], bool]] = {}  # measurement -> its row's cells after the value
         self.same: dict[str, str] = {}  # one copy of each such cell (many rows share them)
+        self.ranks: dict[tuple[int, bool] | None, str] = {}  # (rank, tied) -> its cell
 
     def packet(self, mid: str) -> tuple[str | None, dict[str, Any]]:
         pid = self.packet_of.get(mid)
@@ -159,6 +154,13 @@ class Context:
             tds = [self.same.setdefault(td, td) for td in (_td(html, key, "") for html, key in self._cells(row))]
             done = self.fixed[row.mid] = (tds, any(c in td for td in tds for c in MARKS))
         return done
+
+    def rank_td(self, row: Row) -> str:
+        """A row's rank cell (the same for every row of a rank)."""
+        key = (row.place.rank, row.place.tied) if row.place else None
+        if (td := self.ranks.get(key)) is None:
+            td = self.ranks[key] = _td(*_rank_cell(row), row.place.rank if row.place else "")
+        return td
 
     def _cells(self, row: Row) -> list[tuple[str, str]]:
         """Each column's (HTML, filter key) after the value, for a row."""
@@ -203,7 +205,7 @@ def _topology(m: dict[str, Any], pk: dict[str, Any]) -> str:
     config = m.get("config")
     if not isinstance(config, dict):
         config = {}
-    cards = _number(config.get("cards")) or _number(pk.get("cards"))
+    cards = ranking.number(config.get("cards")) or ranking.number(pk.get("cards"))
     parts = [f"{int(cards)} card{'s' if cards != 1 else ''}"] if cards else []
     for key, name in (("tp", "TP"), ("pp", "PP"), ("ep", "EP")):
         value = config.get(key)
@@ -393,9 +395,8 @@ def _tier_body(p: Pages, ctx: Context, tier: Tier, metric: str, rows: Rows) -> s
     rows.tiers.append([])
     for n, row in enumerate(tier.rows):
         fixed, marked = ctx.fixed_tds(row)
-        rank, rank_key = _rank_cell(row)
         own = [
-            _td(rank, rank_key, row.place.rank if row.place else ""),
+            ctx.rank_td(row),
             _td(_value_cell(p, row, metric), "", repr(ranking.median(row.values))),
         ]
         state = "ranked" if row.place else "unranked"
