@@ -7,10 +7,12 @@ import html
 import json
 import math
 import re
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import REPO, WIDE_RUNS, WORKLOAD
@@ -232,3 +234,48 @@ def test_a_value_cell_is_its_template_filled_with_its_numbers(value: str) -> Non
     """The data file stores a value cell as a shared template and the row's numbers; filling gives the cell back."""
     template, numbers = compare._NUMBER.sub(compare.NUMBER, value), compare._NUMBER.findall(value)
     assert compare.filled(template, numbers) == value
+
+
+_VALUES = st.sampled_from([0, 1, 2, "a", "b", True, 1.0])
+
+
+@st.composite
+def _contracts(draw: st.DrawFn) -> dict[str, Any]:
+    keys = draw(st.lists(st.sampled_from(["tp", "mtp", "ctx"]), min_size=1, max_size=3))  # a key may repeat
+    axes = [{"key": k, "values": draw(st.lists(_VALUES, min_size=1, max_size=4))} for k in keys]
+    rules = []
+    for n in range(draw(st.integers(0, 5))):
+        match = {k: draw(st.one_of(st.just("*"), _VALUES)) for k in keys if draw(st.booleans())}
+        rule: dict[str, Any] = {"id": f"r{n}", "match": match}
+        if draw(st.booleans()):
+            rule["state"] = draw(st.sampled_from(["measured", "blocked", "missing", "planned"]))
+        if draw(st.booleans()):
+            rule["label"] = "x"
+        rules.append(rule)
+    return {"axes": axes, "rules": rules}
+
+
+def _counted_by_cells(contract: dict[str, Any]) -> Counter[Any]:
+    from evreg import coverage
+
+    return Counter(coverage.merge(c.matching)[0].get("state", "missing") for c in coverage.expand(contract))
+
+
+@settings(max_examples=500, deadline=None)
+@given(_contracts())
+def test_a_contracts_cells_are_counted_by_state_as_its_cells_say(contract: dict[str, Any]) -> None:
+    """The family page and the contracts' index count a contract's cells by state without making them: the same
+    counts as its cells, merged, give."""
+    from evreg import coverage
+
+    assert coverage.state_counts(contract) == _counted_by_cells(contract)
+
+
+def test_every_real_contract_is_counted_by_state_as_its_cells_say() -> None:
+    from evreg import coverage
+
+    contracts = [json.loads(p.read_text()) for p in sorted(REPO.glob("packets/*/coverage/*.json"))]
+    contracts = [c for c in contracts if c.get("kind") == "coverage-contract"]
+    assert len(contracts) > 3
+    for contract in contracts:
+        assert coverage.state_counts(contract) == _counted_by_cells(contract), contract.get("id")

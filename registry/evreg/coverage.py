@@ -4,6 +4,7 @@ Used by the coverage rules and by the site."""
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
@@ -29,18 +30,47 @@ def expand(contract: dict[str, Any]) -> Iterator[ContractCell]:
     axes = contract["axes"]
     keys = [a["key"] for a in axes]
     rules = contract["rules"]
-    everyone = (1 << len(rules)) - 1
-    last = {k: n for n, k in enumerate(keys)}  # an axis whose key a later axis repeats selects nothing
-    admits = [
-        [_admitting(rules, a["key"], v) if last[a["key"]] == n else everyone for v in a["values"]]
-        for n, a in enumerate(axes)
-    ]
+    everyone, admits = _admits(contract)
     for picks in itertools.product(*(range(len(a["values"])) for a in axes)):
         sel = {k: axes[n]["values"][j] for n, (k, j) in enumerate(zip(keys, picks, strict=True))}
         mask = everyone
         for n, j in enumerate(picks):
             mask &= admits[n][j]
         yield ContractCell(sel, [(i, rules[i]) for i in _bits(mask)])
+
+
+def state_counts(contract: dict[str, Any]) -> Counter[Any]:
+    """How many of the contract's cells have each state -- the state ``merge`` gives a cell (its last matching rule
+    that states one), ``"missing"`` where none does -- without making the cells: the rule sets of the cells are
+    counted axis by axis, cells with the same rules counted together (a family's page and the contracts' index show
+    these counts for every contract)."""
+    rules = contract["rules"]
+    everyone, admits = _admits(contract)
+    stating = sum(1 << i for i, r in enumerate(rules) if "state" in r)
+    sets = Counter({everyone & stating: 1})
+    for values in admits:
+        step: Counter[int] = Counter()
+        for mask, n in sets.items():
+            for admitted in values:
+                step[mask & admitted] += n
+        sets = step
+    counts: Counter[Any] = Counter()
+    for mask, n in sets.items():
+        counts[rules[mask.bit_length() - 1]["state"] if mask else "missing"] += n
+    return counts
+
+
+def _admits(contract: dict[str, Any]) -> tuple[int, list[list[int]]]:
+    """Every rule (a bit per rule), and for each axis value the rules admitting it."""
+    axes = contract["axes"]
+    keys = [a["key"] for a in axes]
+    rules = contract["rules"]
+    everyone = (1 << len(rules)) - 1
+    last = {k: n for n, k in enumerate(keys)}  # an axis whose key a later axis repeats selects nothing
+    return everyone, [
+        [_admitting(rules, a["key"], v) if last[a["key"]] == n else everyone for v in a["values"]]
+        for n, a in enumerate(axes)
+    ]
 
 
 def _admitting(rules: list[dict[str, Any]], key: str, value: Any) -> int:

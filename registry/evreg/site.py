@@ -309,6 +309,7 @@ class Pages:
             row = self.measurement_where(mid)
             self.of_family[str(row.family)].append(mid)
             (self.in_packet[row.packet] if row.packet else self.loose[str(row.family)]).append(mid)
+        self.by_family: dict[str, dict[str | None, dict[str, dict[str, Any]]]] = {}  # site._family_records
         self.contract_counts: dict[int, Counter[str]] = {}  # a contract's cells by state (site._contract_counts)
         self.base = ""
         self.here = ""  # the URL path of the page being rendered (relative to the site root)
@@ -812,11 +813,13 @@ def _families_index(p: Pages) -> Page:
 
 
 def _family_records(p: Pages, kind: str, fid: str) -> dict[str, dict[str, Any]]:
-    return {
-        k.split("/", 1)[1] if "/" in k else k: v
-        for k, v in p.records.get(kind, {}).items()
-        if p.where[(kind, k)].family == fid
-    }
+    """The records of ``kind`` in a family, by id (the records of a kind are sorted by family once: a family's pages
+    ask for its views, contracts and packets, and each family asking every record of a kind was quadratic)."""
+    if (by_family := p.by_family.get(kind)) is None:
+        by_family = p.by_family[kind] = defaultdict(dict)
+        for k, v in p.records.get(kind, {}).items():
+            by_family[p.where[(kind, k)].family][k.split("/", 1)[1] if "/" in k else k] = v
+    return by_family.get(fid, {})
 
 
 def _family(p: Pages, fid: str) -> Page:
@@ -1141,7 +1144,7 @@ def _contract_counts(p: Pages, c: dict[str, Any]) -> Counter[str]:
     """A contract's cells by state, worked out once per build (the family page and two index pages show them)."""
     key = id(c)  # the record's dict, held by ``p.records`` for the whole build
     if key not in p.contract_counts:
-        p.contract_counts[key] = _contract_cells(c)[1]
+        p.contract_counts[key] = coverage.state_counts(c)
     return p.contract_counts[key]
 
 
