@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import REPO, WIDE_MATRICES, WIDE_VIEWS, Reg, evreg
 from evreg import figures, site
@@ -689,3 +691,13 @@ def test_a_number_in_a_grid_reason_carries_its_full_trust_line() -> None:
     assert "title=" not in shown  # in the grid: of the stated line
     assert 'title="a · lab-measured · ungraded (packet pkt) · H100 · vLLM 0.9"' in reasons.html(), reasons.html()
     assert p.said == p._parts["a"]
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.text(alphabet=st.sampled_from([" ", "\t", "\r", "\n", "\f", "\v", "\u00a0", "\u2003", "\u2028", "a", "<"])))
+def test_white_space_is_collapsed_to_one_line_break_as_one_pattern_would(text: str) -> None:
+    """The build makes every run of white space holding a line break one line break with two fast patterns: the same
+    text as the one pattern that says it."""
+    from evreg.sitebuild import one_break
+
+    assert one_break(text) == re.sub(r"[ \t\r]*\n\s*", "\n", text)
