@@ -87,6 +87,7 @@ class SitePlugin(BasePlugin):
         self.generated: dict[str, Page] = {}
         self.findings: list[Finding] = []
         self.evidence_published = 0
+        self.beside: dict[str, bytes] = {}  # a generated page's data files (site path -> bytes), checked and ready
         self.bodies: dict[str, str] = {}  # a generated page's content, from on_page_content to on_post_page
         self.shells: dict[str, str] = {}  # shell page path -> the theme's page MkDocs rendered for it
         self.nav: Any = None  # the site's navigation (on_nav)
@@ -123,7 +124,7 @@ class SitePlugin(BasePlugin):
                 files.append(File.generated(config, dest, abs_src_path=str(PAGES_DIR / name)))
         downloads = self._take_pages(getattr(config.plugins.get("material/search"), "search_index", None))
         for depth in sorted({depth_of(made.path) for made in self.records}):
-            self.generated[shell_path(depth)] = shell_page()
+            self._take(shell_path(depth), shell_page())
         for path, page in self.generated.items():
             hidden = path.startswith(NOT_IN_NAV) and not path.endswith("index.md")
             inclusion = InclusionLevel.NOT_IN_NAV if hidden else InclusionLevel.UNDEFINED
@@ -158,7 +159,8 @@ class SitePlugin(BasePlugin):
         with workers.forked(part_of, parts, workers.count_for_files(len(jobs))) as made:
             self.exported()  # the downloads page lists the files: their export has finished (or this raises its error)
             downloads = _downloads(self.downloads)
-            self.generated = dict(make(self.pages, job) for job in site_jobs(self.pages, downloads, self.code_docs))
+            for job in site_jobs(self.pages, downloads, self.code_docs):
+                self._take(*make(self.pages, job))
             entries = index.entries if isinstance(getattr(index, "entries", None), list) else []
             for part in made:
                 for m in part:
@@ -167,6 +169,24 @@ class SitePlugin(BasePlugin):
                     m.entries, m.findings = [], []
                     self.records.append(m)
         return downloads
+
+    def _take(self, path: str, page: Page) -> None:
+        """A generated page of the site's own, checked for orphan figures as it is made (as the record pages are in
+        the workers, while they work: the comparison pages are tens of megabytes at 100,000 measurements), with its
+        data files and the HTML the page's script makes of them (``evreg.compare``)."""
+        self.generated[path] = page
+        self.findings += orphan_findings(path, path, md.html_figures(page.html), page.html)
+        for name, (content, made) in page.data.items():
+            for figure in md.html_figures(made):
+                message = f"data file {name} of page {path} shows figure {figure!r}, not through a citation"
+                hint = "write {{ m:ID.METRIC[INDEX] }} instead of the typed figure"
+                self.findings.append(codes.ORPHAN_NUMBER.at(path, "", message, hint))
+            data = content.encode("utf-8")
+            # a ".gz" file is compressed with no time stamp in it: the same site gives the same bytes
+            self.beside[f"{page_url(path)}/{name}"] = (
+                gzip.compress(data, compresslevel=6, mtime=0) if name.endswith(".gz") else data
+            )
+        page.data = {}
 
     def on_page_markdown(self, markdown: str, page: Any, config: Any, files: Any) -> str:
         """Citations in hand-written pages become resolved, linked figures."""
@@ -199,9 +219,8 @@ class SitePlugin(BasePlugin):
             if generated.search and isinstance(getattr(index, "entries", None), list):
                 page.meta["search"] = {"exclude": True}  # the theme would parse the page; its entries are known
                 index.entries.extend(generated.search_entries(page.url))  # type: ignore[union-attr]
-        if generated is not None:  # generated HTML: its text (the renderer writes figures in no attribute or column)
-            self.findings += orphan_findings(src, src, md.html_figures(content), generated.html)
-        else:  # a hand-written page: its text, the attributes a reader is shown and the columns a header gives a unit
+        if generated is None:  # a hand-written page: its text, the attributes shown and the columns a header gives a
+            # unit (a generated page was checked as it was made: the renderer writes figures in no attribute or column)
             hand = [*md.attribute_figures(content), *(f for f, _, _ in md.column_figures(content))]
             found = [*md.html_figures(content), *hand]
             self.findings += orphan_findings(f"{SITE_DIR}/{src}", src, found, page.markdown or "")
@@ -243,19 +262,12 @@ class SitePlugin(BasePlugin):
         self.evidence_published = publish_evidence(self.root, self.pages, site)
 
     def _write_data(self, site: Path) -> None:
-        """The data files of generated pages (a comparison's rows past those in the page), beside their page; the
-        HTML the page's script makes of them is checked for orphan figures as a page is."""
-        for path, page in self.generated.items():
-            for name, (content, made) in page.data.items():
-                for figure in md.html_figures(made):
-                    message = f"data file {name} of page {path} shows figure {figure!r}, not through a citation"
-                    hint = "write {{ m:ID.METRIC[INDEX] }} instead of the typed figure"
-                    self.findings.append(codes.ORPHAN_NUMBER.at(path, "", message, hint))
-                out = site / page_url(path) / name
-                out.parent.mkdir(parents=True, exist_ok=True)
-                data = content.encode("utf-8")
-                # a ".gz" file is compressed with no time stamp in it: the same site gives the same bytes
-                out.write_bytes(gzip.compress(data, compresslevel=6, mtime=0) if name.endswith(".gz") else data)
+        """The data files of generated pages (a comparison's rows past those in the page), beside their page (the HTML
+        the page's script makes of them was checked for orphan figures as the page was, ``_take``)."""
+        for rel, data in self.beside.items():
+            out = site / rel
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_bytes(data)
 
     def _write_records(self, site: Path) -> None:
         """The pages of packets, families, their measurements filed in no packet and coverage (records: some 45,000
