@@ -701,3 +701,14 @@ def test_white_space_is_collapsed_to_one_line_break_as_one_pattern_would(text: s
     from evreg.sitebuild import one_break
 
     assert one_break(text) == re.sub(r"[ \t\r]*\n\s*", "\n", text)
+
+
+def test_only_a_sample_cell_is_exempt_from_the_page_scan() -> None:
+    """The renderer writes a stored sample in its own table as ``td.evreg-sample``; a table cell with any other
+    renderer class is scanned as text."""
+    from evreg import markdown
+
+    cell = '<table><tr><td class="evreg-{}" id="m-x--decode-tok-s-0">52.3 tok/s</td></tr></table>'
+    assert markdown.html_figures(cell.format("sample")) == []
+    for name in ("cite", "orphan", "unresolved", "name", "setting", "quote", "derived", "other"):
+        assert markdown.html_figures(cell.format(name)) == ["52.3 tok/s"], name

@@ -138,9 +138,10 @@ def to_html(text: str, extensions: list[Any]) -> str:
 
 
 _EXEMPT = re.compile(
-    r"<(pre|code)\b[^>]*>.*?</\1>|<(a|mark|span|td)\b[^>]*class=\"evreg-(?:"
+    r"<(pre|code)\b[^>]*>.*?</\1>|<(a|mark|span)\b[^>]*class=\"evreg-(?:"
     + "|".join(citations.RENDERER_CLASSES)
-    + r")\"[^>]*>.*?</\2>",
+    + r")\"[^>]*>.*?</\2>"
+    + r"|<td\b[^>]*class=\"evreg-sample\"[^>]*>.*?</td>",  # a stored sample in its own table: the only renderer cell
     re.S,
 )
 _SVG_CITE = re.compile(r'<a class="evreg-cite"[^>]*>.*?</a>', re.S)
