@@ -276,8 +276,7 @@ class SitePlugin(BasePlugin):
         stylesheets, so the page looks as every page does), a header with the site's navigation as links and a search
         box that opens the site's search, and the content. The theme's template costs milliseconds a page and its
         navigation, search dialog and scripts 10 KB; at this many pages, that was most of the build's time and a
-        third of its bytes. (Each page was checked for orphan numbers as it was made.) Each part's pages are written
-        by a forked worker, as they were made."""
+        third of its bytes. (Each page was checked for orphan numbers as it was made.)"""
         from mkdocs.exceptions import PluginError
 
         frames = {}
@@ -289,24 +288,14 @@ class SitePlugin(BasePlugin):
                 raise PluginError("the theme's page has no head or body where the frame of record pages is taken from")
             frames[shell] = frame
         _drop_from_sitemap(site, [page_url(shell) for shell in self.shells])
-        spans, start = [], 0  # each part's records, written by a worker (forked: it has the records and frames)
-        for _, made in itertools.groupby(self.records, key=lambda m: m.part):
-            spans.append((start, start + len(list(made))))
-            start = spans[-1][1]
-
-        def write(span: tuple[int, int]) -> None:
-            records = self.records[span[0] : span[1]]
-            data = (self.pending / f"part-{records[0].part}.html").read_bytes()
-            for m in records:
+        for part, made in itertools.groupby(self.records, key=lambda m: m.part):
+            data = (self.pending / f"part-{part}.html").read_bytes()
+            for m in made:
                 top, tail = frames[shell_path(depth_of(m.path))]
                 top = top.replace(SHELL_TITLE, html.escape(m.title)).replace(SHELL_URL, page_url(m.path))
                 out = site / page_url(m.path) / "index.html"
                 out.parent.mkdir(parents=True, exist_ok=True)
                 out.write_bytes(b"".join((top.encode("utf-8"), data[m.offset : m.offset + m.size], tail.encode())))
-
-        with workers.forked(write, spans, workers.count_for_files(len(self.records))) as written:
-            for _ in written:
-                pass
 
 
 @dataclass
