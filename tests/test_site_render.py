@@ -712,3 +712,39 @@ def test_only_a_sample_cell_is_exempt_from_the_page_scan() -> None:
     assert markdown.html_figures(cell.format("sample")) == []
     for name in ("cite", "orphan", "unresolved", "name", "setting", "quote", "derived", "other"):
         assert markdown.html_figures(cell.format(name)) == ["52.3 tok/s"], name
+
+
+def test_a_failure_beside_the_workers_stops_the_items_not_started(tmp_path: Path) -> None:
+    """When the build fails while the workers make the record pages (the data downloads' export failed, say), the
+    parts no worker has started are not made: the error is reported, not held back until every part is done."""
+    import time
+
+    from evreg import workers
+
+    def work(n: int) -> int:
+        (tmp_path / str(n)).write_text("made")
+        time.sleep(0.2)
+        return n
+
+    with pytest.raises(RuntimeError, match="export failed"), workers.forked(work, list(range(40)), 2):
+        raise RuntimeError("export failed")
+    assert len(list(tmp_path.iterdir())) < 40  # what had started finished; the rest never ran
+
+
+def test_a_data_file_of_the_home_page_is_written_beside_it(tmp_path: Path) -> None:
+    """A generated page's data file is written in the page's folder of the site, the home page's too (whose URL is
+    empty), after the HTML its script makes of it was checked."""
+    from evreg.sitebuild import SitePlugin
+
+    plugin = SitePlugin.__new__(SitePlugin)  # the plugin's own state for pages, without a catalog
+    plugin.generated, plugin.findings, plugin.beside = {}, [], {}
+    for path in ("index.md", "compare/decode.md"):
+        page = site.Page("A page")
+        page.data["rows.json.gz"] = ('{"rows": []}', "<td>no figure</td>")
+        plugin._take(path, page)
+    plugin._write_data(tmp_path / "site")
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.gz")) == [
+        "site/compare/decode/rows.json.gz",
+        "site/rows.json.gz",
+    ]
+    assert plugin.findings == []

@@ -87,7 +87,7 @@ class SitePlugin(BasePlugin):
         self.generated: dict[str, Page] = {}
         self.findings: list[Finding] = []
         self.evidence_published = 0
-        self.beside: dict[str, bytes] = {}  # a generated page's data files (site path -> bytes), checked and ready
+        self.beside: dict[tuple[str, str], bytes] = {}  # a generated page's data files ((page URL, name) -> bytes)
         self.bodies: dict[str, str] = {}  # a generated page's content, from on_page_content to on_post_page
         self.shells: dict[str, str] = {}  # shell page path -> the theme's page MkDocs rendered for it
         self.nav: Any = None  # the site's navigation (on_nav)
@@ -183,7 +183,7 @@ class SitePlugin(BasePlugin):
                 self.findings.append(codes.ORPHAN_NUMBER.at(path, "", message, hint))
             data = content.encode("utf-8")
             # a ".gz" file is compressed with no time stamp in it: the same site gives the same bytes
-            self.beside[f"{page_url(path)}/{name}"] = (
+            self.beside[(page_url(path), name)] = (
                 gzip.compress(data, compresslevel=6, mtime=0) if name.endswith(".gz") else data
             )
         page.data = {}
@@ -264,8 +264,8 @@ class SitePlugin(BasePlugin):
     def _write_data(self, site: Path) -> None:
         """The data files of generated pages (a comparison's rows past those in the page), beside their page (the HTML
         the page's script makes of them was checked for orphan figures as the page was, ``_take``)."""
-        for rel, data in self.beside.items():
-            out = site / rel
+        for (url, name), data in self.beside.items():
+            out = site / url / name  # the home page's URL is ""
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_bytes(data)
 

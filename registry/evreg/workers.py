@@ -174,7 +174,11 @@ def forked(fn: Callable[[T], R], items: list[T], processes: int) -> Iterator[Ite
         with concurrent.futures.ProcessPoolExecutor(processes, mp_context=context) as pool:
             results = pool.map(_call, items)  # every item is submitted: the workers fork now
             gc.unfreeze()
-            yield results
+            try:
+                yield results
+            except BaseException:  # the caller failed (or stopped): the items not started yet are not run
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
     except concurrent.futures.process.BrokenProcessPool as exc:  # a worker died (killed for its memory, say)
         raise OSError(_DIED) from exc
     finally:
