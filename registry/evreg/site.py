@@ -802,11 +802,10 @@ def _families_index(p: Pages) -> Page:
     page = Page("Families")
     page.h(1, "Model families")
     rows = []
-    packets = Counter(p.where[("packet", k)].family for k in p.records.get("packet", {}))
     for fid, fam in p.records.get("family", {}).items():
-        ms = len(p.of_family.get(fid, ()))
+        packets, ms = len(_family_records(p, "packet", fid)), len(p.of_family.get(fid, ()))
         rows.append(
-            [p.link("family", fid, fam["name"]), str(len(fam.get("weight_revisions", []))), str(packets[fid]), str(ms)]
+            [p.link("family", fid, fam["name"]), str(len(fam.get("weight_revisions", []))), str(packets), str(ms)]
         )
     page.table(["Family", "Revisions", "Packets", "Measurements"], rows)
     return page
