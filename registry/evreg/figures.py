@@ -11,6 +11,7 @@ table of examples that the tests check both ways.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 import unicodedata
@@ -84,25 +85,65 @@ _COMPARES = (
 ``4x4`` count cards and tiles; four digits before an x name a part (``Ryzen 9 7950X.``), not a multiplier, unless
 a comparing word follows (``1000x faster``)."""
 _LIST_SEP = r"\s*(?:/|,|-|–|—|\bto\b|\band\b|\bor\b)\s*"
-# Each pattern below begins with a lookahead on the characters its matches can begin with: the same matches, but
-# the regular expression engine skips every other position at once (the site's scan of every rendered page for
-# orphan figures spent 40 % of a 100,000-measurement build in these patterns; 1.4-2.7x faster each).
+_NUMBER_WORD = (
+    r"(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fifteen|twenty|thirty|forty|"
+    r"fifty|sixty|seventy|eighty|ninety|hundred|thousand|million)"
+)
+
+# The patterns below find what the grammar above describes, written for Python's regular expression engine, which
+# spends most of a scan entering the pattern at every position where it might start (the site's check of every
+# rendered page for orphan figures is a scan of some 400 MB of text at 100,000 measurements):
+# - each begins by consuming one character of a class (the first letter of its words, a digit): the engine skips
+#   every other character at C speed. What the grammar checks before that character, a look-behind checks after
+#   consuming it, over one character more (``(?<![\w.].)``: the character before is no word character or dot, or
+#   there is none); a word is tied to its first letter by a look-behind (``[dpt](?:(?<=d)ecode|(?<=p)refill|...)``);
+# - digits are matched possessively (``\d++``) where nothing that may follow them begins with a digit, and an
+#   alternative is entered only when the character it needs is there (a unit after a number begins with a letter,
+#   ``%``, ``(``, ``[`` or ``*``; a multiplier is a number right before ``x``), so a number in running text that is
+#   no figure is given up at once.
+# The grammar as first written (one pattern per kind, each a look-ahead and look-behind at every position) is kept in
+# ``tests/test_figure_patterns.py``: these must find exactly what it finds (hypothesis, and every page of a built
+# site).
+
+
+def _first(words: list[str], ignore_case: bool = False) -> str:
+    """A character class of the characters the words may begin with; with ``ignore_case``, their letters in either
+    case and every character beyond ASCII (the engine ignoring case takes ``ſ`` for ``s``): the word tied to the
+    letter (``_tied``, in a case-ignoring group) then decides."""
+    chars = {w[0] for w in words}
+    if ignore_case:
+        chars |= {c.upper() for c in chars} | {c.lower() for c in chars}
+    return "[" + "".join(re.escape(c) for c in sorted(chars)) + ("\x80-\U0010ffff]" if ignore_case else "]")
+
+
+def _tied(words: list[str]) -> str:
+    """After a consumed first letter, the rest of one of ``words`` that begins with it, tried in their order."""
+    return "|".join(f"(?<={re.escape(w[0])}){re.escape(w[1:])}" for w in words)
+
+
+_BEFORE_NUMBER = r"[\w.@/\u2044-]"  # no figure begins right after one of these
+_PREFIXES = [s + e for s in ("+", "-", "") for e in ("**", "*", "__", "_", "`", "") if s + e]  # sign, emphasis
+_DIGITS = r"(?:\d{1,3}(?:,\d{3})+|\d++)(?:\.\d++)?(?:[eE][-+]?\d++)?(?:\u2044\d++)?|\.\d++"  # _NUMBER, possessive
 _FIGURE = re.compile(
-    r"(?=[-+*_`\d.])(?:(?<![\w.@/\u2044-])(?P<sign>[+-]?)" + _EMPHASIS + r"(?P<first>" + _NUMBER + r")"
-    r"(?P<more>(?:" + _LIST_SEP + r"(?:" + _NUMBER + r"))*)"
-    r"(?P<scale>[kK](?=\s?[A-Za-zμ%(]))?" + _EMPHASIS + r"(?P<sp>[ \u00a0-]?)" + _QUALIFIER + r"?"
+    # a digit or dot with nothing before it, a sign and emphasis (``-**5``) with nothing before them: a number starts
+    r"(?P<lead>[\d.])(?:(?:(?<!"
+    + _BEFORE_NUMBER
+    + r".)|(?<=[-_].)(?:"
+    + "|".join(rf"(?<={re.escape(p)}.)(?<!{_BEFORE_NUMBER}{re.escape(p)}.)" for p in _PREFIXES)
+    + r"))(?P<first>(?<=\d)(?:\d{0,2}(?:,\d{3})+|\d*+)(?:\.\d++)?(?:[eE][-+]?\d++)?(?:\u2044\d++)?|(?<=\.)\d++)"
+    r"(?P<more>(?:" + _LIST_SEP.replace(r"\s*", r"\s*+") + r"(?:" + _DIGITS + r"))*)"
+    r"(?P<scale>[kK](?=\s?[A-Za-zμ%(]))?" + _EMPHASIS + r"(?P<sp>[ \u00a0-]?)(?=[^\W\d]|[%(\[*])" + _QUALIFIER + r"?"
     r"(?:\*{1,2}|_{1,2}|\[)?\(?(?:" + _UNIT + r")\)?"  # emphasis or a link on the unit: 52.3 **tok/s**
     r"(?P<per>/[A-Za-z]+)?(?![\w/])"
-    r"|(?<![\w.@/-])(?P<mnum>\d+\.\d+|\d{1,3}(?=[xX×]"
-    + _COMPARES
-    + r")|\d+(?=[xX×]"
-    + _COMPARES_WORD
-    + r"))(?P<mult>[xX×])(?![\w/]))"
+    r"|(?<=\d)(?<![\w.@/-].)(?=\d*+(?:\.\d++)?[xX×])(?P<mnum>\d*\.\d+|\d{0,2}(?=[xX×]" + _COMPARES + r")"
+    r"|\d*(?=[xX×]" + _COMPARES_WORD + r"))(?P<mult>[xX×])(?![\w/]))"
 )
+"""A figure with a unit (``first``: the rest of its first number after ``lead``; ``more``: the list's other numbers),
+or a multiplier (``mnum``: the rest of its number)."""
 _ITEM = re.compile(_NUMBER)
+_CODES = sorted(CODE_METRICS, key=len, reverse=True)
 _CODE = re.compile(
-    r"(?=[" + "".join(sorted({c[0] for c in CODE_METRICS})) + r"])"
-    r"(?<![\w.])(?P<code>" + "|".join(sorted(CODE_METRICS, key=len, reverse=True)) + r")"
+    r"(?P<code>" + _first(_CODES) + r"(?<![\w.].)(?:" + _tied(_CODES) + r"))"
     r"(?:(?<!\bA)[ \u00a0=:]|(?<=\bA)[=:])?"  # D 52.3, D=52.3; not "A 2.5" (the article)
     r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d*\.\d+)(?![\w.]|,\d)"
 )
@@ -112,27 +153,50 @@ _BARE = re.compile(
 )
 """A bare decimal or a number with thousands groups (``93.551 strict``, ``30.22–30.26``, ``29,911``): in a coverage
 cell, which shows one measured arm, such a number is a value of that arm."""
+_METRIC_WORDS = ["decode", "prefill", "ttft", "throughput"]
 _WORD = re.compile(
     # on one line, a space or two apart: "TTFT 274", "decode: 52.3", "TTFT=274", "prefill was 826.4", "decode ~52.3",
     # "decode rate of 52.3" (not a chart's axis ticks)
-    r"(?i)(?=[dpt])(?<![\w.])(?P<word>decode|prefill|ttft|throughput)"
+    r"(?P<word>" + _first(_METRIC_WORDS, True) + r"(?<![\w.].)(?i:" + _tied(_METRIC_WORDS) + r"))(?i:"
     r"(?:[ \u00a0](?:rate|speed))?(?:[ \u00a0](?:of|at|was|is))?"
     r"(?:[ \u00a0]{1,2}|[ \u00a0]?[=:~≈][ \u00a0]{0,2}|[ \u00a0]{1,2}[~≈][ \u00a0]?)"
-    r"(?P<num>\d+(?:\.\d+)?)(?![\w.])(?!\s*-?\s*(?:tokens?|prompts?|requests?|slots?|steps?|seq|sequences?|batch))"
+    r"(?P<num>\d+(?:\.\d+)?)(?![\w.])(?!\s*-?\s*(?:tokens?|prompts?|requests?|slots?|steps?|seq|sequences?|batch)))"
 )
-_NUMBER_WORD = (
-    r"(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fifteen|twenty|thirty|forty|"
-    r"fifty|sixty|seventy|eighty|ninety|hundred|thousand|million)"
-)
+_NUMBER_WORDS = _NUMBER_WORD[3:-1].split("|")
+_WORDS_UNIT = r"tok(?:en)?s?\s*/\s*(?:s|sec)|tok(?:en)?s?\s+per\s+second|ms|milliseconds|percent"
 _WORDS = re.compile(
-    r"(?i)(?=[zotfsenhm])(?<![\w])(?P<words>" + _NUMBER_WORD + r"(?:[\s-]+(?:and[\s-]+)?" + _NUMBER_WORD + r")*)"
-    r"\s+(?P<unit>tok(?:en)?s?\s*/\s*(?:s|sec)|tok(?:en)?s?\s+per\s+second|ms|milliseconds|percent)\b"
+    r"(?P<words>" + _first(_NUMBER_WORDS, True) + r"(?<!\w.)(?i:(?:" + _tied(_NUMBER_WORDS) + r")"
+    r"(?:[\s-]+(?:and[\s-]+)?" + _NUMBER_WORD + r")*))"
+    r"(?i:\s+(?P<unit>" + _WORDS_UNIT + r")\b)"
 )
+_WORDS_HINT = re.compile(r"[tTmMpP\x80-\U0010ffff](?<=\s.)(?i:(?<=t)ok|(?<=m)s|(?<=m)illiseconds|(?<=p)ercent)")
+"""What every number-words figure holds: a blank, then its unit."""
+_NOT_IN_WORDS = re.compile(r"[^\w\s/-]")
+"""A character no number-words figure holds (nor looks at: it is no word character)."""
+
+
+def _words_matches(text: str) -> list[re.Match[str]]:
+    """``_WORDS.finditer(text)``, searched only in the stretches between characters no such figure holds that have
+    a unit after a blank (a few in a page)."""
+    found: list[re.Match[str]] = []
+    pos = 0
+    while hint := _WORDS_HINT.search(text, pos):
+        at = hint.start()
+        width = 64
+        while True:  # the last character before the hint that no such figure holds
+            before = _NOT_IN_WORDS.search(text[max(0, at - width) : at][::-1])
+            if before or width >= at:
+                break
+            width *= 4
+        start = at - before.start() if before else 0
+        after = _NOT_IN_WORDS.search(text, at)
+        end = after.start() if after else len(text)
+        found += _WORDS.finditer(text, start, end)
+        pos = end
+    return found
+
+
 _DIGIT = re.compile(r"\d")
-_WORD_START = re.compile(
-    r"(?i)zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
-    r"forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million"
-)
 
 
 @dataclass(frozen=True)
@@ -151,29 +215,50 @@ class Figure:
         return len(self.number.split(".")[1]) if "." in self.number else 0
 
 
-def _folded(text: str) -> tuple[str, list[int] | None]:
-    """``text`` as a reader sees it (NFKC, invisible characters dropped), and for each of its characters
-    the index of the original character it came from (None: each character stands where it stood, as in most text).
-    Each character is folded by itself (``_fold``); the text is rewritten by ``str.translate`` and the indices made
-    between the characters that changed (a rendered page is some 30,000 characters: one Python step per character
-    was a sixth of the time a family's page took to make)."""
+class _Where:
+    """For each character of a folded text, the index of the original character it came from, looked up between the
+    characters that folded to more or fewer than one (a rendered page has a few, such as ``…``)."""
+
+    def __init__(self, text: str, which: re.Pattern[str], changes: dict[str, str]) -> None:
+        self.folded_at: list[int] = []  # where each such character's folding starts in the folded text
+        self.original_at: list[int] = []
+        self.width: list[int] = []
+        shift = 0
+        for m in which.finditer(text):
+            width = len(changes[m.group()])
+            if width != 1:
+                self.folded_at.append(m.start() + shift)
+                self.original_at.append(m.start())
+                self.width.append(width)
+                shift += width - 1
+
+    def __getitem__(self, k: int) -> int:
+        n = bisect.bisect_right(self.folded_at, k) - 1
+        if n < 0:
+            return k
+        start, width = self.folded_at[n], self.width[n]
+        return self.original_at[n] + (0 if k < start + width else 1 + k - start - width)
+
+
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+
+
+def _folded(text: str) -> tuple[str, _Where | None]:
+    """``text`` as a reader sees it (NFKC, invisible characters dropped), and for each of its characters the index
+    of the original character it came from (None: each character stands where it stood, as in most text). Each
+    character is folded by itself (``_fold``); only the characters beyond ASCII are looked at, and only those that
+    change are replaced (a rendered page is some 30,000 characters, a family's up to 600,000: ``set`` of every
+    character, ``str.translate`` and an index per character took more time than finding the figures)."""
     if text.isascii():
         return text, None
-    changes = {ord(ch): folded for ch in set(text) if ord(ch) > 127 and (folded := _fold(ch)) != ch}
+    changes = {ch: folded for run in set(_NON_ASCII.findall(text)) for ch in run if (folded := _fold(ch)) != ch}
     if not changes:
         return text, None
-    folded_text = text.translate(changes)
+    which = re.compile("[" + "".join(map(re.escape, changes)) + "]")
+    folded_text = which.sub(lambda m: changes[m.group()], text)
     if all(len(v) == 1 for v in changes.values()):
         return folded_text, None  # one character for one: the indices are the same
-    where: list[int] = []
-    last = 0
-    for m in re.finditer("[" + "".join(re.escape(chr(c)) for c in changes) + "]", text):
-        i = m.start()
-        where.extend(range(last, i))
-        where.extend([i] * len(changes[ord(text[i])]))
-        last = i + 1
-    where.extend(range(last, len(text)))
-    return folded_text, where
+    return folded_text, _Where(text, which, changes)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -217,8 +302,8 @@ def find_figures(text: str, cell: bool = False) -> list[Figure]:
     Not claims: identifiers and settings (TP4, MTP3, Q4_K_M, D511 windows, 32K contexts), dates, commit hashes,
     counts and fractions without a unit (5/25, 12 prompts), version strings (0.9.1, v1.2), and bare numbers.
     """
-    if text.isascii() and not _DIGIT.search(text) and not _WORD_START.search(text):
-        return []  # most prose: no number at all (a superscript or circled digit is no \d: fold such text first)
+    if text.isascii() and not _DIGIT.search(text) and not _WORDS_HINT.search(text):
+        return []  # most prose: no number, no unit after a blank (a superscript or circled digit is no \d: fold first)
     folded, where = _folded(_without_citations(text))
 
     def span(start: int, end: int) -> tuple[int, int]:
@@ -226,15 +311,17 @@ def find_figures(text: str, cell: bool = False) -> list[Figure]:
 
     found: dict[int, Figure] = {}
     for m in _FIGURE.finditer(folded):
+        lead = m.start("lead")
         if m.group("mult"):
-            a, b = span(m.start("mnum"), m.end())
-            found[a] = Figure(a, b, text[a:b], m.group("mnum"), "x", None)
+            a, b = span(lead, m.end())
+            found[a] = Figure(a, b, text[a:b], folded[lead : m.end("mnum")], "x", None)
             continue
         unit = next(canon for i, (_, canon) in enumerate(_UNITS) if m.group(f"u{i}"))
-        if unit == "s" and m.group("sp") == "" and not m.group("more") and "." not in m.group("first"):
+        first = folded[lead : m.end("first")]
+        if unit == "s" and m.group("sp") == "" and not m.group("more") and "." not in first:
             continue  # "1990s", "30s" as decades or plurals
-        items = [m.group("first"), *_ITEM.findall(m.group("more") or "")]
-        starts = [m.start("first")]
+        items = [first, *_ITEM.findall(m.group("more") or "")]
+        starts = [lead]
         offset = m.start("more")
         for item in items[1:]:
             offset = folded.index(item, offset)
@@ -250,7 +337,7 @@ def find_figures(text: str, cell: bool = False) -> list[Figure]:
     for m in _WORD.finditer(folded):
         a, b = span(m.start("num"), m.end("num"))
         found.setdefault(a, Figure(a, b, text[a:b], m.group("num"), "", WORD_METRICS[m.group("word").lower()]))
-    for m in _WORDS.finditer(folded):
+    for m in _words_matches(folded):
         a, b = span(m.start("words"), m.end())
         found.setdefault(a, Figure(a, b, text[a:b], m.group("words"), "", None))
     covered = [(f.start, f.end) for f in found.values()]
