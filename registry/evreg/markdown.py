@@ -152,11 +152,11 @@ _INLINE_NAMES = (
 _INLINE_TAG = re.compile(r"<(?:!--.*?--|/?(?:" + _INLINE_NAMES + r")\b[^>]*)>", re.S | re.I)
 _INLINE_TAG_LOWER = re.compile(r"<(?:!--.*?--|/?(?:" + _INLINE_NAMES + r")\b[^>]*)>", re.S)
 """The same tags written in lower case, as every page the renderer makes: six times faster than ignoring case."""
-_NAME_NOT_LOWER = re.compile(r"</?[a-z]*[^\W\d_a-z]")
+_NAME_NOT_LOWER = re.compile(r"</?[a-z]*+[^\W\d_a-z]")
 """A tag name with a letter other than a-z in it (``<B>``, ``<ſ>``): case matters to which tags are inline."""
-_TAG = re.compile(r"<[^>]+>")
+_TAG = re.compile(r"<[^>]++>")
 _BLANKS = re.compile(r"[^\S\n]+")
-_ODD_BLANK = re.compile(r"[^\S\n ]|  ")
+_ODD_BLANK = re.compile(r"[^\S\n ]")  # white space other than a space or a break (shown also looks for two spaces)
 
 
 def _one_space(text: str) -> str:
@@ -177,7 +177,7 @@ def shown(content: str) -> str:
     text = _one_space((_INLINE_TAG if _NAME_NOT_LOWER.search(text) else _INLINE_TAG_LOWER).sub("", text))
     text = html.unescape(_TAG.sub("\n", text))
     # only an entity makes white space other than one space or a line break here (&nbsp;, "&#9;", " &#32;")
-    return _BLANKS.sub(" ", text) if _ODD_BLANK.search(text) else text
+    return _BLANKS.sub(" ", text) if "  " in text or _ODD_BLANK.search(text) else text
 
 
 _TABLE = re.compile(r"<table\b.*?</table\s*>", re.S | re.I)
