@@ -1,7 +1,9 @@
-"""The figure grammar's patterns are written for speed (``evreg.figures``: charset-led, possessive digits, gates, the
-number-words figures searched only where a unit follows a blank). Here is the grammar as first written, one plain
-pattern per kind, each a look-ahead and look-behind at every position: the patterns in use must find exactly the
-figures these find, on generated text (hypothesis) and on every string of the real records."""
+"""Fast paths of the grammars against their plain forms. The figure grammar's patterns are written for speed
+(``evreg.figures``: charset-led, possessive digits, gates, the number-words figures searched only where a unit follows
+a blank); here is the grammar as first written, one plain pattern per kind, each a look-ahead and look-behind at every
+position: the patterns in use must find exactly the figures these find, on generated text (hypothesis) and on every
+string of the real records. The site makes each shown number's citation from its parts: the same form as reading
+back the citation's text."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evreg import figures
+from evreg import citations, figures
 from evreg.figures import (
     _COMPARES,
     _COMPARES_WORD,
@@ -212,3 +214,34 @@ def test_number_words_missed_by_the_old_shortcut_are_figures() -> None:
     ``fifteen``: "thirteen ms" passed as no figure."""
     assert [f.text for f in figures.find_figures("took thirteen ms")] == ["thirteen ms"]
     assert [f.text for f in figures.find_figures("fifteen tokens per second")] == ["fifteen tokens per second"]
+
+
+def _form(form: object) -> object:
+    return (type(form).__name__, str(form)) if isinstance(form, citations.CitationError) else form
+
+
+_IDS = st.one_of(
+    st.from_regex(r"[a-z0-9]{1,4}(?:[.-][a-z0-9]{1,3}){0,3}", fullmatch=True),
+    st.text(alphabet="az09.-_}{ |:@[]A", max_size=10),
+)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    _IDS,
+    st.one_of(st.sampled_from(["decode_tok_s", "ttft_ms", "x", "a_b2"]), st.text(alphabet="az_09.|A", max_size=8)),
+    st.one_of(st.none(), st.integers(-3, 40)),
+    st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True), st.integers(-5, 10**6)),
+    st.one_of(st.none(), st.integers(-2, 20)),
+    st.booleans(),
+    st.sets(st.sampled_from(["nounit", "pct", "dot", "sep", "compare", "bogus", "1"])).map(frozenset),
+)
+def test_a_citation_made_from_its_parts_is_the_one_its_text_reads_as(
+    mid: str, metric: str, index: int | None, x: float | None, decimals: int | None, unit: bool, flags: frozenset[str]
+) -> None:
+    """The site makes the citation of each number it shows from its parts (fast) where the grammar reads the text
+    back as written: the same form (or the same error) as parsing the text ``citation_text`` writes."""
+    raw = citations.citation_text(mid, metric, index, x, decimals, unit, flags)
+    parsed = list(citations.parse(raw))
+    expected = parsed[0] if len(parsed) == 1 else citations.CitationError(f"{raw!r} is not one citation")
+    assert _form(citations.citation(mid, metric, index, x, decimals, unit, flags)) == _form(expected)

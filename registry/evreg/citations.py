@@ -30,6 +30,7 @@ make a measurement claim and so must be citations (``evreg.figures``).
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterator, Mapping
@@ -225,6 +226,55 @@ def citation_text(
     filters = (f" | {decimals}" if decimals is not None else "") + ("" if unit else " | nounit")
     filters += "".join(f" | {f}" for f in sorted(flags - {"nounit"}))
     return f"{{{{ m:{measurement}.{metric}{sel}{filters} }}}}"
+
+
+_PLAIN_ID = re.compile(_ID)
+_PLAIN_METRIC = re.compile(METRIC_NAME)
+_PLAIN_X = re.compile(_NUM)
+
+
+def citation(
+    measurement: str,
+    metric: str,
+    index: int | None = None,
+    x: float | None = None,
+    decimals: int | None = None,
+    unit: bool = True,
+    flags: frozenset[str] = frozenset(),
+) -> Form | CitationError:
+    """The form ``citation_text`` writes, as ``parse`` reads it (or why it is no citation). Where every part is one
+    the grammar reads back as written (an id, a metric name, an index or a finite x in its pattern, at most 12
+    decimals, known filters), the citation is made from the parts: the site shows 1.5 million stored numbers at
+    100,000 measurements, and reading back its own text took a third of the time of showing one."""
+    raw = citation_text(measurement, metric, index, x, decimals, unit, flags)
+    if (
+        _plain(_PLAIN_ID, measurement)
+        and _plain(_PLAIN_METRIC, metric)
+        and (index is None) != (x is None)
+        and (index is None or (type(index) is int and index >= 0))
+        and (x is None or _plain(_PLAIN_X, fmt_x(x)))
+        and (decimals is None or (type(decimals) is int and 0 <= decimals <= 12))
+        and flags <= _FILTERS
+    ):
+        return Citation(
+            raw,
+            0,
+            len(raw),
+            measurement,
+            metric,
+            index,
+            float(fmt_x(x)) if x is not None else None,
+            decimals,
+            unit,
+            frozenset(flags - {"nounit"} if unit else flags | {"nounit"}),
+        )
+    parsed = list(parse(raw))
+    return parsed[0] if len(parsed) == 1 else CitationError(f"{raw!r} is not one citation")
+
+
+@functools.lru_cache(maxsize=65536)
+def _plain(pattern: re.Pattern[str], text: str) -> bool:
+    return pattern.fullmatch(text) is not None
 
 
 class Resolved(NamedTuple):

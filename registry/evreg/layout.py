@@ -231,6 +231,9 @@ def unit_of(path: str) -> str:
     return parts[1] if len(parts) > 2 and parts[0] == PACKETS else ""
 
 
+_NOT_SLUG = re.compile(r"[^a-z0-9]+")
+
+
 def slug(text: str) -> str:
     """``text`` as an id or an anchor: lower case, runs of anything but letters and digits as one hyphen."""
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    return _NOT_SLUG.sub("-", text.lower()).strip("-")
