@@ -684,6 +684,7 @@ def test_a_number_in_a_grid_reason_carries_its_full_trust_line() -> None:
     p.measurements = {"a": {"state": "lab-measured", "metrics": {"decode_tok_s": [30.0]}}}
     p.home, p.here, p.base = {"a": "packets/pkt/"}, "families/fam/", "../../"
     p._parts = {"a": ("lab-measured", "ungraded (packet pkt)", "H100", "vLLM 0.9")}
+    p._titles = {}
     p.said = p._parts["a"]
     reasons = site.Reasons("why")
     cell = {"state": "lab-measured", "label": "{{ m:a.decode_tok_s[0] }}", "reason": "see {{ m:a.decode_tok_s[0] }}"}
