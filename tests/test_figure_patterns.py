@@ -223,21 +223,27 @@ def _form(form: object) -> object:
 _IDS = st.one_of(
     st.from_regex(r"[a-z0-9]{1,4}(?:[.-][a-z0-9]{1,3}){0,3}", fullmatch=True),
     st.text(alphabet="az09.-_}{ |:@[]A", max_size=10),
+    st.integers(-2, 99),  # record JSON may hold anything: no id or metric is trusted to be a string
+    st.none(),
 )
 
 
 @settings(max_examples=2000, deadline=None)
 @given(
     _IDS,
-    st.one_of(st.sampled_from(["decode_tok_s", "ttft_ms", "x", "a_b2"]), st.text(alphabet="az_09.|A", max_size=8)),
+    st.one_of(
+        st.sampled_from(["decode_tok_s", "ttft_ms", "x", "a_b2"]),
+        st.text(alphabet="az_09.|A", max_size=8),
+        st.integers(),
+    ),
     st.one_of(st.none(), st.integers(-3, 40)),
     st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True), st.integers(-5, 10**6)),
     st.one_of(st.none(), st.integers(-2, 20)),
-    st.booleans(),
+    st.one_of(st.booleans(), st.none(), st.integers(0, 2)),
     st.sets(st.sampled_from(["nounit", "pct", "dot", "sep", "compare", "bogus", "1"])).map(frozenset),
 )
 def test_a_citation_made_from_its_parts_is_the_one_its_text_reads_as(
-    mid: str, metric: str, index: int | None, x: float | None, decimals: int | None, unit: bool, flags: frozenset[str]
+    mid: Any, metric: Any, index: int | None, x: float | None, decimals: int | None, unit: Any, flags: frozenset[str]
 ) -> None:
     """The site makes the citation of each number it shows from its parts (fast) where the grammar reads the text
     back as written: the same form (or the same error) as parsing the text ``citation_text`` writes."""
@@ -245,3 +251,22 @@ def test_a_citation_made_from_its_parts_is_the_one_its_text_reads_as(
     parsed = list(citations.parse(raw))
     expected = parsed[0] if len(parsed) == 1 else citations.CitationError(f"{raw!r} is not one citation")
     assert _form(citations.citation(mid, metric, index, x, decimals, unit, flags)) == _form(expected)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["one", "seven", "seventy", "eight", "eighty", "thirteen", "three", "ONE", "millions"]),
+            st.sampled_from([" ", "-", " and ", "  ", "\n", " - ", "", ", ", "-and-"]),
+        ),
+        min_size=1,
+        max_size=40,
+    ).map(lambda pairs: "".join(w + sep for w, sep in pairs)),
+    st.sampled_from(["", " ms", "ms", " tok/s", " milliseconds", " percent.", " million", " x ms"]),
+    st.sampled_from(["", "a", "(", "-", "1"]),
+)
+def test_runs_of_number_words_are_found_as_the_plain_grammar_finds_them(run: str, tail: str, before: str) -> None:
+    """A run of number words is tried once, at its first word (linear time): the same figures as trying every word."""
+    text = before + run + tail
+    assert figures.find_figures(text) == reference(text)

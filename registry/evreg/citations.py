@@ -248,7 +248,10 @@ def citation(
     100,000 measurements, and reading back its own text took a third of the time of showing one."""
     raw = citation_text(measurement, metric, index, x, decimals, unit, flags)
     if (
-        _plain(_PLAIN_ID, measurement)
+        type(measurement) is str
+        and type(metric) is str
+        and type(unit) is bool
+        and _plain(_PLAIN_ID, measurement)
         and _plain(_PLAIN_METRIC, metric)
         and (index is None) != (x is None)
         and (index is None or (type(index) is int and index >= 0))
