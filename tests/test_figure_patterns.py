@@ -8,6 +8,7 @@ back the citation's text."""
 from __future__ import annotations
 
 import re
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +61,11 @@ WORDS = re.compile(
     r"\s+(?P<unit>tok(?:en)?s?\s*/\s*(?:s|sec)|tok(?:en)?s?\s+per\s+second|ms|milliseconds|percent)\b"
 )
 
+ITEM = re.compile(r"(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?(?:\u2044\d+)?|\.\d+")
+"""The numbers of a list's other numbers, as the list was matched: thousands groups only where no digit follows them
+(``5,1,2345 tok/s`` lists 5, 1 and 2345; split by ``_NUMBER``, it read ``1,234`` and ``5``: the list's match took
+1 and 2345, the split did not)."""
+
 
 def reference(text: str, cell: bool = False) -> list[Figure]:
     """``figures.find_figures`` with the plain patterns (and no shortcut for text without numbers)."""
@@ -77,7 +83,7 @@ def reference(text: str, cell: bool = False) -> list[Figure]:
         unit = next(canon for i, (_, canon) in enumerate(_UNITS) if m.group(f"u{i}"))
         if unit == "s" and m.group("sp") == "" and not m.group("more") and "." not in m.group("first"):
             continue
-        items = [m.group("first"), *re.findall(_NUMBER, m.group("more") or "")]
+        items = [m.group("first"), *ITEM.findall(m.group("more") or "")]
         starts = [m.start("first")]
         offset = m.start("more")
         for item in items[1:]:
@@ -270,3 +276,68 @@ def test_runs_of_number_words_are_found_as_the_plain_grammar_finds_them(run: str
     """A run of number words is tried once, at its first word (linear time): the same figures as trying every word."""
     text = before + run + tail
     assert figures.find_figures(text) == reference(text)
+
+
+NUMBERS = ["1", "12", "1234", "1,234", "234", "1,2345", ".5", "1.5", "1e+5", "2e-3", "3E+1.5", "1\u20442", "00", "5x"]
+SEPARATORS = [", ", ",", " - ", "-", " -", "/", " / ", " to ", " and ", " or ", "–", "—", " ", "  ,  ", "+", "."]
+TAILS = ["", " ms", "ms", " tok/s", "x", "x faster", "x.", "k tok/s", ".5 ms", "e+5 ms", "5", " x", ", ", " s", "s"]
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(NUMBERS), st.sampled_from(SEPARATORS)), min_size=1, max_size=12),
+    st.sampled_from(TAILS),
+    st.sampled_from(["", "v", "+", "-", " ", "(", "**", "-**", "a-", "\u2044"]),
+    st.booleans(),
+)
+def test_lists_of_numbers_are_found_as_the_plain_grammar_finds_them(
+    pairs: list[tuple[str, str]], tail: str, before: str, cell: bool
+) -> None:
+    """A list of numbers is read one way, and where no unit follows it the search goes on at its last number (linear
+    time): the same figures as reading it every way and trying every number."""
+    text = before + "".join(n + sep for n, sep in pairs)[: -len(pairs[-1][1]) or None] + tail
+    assert figures.find_figures(text, cell=cell) == reference(text, cell=cell)
+    assert figures.column_figures(text, "ms") == [
+        figures.Figure(m.start(), m.end(), m.group(), m.group().lstrip("+-"), "ms", None)
+        for m in re.finditer(r"(?<![\w.@/\u2044-])[+-]?(?:" + _NUMBER + r")(?![\w.]\d|\w|,\d)", text)
+    ]
+
+
+def test_a_list_is_read_as_its_numbers_are_written() -> None:
+    """``1,2345`` is 1 and 2345 (no thousands group has four digits); ``1,234`` is one number."""
+    assert [f.number for f in figures.find_figures("5,1,2345 tok/s")] == ["5", "1", "2345"]
+    assert [f.number for f in figures.find_figures("5, 1,234 tok/s")] == ["5", "1,234"]
+
+
+def _within(seconds: int, fn: Any, *args: Any) -> Any:
+    """``fn(*args)``, or a failure when it has not returned after ``seconds`` (a hang guard, not a timing)."""
+
+    def stop(signum: int, frame: Any) -> None:
+        raise TimeoutError(f"no result after {seconds} s")
+
+    old = signal.signal(signal.SIGALRM, stop)
+    signal.alarm(seconds)
+    try:
+        return fn(*args)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+@pytest.mark.parametrize(
+    ("text", "figures_in_it"),
+    [
+        ("1, " * 50_000 + "2 ms", 50_001),  # each number once: tried at every number, 10 s at 4,000 numbers
+        ("5 - " * 50_000, 0),
+        ("1" + ",234" * 50_000 + "x", 1),  # "234x"; read every way, 22 groups took 34 s, doubling with each
+        ("1" + ",234" * 40 + "5 ms", 2),  # 1,234,...,234 and 2345
+        ("1e+1, " * 50_000 + "3x", 1),
+        ("1 to " * 50_000 + "9 tok/s", 50_001),
+    ],
+)
+def test_long_lists_of_numbers_do_not_stall_the_scan(text: str, figures_in_it: int) -> None:
+    """A record's text of 100-200 kB shaped as a list of numbers: found in time linear in its length (in
+    milliseconds here; the guard only stops a hang)."""
+    assert len(_within(30, figures.find_figures, text)) == figures_in_it
+    assert len(_within(30, figures.find_figures, text, True)) >= figures_in_it
+    _within(30, figures.column_figures, text, "ms")

@@ -130,24 +130,67 @@ def _tied(words: list[str]) -> str:
 
 _BEFORE_NUMBER = r"[\w.@/\u2044-]"  # no figure begins right after one of these
 _PREFIXES = [s + e for s in ("+", "-", "") for e in ("**", "*", "__", "_", "`", "") if s + e]  # sign, emphasis
-_DIGITS = r"(?:\d{1,3}(?:,\d{3})+|\d++)(?:\.\d++)?(?:[eE][-+]?\d++)?(?:\u2044\d++)?|\.\d++"  # _NUMBER, possessive
-_FIGURE = re.compile(
-    # a digit or dot with nothing before it, a sign and emphasis (``-**5``) with nothing before them: a number starts
-    r"(?P<lead>[\d.])(?:(?:(?<!"
+_REST = r"(?:\.\d++)?(?:[eE][-+]?\d++)?(?:\u2044\d++)?"  # decimals, an exponent, a fraction
+_DIGITS = r"(?>(?:\d{1,3}(?:,\d{3})+(?!\d)|\d++)" + _REST + r"|\.\d++)"
+"""A number of a list (``_NUMBER``), read one way: every part it can have, taken whole (an atomic group), thousands
+groups only where no digit follows them (``1,2345`` is 1 and 2345). Any other reading of a list ends where a unit
+cannot follow (before ``.5``, ``e5``, ``⁄2``, or a separator and a number), so the figures are the same; read every
+way, a chain of thousands groups was exponential (``1,234,234,...,234x``: 22 groups took 34 s)."""
+_PIECE = r"(?>\d++" + _REST + r"|\.\d++)"
+"""A number read without thousands groups: a list of these, with ``,`` a separator, ends where a list of
+``_DIGITS`` ends."""
+_START = (
+    r"(?:(?<!"
     + _BEFORE_NUMBER
     + r".)|(?<=[-_].)(?:"
     + "|".join(rf"(?<={re.escape(p)}.)(?<!{_BEFORE_NUMBER}{re.escape(p)}.)" for p in _PREFIXES)
-    + r"))(?P<first>(?<=\d)(?:\d{0,2}(?:,\d{3})+|\d*+)(?:\.\d++)?(?:[eE][-+]?\d++)?(?:\u2044\d++)?|(?<=\.)\d++)"
-    r"(?P<more>(?:" + _LIST_SEP.replace(r"\s*", r"\s*+") + r"(?:" + _DIGITS + r"))*)"
+    + r"))"
+)
+"""After a consumed digit or dot: nothing stands before it, or a sign and emphasis (``-**5``) with nothing before
+them."""
+_SEP = _LIST_SEP.replace(r"\s*", r"\s*+")
+_FIGURE = re.compile(
+    r"(?P<lead>[\d.])(?:"
+    + _START
+    + r"(?P<first>(?<=\d)(?>(?:\d{0,2}(?:,\d{3})+(?!\d)|\d*+)"
+    + _REST
+    + r")|(?<=\.)\d++)"
+    r"(?P<more>(?:" + _SEP + _DIGITS + r")*+)"
     r"(?P<scale>[kK](?=\s?[A-Za-zμ%(]))?" + _EMPHASIS + r"(?P<sp>[ \u00a0-]?)(?=[^\W\d]|[%(\[*])" + _QUALIFIER + r"?"
     r"(?:\*{1,2}|_{1,2}|\[)?\(?(?:" + _UNIT + r")\)?"  # emphasis or a link on the unit: 52.3 **tok/s**
     r"(?P<per>/[A-Za-z]+)?(?![\w/])"
     r"|(?<=\d)(?<![\w.@/-].)(?=\d*+(?:\.\d++)?[xX×])(?P<mnum>\d*\.\d+|\d{0,2}(?=[xX×]" + _COMPARES + r")"
-    r"|\d*(?=[xX×]" + _COMPARES_WORD + r"))(?P<mult>[xX×])(?![\w/]))"
+    r"|\d*(?=[xX×]" + _COMPARES_WORD + r"))(?P<mult>[xX×])(?![\w/])"
+    r"|" + _START + r"(?:(?<=\d)\d*+" + _REST + r"|(?<=\.)\d++)"
+    r"(?P<dead>(?:" + _SEP + r"(?P<last>" + _PIECE + r")){3,}+))"
 )
 """A figure with a unit (``first``: the rest of its first number after ``lead``; ``more``: the list's other numbers),
-or a multiplier (``mnum``: the rest of its number)."""
-_ITEM = re.compile(_NUMBER)
+or a multiplier (``mnum``: the rest of its number); or, where neither begins, a list of four or more numbers
+(``dead``): see ``_matches``."""
+_ITEM = re.compile(_DIGITS)
+
+
+def _matches(pattern: re.Pattern[str], text: str) -> list[re.Match[str]]:
+    """``pattern.finditer(text)`` in time linear in the text, for a pattern whose last alternative (``dead``) is a
+    list of numbers that no match begins in before its ``last`` number: the search goes on there.
+
+    ``_FIGURE``: where a list of numbers has no unit after it, no figure begins at any number of the list but the
+    last: read from any of them, the list ends where it ended (a number read from inside another, such as ``234``
+    in ``1,234`` or ``5`` in ``1e+5``, ends where that one ends, unless it is the last), and a multiplier's ``x``
+    can follow only the last. ``_CELL_NUMBER``: in a chain of thousands groups that is no number, no group but the
+    last begins one (each reads to the chain's end, or stops before ``,`` and a digit). Tried at every number, each
+    try reading the rest of the list, ``"1, " * 4000`` took 10 s."""
+    found: list[re.Match[str]] = []
+    pos = 0
+    while m := pattern.search(text, pos):
+        if m.group("dead") is None:
+            found.append(m)
+            pos = m.end()
+        else:
+            pos = m.start("last")
+    return found
+
+
 _CODES = sorted(CODE_METRICS, key=len, reverse=True)
 _CODE = re.compile(
     r"(?P<code>" + _first(_CODES) + r"(?<![\w.].)(?:" + _tied(_CODES) + r"))"
@@ -343,7 +386,7 @@ def find_figures(text: str, cell: bool = False) -> list[Figure]:
         return (start, end) if where is None else (where[start], where[end - 1] + 1)
 
     found: dict[int, Figure] = {}
-    for m in _FIGURE.finditer(folded):
+    for m in _matches(_FIGURE, folded):
         lead = m.start("lead")
         if m.group("mult"):
             a, b = span(lead, m.end())
@@ -382,7 +425,10 @@ def find_figures(text: str, cell: bool = False) -> list[Figure]:
 
 
 _HEADER_UNIT = re.compile(r"(?:^|(?<=[\s(\[,/]))\(?(?:" + _UNIT + r")\)?(?P<per>/[A-Za-z]+)?(?=[\s)\],;:↑↓]|$)")
-_CELL_NUMBER = re.compile(r"(?<![\w.@/\u2044-])[+-]?(?:" + _NUMBER + r")(?![\w.]\d|\w|,\d)")
+_CELL_NUMBER = re.compile(
+    r"(?<![\w.@/\u2044-])(?:[+-]?(?:" + _NUMBER + r")(?![\w.]\d|\w|,\d)|\d{1,3}(?P<dead>(?:,(?P<last>\d{3})){3,}+))"
+)
+"""A number of a table cell; or, where none begins, a chain of thousands groups (``dead``): see ``_matches``."""
 
 
 def header_unit(header: str) -> str | None:
@@ -400,7 +446,7 @@ def column_figures(cell: str, unit: str) -> list[Figure]:
     applies to the column's cells), citations aside."""
     folded, where = _folded(_without_citations(cell))
     out = []
-    for m in _CELL_NUMBER.finditer(folded):
+    for m in _matches(_CELL_NUMBER, folded):
         a, b = (m.start(), m.end()) if where is None else (where[m.start()], where[m.end() - 1] + 1)
         out.append(Figure(a, b, cell[a:b], m.group().lstrip("+-"), unit, None))
     return out
