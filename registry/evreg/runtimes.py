@@ -3,7 +3,9 @@ engine, version, build and commit, and the one comparison every path uses (scope
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +32,7 @@ _BUILD = re.compile(r"^\(?b?(\d+)\)?$")
 _VERSION = re.compile(r"^v?(\d+\.[0-9a-z.+-]*|\d{4}-\d{2}(?:-\d{2})?)$")  # 0.11.0, v1.2, a date: 2026-06
 
 
+@functools.lru_cache(maxsize=4096)  # a registry names a few runtimes, compared for every claim and its evidence
 def parse_runtime(text: str) -> Runtime:
     """``llama.cpp SYCL 9976 (e3546c794) + preserved local stack`` -> engine (llama.cpp, sycl), build 9976,
     commit e3546c794, extras (preserved local stack,). The first id ends the engine's words; words after it are
@@ -75,7 +78,7 @@ _MODIFIED = frozenset(
 """Words that say an engine was changed (``vLLM XPU fork``): an engine-only claim does not cover them."""
 
 
-def runtime_matches(claimed: Any, m: dict[str, Any]) -> bool:
+def runtime_matches(claimed: Any, m: Mapping[str, Any]) -> bool:
     """A claim naming a runtime covers a measurement of the same build (``parse_runtime``, ``same_runtime``),
     or of any version, build or commit of the engine when the claim names only the engine (``vLLM XPU`` covers
     ``vLLM XPU 0.11.0``, ``vLLM`` covers ``vLLM XPU 0.11.0``) but nothing added to it (``vLLM XPU 0.11.0 + patch``,

@@ -14,6 +14,7 @@ target packet (``evreg.formats``).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -110,6 +111,7 @@ def _same_one(a: str, b: str) -> bool:
 _PARTS = re.compile(r"\s*(?:\+|&|\band\b)\s*", re.I)
 
 
+@functools.lru_cache(maxsize=4096)  # a registry names a few accelerators, compared for every claim and its evidence
 def same_hardware(a: str, b: str) -> bool:
     """One accelerator model: the model words (those with digits) of one contain the other's (``NVIDIA GeForce RTX
     5090`` = ``RTX 5090 32 GB`` = ``RTX5090``; not ``RTX 4090``), neither is a laptop part the other is not, and
@@ -151,7 +153,7 @@ def _differs(key: str, claim: Mapping[str, Any], evidence: Mapping[str, Any]) ->
     if want is None or got is None:
         return (want is None) != (got is None)
     if key == "runtime":
-        return not runtime_matches(want, dict(evidence))
+        return not runtime_matches(want, evidence)
     if key == "hardware":
         return not (isinstance(want, str) and isinstance(got, str) and same_hardware(want, got))
     return bool(want != got)

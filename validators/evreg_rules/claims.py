@@ -4,6 +4,7 @@ citation, and a promotion stands only on promotable evidence of its own scope.""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections import Counter
@@ -209,20 +210,26 @@ def _foreign(doc: Document, pointer: str, c: citations.Citation, measurements: A
         )
 
 
+@functools.lru_cache(maxsize=1 << 14)
+def _field_of(pointer: str) -> str:
+    """The field a prose pointer names: its last token that is no list index (``/a/1``: ``a``)."""
+    return next((t for t in reversed(split_pointer(pointer)) if not t.isdigit()), pointer)
+
+
 def check_citations(registry: Registry) -> Iterator[Finding]:
     measurements = index(registry).measurement_data
     for doc in registry.records():
+        kind = str(doc.kind)
         for pointer, text in doc.prose:
-            if doc.kind == "packet" and "{{" in text:
+            if kind == "packet" and "{{" in text:
                 yield from _packet_prose(doc, pointer, text, measurements)
-            counts: Counter[Code] = Counter()
-            field = next((t for t in reversed(split_pointer(pointer)) if not t.isdigit()), pointer)  # /a/1: a
-            cell = in_cell(str(doc.kind), pointer)
-            for code, message in _field_problems(text, field, measurements, cell):
+            counts: Counter[Code] | None = None
+            for code, message in _field_problems(text, _field_of(pointer), measurements, in_cell(kind, pointer)):
+                counts = counts if counts is not None else Counter()
                 counts[code] += 1
                 if counts[code] <= MAX_PER_FIELD:
                     yield code.at(doc, pointer, message)
-            for code, n in counts.items():
+            for code, n in (counts or {}).items():
                 if n > MAX_PER_FIELD:
                     yield code.at(doc, pointer, f"... and {n - MAX_PER_FIELD} more {code.code} findings in this field")
 

@@ -311,6 +311,7 @@ def check_coverage_views(registry: Registry) -> Iterator[Finding]:
         axes = [(data.get("row_axis") or {"key": "mtp"})["key"], (data.get("column_axis") or {"key": "tp"})["key"]]
         fixed = data.get("fixed_selectors") or {}
         seen: set[tuple[str, str, str]] = set()
+        fixed_ptr = {k: join_pointer("fixed_selectors", k) for k in fixed}
         for r, c in itertools.product(data["rows"], data["columns"]):
             name = f"{cell_key(r)}:{cell_key(c)}"
             fields = data["cells"].get(name)
@@ -319,8 +320,7 @@ def check_coverage_views(registry: Registry) -> Iterator[Finding]:
             base = join_pointer("cells", name)
             own = fields.get("selectors") or {}
             sel = {**fixed, axes[0]: r, axes[1]: c, **own}
-            ptr = {k: join_pointer("fixed_selectors", k) for k in fixed}
-            ptr.update({axes[0]: base, axes[1]: base, **{k: f"{base}/selectors/{k}" for k in own}})
+            ptr = {**fixed_ptr, axes[0]: base, axes[1]: base, **{k: f"{base}/selectors/{k}" for k in own}}
             field_ptr = {k: f"{base}/{k}" for k in (*fields, *CELL_FIELDS)} | {"": base}
             cell = Cell(doc, fields, sel, field_ptr, ptr, view_evidence=bool(data.get("evidence")), derive_label=True)
             for f in check_cell(cell, registry):

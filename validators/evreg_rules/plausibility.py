@@ -41,17 +41,18 @@ def _why_not(metric: str, value: Any) -> str | None:
     return None
 
 
-def _values(data: dict[str, Any]) -> Iterator[tuple[str, str, Any]]:
-    """(pointer, metric, value) of every stored number of a measurement or estimate."""
+def _values(data: dict[str, Any]) -> Iterator[tuple[tuple[str | int, ...], str, Any]]:
+    """(path, metric, value) of every stored number of a measurement or estimate (the path's pointer is made
+    only for a finding)."""
     for metric, samples in (data.get("metrics") or {}).items():
         for i, value in enumerate(samples if isinstance(samples, list) else []):
-            yield join_pointer("metrics", metric, i), metric, value
+            yield ("metrics", metric, i), metric, value
     for i, point in enumerate(data.get("points") or []):
         for metric, value in point.items() if isinstance(point, dict) else ():
             if metric not in ("x", "samples"):
-                yield join_pointer("points", i, metric), metric, value
+                yield ("points", i, metric), metric, value
     if data.get("kind") == "estimate" and isinstance(data.get("metric"), str):
-        yield "/value", data["metric"], data.get("value")
+        yield ("value",), data["metric"], data.get("value")
 
 
 COMPLETED = frozenset({"completed", "completed_requests", "num_completed", "successful_requests"})
@@ -60,21 +61,24 @@ COMPLETED = frozenset({"completed", "completed_requests", "num_completed", "succ
 
 def _completed_none(value: Any, pointer: str = "") -> Iterator[str]:
     """Pointers at which ``value`` states that no request completed."""
-    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
-    for key, item in items:
-        here = pointer + join_pointer(key)
-        if key in COMPLETED and item == 0 and not isinstance(item, bool):
-            yield here
-        else:
-            yield from _completed_none(item, here)
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key in COMPLETED and item == 0 and not isinstance(item, bool):
+                yield pointer + join_pointer(key)
+            elif isinstance(item, dict | list):
+                yield from _completed_none(item, pointer + join_pointer(key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):  # a list's items have no key: only what they hold is looked at
+            if isinstance(item, dict | list):
+                yield from _completed_none(item, f"{pointer}/{i}")
 
 
 def check_plausible(registry: Registry) -> Iterator[Finding]:
     for doc in registry.records(*MEASUREMENT_KINDS, "estimate"):
-        for pointer, metric, value in _values(doc.data):
+        for path, metric, value in _values(doc.data):
             why = _why_not(metric, value)
             if why:
-                yield IMPLAUSIBLE.at(doc, pointer, f"{value!r} is not a measurement: {why}")
+                yield IMPLAUSIBLE.at(doc, join_pointer(*path), f"{value!r} is not a measurement: {why}")
         if doc.kind in MEASUREMENT_KINDS:
             for pointer in _completed_none(doc.data):
                 yield IMPLAUSIBLE.at(

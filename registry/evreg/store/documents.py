@@ -142,7 +142,8 @@ class Document:
     @property
     def kind(self) -> str | None:
         """The record kind, once the file has passed schema validation."""
-        return self.data.get("kind") if self.valid else None
+        self._content()
+        return self._data.get("kind") if self._valid else None
 
     @property
     def id(self) -> str | None:

@@ -294,6 +294,10 @@ class ById(Mapping[str, Any]):
             raise KeyError(record_id)
         return doc.data if self.data else doc
 
+    def get(self, record_id: str, default: Any = None) -> Any:
+        doc = self.registry.get(self.kinds, record_id) if isinstance(record_id, str) else None
+        return default if doc is None else doc.data if self.data else doc
+
     def __iter__(self) -> Iterator[str]:
         raise TypeError("records are looked up by id, not listed")
 
