@@ -444,6 +444,9 @@ ADVERSARIAL = {
     "long whitespace after a metric word": " ",
     "escaped quotes": '\\"',
     "closing braces": "}}",
+    "a list of numbers without a unit": "1, ",
+    "a range of numbers without a unit": "5 - ",
+    "a chain of thousands groups": ",234",
 }
 """Hostile prose patterns: each fills one field of a record up to the size limit."""
 

@@ -15,7 +15,7 @@ from evreg import codes, jsonio
 from evreg.evidence import is_evidence_key
 from evreg.findings import Finding, RecordRef, join_pointer
 from evreg.layout import ID_PATTERN, PACKETS, Place, id_problem, place_of, unit_of
-from evreg.models import MODELS, is_prose
+from evreg.models import MODELS, TOKEN_KEYS, is_prose
 from evreg.store.sources import Entry, Source, blob_id
 
 if TYPE_CHECKING:
@@ -285,9 +285,12 @@ class Document:
         refs: list[tuple[str, str]] = []
         prose: list[tuple[str, str]] = []
         for pointer, key, text in jsonio.iter_keyed_strings(self.data, _is_text_key, memo=_TEXT_KEYS):
-            if is_evidence_key(key):
+            what = _KEY_TEXT.get(key)
+            if what is None:
+                what = _key_text(key)
+            if what == "ref":
                 refs.append((pointer, text))
-            elif is_prose(key, text):
+            elif what == "prose" or is_prose(key, text):
                 prose.append((pointer, text))
         config = self.data.get("config") if isinstance(self.data, dict) else None
         for name in config if isinstance(config, dict) else ():  # a setting's name is shown as text too
@@ -345,3 +348,13 @@ def _is_text_key(key: str) -> bool:
 
 
 _TEXT_KEYS: dict[str, bool] = {}
+_KEY_TEXT: dict[str, str] = {}
+
+
+def _key_text(key: str) -> str:
+    """What a string under ``key`` is: an evidence reference (``ref``), prose (``prose``), or prose unless it is
+    shaped like a token (``token``: ``evreg.models.is_prose``); remembered for the first 10,000 keys."""
+    what = "ref" if is_evidence_key(key) else "token" if key in TOKEN_KEYS else "prose"
+    if len(_KEY_TEXT) < 10_000:
+        _KEY_TEXT[key] = what
+    return what
