@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -50,7 +51,7 @@ _NUMBER = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?(?:\u2044\d+)?|
 _UNITS: list[tuple[str, str]] = [
     (
         r"(?i:tok(?:en)?s?\s*/\s*(?:s|sec|second)\b|tok(?:en)?s?\s+(?:per|a)\s+(?:second|sec)\b|t/s|tps|tk\s*/\s*s\b|"
-        r"tok(?:en)?s?\s*[·*]?\s*s\s*[\u2212-]\s*1\b)",
+        r"tok(?:en)?s?\s*+[·*]?\s*+s\s*+[\u2212-]\s*+1\b)",
         "tok/s",
     ),
     (r"(?i:req(?:uest)?s?\s*/\s*(?:s|sec)\b|req(?:uest)?s?\s+per\s+(?:second|sec)\b|qps\b|rps\b)", "req/s"),
@@ -416,11 +417,14 @@ def find_figures(text: str, cell: bool = False) -> list[Figure]:
     for m in _words_matches(folded):
         a, b = span(m.start("words"), m.end())
         found.setdefault(a, Figure(a, b, text[a:b], m.group("words"), "", None))
-    covered = [(f.start, f.end) for f in found.values()]
-    for m in _BARE.finditer(folded) if cell else ():
-        a, b = span(m.start("num"), m.end("num"))
-        if not any(x <= a < y for x, y in covered):
-            found.setdefault(a, Figure(a, b, text[a:b], m.group("num"), "", None))
+    if cell:  # a bare number outside every figure found: the figures by start, and how far those up to each reach
+        starts = sorted(found)
+        reach = list(itertools.accumulate((found[k].end for k in starts), max))
+        for m in _BARE.finditer(folded):
+            a, b = span(m.start("num"), m.end("num"))
+            before = bisect.bisect_right(starts, a) - 1
+            if before < 0 or reach[before] <= a:
+                found.setdefault(a, Figure(a, b, text[a:b], m.group("num"), "", None))
     return [found[k] for k in sorted(found)]
 
 

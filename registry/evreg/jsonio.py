@@ -22,7 +22,7 @@ from typing import Any
 import orjson
 
 from evreg import codes
-from evreg.findings import Code, Finding, escape_token, join_pointer
+from evreg.findings import Code, Finding, escape_token, join_pointer, split_pointer
 
 MAX_RECORD_BYTES = 8 * 1024 * 1024
 """Record files larger than this are refused unread (``file-too-large``)."""
@@ -97,16 +97,27 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 """A ``\\uD800``-``\\uDFFF`` escape: valid as a pair, not as text on its own."""
 
 
-def _walk(value: Any, pointer: str = "") -> Iterator[tuple[str, Any]]:
-    """Yield (pointer, value) for every node, iteratively (no recursion limit)."""
-    stack: list[tuple[str, Any]] = [(pointer, value)]
+def _walk(value: Any) -> Iterator[tuple[Any, Any]]:
+    """Yield (path, node) for every node, iteratively (no recursion limit). A path is ``(parent's path, token)``,
+    ``()`` at the top: ``_pointer`` makes it a pointer (a pointer per node took memory of a key's length times the
+    items under it)."""
+    stack: list[tuple[Any, Any]] = [((), value)]
     while stack:
-        ptr, node = stack.pop()
-        yield ptr, node
+        path, node = stack.pop()
+        yield path, node
         if isinstance(node, dict):
-            stack.extend((join_pointer_suffix(ptr, k), v) for k, v in reversed(node.items()))
+            stack.extend(((path, k), v) for k, v in reversed(node.items()))
         elif isinstance(node, list):
-            stack.extend((join_pointer_suffix(ptr, i), v) for i, v in reversed(list(enumerate(node))))
+            stack.extend(((path, i), v) for i, v in reversed(list(enumerate(node))))
+
+
+def _pointer(path: Any) -> str:
+    """The JSON pointer of a ``_walk`` path."""
+    tokens: list[str | int] = []
+    while path:
+        path, token = path
+        tokens.append(token)
+    return join_pointer(*reversed(tokens))
 
 
 def _is_text(s: str) -> bool:
@@ -236,55 +247,78 @@ def _decode(text: str, file: str) -> tuple[Any, list[Finding]]:
     return value, []
 
 
-_Problem = tuple[Code, str, str, str]
-"""(code, pointer, message, hint) of one problem found in a parsed value."""
+_Problem = tuple[Code, Callable[[], tuple[str, str, str]]]
+"""A problem found in a parsed value: its code, and what makes its (pointer, message, hint) when it is reported
+(a file may hold a million problems: only the first few of a code are reported, and made)."""
 
 
-def _problems_at(ptr: str, node: Any, locator: Locator) -> Iterator[_Problem]:
+def _problems_at(path: Any, node: Any, locator: Locator) -> Iterator[_Problem]:
     """The problems of one node of a parsed value: lone surrogates, numbers JSON cannot
     carry exactly, repeated keys."""
     texts = [node] if isinstance(node, str) else list(node) if isinstance(node, dict) else []
     if not all(_is_text(t) for t in texts):
-        yield (  # at the string, or at the object whose key it is (the pointer itself must be text)
+        yield (
             codes.JSON_SYNTAX,
-            ptr,
-            f"{'a string' if isinstance(node, str) else 'a key of this object'} holds a lone surrogate escape "
-            "(\\ud800-\\udfff without its pair), which is not text",
-            "write the character itself, or its full surrogate pair",
+            lambda: (  # at the string, or at the object whose key it is (a pointer is text)
+                _pointer(path),
+                f"{'a string' if isinstance(node, str) else 'a key of this object'} holds a lone surrogate escape "
+                "(\\ud800-\\udfff without its pair), which is not text",
+                "write the character itself, or its full surrogate pair",
+            ),
         )
     if isinstance(node, _NonFinite) or (isinstance(node, float) and not math.isfinite(node)):
         yield (
             codes.JSON_NON_FINITE,
-            ptr,
-            f"{locator.token(ptr)} is not a finite JSON number",
-            "record a finite number, or leave the sample out and say why in a caveat",
+            lambda: (
+                _pointer(path),
+                f"{locator.token(_pointer(path))} is not a finite JSON number",
+                "record a finite number, or leave the sample out and say why in a caveat",
+            ),
         )
     elif isinstance(node, _OutOfRange):
         yield (
             codes.JSON_NON_FINITE,
-            ptr,
-            f"{node[:30]}{'...' if len(node) > 30 else ''} is an integer beyond 64 bits; "
-            "JSON readers turn it into an inexact float or refuse it",
-            "write a measurement as a decimal with an exponent (1e+20), an identifier as a string",
+            lambda: (
+                _pointer(path),
+                f"{node[:30]}{'...' if len(node) > 30 else ''} is an integer beyond 64 bits; "
+                "JSON readers turn it into an inexact float or refuse it",
+                "write a measurement as a decimal with an exponent (1e+20), an identifier as a string",
+            ),
         )
     elif isinstance(node, _Duplicates):
         for key in node.repeated:
-            yield (
-                codes.JSON_DUPLICATE_KEY,
-                join_pointer_suffix(ptr, key),
-                f"key {key!r} appears more than once in this object",
-                "keep one value per key; JSON readers disagree on which duplicate wins",
-            )
+
+            def repeated(key: str = key) -> tuple[str, str, str]:
+                return (
+                    join_pointer_suffix(_pointer(path), key),
+                    f"key {key!r} appears more than once in this object",
+                    "keep one value per key; JSON readers disagree on which duplicate wins",
+                )
+
+            yield codes.JSON_DUPLICATE_KEY, repeated
+
+
+MAX_PROBLEMS_PER_CODE = 20
+"""Problems of one code reported per file; the rest are counted in one more finding (a file of a million NaN under
+a long key would otherwise make a million findings, each holding the key)."""
 
 
 def _problems(value: Any, text: str, file: str) -> list[Finding]:
     """Findings, at their line and column, for every node of ``value`` with a problem."""
     findings: list[Finding] = []
+    counts: dict[Code, int] = {}
     locator = Locator(text)  # only for the rare file that needs a closer look
-    for ptr, node in _walk(value):
-        for code, at, message, hint in _problems_at(ptr, node, locator):
-            line, col = locator.position(at)
-            findings.append(code.at(file, at, message, hint, line=line, column=col))
+    for path, node in _walk(value):
+        for code, made in _problems_at(path, node, locator):
+            counts[code] = counts.get(code, 0) + 1
+            if counts[code] <= MAX_PROBLEMS_PER_CODE:
+                at, message, hint = made()
+                line, col = locator.position(at)
+                findings.append(code.at(file, at, message, hint, line=line, column=col))
+    for code, n in counts.items():
+        if n > MAX_PROBLEMS_PER_CODE:
+            more = f"... and {n - MAX_PROBLEMS_PER_CODE} more {code.code} findings in this file"
+            findings.append(code.at(file, "", more, code.hint))
     return findings
 
 
@@ -321,7 +355,8 @@ _SCALAR = re.compile(r"[^\s,\]\}]+")
 
 
 class _Scanner:
-    """One pass of ``Locator``'s scanner over a text: the offset of every value, by pointer.
+    """One pass of ``Locator``'s scanner over a text: the offset of every value, in a tree of the values' tokens
+    (``[offset, {token: child}]``; a pointer string per value took memory of the key's length times its children).
 
     A state machine over three states, one method each: at a value, at an object's
     key, after a value. Each step returns the next state, or None to stop (the end
@@ -330,31 +365,41 @@ class _Scanner:
     def __init__(self, text: str) -> None:
         self.text = text
         self.n = len(text)
-        self.out: dict[str, int] = {}
-        # stack of [pointer, is_object, next_index]
+        self.root: list[Any] = [None, None]
+        # stack of [node, is_object, next_index]
         self.stack: list[list[Any]] = []
         self.i = self._skip_ws(0)
-        self.ptr = ""
+        self.node = self.root  # where the next value's offset goes
+
+    @staticmethod
+    def _child(node: list[Any], token: str) -> list[Any]:
+        children = node[1]
+        if children is None:
+            children = node[1] = {}
+        child = children.get(token)
+        if child is None:
+            child = children[token] = [None, None]
+        return child  # a repeated key: the same node, its offset the last occurrence's
 
     def _skip_ws(self, i: int) -> int:
         """The offset of the first non-whitespace character from ``i`` on."""
         return _WS.match(self.text, i).end()  # type: ignore[union-attr]
 
-    def offsets(self) -> dict[str, int]:
-        """Scan the text; the offset of every value reached, by pointer."""
+    def offsets(self) -> list[Any]:
+        """Scan the text; the tree of the offset of every value reached."""
         steps: dict[str, Callable[[], str | None]] = {"value": self._value, "key": self._key, "after": self._after}
         state: str | None = "value"
         while state is not None and self.i < self.n:
             state = steps[state]()
-        return self.out
+        return self.root
 
     def _value(self) -> str | None:
         """At a value: record where it starts, then open a container or pass over a scalar."""
         text, i = self.text, self.i
-        self.out[self.ptr] = i
+        self.node[0] = i
         c = text[i]
         if c in "{[":
-            self.stack.append([self.ptr, c == "{", 0])
+            self.stack.append([self.node, c == "{", 0])
             self.i = i = self._skip_ws(i + 1)
             if i < self.n and text[i] in "}]":
                 self.stack.pop()
@@ -362,7 +407,7 @@ class _Scanner:
                 return "after"
             if c == "{":
                 return "key"
-            self.ptr = join_pointer_suffix(self.stack[-1][0], 0)
+            self.node = self._child(self.stack[-1][0], "0")
             return "value"
         m = (_STRING if c == '"' else _SCALAR).match(text, i)
         if not m:
@@ -384,7 +429,7 @@ class _Scanner:
         if i >= self.n or text[i] != ":":
             return None
         self.i = self._skip_ws(i + 1)
-        self.ptr = join_pointer_suffix(self.stack[-1][0], key)
+        self.node = self._child(self.stack[-1][0], key)
         return "value"
 
     def _after(self) -> str | None:
@@ -399,7 +444,7 @@ class _Scanner:
             if top[1]:
                 return "key"
             top[2] += 1
-            self.ptr = join_pointer_suffix(top[0], top[2])
+            self.node = self._child(top[0], str(top[2]))
             return "value"
         if c in "}]":
             self.stack.pop()
@@ -418,18 +463,26 @@ class Locator:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self._offsets: dict[str, int] | None = None
+        self._offsets: list[Any] | None = None
         self._lines = [0] + [m.end() for m in re.finditer("\n", text)]
 
-    def _scan(self) -> dict[str, int]:
-        """The offset of every value in the text, by pointer."""
-        return _Scanner(self.text).offsets()
+    def _offset(self, pointer: str, nearest: bool = False) -> int | None:
+        """The offset of the value at ``pointer`` (``nearest``: or of its nearest located parent)."""
+        if self._offsets is None:
+            self._offsets = _Scanner(self.text).offsets()
+        node: list[Any] | None = self._offsets
+        found = self._offsets[0]
+        for token in split_pointer(pointer):
+            node = (node[1] or {}).get(token)  # type: ignore[index]
+            if node is None:
+                return found if nearest else None
+            if node[0] is not None or not nearest:
+                found = node[0]
+        return found
 
     def token(self, pointer: str) -> str:
         """The source text of the scalar at ``pointer`` (as written)."""
-        if self._offsets is None:
-            self._offsets = self._scan()
-        offset = self._offsets.get(pointer)
+        offset = self._offset(pointer)
         if offset is None:
             return "?"
         m = (_STRING if self.text[offset] == '"' else _SCALAR).match(self.text, offset)
@@ -437,17 +490,11 @@ class Locator:
 
     def position(self, pointer: str) -> tuple[int | None, int | None]:
         """Line and column of the value at ``pointer``, or of its nearest located parent."""
-        if self._offsets is None:
-            self._offsets = self._scan()
-        ptr = pointer
-        while True:
-            if ptr in self._offsets:
-                offset = self._offsets[ptr]
-                line = bisect.bisect_right(self._lines, offset)
-                return line, offset - self._lines[line - 1] + 1
-            if not ptr:
-                return None, None
-            ptr = ptr[: ptr.rfind("/")]
+        offset = self._offset(pointer, nearest=True)
+        if offset is None:
+            return None, None
+        line = bisect.bisect_right(self._lines, offset)
+        return line, offset - self._lines[line - 1] + 1
 
 
 _HEAD_KEYS = ("kind", "id")

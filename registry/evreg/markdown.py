@@ -137,14 +137,82 @@ def to_html(text: str, extensions: list[Any]) -> str:
     return md.convert(text)
 
 
+_Part = tuple[str, re.Pattern[str], re.Pattern[str]]
+"""One alternative of an element pattern ``OPEN.*?CLOSE``: the open's first characters, the open, the close."""
+
+
+def _part(prefix: str, open_: str, close: str, flags: int = 0) -> _Part:
+    return prefix, re.compile(open_, flags), re.compile(close, flags)
+
+
+def _elements(text: str, parts: list[_Part]) -> list[tuple[re.Match[str], re.Match[str]]]:
+    """(open, close) of each element ``re.finditer`` finds with the alternation of ``OPEN.*?CLOSE`` (``re.S``), in
+    time linear in the text: where an open has no close after it, no later open of its kind has, and its kind is no
+    longer looked for. (The pattern itself reads to the end of the text from each such open: ``"<pre>" * n`` with no
+    ``</pre>`` was quadratic.)"""
+    found: list[tuple[re.Match[str], re.Match[str]]] = []
+    live, pos = list(parts), 0
+    search = _any_open(live)
+    while live and (m := search.search(text, pos)):
+        for part in list(live):
+            opened = part[1].match(text, m.start())
+            if opened is None:
+                continue
+            closed = part[2].search(text, opened.end())
+            if closed is not None:
+                found.append((opened, closed))
+                pos = closed.end()
+                break
+            live.remove(part)
+            search = _any_open(live)
+        else:
+            pos = m.start() + 1
+    return found
+
+
+def _any_open(parts: list[_Part]) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?i:{o.pattern})" if o.flags & re.I else f"(?:{o.pattern})" for _, o, _ in parts))
+
+
+def _closed(text: str, parts: list[_Part]) -> bool:
+    """Whether every open of ``parts`` has a close after it: then the pattern finds its elements in linear time
+    (the last open is found from its first characters, and its close is sought after it)."""
+    for prefix, open_, close in parts:
+        at = len(text)
+        while (at := text.rfind(prefix, 0, at)) >= 0:
+            opened = open_.match(text, at)
+            if opened is not None:
+                if close.search(text, opened.end()) is None:
+                    return False
+                break
+    return True
+
+
+def _sub(pattern: re.Pattern[str], parts: list[_Part], repl: str, text: str) -> str:
+    """``pattern.sub(repl, text)`` for an element pattern made of ``parts``, in linear time (``_elements``)."""
+    if _closed(text, parts):
+        return pattern.sub(repl, text)
+    out, last = [], 0
+    for opened, closed in _elements(text, parts):
+        out += [text[last : opened.start()], repl]
+        last = closed.end()
+    return "".join([*out, text[last:]])
+
+
+_CITE_CLASS = r'class="evreg-(?:' + "|".join(citations.RENDERER_CLASSES) + r')"'
 _EXEMPT = re.compile(
-    r"<(pre|code)\b[^>]*>.*?</\1>|<(a|mark|span)\b[^>]*class=\"evreg-(?:"
-    + "|".join(citations.RENDERER_CLASSES)
-    + r")\"[^>]*>.*?</\2>"
-    + r"|<td\b[^>]*class=\"evreg-sample\"[^>]*>.*?</td>",  # a stored sample in its own table: the only renderer cell
+    r"<(pre|code)\b[^>]*>.*?</\1>|<(a|mark|span)\b[^>]*" + _CITE_CLASS + r"[^>]*>.*?</\2>"
+    r"|<td\b[^>]*class=\"evreg-sample\"[^>]*>.*?</td>",  # a stored sample in its own table: the only renderer cell
     re.S,
 )
+_EXEMPT_PARTS = [
+    *(_part(f"<{tag}", rf"<{tag}\b[^>]*>", f"</{tag}>") for tag in ("pre", "code")),
+    *(_part(f"<{tag}", rf"<{tag}\b[^>]*{_CITE_CLASS}[^>]*>", f"</{tag}>") for tag in ("a", "mark", "span")),
+    _part("<td", r'<td\b[^>]*class="evreg-sample"[^>]*>', "</td>"),
+]
+"""``_EXEMPT``'s alternatives, in its order."""
 _SVG_CITE = re.compile(r'<a class="evreg-cite"[^>]*>.*?</a>', re.S)
+_SVG_CITE_PARTS = [_part('<a class="evreg-cite"', r'<a class="evreg-cite"[^>]*>', "</a>")]
 _INLINE_NAMES = (
     r"a|abbr|b|bdi|bdo|cite|data|dfn|em|i|kbd|mark|q|s|samp|small|span|strong|sub|sup|time|u|var|del|ins|wbr|font|br|"
     r"img|svg|label|button|input|select|output|meter|progress"
@@ -152,6 +220,8 @@ _INLINE_NAMES = (
 _INLINE_TAG = re.compile(r"<(?:!--.*?--|/?(?:" + _INLINE_NAMES + r")\b[^>]*)>", re.S | re.I)
 _INLINE_TAG_LOWER = re.compile(r"<(?:!--.*?--|/?(?:" + _INLINE_NAMES + r")\b[^>]*)>", re.S)
 """The same tags written in lower case, as every page the renderer makes: six times faster than ignoring case."""
+_COMMENT_PARTS = [_part("<!--", "<!--", "-->")]
+"""The comments of ``_INLINE_TAG``: the only part that reads past a tag's end."""
 _NAME_NOT_LOWER = re.compile(r"</?[a-z]*+[^\W\d_a-z]")
 """A tag name with a letter other than a-z in it (``<B>``, ``<ſ>``): case matters to which tags are inline."""
 _TAG = re.compile(r"<[^>]++>")
@@ -173,15 +243,48 @@ def shown(content: str) -> str:
     comment joins the text around it, as a browser shows it; any other element ends a line), entities decoded, every
     run of white space in the text (a line break in a paragraph, a no-break space) one space. (Every page of the site
     passes through here: at 100,000 measurements, 1.8 GB.)"""
-    text = _EXEMPT.sub(" ", _SVG_CITE.sub(" ", content))
-    text = _one_space((_INLINE_TAG if _NAME_NOT_LOWER.search(text) else _INLINE_TAG_LOWER).sub("", text))
-    text = html.unescape(_TAG.sub("\n", text))
+    text = _to_last_tag_end(lambda t: _sub(_SVG_CITE, _SVG_CITE_PARTS, " ", t), content)
+    text = _to_last_tag_end(lambda t: _sub(_EXEMPT, _EXEMPT_PARTS, " ", t), text)
+    inline = _INLINE_TAG if _NAME_NOT_LOWER.search(text) else _INLINE_TAG_LOWER
+    # with a comment that has no end, the tags one by one (``_inline_removed``)
+    text = _to_last_tag_end(
+        lambda t: inline.sub("", t) if _closed(t, _COMMENT_PARTS) else _inline_removed(t, inline), text
+    )
+    text = html.unescape(_to_last_tag_end(lambda t: _TAG.sub("\n", t), _one_space(text)))
     # only an entity makes white space other than one space or a line break here (&nbsp;, "&#9;", " &#32;")
     return _BLANKS.sub(" ", text) if "  " in text or _ODD_BLANK.search(text) else text
 
 
-_TABLE = re.compile(r"<table\b.*?</table\s*>", re.S | re.I)
-_ROW = re.compile(r"<tr\b.*?</tr\s*>", re.S | re.I)
+def _to_last_tag_end(sub: Callable[[str], str], text: str) -> str:
+    """``sub(text)`` for a substitution whose every match ends with ``>``, applied up to the last ``>`` where a ``<``
+    follows it (the pattern would read from each such ``<`` to the end of the text: ``"<b " * n`` was quadratic)."""
+    end = text.rfind(">") + 1
+    return sub(text) if text.find("<", end) < 0 else sub(text[:end]) + text[end:]
+
+
+def _inline_removed(text: str, inline: re.Pattern[str]) -> str:
+    """``inline.sub("", text)`` where a comment has no end after it, in linear time: at each ``<`` the pattern would
+    try, a comment ends at the first ``-->`` after it (with none, no later one ends either, and it is text)."""
+    out, last, pos, comments = [], 0, 0, True
+    while (at := text.find("<", pos)) >= 0:
+        end = -1
+        if text.startswith("<!--", at) and comments:
+            close = text.find("-->", at + 4)
+            end, comments = (close + 3, True) if close >= 0 else (-1, False)
+        if end < 0 and not text.startswith("<!--", at):
+            m = inline.match(text, at)
+            end = m.end() if m else -1
+        if end < 0:
+            pos = at + 1
+            continue
+        out.append(text[last:at])
+        last = pos = end
+    return "".join([*out, text[last:]])
+
+
+_TABLE_PARTS = [_part("<table", r"<table\b", r"</table\s*>", re.I)]
+_ROW_PARTS = [_part("<tr", r"<tr\b", r"</tr\s*>", re.I)]
+_CELL_PARTS = [_part("<t", rf"<t({k})\b([^>]*)>", rf"</t{k}\s*>", re.I) for k in "hd"]
 
 
 def html_figures(content: str) -> list[str]:
@@ -195,10 +298,11 @@ def column_figures(content: str) -> list[tuple[str, str, str]]:
     cells, else its first row, and a following row of units alone (``| | tok/s |``); a cell spanning columns or rows
     stands in each column and row it covers, as a reader sees it."""
     found = []
-    for table in _TABLE.findall(content) if "<table" in content else ():
+    tables = _elements(content, _TABLE_PARTS) if "<table" in content.lower() else []
+    for table in (content[o.start() : c.end()] for o, c in tables):
         header: list[str] = []
         carried: dict[int, int] = {}  # column -> rows a cell above still spans
-        for n, row in enumerate(_ROW.findall(table)):
+        for n, row in enumerate(table[o.start() : c.end()] for o, c in _elements(table, _ROW_PARTS)):
             cells, carried = _laid_out(row, carried)
             texts = [shown(text).strip() for _, text in cells]
             if (any(kind == "h" for kind, _ in cells) and all(kind == "h" for kind, _ in cells if kind)) or n == 0:
@@ -221,19 +325,19 @@ def _laid_out(row: str, carried: dict[int, int]) -> tuple[list[tuple[str, str]],
     columns cells of this row and those above span into the next rows."""
     out: list[tuple[str, str]] = []
     below = {c: n - 1 for c, n in carried.items() if n > 1}
-    for m in re.finditer(r"<t([hd])\b([^>]*)>(.*?)</t\1\s*>", row, re.S | re.I):
+    for opened, closed in _elements(row, _CELL_PARTS):  # <t([hd])\b([^>]*)>(.*?)</t\1\s*>, re.S | re.I
         while len(out) in carried:
             out.append(("", ""))
-        spans = {k.lower(): int(v) for k, v in _SPAN.findall(m.group(2))}
+        spans = {k.lower(): int(v) for k, v in _SPAN.findall(opened.group(2))}
         for _ in range(max(1, spans.get("col", 1))):
             if spans.get("row", 1) > 1:
                 below[len(out)] = spans["row"] - 1
-            out.append((m.group(1).lower(), m.group(3)))
+            out.append((opened.group(1).lower(), row[opened.end() : closed.start()]))
     return out, below
 
 
 SCRIPT = re.compile(
-    r"<\s*/?\s*(?:script|iframe|object|embed|form|base|meta)\b|\son[a-z]+\s*=|\b(?:javascript|vbscript|data)\s*:(?!\s)",
+    r"<\s*+/?\s*+(?:script|iframe|object|embed|form|base|meta)\b|\son[a-z]+\s*=|\b(?:javascript|vbscript|data)\s*:(?!\s)",
     re.I,
 )
 """What could run script in a reader's browser: elements that load or run code, event attributes, script URLs."""

@@ -315,7 +315,9 @@ def _site_styles(root: Path) -> Iterator[Finding]:
 
 
 _CSS_PULL = re.compile(r"\b(?:attr|counters?)\s*\(", re.I)
-_CSS_STRING = re.compile(r"""(["'])((?:\\.|(?!\1).)*)\1""")
+_CSS_STRING = re.compile(r"""(["'])((?:\\.|(?!\1)[^\\])*+)\1""")
+"""A CSS string: a backslash escapes the character after it, as CSS reads it (read also as a character of its own,
+``'a"' + '\\' * 34`` took seconds: each backslash could be read two ways)."""
 
 
 def _css_unescaped(text: str) -> str:
@@ -327,27 +329,39 @@ def _css_unescaped(text: str) -> str:
 
 def _rendered_page(rel: str, text: str, extensions: list[Any]) -> Iterator[Finding]:
     """What the page shows once rendered (its citations left out, as the build's are): figures, table columns in a
-    unit, citation markup and script (in the tags Python-Markdown writes, not in code it shows as text)."""
+    unit, citation markup and script (in the tags Python-Markdown writes, not in code it shows as text). At most
+    ``MAX_PER_FIELD`` findings of a code are located in the page, the rest counted in one more (locating each is a
+    search of the page's lines: a page of 100,000 figures not typed as shown took minutes)."""
     content = markdown.to_html(markdown.with_forms(text, _without_forms), extensions)
+    counts: Counter[Code] = Counter()
+
+    def at(code: Code, where: _Where, piece: str, message: str) -> Iterator[Finding]:
+        counts[code] += 1
+        if counts[code] <= MAX_PER_FIELD:
+            yield _on_page(code, rel, *where(piece), message)
+
     where = _Where(text)
     for tag in markdown.html_tags(content):
         if forged := markdown.FORGED.search(tag):
             message = "hand-written citation markup: only the renderer makes it"
-            yield _on_page(FORGED, rel, *where(forged.group().rsplit("=", 1)[-1].strip("\"' ")), message)
+            yield from at(FORGED, where, forged.group().rsplit("=", 1)[-1].strip("\"' "), message)
         if m := markdown.SCRIPT.search(tag):
             message = f"{m.group().strip()!r} on a hand-written page could run script in a reader's browser"
-            yield _on_page(PAGE_HTML, rel, *where(m.group().strip()), message)
+            yield from at(PAGE_HTML, where, m.group().strip(), message)
         if m := markdown.STYLE.search(tag):
             message = f"{m.group().strip()!r} on a hand-written page can show or hide text no check reads"
-            yield _on_page(PAGE_STYLE, rel, *where(m.group().strip()), message)
+            yield from at(PAGE_STYLE, where, m.group().strip(), message)
     where = _Where(text)
     for figure in [*markdown.html_figures(content), *markdown.attribute_figures(content)]:
         message = f"figure {figure!r} on a hand-written page is not a citation"
-        yield _on_page(codes.ORPHAN_NUMBER, rel, *where(figure), message)
+        yield from at(codes.ORPHAN_NUMBER, where, figure, message)
     where = _Where(text)
     for figure, column, unit in markdown.column_figures(content):
         message = f"figure {figure!r} under the column {column!r} (in {unit}) is not a citation"
-        yield _on_page(codes.ORPHAN_NUMBER, rel, *where(figure), message)
+        yield from at(codes.ORPHAN_NUMBER, where, figure, message)
+    for code, n in counts.items():
+        if n > MAX_PER_FIELD:
+            yield _on_page(code, rel, 1, 1, f"... and {n - MAX_PER_FIELD} more {code.code} findings on this page")
 
 
 def _without_forms(part: str) -> str:
