@@ -71,6 +71,15 @@ def test_hardware_names_with_long_runs_of_blanks() -> None:
     assert within(scope.same_hardware, "a" + " " * N + "b", "x") is False
     assert scope.same_hardware("B70 + RTX 4090", "RTX 4090 and B70")
     assert scope._PARTS.split("a  +  b & c and d  x") == ["a", "b", "c", "d  x"]
+    assert scope._PARTS.split("RTX 4090 + + B70") == ["RTX 4090", "", "B70"]  # a separator after another's blanks
+    assert scope.same_hardware("RTX 4090 and and", "RTX 4090")
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.sampled_from(["a", " ", "  ", "+", "&", "and", "AND", "\n", "x1", " + ", "band"]), max_size=12))
+def test_hardware_parts_split_as_the_plain_pattern_splits(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    assert scope._PARTS.split(text) == re.split(r"\s*(?:\+|&|\band\b)\s*", text, flags=re.I)
 
 
 def test_a_file_with_a_long_key_over_many_values() -> None:

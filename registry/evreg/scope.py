@@ -108,9 +108,9 @@ def _same_one(a: str, b: str) -> bool:
     return x <= y or y <= x
 
 
-_PARTS = re.compile(r"(?<!\s)\s*+(?:\+|&|\band\b)\s*+", re.I)
-"""Between the parts of a rig; entered only at the first blank of a run (entered at every blank, a long run of blanks
-was quadratic)."""
+_PARTS = re.compile(r"(?:(?<!\s)\s*+)?(?:\+|&|\band\b)\s*+", re.I)
+"""Between the parts of a rig: blanks before a separator are taken from the first blank of their run (taken from every
+blank, a long run of blanks was quadratic); a separator right after another's blanks stands alone (``a + + b``)."""
 
 
 @functools.lru_cache(maxsize=4096)  # a registry names a few accelerators, compared for every claim and its evidence
