@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -433,3 +434,19 @@ def edit_json(root: Path, path: str, fn: Callable[[Any], Any]) -> None:
     data = json.loads((root / path).read_text("utf-8"))
     fn(data)
     (root / path).write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", "utf-8")
+
+
+def within(fn: Callable[..., Any], *args: Any, seconds: int = 30) -> Any:
+    """``fn(*args)``, or a failure when it has not returned after ``seconds`` (a hang guard for scans that must be
+    linear, not a timing: each such call takes milliseconds)."""
+
+    def stop(signum: int, frame: Any) -> None:
+        raise TimeoutError(f"no result after {seconds} s")
+
+    old = signal.signal(signal.SIGALRM, stop)
+    signal.alarm(seconds)
+    try:
+        return fn(*args)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)

@@ -8,7 +8,6 @@ back the citation's text."""
 from __future__ import annotations
 
 import re
-import signal
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import within
 from evreg import citations, figures
 from evreg.figures import (
     _COMPARES,
@@ -309,21 +309,6 @@ def test_a_list_is_read_as_its_numbers_are_written() -> None:
     assert [f.number for f in figures.find_figures("5, 1,234 tok/s")] == ["5", "1,234"]
 
 
-def _within(seconds: int, fn: Any, *args: Any) -> Any:
-    """``fn(*args)``, or a failure when it has not returned after ``seconds`` (a hang guard, not a timing)."""
-
-    def stop(signum: int, frame: Any) -> None:
-        raise TimeoutError(f"no result after {seconds} s")
-
-    old = signal.signal(signal.SIGALRM, stop)
-    signal.alarm(seconds)
-    try:
-        return fn(*args)
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
-
-
 @pytest.mark.parametrize(
     ("text", "figures_in_it"),
     [
@@ -338,6 +323,6 @@ def _within(seconds: int, fn: Any, *args: Any) -> Any:
 def test_long_lists_of_numbers_do_not_stall_the_scan(text: str, figures_in_it: int) -> None:
     """A record's text of 100-200 kB shaped as a list of numbers: found in time linear in its length (in
     milliseconds here; the guard only stops a hang)."""
-    assert len(_within(30, figures.find_figures, text)) == figures_in_it
-    assert len(_within(30, figures.find_figures, text, True)) >= figures_in_it
-    _within(30, figures.column_figures, text, "ms")
+    assert len(within(figures.find_figures, text)) == figures_in_it
+    assert len(within(figures.find_figures, text, True)) >= figures_in_it
+    within(figures.column_figures, text, "ms")

@@ -7,32 +7,15 @@ from __future__ import annotations
 
 import json
 import re
-import signal
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import within
 from evreg import figures, jsonio, markdown, scope
 from evreg_rules import claims
-
-
-def within(fn: Callable[..., Any], *args: Any, seconds: int = 30) -> Any:
-    """``fn(*args)``, or a failure when it has not returned after ``seconds``."""
-
-    def stop(signum: int, frame: Any) -> None:
-        raise TimeoutError(f"no result after {seconds} s")
-
-    old = signal.signal(signal.SIGALRM, stop)
-    signal.alarm(seconds)
-    try:
-        return fn(*args)
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
-
 
 N = 100_000
 
