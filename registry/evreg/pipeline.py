@@ -36,16 +36,17 @@ def validate(
     base: str | None = None,
     use_cache: bool = True,
 ) -> tuple[Registry, Report]:
-    """Validate the registry at ``root``: its working tree (against ``base`` when given, reusing
-    cached unit results unless ``use_cache`` is false), or the commit ``rev`` (always afresh).
-    ``base="HEAD"`` in a repository with no commit yet validates with every finding introduced."""
+    """Validate the registry at ``root``: its working tree (against ``base`` when given), or the commit
+    ``rev``; reusing cached unit results unless ``use_cache`` is false (a commit's results are not
+    stored: the cache keeps the working tree's). ``base="HEAD"`` in a repository with no commit yet
+    validates with every finding introduced."""
     pack = engine.discover() if pack is None else pack
     if base is not None and not base.strip():
         raise BaseNotFound("--base is empty: name the commit to compare with (CI: the merge base)")
     unborn = base == "HEAD" and _unborn(root)
     change = change_base(root, base) if base and not unborn else None
-    trusted = use_cache and rev is None and not _committed(root, CACHE_DIR)
-    cache = ResultCache.open(root, pack) if trusted else None
+    trusted = use_cache and not _committed(root, CACHE_DIR)
+    cache = ResultCache.open(root, pack, keep=rev is None) if trusted else None
     with no_cycle_collection():
         registry = load(root, rev) if rev else load_worktree(root, cache)
         if change is not None:
@@ -91,7 +92,7 @@ def base_findings(root: Path, sha: str, pack: list[Rule], cache: ResultCache | N
     """The findings of commit ``sha``; a commit never changes, so with a ``cache`` they are kept per
     commit and rule version."""
     if cache is None:
-        return validate(root, pack, rev=sha)[1].findings
+        return validate(root, pack, rev=sha, use_cache=False)[1].findings
     stored = cache.folder.parent / "commits" / f"{sha}.json"
     with contextlib.suppress(OSError, orjson.JSONDecodeError, KeyError, TypeError, pydantic.ValidationError):
         entry = orjson.loads(stored.read_bytes())

@@ -73,17 +73,20 @@ def _volatile(dep: str, special: set[str]) -> bool:
 
 
 class ResultCache:
-    def __init__(self, folder: Path, version: str) -> None:
+    def __init__(self, folder: Path, version: str, keep: bool = True) -> None:
         self.folder = folder
         self.version = version
+        self.keep = keep
+        """Whether ``update`` stores results (a commit's validation reuses the working tree's entries, whose
+        digests are content ids, but never replaces them)."""
         self._entries: dict[str, dict[str, Any] | None] = {}
         self.reused = 0
         self.listings: dict[str, dict[str, Any]] = {}
         """Unit -> folder times and untracked files seen while listing it (``load_worktree``)."""
 
     @classmethod
-    def open(cls, root: Path, rules: list[Rule]) -> ResultCache:
-        return cls(root / CACHE_DIR, code_version(rules))
+    def open(cls, root: Path, rules: list[Rule], keep: bool = True) -> ResultCache:
+        return cls(root / CACHE_DIR, code_version(rules), keep)
 
     def _file(self, unit: str) -> Path:
         return self.folder / f"{hashlib.sha1(unit.encode(), usedforsecurity=False).hexdigest()[:20]}.json"
@@ -173,6 +176,8 @@ class ResultCache:
 
     def update(self, registry: Registry, results: dict[str, UnitResult]) -> None:
         """Store fresh results (atomically, per unit); drop entries of units that are gone."""
+        if not self.keep:
+            return
         for unit, result in results.items():
             paths = registry.paths_of(unit)
             keys: dict[str, str] = {}

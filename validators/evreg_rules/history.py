@@ -4,13 +4,14 @@ are retired rather than deleted, and a grade rises only with a new, in-scope, pr
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any
 
 from evreg.evidence import parse_ref
 from evreg.findings import Code, Finding, Severity
 from evreg.jsonio import canonical
-from evreg.layout import BASELINE, id_key
+from evreg.layout import BASELINE, PACKETS, id_key
 from evreg.models import revisions_of
 from evreg.rules import Rule
 from evreg.store import MEASUREMENT_KINDS, Document, Registry
@@ -78,17 +79,18 @@ RANK = {"D": 1, "C": 2, "B": 3, "A": 4}
 
 
 def check_history(registry: Registry) -> Iterator[Finding]:
-    base = registry.base
-    if base is None:
-        return
-    head = {_key(d): d for d in registry.records()}
-    yield from _rewritten_measurements(base, head)
-    yield from _rewritten_identity(base, head)
-    yield from _rewritten_evidence(registry, base, head)
-    head_paths = {d.path for d in registry.documents}
-    for old in base.records():
-        new = head.get(_key(old))
-        if new is None and old.path not in head_paths:
+    if registry.base is not None:
+        yield from history_findings(Change(registry, registry.base))
+
+
+def history_findings(change: Change) -> Iterator[Finding]:
+    registry, base = change.head, change.base
+    yield from _rewritten_measurements(change)
+    yield from _rewritten_identity(change)
+    yield from _rewritten_evidence(change)
+    for old in change.published:
+        new = change.successor(old)
+        if new is None and registry.document(old.path) is None:
             yield DELETED.at(old.path, "", f"published {old.kind} {old.id!r} was deleted", record=old.ref())
         elif new is not None and old.path != new.path and old.kind in MEASUREMENT_KINDS:
             yield REWRITE.at(
@@ -103,8 +105,9 @@ def check_history(registry: Registry) -> Iterator[Finding]:
             yield REWRITE.at(
                 new, "/retired", f"published {old.kind} {old.id!r} was retired; the change undoes or rewrites it"
             )
-    yield from _raised_grades(registry, base)
-    yield from _self_approval(registry, base)
+    yield from _raised_grades(change)
+    if BASELINE in change.differs:
+        yield from _self_approval(registry, base)
     rule_files = sorted(p for p in registry.changed if p.startswith(RULE_PATHS))
     if rule_files and any(p.startswith("packets/") for p in registry.changed):
         message = (
@@ -119,16 +122,72 @@ def _key(doc: Document) -> str:
     return id_key(str(doc.kind), doc.place.family, str(doc.id))
 
 
+def _valid(doc: Document | None) -> Document | None:
+    return doc if doc is not None and doc.valid else None
+
+
+class Change:
+    """What a change touches, read without reading the rest of the store.
+
+    A file at a path the change did not touch is the same file in the base and the work tree, so only
+    the records of the ids the change touches can differ: the records at *touched* paths (in ``packets/``:
+    what git says differs from the base, and any file the work tree has that the base does not, ignored
+    ones included), and every record, touched or not, filed under one of their ids (ids are file names;
+    ``Registry.providers``). ``published`` are those records in the base; a published record's
+    *successor* is the last (in path order) record with its id in the work tree or, when there is none,
+    the record now at its path."""
+
+    def __init__(self, head: Registry, base: Registry, everything: bool = False) -> None:
+        self.head, self.base = head, base
+        self.everything = everything
+        """Every path counts as touched and every published record may cite a differing file (what the
+        rules mean, read the slow way: tests compare it with the change's own reading)."""
+        added = (p for ps in head.unit_paths.values() if ps is not None for p in ps if p not in base.files)
+        self.differs = {p for p in head.changed if p.startswith(f"{PACKETS}/")}.union(added)
+        """Paths in ``packets/`` that differ: what git says differs, and any file the base does not have."""
+        self.touched = sorted({*base.files, *(d.path for d in head.documents)} if everything else self.differs)
+        keys = {_key(d) for p in self.touched for r in (base, head) if (d := _valid(r.document(p))) is not None}
+        self.before = _filed(base, keys, self.touched)
+        self.after = _filed(head, keys, self.touched)
+        self.published = sorted({d.path: d for docs in self.before.values() for d in docs}.values(), key=_path)
+
+    def successor(self, old: Document) -> Document | None:
+        docs = self.after.get(_key(old))
+        return docs[-1] if docs else _valid(self.head.document(old.path))
+
+    def published_of(self, *kinds: str) -> list[Document]:
+        return [d for d in self.published if d.kind in kinds]
+
+    def added(self, *kinds: str) -> list[Document]:
+        """Valid records of ``kinds`` at touched paths of the work tree."""
+        docs = (_valid(self.head.document(p)) for p in self.touched)
+        return [d for d in docs if d is not None and d.kind in kinds]
+
+
+def _path(doc: Document) -> str:
+    return doc.path
+
+
+def _filed(registry: Registry, keys: set[str], touched: list[str]) -> dict[str, list[Document]]:
+    """Id key -> the valid records with that id (at a touched path, or filed under it), in path order."""
+    found: dict[str, dict[str, Document]] = {}
+    paths = [*touched, *(p for key in keys for p in registry.providers(key))]
+    for doc in map(_valid, map(registry.document, paths)):
+        if doc is not None and (key := _key(doc)) in keys:
+            found.setdefault(key, {})[doc.path] = doc
+    return {k: sorted(docs.values(), key=_path) for k, docs in found.items()}
+
+
 def _same(a: Any, b: Any) -> bool:
     """Equal as JSON (``true`` is not ``1``, ``1`` is not ``1.0``)."""
     return canonical(a) == canonical(b)
 
 
-def _rewritten_measurements(base: Registry, head: dict[str, Document]) -> Iterator[Finding]:
-    """Any field but ``retired`` of a published measurement (or estimate) that changed, its kind included."""
-    for old in base.records(*MEASUREMENT_KINDS, "estimate"):
-        new = head.get(_key(old))
-        if new is None:
+def _rewritten_measurements(change: Change) -> Iterator[Finding]:
+    """Any field but ``retired`` of a published measurement (or estimate) that changed, its kind and id included."""
+    for old in change.published_of(*MEASUREMENT_KINDS, "estimate"):
+        new = change.successor(old)
+        if new is None or (new.path == old.path and new.content_id() == old.content_id()):
             continue
         keys = sorted((set(old.data) | set(new.data)) - MUTABLE)
         changed = [k for k in keys if k not in old.data or k not in new.data or not _same(old.data[k], new.data[k])]
@@ -140,16 +199,16 @@ def _rewritten_measurements(base: Registry, head: dict[str, Document]) -> Iterat
             )
 
 
-def _rewritten_identity(base: Registry, head: dict[str, Document]) -> Iterator[Finding]:
+def _rewritten_identity(change: Change) -> Iterator[Finding]:
     """The identity of published packets, weight revisions and artifacts: what their measurements were of
     (a field missing on the base cannot be added later either)."""
-    for old in base.records("packet"):
-        new = head.get(_key(old))
+    for old in change.published_of("packet"):
+        new = change.successor(old)
         changed = [k for k in PACKET_IDENTITY if new is not None and not _same(old.data.get(k), new.data.get(k))]
         if new is not None and changed:
             yield REWRITE.at(new, f"/{changed[0]}", f"published packet {old.id!r} changed its {', '.join(changed)}")
-    for old in base.records("family"):
-        new = head.get(_key(old))
+    for old in change.published_of("family"):
+        new = change.successor(old)
         if new is None:
             continue
         now = _identities(new.data)
@@ -171,15 +230,29 @@ def _identities(family: dict[str, Any]) -> dict[tuple[str, str, str], Any]:
     return out
 
 
-def _rewritten_evidence(registry: Registry, base: Registry, head: dict[str, Document]) -> Iterator[Finding]:
+def _citing(change: Change, paths: set[str]) -> list[Document]:
+    """The base's valid records that may cite any of ``paths``: a record whose evidence reference is one of
+    them holds it in its bytes as it is, or spelled with a JSON escape (a backslash), so one search of the
+    commit finds every candidate; all records when git cannot search."""
+    base = change.base
+    search = getattr(base.source, "containing", None)
+    found = search([*paths, "\\"]) if search is not None and paths and not change.everything else None
+    if found is None:
+        return base.records() if paths else []
+    docs = (base.document(p) for p in sorted(found) if p in base.files)
+    return [d for d in docs if d is not None and d.place.kinds and d.valid]  # evidence files are not read
+
+
+def _rewritten_evidence(change: Change) -> Iterator[Finding]:
     """Evidence files of published records are as immutable as the records (an updated sha256 beside new
     bytes is a rewrite, not a fix)."""
+    changed = change.differs.union(change.head.changed)
     seen: set[str] = set()
-    for old in base.records():
-        new = head.get(_key(old))
+    for old in _citing(change, changed):
         for _pointer, value in old.refs:
-            if value in registry.changed and value not in seen and parse_ref(value).kind == "local":
+            if value in changed and value not in seen and parse_ref(value).kind == "local":
                 seen.add(value)
+                new = change.successor(old)
                 where: Document | str = new if new is not None else value
                 yield REWRITE.at(
                     where, "", f"evidence file {value} of published {old.kind} {old.id!r} was changed or removed"
@@ -220,49 +293,58 @@ def _source(data: dict[str, Any]) -> str:
     return canonical([digest or ev, sorted(map(str, locators.values())) if isinstance(locators, dict) else None])
 
 
-def _raised_grades(head: Registry, base: Registry) -> Iterator[Finding]:
+def _raised_grades(change: Change) -> Iterator[Finding]:
     """A raise (a grade where there was none counts) needs a new measurement in the packet's scope that may back
     a promotion: not an edited caveat, not an uncited file under evidence/, not a screened, diagnostic or
     retired run, not a copy of a published run under a new id, nor a run read from the same place of the same
-    evidence as a published run (its numbers edited). A weight revision's grades are held the same."""
-    published = {_key(d): d for d in base.records(*MEASUREMENT_KINDS)}
-    seen = {_observations(d.data) for d in published.values()} | {_source(d.data) for d in published.values()}
-    fresh = [
-        d
-        for d in head.records(*MEASUREMENT_KINDS)
-        if _key(d) not in published
-        and promotable(d.data) is None
-        and _observations(d.data) not in seen
-        and _source(d.data) not in seen
-    ]
-    old_packets = {_key(d): d for d in base.records("packet")}
-    for packet in head.records("packet"):
-        old = old_packets.get(_key(packet))
+    evidence as a published run (its numbers edited). A weight revision's grades are held the same. Only a
+    record at a touched path can be raised; the published runs a new one may copy are read only for a raise."""
+    published = {_key(d) for d in change.published_of(*MEASUREMENT_KINDS)}
+    new = [d for d in change.added(*MEASUREMENT_KINDS) if _key(d) not in published and promotable(d.data) is None]
+    fresh: list[Document] | None = None
+
+    def backed(family: str | None, fits: Callable[[Document], bool]) -> bool:
+        nonlocal fresh
+        candidates = [m for m in new if m.place.family == family and fits(m)]
+        if candidates and fresh is None:
+            runs = change.base.records(*MEASUREMENT_KINDS)
+            seen = {_observations(d.data) for d in runs} | {_source(d.data) for d in runs}
+            fresh = [m for m in new if _observations(m.data) not in seen and _source(m.data) not in seen]
+        return any(m in fresh for m in candidates) if fresh is not None else False
+
+    for packet in change.added("packet"):
+        old = _last(change.before.get(_key(packet), []), "packet")
         if old is not None:
-            in_scope = [
-                m
-                for m in fresh
-                if m.place.family == packet.place.family and not packet_scope_mismatches(packet.data, m.data)
-            ]
-            yield from _raises(packet, "/grades", old.data, packet.data, bool(in_scope))
-    old_families = {_key(d): d for d in base.records("family")}
-    for family in head.records("family"):
-        old = old_families.get(_key(family))
-        old_revisions = {r.get("id"): r for _, r in revisions_of(old.data if old else {})}
+            fits = partial(_in_packet_scope, packet.data)
+            yield from _raises(packet, "/grades", old.data, packet.data, partial(backed, packet.place.family, fits))
+    for family in change.added("family"):
+        before = _last(change.before.get(_key(family), []), "family")
+        old_revisions = {r.get("id"): r for _, r in revisions_of(before.data if before else {})}
         for where, rev in revisions_of(family.data):
             if rev.get("id") in old_revisions:
-                in_scope = [
-                    m for m in fresh if m.place.family == family.place.family and m.data.get("revision") == rev["id"]
-                ]
-                yield from _raises(family, f"{where}/grades", old_revisions[rev["id"]], rev, bool(in_scope))
+                fits = partial(_of_revision, rev["id"])
+                in_scope = partial(backed, family.place.family, fits)
+                yield from _raises(family, f"{where}/grades", old_revisions[rev["id"]], rev, in_scope)
+
+
+def _in_packet_scope(packet: dict[str, Any], run: Document) -> bool:
+    return not packet_scope_mismatches(packet, run.data)
+
+
+def _of_revision(revision: str, run: Document) -> bool:
+    return bool(run.data.get("revision") == revision)
+
+
+def _last(docs: list[Document], kind: str) -> Document | None:
+    return next((d for d in reversed(docs) if d.kind == kind), None)
 
 
 def _raises(
-    doc: Document, pointer: str, before: dict[str, Any], after: dict[str, Any], backed: bool
+    doc: Document, pointer: str, before: dict[str, Any], after: dict[str, Any], backed: Callable[[], bool]
 ) -> Iterator[Finding]:
     for which in ("evidence", "capability"):
         was, now = _grade(before, which), _grade(after, which)
-        if now and RANK.get(now, 0) > RANK.get(was or "", 0) and not backed:
+        if now and RANK.get(now, 0) > RANK.get(was or "", 0) and not backed():
             yield RAISED.at(
                 doc,
                 f"{pointer}/{which}/grade",

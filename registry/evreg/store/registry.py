@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
+import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -360,6 +361,8 @@ def change_base(root: Path, base_rev: str) -> tuple[str, frozenset[str]]:
             base_sha = merge[0].hexsha if merge else base_commit.hexsha
         except (git.GitCommandError, ValueError):
             base_sha = base_commit.hexsha
-        changed = set(repo.git.diff("--name-only", "--no-renames", base_sha, "--").splitlines())
-        changed |= set(repo.untracked_files)
+        # -z: git quotes a path with unusual characters otherwise, and the quoted name names no file
+        listed = repo.git.diff("--name-only", "-z", "--no-renames", base_sha, "--", stdout_as_string=False)
+        untracked = repo.git.ls_files("--others", "--exclude-standard", "-z", stdout_as_string=False)
+        changed = {os.fsdecode(p) for p in (*listed.split(b"\0"), *untracked.split(b"\0")) if p}
     return base_sha, frozenset(changed)

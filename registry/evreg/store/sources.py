@@ -207,6 +207,35 @@ class GitTree:
 
     read_all = read
 
+    def containing(self, needles: Iterable[str], under: str = PACKETS) -> set[str] | None:
+        """The paths of files under ``under`` whose bytes hold any of ``needles`` (one ``git grep`` of the
+        commit, no file read from Python), or None when git cannot say."""
+        patterns = [a for needle in sorted(set(needles)) for a in ("-e", needle)]
+        if not patterns or sum(map(len, patterns)) > 100_000:
+            return None
+        done = subprocess.run(
+            [
+                "git",
+                f"--git-dir={self.repo.git_dir}",
+                "grep",
+                "-l",
+                "-z",
+                "-a",
+                "-F",
+                "--no-textconv",
+                *patterns,
+                self.commit.hexsha,
+                "--",
+                f"{under}/",
+            ],
+            capture_output=True,
+            check=False,
+        )
+        if done.returncode not in (0, 1):
+            return None
+        prefix = f"{self.commit.hexsha}:"
+        return {os.fsdecode(p)[len(prefix) :] for p in done.stdout.split(b"\0") if p}
+
     def names(self, folder: str) -> list[str]:
         import git
 
