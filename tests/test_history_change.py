@@ -17,8 +17,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import EVIDENCE, F, Reg, blocking
+from evreg import rules
 from evreg.findings import Finding
 from evreg.jsonio import canonical
+from evreg.pipeline import validate
+from evreg.results import code_version
 from evreg.store import Registry, change_base, load
 from evreg_rules.history import Change, check_history, history_findings
 
@@ -93,6 +96,14 @@ def _copy_same_id(root: Path, path: str, name: str) -> None:
     _dump(root, str(Path(path).parent / f"{name}.json"), data)
 
 
+def _under_its_id(root: Path, path: str, _: str) -> None:
+    """A copy, edited, at the file name its id gives (the published file itself, or its twin where the
+    published file is named otherwise)."""
+    data = _load_json(root, path)
+    data["caveat"] = "Filed again under its id."
+    _dump(root, str(Path(path).parent / f"{data['id']}.json"), data)
+
+
 def _new_run(root: Path, path: str, name: str) -> None:
     data = _load_json(root, path)
     data["id"] = f"{data['id']}-{name}"
@@ -130,6 +141,7 @@ EDITS: list[tuple[str, Callable[[Path, str, str], None]]] = [
     ("*/**/measurements/*.json", _delete),
     ("*/**/measurements/*.json", _move),
     ("*/**/measurements/*.json", _copy_same_id),
+    ("*/**/measurements/00-*.json", _under_its_id),
     ("*/**/measurements/*.json", _new_run),
     ("*/**/measurements/*.json", _id_in_place),
     ("*/**/packet.json", _delete),
@@ -142,9 +154,26 @@ EDITS: list[tuple[str, Callable[[Path, str, str], None]]] = [
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.tuples(st.integers(0, len(EDITS) - 1), st.integers(0, 10**6), st.integers(0, 10**6)), max_size=4))
-def test_the_change_finds_what_reading_every_record_finds(store: Path, edits: list[tuple[int, int, int]]) -> None:
+@given(
+    st.lists(st.integers(0, 10**6), max_size=2),
+    st.lists(st.tuples(st.integers(0, len(EDITS) - 1), st.integers(0, 10**6), st.integers(0, 10**6)), max_size=4),
+)
+def test_the_change_finds_what_reading_every_record_finds(
+    store: Path, misnamed: list[int], edits: list[tuple[int, int, int]]
+) -> None:
+    """The base may hold records filed under another name than their id (a ``layout`` finding a maintainer
+    accepted); the change then edits, moves, copies and deletes."""
+    pristine = subprocess.run(["git", "rev-parse", "HEAD"], cwd=store, capture_output=True, text=True).stdout.strip()
     try:
+        runs = _files(store, "*/**/measurements/*.json")
+        for pick in misnamed:
+            path = runs[pick % len(runs)]
+            if (store / path).exists():
+                subprocess.run(["git", "mv", path, str(Path(path).parent / f"00-{pick}.json")], cwd=store, check=True)
+        if misnamed:
+            subprocess.run(
+                ["git", "-c", "user.name=a", "-c", "user.email=b@c", "commit", "-qam", "misnamed"], cwd=store
+            )
         for which, pick, other in edits:
             pattern, edit = EDITS[which]
             files = _files(store, pattern)
@@ -155,7 +184,7 @@ def test_the_change_finds_what_reading_every_record_finds(store: Path, edits: li
         assert head.base is not None
         assert _shown(check_history(head)) == _shown(history_findings(Change(head, head.base, everything=True)))
     finally:
-        subprocess.run(["git", "checkout", "-q", "--", "."], cwd=store, check=True)
+        subprocess.run(["git", "reset", "-q", "--hard", pristine], cwd=store, check=True)
         subprocess.run(["git", "clean", "-qfd"], cwd=store, check=True)
 
 
@@ -280,3 +309,95 @@ def test_a_change_too_large_to_search_reads_every_record(reg: Reg) -> None:
     assert sum(map(len, head.changed)) > 100_000
     assert head.base.source.containing(head.changed) is None  # type: ignore[attr-defined]
     assert any(f.code == "history-rewrite" and OTHER in f.message for f in check_history(head))
+
+
+# -- found by review: each was a change that passed ----------------------------------------------------------------
+
+
+def test_a_published_record_whose_name_is_not_its_id_is_still_found(reg: Reg) -> None:
+    """A base file named otherwise than its id (its ``layout`` finding accepted) is found by its id, so a
+    rewritten copy filed under the id is a rewrite, not a new record."""
+    moved = f"{Path(RUN).parent}/aaa-run.json"
+    reg.repo.git.mv(RUN, moved)
+    reg.commit("a published run filed under another name")
+    data = reg.read(moved)
+    data["metrics"]["decode_tok_s"][0] = 99.0
+    reg.put(RUN, data)
+    found = _history(reg.root)
+    assert ("history-rewrite", RUN, "/metrics") in {f[:3] for f in found}, found
+
+
+def test_a_retirement_undone_by_moving_the_record(reg: Reg) -> None:
+    """The move is a warning of its own; the retirement it drops is still an error."""
+    reg.edit(RUN, lambda d: d.update(retired={"reason": "wrong build", "date": "2026-11-01"}))
+    reg.commit("retired")
+    data = reg.read(RUN)
+    data.pop("retired")
+    (reg.root / RUN).unlink()
+    reg.put("packets/fam/measurements/run-1.json", data)
+    found = _history(reg.root)
+    assert ("history-rewrite", "packets/fam/measurements/run-1.json", "/retired") in {f[:3] for f in found}, found
+
+
+def test_git_colour_settings_do_not_blind_the_search(reg: Reg) -> None:
+    reg.raw(OTHER, b"x\n")
+    reg.edit(RUN, lambda d: d.update(evidence=OTHER))
+    reg.commit()
+    with reg.repo.config_writer() as cw:
+        cw.set_value("color", "ui", "always")
+        cw.set_value("color", "grep", "always")
+    reg.raw(OTHER, b"y\n")
+    base = load(reg.root, "HEAD")
+    assert base.source.containing([OTHER]) == {RUN}  # type: ignore[attr-defined]
+    assert any(f[0] == "history-rewrite" and OTHER in f[3] for f in _history(reg.root))
+
+
+def test_a_change_to_git_attributes_compares_every_record(reg: Reg) -> None:
+    """``ident`` (or a filter) rewrites what a checkout writes while git lists no changed file: a change to
+    ``.gitattributes`` is read the slow way, every record compared."""
+    reg.edit(RUN, lambda d: d.update(caveat="Run $Id$"))
+    reg.commit("a caveat with an ident keyword")
+    (reg.root / ".gitattributes").write_text(f"{RUN} ident\n")
+    reg.commit("attributes")
+    (reg.root / RUN).unlink()
+    reg.repo.git.checkout("--", RUN)  # as a fresh clone of the pull request writes it
+    assert "$Id: " in (reg.root / RUN).read_text()
+    head = load(reg.root)
+    sha, head.changed = change_base(reg.root, "HEAD~1")
+    head.base = load(reg.root, sha)
+    assert head.changed == {".gitattributes"}
+    found = _shown(check_history(head))
+    assert ("history-rewrite", RUN, "/caveat") in {f[:3] for f in found}, found
+
+
+def test_an_evidence_file_behind_a_symlink_is_checked_again_when_its_target_changes(reg: Reg) -> None:
+    """The link is in the unit, its target outside: the unit's digest covers the link only, so the read is
+    a dependency; a cached run sees the target's new bytes (and the hash that no longer matches)."""
+    reg.raw("raw/runs.json", b"decode 30.2\n")
+    link = reg.root / OTHER
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(Path("../../../../raw/runs.json"))
+    digest = hashlib.sha256(b"decode 30.2\n").hexdigest()
+    reg.edit(RUN, lambda d: d.update(evidence=OTHER, evidence_sha256={OTHER: digest}))
+    reg.commit("evidence through a link")
+    assert "evidence-hash-mismatch" not in {f.code for f in blocking(reg.root)}
+    validate(reg.root)  # the cache holds the unit now
+    (reg.root / "raw/runs.json").write_bytes(b"decode 99.9\n")
+    cached = {(f.code, f.file) for f in validate(reg.root)[1].blocking}
+    fresh = {(f.code, f.file) for f in validate(reg.root, use_cache=False)[1].blocking}
+    assert ("evidence-hash-mismatch", RUN) in fresh and cached == fresh
+
+
+def test_a_committed_cache_of_commit_findings_is_not_trusted(reg: Reg) -> None:
+    """Which findings a change introduced is read from the base's findings; a pull request could bring its
+    own under build/cache/commits/ to mark its errors as already on the base."""
+    base = reg.commit("base")
+    forged = reg.root / "build/cache/commits" / f"{base}.json"
+    forged.parent.mkdir(parents=True)
+    reg.edit(RUN, lambda d: d.update(caveat="Edited."))
+    findings = validate(reg.root, base="HEAD", use_cache=False)[1].findings
+    version = code_version(rules.discover())
+    forged.write_text(json.dumps({"version": version, "findings": [f.model_dump(mode="json") for f in findings]}))
+    reg.repo.git.add("-f", str(forged))
+    introduced = [f for f in validate(reg.root, base="HEAD")[1].findings if f.introduced]
+    assert any(f.code == "history-rewrite" for f in introduced)

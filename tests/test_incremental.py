@@ -345,3 +345,22 @@ def test_cached_findings_take_the_baseline_as_it_is_now(reg: Reg) -> None:
     assert [(f["baselined"], f["baseline_reason"]) for f in baseline({**entry, "reason": "two"})] == [(True, "two")]
     assert [f["baselined"] for f in baseline({**entry, "message": "another", "reason": "x"})] == [False]
     assert [f["baselined"] for f in baseline()] == [False]
+
+
+def test_a_commit_loaded_through_the_cache_is_the_commit(reg: Reg) -> None:
+    """``load_commit`` lists only the units whose tree no cache entry was stored for; the rest come from their
+    entries: the same files, ids and findings as listing the whole commit."""
+    from evreg.results import load_commit
+    from evreg.store import load
+
+    other_family(reg)
+    reg.commit("two families")
+    validate(reg.root, PACK)  # the working tree's units, cached
+    reg.edit(RUN_O, lambda d: d.update(caveat="Now edited."))
+    reg.commit("oth changed")  # oth's tree is one no entry was stored for
+    lazy = load_commit(reg.root, "HEAD", ResultCache.open(reg.root, PACK, keep=False))
+    full = load(reg.root, "HEAD")
+    assert lazy.unit_paths["fam"] is None and lazy.unit_paths["oth"] is not None  # fam from its entry
+    assert [d.path for d in lazy.documents] == [d.path for d in full.documents]
+    assert {k: lazy.providers(k) for k in full.keys} == {k: full.providers(k) for k in full.keys}
+    assert rules.run(lazy, PACK).findings == rules.run(full, PACK).findings

@@ -23,9 +23,9 @@ from evreg import rules as engine
 from evreg.findings import Finding
 from evreg.jsonio import write_atomic
 from evreg.layout import CACHE_DIR
-from evreg.results import ResultCache, load_worktree
+from evreg.results import ResultCache, load_commit, load_worktree
 from evreg.rules import Report, Rule
-from evreg.store import BaseNotFound, Registry, change_base, load, no_cycle_collection
+from evreg.store import BaseNotFound, Registry, change_base, no_cycle_collection
 
 
 def validate(
@@ -45,12 +45,12 @@ def validate(
         raise BaseNotFound("--base is empty: name the commit to compare with (CI: the merge base)")
     unborn = base == "HEAD" and _unborn(root)
     change = change_base(root, base) if base and not unborn else None
-    trusted = use_cache and not _committed(root, CACHE_DIR)
+    trusted = use_cache and not _committed(root, str(Path(CACHE_DIR).parent))  # units/, and commits/ beside it
     cache = ResultCache.open(root, pack, keep=rev is None) if trusted else None
     with no_cycle_collection():
-        registry = load(root, rev) if rev else load_worktree(root, cache)
+        registry = load_commit(root, rev, cache) if rev else load_worktree(root, cache)
         if change is not None:
-            registry.base = load(root, change[0])
+            registry.base = load_commit(root, change[0], cache)
             registry.changed = change[1]
         report = check(registry, pack, cache)
     if change is not None or unborn:
@@ -82,7 +82,7 @@ def mark_introduced(findings: list[Finding], before: list[Finding]) -> list[Find
     out = []
     for f in findings:
         key = _same(f)
-        out.append(f.model_copy(update={"introduced": left[key] <= 0}))
+        out.append(engine.marked_introduced(f, left[key] <= 0))
         left[key] -= 1
     out.sort(key=lambda f: (not f.introduced, *f.sort_key()))
     return out

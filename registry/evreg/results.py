@@ -36,7 +36,7 @@ from evreg.layout import CACHE_DIR, PACKETS, place_keys, place_of, unit_of
 from evreg.rules import Rule, UnitResult
 from evreg.store import Registry, WorkTree, load
 from evreg.store.registry import from_entries, refused
-from evreg.store.sources import TooManyFiles, file_limit, list_entries
+from evreg.store.sources import GitTree, TooManyFiles, file_limit, list_entries, open_source
 
 
 def validation_sources(rules: list[Rule]) -> list[Path]:
@@ -61,15 +61,12 @@ def code_version(rules: list[Rule]) -> str:
     return h.hexdigest()
 
 
-def _volatile(dep: str, special: set[str]) -> bool:
+def _volatile(dep: str, registry: Registry) -> bool:
     """A dependency that a changed file list cannot vouch for: outside packets/, or through a symlink."""
     what, _, path = dep.partition(":")
     if what == "key" or what == "doc":
         return False
-    if not path.startswith(f"{PACKETS}/"):
-        return True
-    parts = path.split("/")
-    return any("/".join(parts[:i]) in special for i in range(2, len(parts) + 1))
+    return not path.startswith(f"{PACKETS}/") or registry.linked(path)
 
 
 class ResultCache:
@@ -197,7 +194,7 @@ class ResultCache:
                 "shared": shared,
                 "findings": [f.model_dump(mode="json") for f in result.findings],
                 "deps": result.deps,
-                "volatile": sorted(d for d in result.deps if _volatile(d, registry.special)),
+                "volatile": sorted(d for d in result.deps if _volatile(d, registry)),
                 "records": result.records,
                 "files_count": result.files,
                 "external": result.external,
@@ -395,4 +392,33 @@ def load_worktree(root: Path, cache: ResultCache | None) -> Registry:
         return refused(root, source, exc.args[0])
     registry.digests.update(state.clean)
     cache.listings.update(state.asked)  # kept with the units' entries for the next run
+    return registry
+
+
+def load_commit(root: Path, rev: str, cache: ResultCache | None) -> Registry:
+    """Commit ``rev``'s registry. With a cache, a unit whose tree is the one a cache entry was stored for
+    (its digest is the tree id: a content id) is not listed: its files and ids come from the entry, and
+    its files are listed only when something asks for them."""
+    if cache is None:
+        return load(root, rev)
+    source = open_source(root, rev)
+    assert isinstance(source, GitTree)
+    digests = source.unit_digests()
+    listed, known = [], []
+    try:
+        listed.extend(list_entries(source, PACKETS, deep=False))
+        for unit, digest in sorted(digests.items()):
+            entry = cache.entry(unit)
+            if entry is not None and entry["digest"] == digest:
+                known.append((unit, entry))
+            else:
+                listed.extend(list_entries(source, f"{PACKETS}/{unit}"))
+        registry = from_entries(root, source, listed)
+        for unit, entry in known:
+            registry.know(unit, entry["keys"], entry["shared"], entry["special"])
+        if len(registry.files) > file_limit():
+            raise TooManyFiles(file_limit())
+    except TooManyFiles as exc:
+        return refused(root, source, exc.args[0])
+    registry.digests.update(digests)
     return registry

@@ -163,7 +163,7 @@ def report(registry: Registry, rules: list[Rule], results: dict[str, UnitResult]
     findings = apply_baseline(registry, findings)
     if registry.base is not None:
         findings = [_reopened(registry, f) for f in findings]
-        findings = [f.model_copy(update={"introduced": f.file in registry.changed or not f.file}) for f in findings]
+        findings = [marked_introduced(f, f.file in registry.changed or not f.file) for f in findings]
         findings.sort(key=lambda f: (f.introduced is False, *f.sort_key()))
     else:
         findings.sort(key=Finding.sort_key)
@@ -283,6 +283,11 @@ def _at(data: Any, pointer: str) -> tuple[bool, Any]:
         return True, resolve_pointer(data, pointer)
     except KeyError:
         return False, None
+
+
+def marked_introduced(f: Finding, introduced: bool) -> Finding:
+    """``f`` marked as introduced by the change or not (copied only when that changes it)."""
+    return f if f.introduced is introduced else f.model_copy(update={"introduced": introduced})
 
 
 def _reopened(registry: Registry, f: Finding) -> Finding:

@@ -85,6 +85,10 @@ def check_history(registry: Registry) -> Iterator[Finding]:
 
 def history_findings(change: Change) -> Iterator[Finding]:
     registry, base = change.head, change.base
+    if not change.everything and any(p.rsplit("/", 1)[-1] == ".gitattributes" for p in registry.changed):
+        # Attributes change what a checkout writes (``ident``, filters) without git listing the files it changes.
+        yield from history_findings(Change(registry, base, everything=True))
+        return
     yield from _rewritten_measurements(change)
     yield from _rewritten_identity(change)
     yield from _rewritten_evidence(change)
@@ -101,7 +105,7 @@ def history_findings(change: Change) -> Iterator[Finding]:
                 "Keep a published run where it is; a reviewer who accepts the move accepts a new page for it.",
                 severity=Severity.WARNING,
             )
-        elif new is not None and old.data.get("retired") and not _same(old.data["retired"], new.data.get("retired")):
+        if new is not None and old.data.get("retired") and not _same(old.data["retired"], new.data.get("retired")):
             yield REWRITE.at(
                 new, "/retired", f"published {old.kind} {old.id!r} was retired; the change undoes or rewrites it"
             )
@@ -132,23 +136,33 @@ class Change:
     A file at a path the change did not touch is the same file in the base and the work tree, so only
     the records of the ids the change touches can differ: the records at *touched* paths (in ``packets/``:
     what git says differs from the base, and any file the work tree has that the base does not, ignored
-    ones included), and every record, touched or not, filed under one of their ids (ids are file names;
-    ``Registry.providers``). ``published`` are those records in the base; a published record's
-    *successor* is the last (in path order) record with its id in the work tree or, when there is none,
-    the record now at its path."""
+    ones included), and every record, touched or not, that holds one of their ids. Those are found by
+    file name (``Registry.providers``: ids are file names) and, for a file whose name is not its id, by one
+    search of the base commit (``candidates``), which also finds every published record that may cite a
+    changed file. ``published`` are those records in the base; a published record's *successor* is the
+    last (in path order) record with its id in the work tree or, when there is none, the record now at
+    its path."""
 
     def __init__(self, head: Registry, base: Registry, everything: bool = False) -> None:
         self.head, self.base = head, base
         self.everything = everything
-        """Every path counts as touched and every published record may cite a differing file (what the
-        rules mean, read the slow way: tests compare it with the change's own reading)."""
-        added = (p for ps in head.unit_paths.values() if ps is not None for p in ps if p not in base.files)
+        """Every path counts as touched and every published record is a candidate (what the rules mean,
+        read the slow way: tests compare it with the change's own reading)."""
+        listed = (p for ps in head.unit_paths.values() if ps is not None for p in ps)
+        added = (p for p in listed if base.document(p) is None)
         self.differs = {p for p in head.changed if p.startswith(f"{PACKETS}/")}.union(added)
         """Paths in ``packets/`` that differ: what git says differs, and any file the base does not have."""
-        self.touched = sorted({*base.files, *(d.path for d in head.documents)} if everything else self.differs)
-        keys = {_key(d) for p in self.touched for r in (base, head) if (d := _valid(r.document(p))) is not None}
-        self.before = _filed(base, keys, self.touched)
-        self.after = _filed(head, keys, self.touched)
+        self.changed = self.differs.union(head.changed)
+        """Every path that differs, in ``packets/`` or not (an evidence file may be anywhere)."""
+        every = (d.path for r in (base, head) for d in r.documents) if everything else self.differs
+        self.touched = sorted(set(every))
+        docs = [d for p in self.touched for r in (base, head) if (d := _valid(r.document(p))) is not None]
+        self.candidates = _candidates(self, {str(d.id) for d in docs})
+        """Published records that may hold one of the touched ids or cite a changed file."""
+        keys = {_key(d) for d in docs}
+        others = [d.path for d in self.candidates]
+        self.before = _filed(base, keys, [*self.touched, *others])
+        self.after = _filed(head, keys, [*self.touched, *others])
         self.published = sorted({d.path: d for docs in self.before.values() for d in docs}.values(), key=_path)
 
     def successor(self, old: Document) -> Document | None:
@@ -164,15 +178,30 @@ class Change:
         return [d for d in docs if d is not None and d.kind in kinds]
 
 
+def _candidates(change: Change, ids: set[str]) -> list[Document]:
+    """The base's valid records that may hold any of ``ids`` or cite any changed path: such a record holds the
+    string in its bytes as it is, or spelled with a JSON escape (a backslash), so one search of the commit
+    finds every one; every record when git cannot search (or when reading ``everything``)."""
+    base, needles = change.base, ids | change.changed
+    if not needles:
+        return []
+    search = getattr(base.source, "containing", None)
+    found = search([*needles, "\\"]) if search is not None and not change.everything else None
+    if found is None:
+        return base.records()
+    docs = (base.document(p) for p in sorted(found))
+    return [d for d in docs if d is not None and d.place.kinds and d.valid]  # evidence files are not read
+
+
 def _path(doc: Document) -> str:
     return doc.path
 
 
-def _filed(registry: Registry, keys: set[str], touched: list[str]) -> dict[str, list[Document]]:
-    """Id key -> the valid records with that id (at a touched path, or filed under it), in path order."""
+def _filed(registry: Registry, keys: set[str], paths: list[str]) -> dict[str, list[Document]]:
+    """Id key -> the valid records with that id (at one of ``paths``, or filed under it), in path order."""
     found: dict[str, dict[str, Document]] = {}
-    paths = [*touched, *(p for key in keys for p in registry.providers(key))]
-    for doc in map(_valid, map(registry.document, paths)):
+    every = [*paths, *(p for key in keys for p in registry.providers(key))]
+    for doc in map(_valid, map(registry.document, every)):
         if doc is not None and (key := _key(doc)) in keys:
             found.setdefault(key, {})[doc.path] = doc
     return {k: sorted(docs.values(), key=_path) for k, docs in found.items()}
@@ -230,27 +259,13 @@ def _identities(family: dict[str, Any]) -> dict[tuple[str, str, str], Any]:
     return out
 
 
-def _citing(change: Change, paths: set[str]) -> list[Document]:
-    """The base's valid records that may cite any of ``paths``: a record whose evidence reference is one of
-    them holds it in its bytes as it is, or spelled with a JSON escape (a backslash), so one search of the
-    commit finds every candidate; all records when git cannot search."""
-    base = change.base
-    search = getattr(base.source, "containing", None)
-    found = search([*paths, "\\"]) if search is not None and paths and not change.everything else None
-    if found is None:
-        return base.records() if paths else []
-    docs = (base.document(p) for p in sorted(found) if p in base.files)
-    return [d for d in docs if d is not None and d.place.kinds and d.valid]  # evidence files are not read
-
-
 def _rewritten_evidence(change: Change) -> Iterator[Finding]:
     """Evidence files of published records are as immutable as the records (an updated sha256 beside new
     bytes is a rewrite, not a fix)."""
-    changed = change.differs.union(change.head.changed)
     seen: set[str] = set()
-    for old in _citing(change, changed):
+    for old in change.candidates if change.changed else []:
         for _pointer, value in old.refs:
-            if value in changed and value not in seen and parse_ref(value).kind == "local":
+            if value in change.changed and value not in seen and parse_ref(value).kind == "local":
                 seen.add(value)
                 new = change.successor(old)
                 where: Document | str = new if new is not None else value

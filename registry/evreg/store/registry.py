@@ -239,18 +239,26 @@ class Registry:
 
     # -- files outside records ------------------------------------------------------------------
 
-    def evidence(self, path: str) -> EvidenceState:
+    def linked(self, path: str) -> bool:
+        """Whether ``path`` or a folder above it (in ``packets/``) is a symlink: what it names may be anywhere."""
+        parts = path.split("/")
+        return bool(self.special) and any("/".join(parts[:i]) in self.special for i in range(2, len(parts) + 1))
+
+    def _note_file(self, path: str) -> None:
+        """An evidence file read while a unit is checked is a dependency when it lies outside the unit, or
+        behind a symlink (the link's target may lie anywhere, and the unit's digest covers only the link)."""
         reads = current_reads()
-        if reads is not None and reads.outside(path):
+        if reads is not None and (reads.outside(path) or self.linked(path)):
             reads.note(f"file:{path}")
+
+    def evidence(self, path: str) -> EvidenceState:
+        self._note_file(path)
         return self.source.evidence(path)
 
     def read_file(self, path: str) -> bytes:
         """An evidence file's bytes. Refuses (PermissionError) anything but a regular file inside
         the repository's own files: callers check ``evidence(path)`` first."""
-        reads = current_reads()
-        if reads is not None and reads.outside(path):
-            reads.note(f"file:{path}")
+        self._note_file(path)
         if self.source.evidence(path) is not EvidenceState.FILE:
             raise PermissionError(f"{path!r} is not a regular file inside the repository")
         return self.source.read_all(path)
@@ -274,7 +282,7 @@ class Registry:
         state = self.source.evidence(name)
         if state is not EvidenceState.FILE:
             return state.value
-        if name in self.files and self.files[name] is not None:
+        if self.files.get(name) is not None and not self.linked(name):  # a link's blob is not its target's
             return f"file {self.files[name]}"
         try:
             return f"file {blob_id(self.source.read_all(name))}"

@@ -217,11 +217,14 @@ class GitTree:
             [
                 "git",
                 f"--git-dir={self.repo.git_dir}",
+                "-c",
+                "color.ui=never",
                 "grep",
                 "-l",
                 "-z",
                 "-a",
                 "-F",
+                "--no-color",
                 "--no-textconv",
                 *patterns,
                 self.commit.hexsha,
@@ -233,8 +236,11 @@ class GitTree:
         )
         if done.returncode not in (0, 1):
             return None
-        prefix = f"{self.commit.hexsha}:"
-        return {os.fsdecode(p)[len(prefix) :] for p in done.stdout.split(b"\0") if p}
+        prefix = f"{self.commit.hexsha}:{under}/".encode()
+        names = [p for p in done.stdout.split(b"\0") if p]
+        if not all(p.startswith(prefix) for p in names):  # not the listing asked for: say nothing rather than less
+            return None
+        return {os.fsdecode(p)[len(self.commit.hexsha) + 1 :] for p in names}
 
     def names(self, folder: str) -> list[str]:
         import git
