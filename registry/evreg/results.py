@@ -36,7 +36,7 @@ from evreg.layout import CACHE_DIR, PACKETS, place_keys, place_of, unit_of
 from evreg.rules import Rule, UnitResult
 from evreg.store import Registry, WorkTree, load
 from evreg.store.registry import from_entries, refused
-from evreg.store.sources import GitTree, TooManyFiles, file_limit, list_entries, open_source
+from evreg.store.sources import GitTree, Source, TooManyFiles, file_limit, list_entries, open_source
 
 
 def validation_sources(rules: list[Rule]) -> list[Path]:
@@ -368,18 +368,15 @@ def git_state(root: Path, cache: ResultCache | None = None) -> WorktreeState | N
     return WorktreeState(clean, dirty | (committed.keys() - on_disk), asked)
 
 
-def load_worktree(root: Path, cache: ResultCache | None) -> Registry:
-    """The working tree's registry. With a cache, units git vouches for and the cache
-    knows are not listed or read: their files and ids come from the cache entry."""
-    state = git_state(root, cache) if cache is not None else None
-    if state is None or cache is None:
-        return load(root)
-    source = WorkTree(root)
+def _from_units(root: Path, source: Source, units: dict[str, str | None], cache: ResultCache) -> Registry:
+    """The registry of ``units``: a unit whose vouched digest (a git tree id, None when not vouched for) is the
+    one a cache entry was stored for is not listed or read -- its files and ids come from the entry --; every
+    other unit is listed."""
     listed, known = [], []
     try:
-        for unit in sorted(state.clean.keys() | state.dirty):
+        for unit in sorted(units):
             entry = cache.entry(unit)
-            if unit in state.clean and entry is not None and entry["digest"] == state.clean[unit]:
+            if units[unit] is not None and entry is not None and entry["digest"] == units[unit]:
                 known.append((unit, entry))
             else:
                 listed.extend(list_entries(source, f"{PACKETS}/{unit}" if unit else PACKETS, deep=bool(unit)))
@@ -390,7 +387,18 @@ def load_worktree(root: Path, cache: ResultCache | None) -> Registry:
             raise TooManyFiles(file_limit())
     except TooManyFiles as exc:
         return refused(root, source, exc.args[0])
-    registry.digests.update(state.clean)
+    registry.digests.update({u: d for u, d in units.items() if d is not None})
+    return registry
+
+
+def load_worktree(root: Path, cache: ResultCache | None) -> Registry:
+    """The working tree's registry. With a cache, units git vouches for (exactly as committed at HEAD) and
+    the cache knows are not listed or read: their files and ids come from the cache entry."""
+    state = git_state(root, cache) if cache is not None else None
+    if state is None or cache is None:
+        return load(root)
+    units = {u: state.clean.get(u) for u in state.clean.keys() | state.dirty}
+    registry = _from_units(root, WorkTree(root), units, cache)
     cache.listings.update(state.asked)  # kept with the units' entries for the next run
     return registry
 
@@ -403,22 +411,4 @@ def load_commit(root: Path, rev: str, cache: ResultCache | None) -> Registry:
         return load(root, rev)
     source = open_source(root, rev)
     assert isinstance(source, GitTree)
-    digests = source.unit_digests()
-    listed, known = [], []
-    try:
-        listed.extend(list_entries(source, PACKETS, deep=False))
-        for unit, digest in sorted(digests.items()):
-            entry = cache.entry(unit)
-            if entry is not None and entry["digest"] == digest:
-                known.append((unit, entry))
-            else:
-                listed.extend(list_entries(source, f"{PACKETS}/{unit}"))
-        registry = from_entries(root, source, listed)
-        for unit, entry in known:
-            registry.know(unit, entry["keys"], entry["shared"], entry["special"])
-        if len(registry.files) > file_limit():
-            raise TooManyFiles(file_limit())
-    except TooManyFiles as exc:
-        return refused(root, source, exc.args[0])
-    registry.digests.update(digests)
-    return registry
+    return _from_units(root, source, {"": None, **source.unit_digests()}, cache)
