@@ -209,10 +209,10 @@ class GitTree:
 
     def containing(self, needles: Iterable[str], under: str = PACKETS) -> set[str] | None:
         """The paths of files under ``under`` whose bytes hold any of ``needles`` (one ``git grep`` of the
-        commit, no file read from Python), or None when git cannot say."""
-        patterns = [a for needle in sorted(set(needles)) for a in ("-e", needle)]
-        if not patterns or sum(map(len, patterns)) > 100_000:
-            return None
+        commit, the needles on its standard input; no file read from Python), or None when git cannot say."""
+        patterns = "\n".join(sorted({n for n in needles if n})).encode()
+        if not patterns:
+            return set()
         done = subprocess.run(
             [
                 "git",
@@ -226,11 +226,13 @@ class GitTree:
                 "-F",
                 "--no-color",
                 "--no-textconv",
-                *patterns,
+                "-f",
+                "-",
                 self.commit.hexsha,
                 "--",
                 f"{under}/",
             ],
+            input=patterns,
             capture_output=True,
             check=False,
         )
