@@ -401,3 +401,64 @@ def test_a_committed_cache_of_commit_findings_is_not_trusted(reg: Reg) -> None:
     reg.repo.git.add("-f", str(forged))
     introduced = [f for f in validate(reg.root, base="HEAD")[1].findings if f.introduced]
     assert any(f.code == "history-rewrite" for f in introduced)
+
+
+# -- found by the second review --------------------------------------------------------------------------------------
+
+
+def test_a_cache_committed_behind_a_link_is_not_used(reg: Reg) -> None:
+    """A pull request commits a forged cache (entries without findings) and ``build`` as a link to it: git
+    tracks nothing under ``build/cache`` by that name, but the cache is the author's word all the same."""
+    reg.put(f"{F}/pkt/measurements/run-bad.json", {"kind": "run-measurement", "id": "run-bad"})
+    reg.commit("an invalid record")
+    assert validate(reg.root)[1].errors()
+    for entry in (reg.root / "build/cache/units").glob("*.json"):
+        data = json.loads(entry.read_text())
+        entry.write_text(json.dumps({**data, "findings": []}))  # forged: nothing found
+    shutil.move(reg.root / "build", reg.root / "cachedir")
+    (reg.root / "build").symlink_to("cachedir")
+    reg.repo.git.add("-f", "build", "cachedir")
+    reg.commit("a cache of our own")
+    assert validate(reg.root)[1].errors()
+    assert validate(reg.root, base="HEAD~1")[1].errors()
+
+
+def test_evidence_through_a_linked_folder_validates_against_a_base(reg: Reg) -> None:
+    """A record cites evidence through a symlinked folder; checking the base commit through the cache reads
+    the link's target by the commit's own tree (it raised on the link before)."""
+    reg.raw("packets/fam/evidence/real/runs.log", b"decode 30.2\n")
+    (reg.root / "packets/fam/pkt/evidence/ln").symlink_to("../../evidence/real")
+    cited = "packets/fam/pkt/evidence/ln/runs.log"
+    digest = hashlib.sha256(b"decode 30.2\n").hexdigest()
+    reg.edit(RUN, lambda d: d.update(evidence=cited, evidence_sha256={cited: digest}))
+    reg.commit("evidence through a linked folder")
+    validate(reg.root)
+    cached = validate(reg.root, base="HEAD")[1].findings
+    assert "internal-error" not in {f.code for f in cached}
+    fresh = validate(reg.root, base="HEAD", use_cache=False)[1].findings
+    assert [(f.code, f.file, f.message) for f in cached] == [(f.code, f.file, f.message) for f in fresh]
+
+
+@pytest.mark.parametrize("name", ["00-old.json", "zz-old.json"])
+def test_a_twin_of_a_published_record_named_otherwise_is_compared_wherever_it_sorts(reg: Reg, name: str) -> None:
+    """The published run is filed as ``name`` (its ``layout`` finding accepted) and retired; the change adds
+    its id's file without the retirement. Each record the change writes under a published id is compared
+    with it, not only the last in path order."""
+    moved = f"{Path(RUN).parent}/{name}"
+    reg.edit(RUN, lambda d: d.update(retired={"reason": "wrong build", "date": "2026-11-01"}))
+    reg.repo.git.mv(RUN, moved)
+    reg.commit("a retired run filed under another name")
+    data = reg.read(moved)
+    data.pop("retired")
+    reg.put(RUN, data)
+    found = {f[:3] for f in _history(reg.root)}
+    assert ("history-rewrite", RUN, "/retired") in found, found
+
+
+def test_a_base_whose_packets_folder_is_a_link_is_a_finding_not_a_crash(reg: Reg) -> None:
+    shutil.move(reg.root / "packets", reg.root / "data")
+    (reg.root / "packets").symlink_to("data")
+    reg.commit("packets as a link")
+    for use_cache in (True, False):
+        codes = {f.code for f in validate(reg.root, base="HEAD", use_cache=use_cache)[1].findings}
+        assert "internal-error" not in codes

@@ -45,7 +45,7 @@ def validate(
         raise BaseNotFound("--base is empty: name the commit to compare with (CI: the merge base)")
     unborn = base == "HEAD" and _unborn(root)
     change = change_base(root, base) if base and not unborn else None
-    trusted = use_cache and not _committed(root, str(Path(CACHE_DIR).parent))  # units/, and commits/ beside it
+    trusted = use_cache and _own_cache(root)
     cache = ResultCache.open(root, pack, keep=rev is None) if trusted else None
     with no_cycle_collection():
         registry = load_commit(root, rev, cache) if rev else load_worktree(root, cache)
@@ -117,7 +117,12 @@ def _unborn(root: Path) -> bool:
     )
 
 
-def _committed(root: Path, folder: str) -> bool:
-    """Whether git tracks files under ``folder``: a cache that arrives in a commit (a pull request's) is the
-    author's word, not ours, and is never trusted."""
-    return bool(_git(root, "ls-files", "--", folder).stdout.strip())
+def _own_cache(root: Path) -> bool:
+    """Whether the cache folder is this machine's own: git tracks nothing under its top folder (a cache that
+    arrives in a commit, a pull request's, is the author's word, not ours), and no folder on the way to it
+    is a symlink (a link committed as ``build`` would lead the cache into tracked files)."""
+    top = Path(CACHE_DIR).parts[0]
+    parts = Path(CACHE_DIR).parts
+    if any((root.joinpath(*parts[:i])).is_symlink() for i in range(1, len(parts) + 1)):
+        return False
+    return not _git(root, "ls-files", "--", top).stdout.strip()

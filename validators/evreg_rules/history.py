@@ -93,22 +93,24 @@ def history_findings(change: Change) -> Iterator[Finding]:
     yield from _rewritten_identity(change)
     yield from _rewritten_evidence(change)
     for old in change.published:
-        new = change.successor(old)
-        if new is None and registry.document(old.path) is None:
+        news = change.successors(old)
+        if not change.after.get(_key(old)) and registry.document(old.path) is None:
             yield DELETED.at(old.path, "", f"published {old.kind} {old.id!r} was deleted", record=old.ref())
-        elif new is not None and old.path != new.path and old.kind in MEASUREMENT_KINDS:
-            yield REWRITE.at(
-                new,
-                "",
-                f"published {old.kind} {old.id!r} was moved from {old.path}: where it is filed is which packet shows "
-                "it, and its page and every link to it change",
-                "Keep a published run where it is; a reviewer who accepts the move accepts a new page for it.",
-                severity=Severity.WARNING,
-            )
-        if new is not None and old.data.get("retired") and not _same(old.data["retired"], new.data.get("retired")):
-            yield REWRITE.at(
-                new, "/retired", f"published {old.kind} {old.id!r} was retired; the change undoes or rewrites it"
-            )
+        moved = old.kind in MEASUREMENT_KINDS and all(d.path != old.path for d in change.after.get(_key(old), []))
+        for new in news:
+            if moved and new.path != old.path:
+                yield REWRITE.at(
+                    new,
+                    "",
+                    f"published {old.kind} {old.id!r} was moved from {old.path}: where it is filed is which packet "
+                    "shows it, and its page and every link to it change",
+                    "Keep a published run where it is; a reviewer who accepts the move accepts a new page for it.",
+                    severity=Severity.WARNING,
+                )
+            if old.data.get("retired") and not _same(old.data["retired"], new.data.get("retired")):
+                yield REWRITE.at(
+                    new, "/retired", f"published {old.kind} {old.id!r} was retired; the change undoes or rewrites it"
+                )
     yield from _raised_grades(change)
     if BASELINE in change.differs:
         yield from _self_approval(registry, base)
@@ -139,9 +141,7 @@ class Change:
     ones included), and every record, touched or not, that holds one of their ids. Those are found by
     file name (``Registry.providers``: ids are file names) and, for a file whose name is not its id, by one
     search of the base commit (``candidates``), which also finds every published record that may cite a
-    changed file. ``published`` are those records in the base; a published record's *successor* is the
-    last (in path order) record with its id in the work tree or, when there is none, the record now at
-    its path."""
+    changed file. ``published`` are those records in the base; each is compared with its ``successors``."""
 
     def __init__(self, head: Registry, base: Registry, everything: bool = False) -> None:
         self.head, self.base = head, base
@@ -156,6 +156,9 @@ class Change:
         """Every path that differs, in ``packets/`` or not (an evidence file may be anywhere)."""
         every = (d.path for r in (base, head) for d in r.documents) if everything else self.differs
         self.touched = sorted(set(every))
+        self.written = set(self.touched)
+        """Paths whose records are compared with the published ones they hold the ids of (every path, when
+        reading ``everything``: a checkout may differ from the commit where git lists no change)."""
         docs = [d for p in self.touched for r in (base, head) if (d := _valid(r.document(p))) is not None]
         self.candidates = _candidates(self, {str(d.id) for d in docs})
         """Published records that may hold one of the touched ids or cite a changed file."""
@@ -165,9 +168,13 @@ class Change:
         self.after = _filed(head, keys, [*self.touched, *others])
         self.published = sorted({d.path: d for docs in self.before.values() for d in docs}.values(), key=_path)
 
-    def successor(self, old: Document) -> Document | None:
-        docs = self.after.get(_key(old))
-        return docs[-1] if docs else _valid(self.head.document(old.path))
+    def successors(self, old: Document) -> list[Document]:
+        """The records the change wrote that hold a published record's id (an edit in place, a move, a copy
+        under its id, wherever each sorts); when there are none, the record the change wrote at its path
+        (its id changed in place)."""
+        written = [d for d in self.after.get(_key(old), []) if d.path in self.written]
+        at = _valid(self.head.document(old.path)) if not written and old.path in self.written else None
+        return written or ([at] if at is not None else [])
 
     def published_of(self, *kinds: str) -> list[Document]:
         return [d for d in self.published if d.kind in kinds]
@@ -215,39 +222,33 @@ def _same(a: Any, b: Any) -> bool:
 def _rewritten_measurements(change: Change) -> Iterator[Finding]:
     """Any field but ``retired`` of a published measurement (or estimate) that changed, its kind and id included."""
     for old in change.published_of(*MEASUREMENT_KINDS, "estimate"):
-        new = change.successor(old)
-        if new is None or (new.path == old.path and new.content_id() == old.content_id()):
-            continue
-        keys = sorted((set(old.data) | set(new.data)) - MUTABLE)
-        changed = [k for k in keys if k not in old.data or k not in new.data or not _same(old.data[k], new.data[k])]
-        if changed:
-            yield REWRITE.at(
-                new,
-                f"/{changed[0]}",
-                f"published measurement {old.id!r} changed its {', '.join(changed)}",
-            )
+        for new in change.successors(old):
+            keys = sorted((set(old.data) | set(new.data)) - MUTABLE)
+            changed = [k for k in keys if k not in old.data or k not in new.data or not _same(old.data[k], new.data[k])]
+            if changed:
+                yield REWRITE.at(
+                    new,
+                    f"/{changed[0]}",
+                    f"published measurement {old.id!r} changed its {', '.join(changed)}",
+                )
 
 
 def _rewritten_identity(change: Change) -> Iterator[Finding]:
     """The identity of published packets, weight revisions and artifacts: what their measurements were of
     (a field missing on the base cannot be added later either)."""
     for old in change.published_of("packet"):
-        new = change.successor(old)
-        changed = [k for k in PACKET_IDENTITY if new is not None and not _same(old.data.get(k), new.data.get(k))]
-        if new is not None and changed:
-            yield REWRITE.at(new, f"/{changed[0]}", f"published packet {old.id!r} changed its {', '.join(changed)}")
+        for new in change.successors(old):
+            changed = [k for k in PACKET_IDENTITY if not _same(old.data.get(k), new.data.get(k))]
+            if changed:
+                message = f"published packet {old.id!r} changed its {', '.join(changed)}"
+                yield REWRITE.at(new, f"/{changed[0]}", message)
     for old in change.published_of("family"):
-        new = change.successor(old)
-        if new is None:
-            continue
-        now = _identities(new.data)
-        for (what, rid, key), value in _identities(old.data).items():
-            if not _same(now.get((what, rid, key)), value):
-                yield REWRITE.at(
-                    new,
-                    "/weight_revisions",
-                    f"published {what} {rid!r} changed its {key} (was {value!r}, now {now.get((what, rid, key))!r})",
-                )
+        for new in change.successors(old):
+            now = _identities(new.data)
+            for (what, rid, key), value in _identities(old.data).items():
+                if not _same(after := now.get((what, rid, key)), value):
+                    message = f"published {what} {rid!r} changed its {key} (was {value!r}, now {after!r})"
+                    yield REWRITE.at(new, "/weight_revisions", message)
 
 
 def _identities(family: dict[str, Any]) -> dict[tuple[str, str, str], Any]:
@@ -267,8 +268,8 @@ def _rewritten_evidence(change: Change) -> Iterator[Finding]:
         for _pointer, value in old.refs:
             if value in change.changed and value not in seen and parse_ref(value).kind == "local":
                 seen.add(value)
-                new = change.successor(old)
-                where: Document | str = new if new is not None else value
+                news = change.successors(old) or [d for d in [change.head.document(old.path)] if d is not None]
+                where: Document | str = news[0] if news else value
                 yield REWRITE.at(
                     where, "", f"evidence file {value} of published {old.kind} {old.id!r} was changed or removed"
                 )

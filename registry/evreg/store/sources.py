@@ -165,9 +165,13 @@ class GitTree:
 
     def unit_digests(self) -> dict[str, str]:
         """Family folder -> its git tree id (the top-level files are hashed by the registry)."""
+        import git
+
         try:
             tree = self.commit.tree / PACKETS
         except KeyError:
+            return {}
+        if not isinstance(tree, git.Tree):  # packets/ committed as a link or a file: no unit has a tree
             return {}
         return {item.name: f"tree:{item.hexsha}" for item in tree.trees}
 
@@ -202,7 +206,10 @@ class GitTree:
             return fetched
         sha = self._blobs.get(path)
         if sha is None:
-            return (self.commit.tree / path).data_stream.read()
+            try:
+                return (self.commit.tree / path).data_stream.read()
+            except KeyError:  # not in the commit, or behind a link to a folder: not a file it holds there
+                raise FileNotFoundError(path) from None
         return self.repo.odb.stream(bytes.fromhex(sha)).read()
 
     read_all = read
