@@ -462,3 +462,18 @@ def test_a_base_whose_packets_folder_is_a_link_is_a_finding_not_a_crash(reg: Reg
     for use_cache in (True, False):
         codes = {f.code for f in validate(reg.root, base="HEAD", use_cache=use_cache)[1].findings}
         assert "internal-error" not in codes
+
+
+def test_evidence_under_a_retargeted_folder_link_is_changed_evidence(reg: Reg) -> None:
+    """git lists only the link when a linked evidence folder is pointed elsewhere; every file cited under it
+    changed (found by the second review; a reference without a sha256 had no finding at all)."""
+    for name, text in (("real1", b"decode 30.2\n"), ("real2", b"decode 99.9\n")):
+        reg.raw(f"packets/fam/evidence/{name}/runs.log", text)
+    (reg.root / "packets/fam/pkt/evidence/d").symlink_to("../../evidence/real1")
+    cited = "packets/fam/pkt/evidence/d/runs.log"
+    reg.edit(RUN, lambda d: (d.update(evidence=cited), d.pop("evidence_sha256", None)))
+    reg.commit("evidence through a linked folder, no hash")
+    (reg.root / "packets/fam/pkt/evidence/d").unlink()
+    (reg.root / "packets/fam/pkt/evidence/d").symlink_to("../../evidence/real2")
+    messages = {f[3] for f in _history(reg.root) if f[0] == "history-rewrite"}
+    assert f"evidence file {cited} of published run-measurement 'run-1' was changed or removed" in messages, messages

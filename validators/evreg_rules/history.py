@@ -266,13 +266,20 @@ def _rewritten_evidence(change: Change) -> Iterator[Finding]:
     seen: set[str] = set()
     for old in change.candidates if change.changed else []:
         for _pointer, value in old.refs:
-            if value in change.changed and value not in seen and parse_ref(value).kind == "local":
+            if _changed(value, change.changed) and value not in seen and parse_ref(value).kind == "local":
                 seen.add(value)
                 news = change.successors(old) or [d for d in [change.head.document(old.path)] if d is not None]
                 where: Document | str = news[0] if news else value
                 yield REWRITE.at(
                     where, "", f"evidence file {value} of published {old.kind} {old.id!r} was changed or removed"
                 )
+
+
+def _changed(path: str, changed: set[str]) -> bool:
+    """Whether the change touched the file at ``path`` or a folder on the way to it (a folder link retargeted
+    changes every file under it, and git lists only the link)."""
+    parts = path.split("/")
+    return any("/".join(parts[:i]) in changed for i in range(1, len(parts) + 1))
 
 
 def _grade(data: dict[str, Any], which: str) -> str | None:
