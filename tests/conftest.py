@@ -17,9 +17,9 @@ from typing import Any
 import git
 import pytest
 
-from evreg import rules
-from evreg.findings import Finding
-from evreg.jsonio import canonical
+from evreg.check import rules
+from evreg.core.findings import Finding
+from evreg.core.jsonio import canonical
 from evreg.store import load
 
 REPO = Path(__file__).resolve().parents[1]
@@ -246,7 +246,7 @@ def empty_repo(tmp_path: Path) -> Path:
 
 
 def evreg(*args: str, cwd: Path | None = None, process: bool = False) -> subprocess.CompletedProcess[str]:
-    """Run the CLI as a user does, in ``cwd``: in this process through ``evreg.cli.main`` (the
+    """Run the CLI as a user does, in ``cwd``: in this process through ``evreg.cli.main.main`` (the
     console script's entry point, so exit codes and error handling are the user's), or, with
     ``process=True``, as the console script in a subprocess (where the process is the point)."""
     if process:
@@ -262,7 +262,7 @@ def evreg(*args: str, cwd: Path | None = None, process: bool = False) -> subproc
         )
     from click.testing import CliRunner
 
-    from evreg import cli
+    from evreg.cli import main as cli
 
     before, argv = os.getcwd(), sys.argv
     os.chdir(cwd or before)
@@ -284,7 +284,8 @@ def evreg(*args: str, cwd: Path | None = None, process: bool = False) -> subproc
 def stating(packet: dict[str, Any], given: tuple[str, ...], runtime: bool = False) -> tuple[str, ...]:
     """What a contributor states on an import's command line that a tool's file does not record: the cards and the
     hardware of the packet the run belongs in (a run filed in a packet's folder has the packet's whole scope,
-    ``evreg.scope``), and its runtime where the importer takes one (``runtime``), unless ``given`` states them."""
+    ``evreg.claims.scope``), and its runtime where the importer takes one (``runtime``), unless ``given`` states
+    them."""
     out = list(given)
     if runtime and "--runtime" not in out and isinstance(packet.get("runtime"), str):
         out += ["--runtime", packet["runtime"]]
@@ -425,7 +426,7 @@ def real(pristine: Path, tmp_path: Path) -> Path:
 
 def blocking(root: Path, base: bool = False) -> list[Finding]:
     """What validation reports beyond the reviewed baseline (with the history rules against HEAD when ``base``)."""
-    from evreg import pipeline
+    from evreg.check import pipeline
 
     return pipeline.validate(root, use_cache=False, base="HEAD" if base else None)[1].blocking
 

@@ -18,12 +18,12 @@ import orjson
 import pytest
 
 from conftest import REPO, evreg
-from evreg import rules
-from evreg.bench import ADVERSARIAL, PHASES, QUERIES, adversarial, commit_all
-from evreg.jsonio import canonical
-from evreg.layout import CACHE_DIR
-from evreg.pipeline import validate
-from evreg.realshape import PERTURBATION, generate, plan, templates
+from evreg.check import rules
+from evreg.check.pipeline import validate
+from evreg.core.jsonio import canonical
+from evreg.core.layout import CACHE_DIR
+from evreg.devtools.bench import ADVERSARIAL, PHASES, QUERIES, adversarial, commit_all
+from evreg.devtools.realshape import PERTURBATION, generate, plan, templates
 
 PACK = rules.discover()
 

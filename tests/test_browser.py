@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from conftest import REPO, WIDE_RUNS, WORKLOAD, F, Reg, evreg
-from evreg import charts
-from evreg.evidence import is_evidence_key
+from evreg.core.evidence import is_evidence_key
+from evreg.site import charts
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = REPO / "test-artifacts"
@@ -235,7 +235,7 @@ def test_hostile_record_text_renders_as_text(fixture_site: str, page: object) ->
     [
         ("qwen36-27b-q8-tp2", "packets/qwen36-27b-q8-tp2/"),
         # A measurement by its id, at its section: the theme's search splits the typed id at its hyphens, so the
-        # section's index entry carries the id's parts too (evreg.site.id_terms).
+        # section's index entry carries the id's parts too (evreg.site.pages.id_terms).
         ("q36-q4km-tp1-kv-f16-context", "families/qwen-27b/measurements/#m-q36-q4km-tp1-kv-f16-context"),
     ],
 )
@@ -587,7 +587,7 @@ PROSE_ENDINGS = tuple(f"/{k}" for k in ("summary", "caveat", "quality", "reason"
 
 def _restore(reg: Reg, originals: dict[str, dict[str, Any]], target: str) -> None:
     """Put back the original value of one planted field (or remove it if it was added)."""
-    from evreg.findings import split_pointer
+    from evreg.core.findings import split_pointer
 
     path, ptr = target.split("#", 1)
     parts: list[Any] = split_pointer(ptr)
@@ -608,8 +608,8 @@ def hostile_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str
     """A registry with the payload planted in every string field the models accept, as far as
     the rules allow (a field whose value the rules check against other records -- a metric
     name, a runtime compared across records -- keeps its value), built and served."""
-    from evreg import rules
-    from evreg.models import MODELS
+    from evreg.check import rules
+    from evreg.records.models import MODELS
     from evreg.store import load
 
     reg = Reg(tmp_path_factory.mktemp("hostile") / "reg")

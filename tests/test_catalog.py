@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import LAB_MANIFEST, REPO, F, Reg, evreg
-from evreg.layout import DEFAULT_DB
+from evreg.core.layout import DEFAULT_DB
 from evreg.store import MEASUREMENT_KINDS, load
 
 RUN = f"{F}/pkt/measurements/run-1.json"
@@ -110,17 +110,17 @@ def test_query_on_a_fresh_catalog_trusts_its_stamp_and_only_its_stamp(reg: Reg) 
     """A catalog records the stamp of the work tree and code it was built from (``catalogfile.stamp``);
     a query whose stamp matches neither validates nor imports the catalog's builder, and any change git
     reports (an edit, a new untracked file, an ignored file, a commit) makes it check the full way."""
-    from evreg import catalogfile
+    from evreg.catalog import file as catalogfile
 
     db = reg.root / DEFAULT_DB
     assert q(reg.root, "SELECT count(*) n FROM measurements") == [{"n": 2}]
     assert (catalogfile.read_meta(db) or {}).get("stamp") == catalogfile.stamp(reg.root, db)
     probe = (
-        "import sys; from evreg.cli import main\n"
+        "import sys; from evreg.cli.main import main\n"
         "sys.argv = ['evreg', 'query', 'SELECT count(*) FROM measurements']\n"
         "try: main()\n"
         "except SystemExit: pass\n"
-        "heavy = ('sqlalchemy', 'sqlmodel', 'evreg_rules', 'evreg.catalog', 'evreg.store.registry')\n"
+        "heavy = ('sqlalchemy', 'sqlmodel', 'evreg_rules', 'evreg.catalog.build', 'evreg.store.registry')\n"
         "print(sorted(m for m in heavy if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", probe], cwd=reg.root, capture_output=True, text=True, check=True)
@@ -156,7 +156,7 @@ def test_a_fresh_catalog_is_checked_from_its_folders_record_and_every_change_sti
     only about tracked files; each way past it makes the catalog stale: an edit keeping size and modification
     time (tracked or untracked file), a new untracked file in an old folder, a new ignored file. A folder
     change that leaves the listing as it was (a file added and removed again) keeps it fresh."""
-    from evreg import catalogfile
+    from evreg.catalog import file as catalogfile
 
     (reg.root / ".gitignore").write_text("*.ignored.json\n", "utf-8")
     reg.commit("ignore")

@@ -1,6 +1,6 @@
 """Claim integrity by class (issue 14): one scope on every promotion path, the non-claim forms (settings, derived
-figures, quotes from evidence), figures in cells and table columns. Each class has the attack that must be refused
-and the nearest honest variant that must pass; the scope keys come from ``evreg.scope.SCOPE_KEYS``, so a new key is
+figures, quotes from evidence), figures in cells and table columns. Each class has the attack that must be refused and
+the nearest honest variant that must pass; the scope keys come from ``evreg.claims.scope.SCOPE_KEYS``, so a new key is
 attacked automatically."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import F, Reg, evreg, only
-from evreg import citations, figures, markdown, scope
-from evreg.models import claims_in
+from evreg.claims import citations, figures, markdown, scope
+from evreg.records.models import claims_in
 
 RUN = f"{F}/pkt/measurements/run-1.json"
 PKT = f"{F}/pkt/packet.json"

@@ -14,8 +14,8 @@ import git
 import pytest
 
 from conftest import REPO
-from evreg import pipeline
-from evreg.findings import Finding
+from evreg.check import pipeline
+from evreg.core.findings import Finding
 
 Q38 = "packets/qwen3-8-27b"
 FP8_RUN = f"{Q38}/rtx5090-qwen-qwen3-8-27b-fp8/measurements/qwen38-fp8-official.json"

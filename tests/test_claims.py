@@ -13,11 +13,12 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from conftest import EVIDENCE, RECORDS, REPO, F, Reg, evreg, only
-from evreg import citations, rules
-from evreg.findings import split_pointer
-from evreg.jsonio import canonical
-from evreg.models import MODELS, is_prose, iter_prose
-from evreg.pipeline import validate
+from evreg.check import rules
+from evreg.check.pipeline import validate
+from evreg.claims import citations
+from evreg.core.findings import split_pointer
+from evreg.core.jsonio import canonical
+from evreg.records.models import MODELS, is_prose, iter_prose
 
 Q = "packets/qwen-27b"
 
@@ -504,7 +505,7 @@ def _grammar_examples() -> list[tuple[str, list[str]]]:
     """The rows of the methodology page's table of figure examples: (text, the claims in it)."""
     import re
 
-    page = (REPO / "registry/evreg/pages/methodology.md").read_text()
+    page = (REPO / "registry/evreg/site/static/methodology.md").read_text()
     table = page[page.index("| Text | Claims in it |") :].split("\n\n", 1)[0].splitlines()[2:]
     rows = []
     for row in table:
@@ -517,7 +518,7 @@ def _grammar_examples() -> list[tuple[str, list[str]]]:
 
 @pytest.mark.parametrize(("text", "figures"), _grammar_examples())
 def test_the_documented_figure_grammar(text: str, figures: list[str]) -> None:
-    from evreg.figures import find_figures
+    from evreg.claims.figures import find_figures
 
     assert [f.text for f in find_figures(text)] == figures
 
@@ -535,7 +536,7 @@ def test_every_declared_finding_code_is_documented_and_explained() -> None:
 
     import evreg as package_evreg
     import evreg_rules
-    from evreg.findings import declared
+    from evreg.core.findings import declared
 
     for package in (package_evreg, evreg_rules):
         for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
@@ -552,8 +553,8 @@ def test_every_declared_finding_code_is_documented_and_explained() -> None:
 def test_a_finding_needs_a_declared_code_and_a_code_is_declared_once() -> None:
     from pydantic import ValidationError
 
-    from evreg import codes
-    from evreg.findings import Code, Finding
+    from evreg.core import codes
+    from evreg.core.findings import Code, Finding
 
     with pytest.raises(ValidationError, match="not declared"):
         Finding(code="made-up", file="x.json", message="m")

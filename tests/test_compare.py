@@ -16,7 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import REPO, WIDE_RUNS, WORKLOAD
-from evreg import compare, ranking
+from evreg.claims import ranking
+from evreg.site import compare
 
 # -- the ranking rule -------------------------------------------------------------------------
 
@@ -169,7 +170,7 @@ def test_the_comparisons_index_lists_each_headline_metric_the_records_store(comp
 
 
 def test_the_real_sites_comparisons_never_rank_across_workloads_or_unpromotable_rows(repo_site: Path) -> None:
-    from evreg.vocab import states
+    from evreg.core.vocab import states
 
     promotable = {s for s, spec in states().items() if spec["promotable"]}
     pages = sorted((repo_site / "compare").glob("*/index.html"))
@@ -204,7 +205,7 @@ def test_the_real_sites_comparisons_never_rank_across_workloads_or_unpromotable_
 
 
 def test_a_large_contract_is_a_grid_folded_by_row_group_with_every_cell_once(repo_site: Path) -> None:
-    from evreg import coverage
+    from evreg.claims import coverage
 
     name = "qwen36-tp1-llamacpp-sycl-target-matrix"
     contract = json.loads((REPO / f"packets/qwen-27b/coverage/{name}.json").read_text())
@@ -256,7 +257,7 @@ def _contracts(draw: st.DrawFn) -> dict[str, Any]:
 
 
 def _counted_by_cells(contract: dict[str, Any]) -> Counter[Any]:
-    from evreg import coverage
+    from evreg.claims import coverage
 
     return Counter(coverage.merge(c.matching)[0].get("state", "missing") for c in coverage.expand(contract))
 
@@ -266,13 +267,13 @@ def _counted_by_cells(contract: dict[str, Any]) -> Counter[Any]:
 def test_a_contracts_cells_are_counted_by_state_as_its_cells_say(contract: dict[str, Any]) -> None:
     """The family page and the contracts' index count a contract's cells by state without making them: the same
     counts as its cells, merged, give."""
-    from evreg import coverage
+    from evreg.claims import coverage
 
     assert coverage.state_counts(contract) == _counted_by_cells(contract)
 
 
 def test_every_real_contract_is_counted_by_state_as_its_cells_say() -> None:
-    from evreg import coverage
+    from evreg.claims import coverage
 
     contracts = [json.loads(p.read_text()) for p in sorted(REPO.glob("packets/*/coverage/*.json"))]
     contracts = [c for c in contracts if c.get("kind") == "coverage-contract"]

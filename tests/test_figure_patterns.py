@@ -1,8 +1,8 @@
 """Fast paths of the grammars against their plain forms. The figure grammar's patterns are written for speed
-(``evreg.figures``: charset-led, possessive digits, gates, the number-words figures searched only where a unit follows
-a blank); here is the grammar as first written, one plain pattern per kind, each a look-ahead and look-behind at every
-position: the patterns in use must find exactly the figures these find, on generated text (hypothesis) and on every
-string of the real records. The site makes each shown number's citation from its parts: the same form as reading
+(``evreg.claims.figures``: charset-led, possessive digits, gates, the number-words figures searched only where a unit
+follows a blank); here is the grammar as first written, one plain pattern per kind, each a look-ahead and look-behind
+at every position: the patterns in use must find exactly the figures these find, on generated text (hypothesis) and on
+every string of the real records. The site makes each shown number's citation from its parts: the same form as reading
 back the citation's text."""
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import within
-from evreg import citations, figures
-from evreg.figures import (
+from evreg.claims import citations, figures
+from evreg.claims.figures import (
     _COMPARES,
     _COMPARES_WORD,
     _EMPHASIS,

@@ -15,12 +15,12 @@ import pytest
 
 from conftest import blocking as _found
 from conftest import edit_json as _edit
-from evreg import markdown
-from evreg.figures import find_figures
-from evreg.findings import Finding
-from evreg.runtimes import runtime_matches
-from evreg.scope import differing, same_hardware
-from evreg.vocab import promotable
+from evreg.claims import markdown
+from evreg.claims.figures import find_figures
+from evreg.claims.runtimes import runtime_matches
+from evreg.claims.scope import differing, same_hardware
+from evreg.core.findings import Finding
+from evreg.core.vocab import promotable
 
 FAM = "packets/qwen-35b"
 PACKET_DIR = f"{FAM}/qwen36-35b-quark-int8-b70-result"
@@ -370,7 +370,7 @@ def test_hardware_names_one_part_both_ways(a: str, b: str, same: bool) -> None:
     ],
 )
 def test_a_runs_accelerators_are_its_cards_or_its_parallel_layout(run: dict[str, Any], cards: int | None) -> None:
-    from evreg.scope import topology
+    from evreg.claims.scope import topology
 
     assert topology(run) == cards
 

@@ -15,11 +15,11 @@ import pytest
 import test_h14_attacks as attacks
 from conftest import blocking as _found
 from conftest import edit_json as _edit
-from evreg import markdown
-from evreg.containment import config_figures
-from evreg.figures import find_figures
-from evreg.findings import Finding
-from evreg.runtimes import runtime_matches
+from evreg.claims import markdown
+from evreg.claims.figures import find_figures
+from evreg.claims.runtimes import runtime_matches
+from evreg.claims.siteconfig import config_figures
+from evreg.core.findings import Finding
 from test_h14_attacks import PACKET, PACKET_DIR, PAGE, STRICT, _copy_run, _run_with_evidence
 
 EXTENSIONS: list[Any] = ["tables", "attr_list", "md_in_html", "admonition", {"toc": {"permalink": True}}]

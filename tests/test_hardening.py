@@ -18,7 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import EVIDENCE, EVIDENCE_BYTES, LAB_MANIFEST, REPO, F, Reg, evreg, only
-from evreg import citations, figures, jsonio, rules
+from evreg.check import rules
+from evreg.claims import citations, figures
+from evreg.core import jsonio
 from evreg.formats import ImportRefused, neural_download
 from evreg.store import load
 

@@ -17,11 +17,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import EVIDENCE, F, Reg, blocking
-from evreg import rules
-from evreg.findings import Finding
-from evreg.jsonio import canonical
-from evreg.pipeline import validate
-from evreg.results import code_version
+from evreg.check import rules
+from evreg.check.pipeline import validate
+from evreg.check.results import code_version
+from evreg.core.findings import Finding
+from evreg.core.jsonio import canonical
 from evreg.store import Registry, change_base, load
 from evreg_rules.history import Change, check_history, history_findings
 

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from conftest import REPO, F, Reg, evreg, only
-from evreg import figures
-from evreg.models import claims_in
+from evreg.claims import figures
+from evreg.records.models import claims_in
 
 RUN = f"{F}/pkt/measurements/run-1.json"
 PKT = f"{F}/pkt/packet.json"

@@ -29,11 +29,12 @@ import git
 import pytest
 
 from conftest import REPO, SHARED, evreg
-from evreg import formats, rules
-from evreg.citations import unit_of
-from evreg.findings import Severity
+from evreg import formats
+from evreg.check import rules
+from evreg.claims.citations import unit_of
+from evreg.core.findings import Severity
+from evreg.core.vocab import unit_bounds
 from evreg.store import load
-from evreg.vocab import unit_bounds
 from test_new_importers import value_at
 from test_real_files import registry
 

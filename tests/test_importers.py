@@ -10,7 +10,8 @@ import git
 import pytest
 
 from conftest import REPO, REV_A, SHARED, F, Reg, evreg, only
-from evreg import citations, findings
+from evreg.claims import citations
+from evreg.core import findings
 
 TOOLS = SHARED / "tools"
 RUN_LOG = SHARED / "rtx5090-vllm-runs.json"

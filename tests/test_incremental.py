@@ -16,9 +16,10 @@ from typing import Any
 import pytest
 
 from conftest import EVIDENCE, REPO, F, Reg, evreg, family, run
-from evreg import rules, workers
-from evreg.pipeline import check, validate
-from evreg.results import CACHE_DIR, ResultCache, git_state, load_worktree
+from evreg.check import rules
+from evreg.check.pipeline import check, validate
+from evreg.check.results import CACHE_DIR, ResultCache, git_state, load_worktree
+from evreg.store import workers
 
 OTH = "packets/oth"
 RUN_O = f"{OTH}/measurements/run-o.json"
@@ -315,7 +316,7 @@ def test_history_rules_see_the_whole_store_when_units_come_from_the_cache(reg: R
 
 def test_the_cache_version_covers_every_module_that_validates() -> None:
     """A change to the store or a rule module invalidates cached results (the store is a subpackage)."""
-    from evreg import results, rules
+    from evreg.check import results, rules
 
     sources = {p.relative_to(REPO).as_posix() for p in results.validation_sources(rules.discover())}
     assert {
@@ -350,7 +351,7 @@ def test_cached_findings_take_the_baseline_as_it_is_now(reg: Reg) -> None:
 def test_a_commit_loaded_through_the_cache_is_the_commit(reg: Reg) -> None:
     """``load_commit`` lists only the units whose tree no cache entry was stored for; the rest come from their
     entries: the same files, ids and findings as listing the whole commit."""
-    from evreg.results import load_commit
+    from evreg.check.results import load_commit
     from evreg.store import load
 
     other_family(reg)

@@ -9,7 +9,7 @@ import git
 import yaml
 
 from conftest import REPO, evreg
-from evreg.layout import PAGES_DIR
+from evreg.core.layout import PAGES_DIR
 
 PHI = REPO / "tests/data/lab/families/phi-4.json"
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from conftest import EVIDENCE, REV_A, REV_B, F, Reg, evreg, only
-from evreg.layout import LAB_FORMAT
+from evreg.core.layout import LAB_FORMAT
 from test_claims import Lab, Q
 
 FAMILY = f"{F}/family.json"

@@ -14,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import within
-from evreg import figures, jsonio, markdown, scope
+from evreg.claims import figures, markdown, scope
+from evreg.core import jsonio
 from evreg_rules import claims
 
 N = 100_000

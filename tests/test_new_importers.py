@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from conftest import SHARED, F, Reg, evreg, imports
-from evreg.citations import unit_of
-from evreg.evidence import TEXT_NUMBER, text_lines
+from evreg.claims.citations import unit_of
+from evreg.core.evidence import TEXT_NUMBER, text_lines
 from test_real_files import registry
 
 REAL = SHARED / "real"

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from conftest import SHARED, evreg, stating
-from evreg import rules
-from evreg.citations import unit_of
-from evreg.findings import Severity
+from evreg.check import rules
+from evreg.claims.citations import unit_of
+from evreg.core.findings import Severity
 from evreg.store import load
 from test_new_importers import value_at
 from test_real_files import registry
@@ -472,7 +472,7 @@ def test_sglang_bench_one_batch_server(tmp_path: Path) -> None:
 def test_lm_eval_scores_render_as_numbers_without_a_unit_word(tmp_path: Path) -> None:
     """A task-defined score (BLEU, ROUGE, an LLM judge's grade) is a pure number like a ratio: a citation of it reads
     ``0.577``, never ``0.577 score``; the chart axis still names the unit."""
-    from evreg import citations
+    from evreg.claims import citations
 
     name = "lm-eval/corpus/eleutherai-fork-nl2foam-vllm-tp8/results_2025-12-17T20-24-58.608862.json"
     _, _, records = run_import(tmp_path, name)

@@ -186,7 +186,7 @@ def test_vllm_bench_serve_real_file(tmp_path: Path) -> None:
 
 
 def test_vllm_units_are_declared() -> None:
-    from evreg.citations import unit_of
+    from evreg.claims.citations import unit_of
 
     units = {unit_of(m) for m in ("aggregate_tok_s", "total_tok_s", "input_tok_s", "requests_per_s", "p99_itl_ms")}
     assert units == {"tok/s", "requests/s", "ms"}
@@ -481,7 +481,7 @@ def test_line_locators_count_numbers_as_the_evidence_check_does() -> None:
     from evreg.formats import NUMBER_IN_TEXT
     from evreg_rules import evidence as rule
 
-    assert NUMBER_IN_TEXT is rule.TEXT_NUMBER  # one grammar (evreg.evidence), not two copies
+    assert NUMBER_IN_TEXT is rule.TEXT_NUMBER  # one grammar (evreg.core.evidence), not two copies
 
 
 ALL_REAL = sorted(p for p in REAL.rglob("*") if p.suffix in (".json", ".jsonl"))

@@ -11,7 +11,7 @@ import os
 import pytest
 
 from conftest import EVIDENCE, F, Reg, only
-from evreg import jsonio
+from evreg.core import jsonio
 
 RUN = f"{F}/pkt/measurements/run-1.json"
 

@@ -18,10 +18,13 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from conftest import EVIDENCE, F, Reg, only, own_evidence  # noqa: F401
-from evreg import catalog, citations, figures, jsonio, rules
-from evreg.bench import ADVERSARIAL, adversarial_text
-from evreg.cli import cli
-from evreg.layout import DEFAULT_DB
+from evreg.catalog import build as catalog
+from evreg.check import rules
+from evreg.claims import citations, figures
+from evreg.cli.main import cli
+from evreg.core import jsonio
+from evreg.core.layout import DEFAULT_DB
+from evreg.devtools.bench import ADVERSARIAL, adversarial_text
 from evreg.store import load
 
 
@@ -217,9 +220,9 @@ def _apply(reg: Reg, e: dict[str, Any]) -> None:
 def test_a_registry_that_validates_clean_always_renders(tmp_path_factory: pytest.TempPathFactory, e: Any) -> None:
     """validate clean => every page renders, with no figure outside the citation path and every
     chart point inside its plot (the build's own checks, run on the renderer in process)."""
-    from evreg.charts import BOTTOM, LEFT, RIGHT, TOP, H, W
-    from evreg.markdown import html_figures as orphans_in_html
-    from evreg.site import Pages, render_pages
+    from evreg.claims.markdown import html_figures as orphans_in_html
+    from evreg.site.charts import BOTTOM, LEFT, RIGHT, TOP, H, W
+    from evreg.site.pages import Pages, render_pages
 
     reg = _property_registry(tmp_path_factory)
     _apply(reg, e)
@@ -305,14 +308,14 @@ def test_files_under_site_that_are_not_regular_files_are_refused(reg: Reg, name:
     code, out, err = run_cli("build", root=reg.root)  # the build refuses on its own, even past validation
     assert code == 1 and "site-file-unsafe" in out, out + err
     assert not (reg.root / "build/site").exists()
-    from evreg.sitebuild import build_site
+    from evreg.site.build import build_site
 
     refused = build_site(reg.root, reg.root / "x.duckdb", reg.root / "d", reg.root / "build/site").findings
     assert [f.code for f in refused] == ["site-file-unsafe"] and not (reg.root / "build/site").exists()
 
 
 def test_the_build_refuses_a_docs_dir_outside_site(reg: Reg) -> None:
-    from evreg.sitebuild import build_site
+    from evreg.site.build import build_site
 
     _site(reg)
     (reg.root / "elsewhere").mkdir()
@@ -462,8 +465,8 @@ def test_a_lone_surrogate_escape_is_a_syntax_finding_not_a_crash(reg: Reg, escap
 def test_github_annotation_properties_round_trip_commas_colons_and_newlines() -> None:
     from urllib.parse import unquote
 
-    from evreg import codes
-    from evreg.reporters import GitHub
+    from evreg.check.reporters import GitHub
+    from evreg.core import codes
 
     nasty = "packets/f,a:b/x%y\nz.json"
     finding = codes.SCHEMA.at(nasty, "/a", "bad: a,b\nnext", line=3, column=4)

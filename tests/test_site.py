@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import REPO, F, Reg, evreg
-from evreg.markdown import html_figures as orphans_in_html
+from evreg.claims.markdown import html_figures as orphans_in_html
 
 
 def site_setup(reg: Reg) -> None:
@@ -71,8 +71,9 @@ def test_rendered_page_scan_catches_figures_outside_the_citation_path() -> None:
 
 
 def test_record_text_is_inert_in_generated_markdown(reg: Reg, tmp_path: Path) -> None:
-    from evreg import catalog, rules
-    from evreg.site import Pages, render_pages
+    from evreg.catalog import build as catalog
+    from evreg.check import rules
+    from evreg.site.pages import Pages, render_pages
     from evreg.store import load
 
     evil = "<script>alert(1)</script> [x](javascript:alert(1)) {{ config }} {% raw %} **bold** | pipe"
@@ -132,7 +133,7 @@ def test_serve_takes_the_port_first_and_answers_missing_pages_with_the_site_404(
 
 @given(st.text(alphabet="ab`~ \n", max_size=60))
 def test_markdown_code_split_gives_the_text_back(text: str) -> None:
-    from evreg import markdown
+    from evreg.claims import markdown
 
     assert "\n".join(line for _, line, _ in markdown.lines(text)) == text
     for _, line, code in markdown.lines(text):
@@ -199,7 +200,7 @@ def test_shown_text_is_the_plain_regular_expression_reading_of_the_page(content:
     """``markdown.shown`` takes fast paths (every page of a 100,000-measurement site passes through it); what it
     returns is the plain reading: white space runs collapsed, inline tags joined, block tags line breaks, entities
     decoded, every run of blanks made by an entity one space."""
-    from evreg import markdown as md
+    from evreg.claims import markdown as md
 
     inline = re.compile(
         r"<!--.*?-->|</?(?:a|abbr|b|bdi|bdo|cite|data|dfn|em|i|kbd|mark|q|s|samp|small|span|strong|sub|sup|time|u|"
@@ -213,7 +214,7 @@ def test_shown_text_is_the_plain_regular_expression_reading_of_the_page(content:
 
 def _plain_reading(content: str) -> str:
     """The reference composition of ``markdown.shown`` (as in the test above)."""
-    from evreg import markdown as md
+    from evreg.claims import markdown as md
 
     inline = re.compile(
         r"<!--.*?-->|</?(?:a|abbr|b|bdi|bdo|cite|data|dfn|em|i|kbd|mark|q|s|samp|small|span|strong|sub|sup|time|u|"
@@ -229,7 +230,7 @@ def test_shown_text_fast_paths_hold_for_every_character_they_depend_on() -> None
     cover: ``str.split`` splits at exactly the characters ``\\s`` matches, and every character that matches an ASCII
     letter when case is ignored (the upper case, and "İ", "ı", "ſ", "K") sends the scan to the case-blind tag pattern.
     Every such character, in a tag name and in text beside entities, reads as the plain regular expressions read it."""
-    from evreg import markdown as md
+    from evreg.claims import markdown as md
 
     space, letter = re.compile(r"\s"), re.compile("[a-z]", re.I)
     chars = [chr(i) for i in range(0x110000) if not 0xD800 <= i <= 0xDFFF]

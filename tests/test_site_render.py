@@ -20,7 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import REPO, WIDE_MATRICES, WIDE_VIEWS, Reg, evreg
-from evreg import figures, site
+from evreg.claims import figures
+from evreg.site import pages as site
 
 SVG = ""  # inline SVG in HTML: no namespace declared (the HTML parser gives it one)
 _FIGURE = re.compile(r'<figure class="evreg-figure">.*?</figure>', re.S)
@@ -247,7 +248,7 @@ def test_measurement_sections_show_every_stored_field(repo_site: Path) -> None:
             missing += [f"annotation {k}" for k, v in note.items() if isinstance(v, str) and v not in text]
         if m.get("supersedes") and f'#m-{m["supersedes"]}"' not in built:
             missing.append("supersedes")
-        from evreg.site import SHOWN_FIELDS
+        from evreg.site.pages import SHOWN_FIELDS
 
         missing += [f"field {k}" for k in m if k not in SHOWN_FIELDS and f"<code>{html.escape(k)}</code>" not in built]
         assert missing == [], (m["id"], missing)
@@ -260,7 +261,7 @@ def test_measurement_sections_show_every_stored_field(repo_site: Path) -> None:
 def test_every_number_in_a_coverage_grid_carries_its_trust_line(repo_site: Path) -> None:
     """A grid states once the trust line most of its numbers share; each number's tooltip gives every part of its own
     line that differs (state, grade, hardware, runtime), so every part of every number's line is on the page."""
-    from evreg.site import Pages
+    from evreg.site.pages import Pages
 
     p = Pages(REPO / "build/catalog.duckdb")
     cites = re.compile(r'<a class="evreg-cite" href="[^"#]*#m-([^"]+)--[^"]*"(?: title="([^"]*)")?>')
@@ -491,7 +492,7 @@ def test_record_pages_made_in_worker_processes_are_the_pages_made_in_one(
     """A large site's record pages are made by forked workers in parts; the site is the same, byte for byte (pages,
     their order in the search index, orphan checks), as made in one process (this small site's way)."""
     monkeypatch.setenv("EVREG_WORKERS", "2")
-    monkeypatch.setattr("evreg.sitebuild.RECORD_PART", 7)  # many parts, so workers interleave
+    monkeypatch.setattr("evreg.site.build.RECORD_PART", 7)  # many parts, so workers interleave
     out = tmp_path / "site"
     result = evreg("build", "--out", str(out), cwd=REPO)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -535,7 +536,7 @@ def test_a_worker_that_dies_stops_the_work_with_an_error_not_a_hang() -> None:
     import os
     import signal
 
-    from evreg import workers
+    from evreg.store import workers
 
     def work(n: int) -> int:
         if n == 3:
@@ -555,7 +556,7 @@ def test_work_beside_runs_in_its_own_process_and_reports_its_result_or_error(mon
     import os
     import signal
 
-    from evreg import workers
+    from evreg.store import workers
 
     def work(fail: bool) -> int:
         if fail:
@@ -629,9 +630,9 @@ def test_a_point_field_that_is_not_a_number_is_shown_in_the_points_table(real: P
 def test_legend_marks_take_each_series_colour_from_the_stylesheet_in_palette_order() -> None:
     """A legend entry's mark is drawn by evreg.css from its colour class: the classes are the chart palette's colours,
     in order, so an entry's mark has its series' colour."""
-    from evreg import charts
+    from evreg.site import charts
 
-    css = (REPO / "registry/evreg/pages/evreg.css").read_text("utf-8")
+    css = (REPO / "registry/evreg/site/static/evreg.css").read_text("utf-8")
     assert re.findall(r"\.evreg-c(\d+) \{ --c: (#[0-9a-f]{6}); \}", css) == [
         (str(i), colour) for i, colour in enumerate(charts.PALETTE)
     ]
@@ -659,7 +660,7 @@ def test_a_derived_figure_under_a_stated_line_says_what_of_its_measurements_line
     """A grid states "unless its tooltip says otherwise, it is <line>" of every number in it; a derived figure there
     (``{{ change:A from B }}``) computed from measurements of another line gave only "Derived: A change from B", so
     the page said it was of the stated line."""
-    from evreg import citations
+    from evreg.claims import citations
 
     p = site.Pages.__new__(site.Pages)
     p.measurements = {mid: {"state": "lab-measured", "metrics": {"decode_tok_s": [30.0]}} for mid in ("a", "b")}
@@ -705,7 +706,7 @@ def test_a_number_in_a_grid_reason_carries_its_full_trust_line() -> None:
 def test_white_space_is_collapsed_to_one_line_break_as_one_pattern_would(text: str) -> None:
     """The build makes every run of white space holding a line break one line break line by line (fast): the same
     text as the one pattern that says it, for every kind of white space."""
-    from evreg.sitebuild import one_break
+    from evreg.site.build import one_break
 
     assert one_break(text) == re.sub(r"[ \t\r]*\n\s*", "\n", text)
 
@@ -713,7 +714,7 @@ def test_white_space_is_collapsed_to_one_line_break_as_one_pattern_would(text: s
 def test_only_a_sample_cell_is_exempt_from_the_page_scan() -> None:
     """The renderer writes a stored sample in its own table as ``td.evreg-sample``; a table cell with any other
     renderer class is scanned as text."""
-    from evreg import markdown
+    from evreg.claims import markdown
 
     cell = '<table><tr><td class="evreg-{}" id="m-x--decode-tok-s-0">52.3 tok/s</td></tr></table>'
     assert markdown.html_figures(cell.format("sample")) == []
@@ -726,7 +727,7 @@ def test_a_failure_beside_the_workers_stops_the_items_not_started(tmp_path: Path
     parts no worker has started are not made: the error is reported, not held back until every part is done."""
     import time
 
-    from evreg import workers
+    from evreg.store import workers
 
     def work(n: int) -> int:
         (tmp_path / str(n)).write_text("made")
@@ -741,7 +742,7 @@ def test_a_failure_beside_the_workers_stops_the_items_not_started(tmp_path: Path
 def test_a_data_file_of_the_home_page_is_written_beside_it(tmp_path: Path) -> None:
     """A generated page's data file is written in the page's folder of the site, the home page's too (whose URL is
     empty), after the HTML its script makes of it was checked."""
-    from evreg.sitebuild import SitePlugin
+    from evreg.site.build import SitePlugin
 
     plugin = SitePlugin.__new__(SitePlugin)  # the plugin's own state for pages, without a catalog
     plugin.generated, plugin.findings, plugin.beside = {}, [], {}

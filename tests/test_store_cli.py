@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from conftest import EVIDENCE, LAB_MANIFEST, REPO, F, Reg, evreg
-from evreg import citations
-from evreg.jsonio import canonical
+from evreg.claims import citations
+from evreg.core.jsonio import canonical
 from evreg.store import load
 
 RUN = f"{F}/pkt/measurements/run-1.json"
@@ -226,7 +226,7 @@ def test_import_refuses_what_it_cannot_map(empty_repo: Path, content: bytes, cod
 def test_root_is_accepted_before_and_after_the_command(reg: Reg, tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    from evreg.cli import cli
+    from evreg.cli.main import cli
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

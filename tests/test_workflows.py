@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from conftest import EVIDENCE, REPO, F, Reg, evreg
-from evreg.cli import cli
+from evreg.cli.main import cli
 
 BIN = Path(sys.executable).parent
 

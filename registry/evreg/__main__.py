@@ -1,3 +1,3 @@
-from evreg.cli import main
+from evreg.cli.main import main
 
 main()

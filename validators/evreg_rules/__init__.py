@@ -6,7 +6,7 @@ finds these rules through the ``evreg.rules`` entry point (``RULES``).
 
 from __future__ import annotations
 
-from evreg.rules import Rule
+from evreg.check.rules import Rule
 from evreg_rules import claims, evidence, history, lab, lab_coverage, plausibility, references, structure
 
 RULES: list[Rule] = [

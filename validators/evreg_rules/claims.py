@@ -12,16 +12,18 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from evreg import citations, codes, figures, markdown, scope
-from evreg.containment import PAGE_SUFFIXES, SITE_DIR, regular_files, site_extensions
-from evreg.coverage import cell_key, expand, merge
-from evreg.evidence import parse_ref
-from evreg.findings import Code, Finding, Severity, join_pointer, split_pointer
-from evreg.jsonio import MAX_RECORD_BYTES, canonical
-from evreg.models import claims_in, in_cell
-from evreg.rules import UNIT, Rule
+from evreg.check.rules import UNIT, Rule
+from evreg.claims import citations, figures, markdown, scope
+from evreg.claims.coverage import cell_key, expand, merge
+from evreg.core import codes
+from evreg.claims.siteconfig import site_extensions
+from evreg.core.containment import PAGE_SUFFIXES, SITE_DIR, regular_files
+from evreg.core.evidence import parse_ref
+from evreg.core.findings import Code, Finding, Severity, join_pointer, split_pointer
+from evreg.core.jsonio import MAX_RECORD_BYTES, canonical
+from evreg.core.vocab import load as load_vocab
+from evreg.records.models import claims_in, in_cell
 from evreg.store import MEASUREMENT_KINDS, Document, Registry
-from evreg.vocab import load as load_vocab
 from evreg_rules.index import Index, index
 from evreg_rules.scope import curve_identity, has, packet_scope_mismatches, selector_value
 
@@ -553,7 +555,7 @@ def _value(record: dict[str, Any], key: str) -> Any:
 
 def check_placement(registry: Registry) -> Iterator[Finding]:
     """A measurement in a packet's folder is shown as the packet's: it must be of the packet's scope (every
-    scope key, ``evreg.scope``). A control or comparison run of another scope lives at family level."""
+    scope key, ``evreg.claims.scope``). A control or comparison run of another scope lives at family level."""
     ix = index(registry)
     for doc in registry.records(*MEASUREMENT_KINDS):
         if not doc.place.packet or not doc.valid:

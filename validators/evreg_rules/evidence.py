@@ -11,11 +11,12 @@ import unicodedata
 from collections.abc import Iterator
 from typing import Any
 
-from evreg import citations, figures, jsonio
-from evreg.containment import outside_repository
-from evreg.evidence import TEXT_NUMBER, decode, parse_ref, text_lines
-from evreg.findings import Code, Finding, join_pointer, resolve_pointer, split_pointer
-from evreg.rules import UNIT, Rule
+from evreg.check.rules import UNIT, Rule
+from evreg.claims import citations, figures
+from evreg.core import jsonio
+from evreg.core.containment import outside_repository
+from evreg.core.evidence import TEXT_NUMBER, decode, parse_ref, text_lines
+from evreg.core.findings import Code, Finding, join_pointer, resolve_pointer, split_pointer
 from evreg.store import EvidenceState, Registry
 
 MISSING = Code(

@@ -8,14 +8,14 @@ from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any
 
-from evreg.evidence import parse_ref
-from evreg.findings import Code, Finding, Severity
-from evreg.jsonio import canonical
-from evreg.layout import BASELINE, PACKETS, id_key
-from evreg.models import revisions_of
-from evreg.rules import Rule
+from evreg.check.rules import Rule
+from evreg.core.evidence import parse_ref
+from evreg.core.findings import Code, Finding, Severity
+from evreg.core.jsonio import canonical
+from evreg.core.layout import BASELINE, PACKETS, id_key
+from evreg.core.vocab import promotable
+from evreg.records.models import revisions_of
 from evreg.store import MEASUREMENT_KINDS, Document, Registry
-from evreg.vocab import promotable
 from evreg_rules.scope import packet_scope_mismatches
 
 REWRITE = Code(

@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from evreg.models import revisions_of
+from evreg.core.vocab import promotable
+from evreg.records.models import revisions_of
 from evreg.store import MEASUREMENT_KINDS, ById, Document, Registry
-from evreg.vocab import promotable
 
 
 @dataclass

@@ -14,14 +14,15 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
-from evreg import citations, jsonio
-from evreg.evidence import parse_ref
-from evreg.findings import Code, Finding, join_pointer
-from evreg.layout import LAB_FORMAT, LIST_OF_KIND
-from evreg.models import MODELS, revisions_of
-from evreg.rules import UNIT, Rule
+from evreg.check.rules import UNIT, Rule
+from evreg.claims import citations
+from evreg.core import jsonio
+from evreg.core.evidence import parse_ref
+from evreg.core.findings import Code, Finding, join_pointer
+from evreg.core.layout import LAB_FORMAT, LIST_OF_KIND
+from evreg.core.vocab import metrics as vocab_metrics
+from evreg.records.models import MODELS, revisions_of
 from evreg.store import MEASUREMENT_KINDS, Document, EvidenceState, Registry
-from evreg.vocab import metrics as vocab_metrics
 from evreg_rules.index import index
 
 SELECTOR_KEY = re.compile(r"^[a-z][a-z0-9_]*$")

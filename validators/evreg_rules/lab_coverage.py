@@ -14,12 +14,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from evreg import citations, jsonio
-from evreg.coverage import cell_key, expand, merge
-from evreg.findings import Code, Finding, join_pointer
-from evreg.rules import UNIT, Rule
+from evreg.check.rules import UNIT, Rule
+from evreg.claims import citations
+from evreg.claims.coverage import cell_key, expand, merge
+from evreg.core import jsonio
+from evreg.core.findings import Code, Finding, join_pointer
+from evreg.core.vocab import metrics as vocab_metrics
 from evreg.store import Document, Registry
-from evreg.vocab import metrics as vocab_metrics
 from evreg_rules.claims import SIDEWAYS
 from evreg_rules.index import FamilyIndex, Index, index
 from evreg_rules.lab import LAB_FIELD, SELECTOR, SELECTOR_KEY, lab_family, selector_problems

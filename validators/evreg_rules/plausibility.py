@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from evreg.citations import unit_of
-from evreg.findings import Code, Finding, join_pointer
-from evreg.rules import UNIT, Rule
+from evreg.check.rules import UNIT, Rule
+from evreg.claims.citations import unit_of
+from evreg.core.findings import Code, Finding, join_pointer
+from evreg.core.vocab import unit_bounds
 from evreg.store import MEASUREMENT_KINDS, Registry
-from evreg.vocab import unit_bounds
 
 IMPLAUSIBLE = Code(
     "implausible-value",

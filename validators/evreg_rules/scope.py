@@ -1,10 +1,10 @@
-"""The rules' view of scope: ``evreg.scope`` is the one definition; a packet is the claim here."""
+"""The rules' view of scope: ``evreg.claims.scope`` is the one definition; a packet is the claim here."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from evreg.scope import (
+from evreg.claims.scope import (
     CURVE_KEYS,
     SCOPE_KEYS,
     curve_identity,

@@ -7,11 +7,12 @@ import functools
 from collections.abc import Iterator
 from pathlib import Path
 
-from evreg import codes, schemas
-from evreg.containment import unpublishable
-from evreg.findings import Code, Finding, Severity, join_pointer
-from evreg.models import MODELS, revisions_of
-from evreg.rules import UNIT, Rule
+from evreg.check.rules import UNIT, Rule
+from evreg.core import codes
+from evreg.claims.siteconfig import unpublishable
+from evreg.core.findings import Code, Finding, Severity, join_pointer
+from evreg.records import schemas
+from evreg.records.models import MODELS, revisions_of
 from evreg.store import Registry
 
 

@@ -21,10 +21,11 @@ from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import Any
 
-from evreg import codes, jsonio, scope
-from evreg.evidence import TEXT_NUMBER, decode
-from evreg.findings import Finding, Severity
-from evreg.layout import record_path, slug
+from evreg.claims import scope
+from evreg.core import codes, jsonio
+from evreg.core.evidence import TEXT_NUMBER, decode
+from evreg.core.findings import Finding, Severity
+from evreg.core.layout import record_path, slug
 from evreg.store import MEASUREMENT_KINDS
 
 ENTRY_POINT_GROUP = "evreg.formats"
@@ -561,7 +562,7 @@ def _same_model(named: str, target: Target) -> bool:
 
 def _same_runtime(found: str, declared: str) -> bool:
     """The packet's runtime build, or (a file that names only the engine: SGLang's ``backend``) its engine."""
-    from evreg.runtimes import parse_runtime, runtime_matches
+    from evreg.claims.runtimes import parse_runtime, runtime_matches
 
     if runtime_matches(declared, {"runtime": found}):
         return True

@@ -18,8 +18,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from evreg import codes, formats
-from evreg.findings import Finding, Severity, join_pointer
+from evreg import formats
+from evreg.core import codes
+from evreg.core.findings import Finding, Severity, join_pointer
 from evreg.formats import serving as sv
 
 FORMAT = "an AIPerf / GenAI-Perf profile export (profile_export_aiperf.json, profile_export_genai_perf.json)"

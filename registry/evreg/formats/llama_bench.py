@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from evreg.findings import join_pointer
+from evreg.core.findings import join_pointer
+from evreg.core.layout import record_path
 from evreg.formats import (
     FileIdentity,
     Importer,
@@ -39,7 +40,6 @@ from evreg.formats import (
     sha256,
     stated,
 )
-from evreg.layout import record_path
 
 RESULT_KEYS = {
     "avg_ns",

@@ -18,8 +18,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from evreg import codes
-from evreg.findings import Finding, Severity, join_pointer
+from evreg.claims.runtimes import parse_runtime
+from evreg.core import codes
+from evreg.core.findings import Finding, Severity, join_pointer
+from evreg.core.layout import record_path, slug
 from evreg.formats import (
     FileIdentity,
     Importer,
@@ -42,8 +44,6 @@ from evreg.formats import (
     sha256,
     stated,
 )
-from evreg.layout import record_path, slug
-from evreg.runtimes import parse_runtime
 
 RUN_KEYS = ("model", "model_args", "batch_size", "limit", "gen_kwargs", "random_seed", "fewshot_seed")
 """What of the harness's ``config`` describes the run."""

@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evreg import formats
-from evreg.evidence import text_lines
+from evreg.core.evidence import text_lines
+from evreg.core.vocab import metrics as vocab_metrics
 from evreg.formats import serving as sv
-from evreg.vocab import metrics as vocab_metrics
 
 FORMAT = "an MLPerf loadgen log (mlperf_log_summary.txt or mlperf_log_detail.txt)"
 

@@ -16,7 +16,7 @@ What the import adds, and the export removes again:
   repository and are not files here.
 
 Measurements go into the folder of a packet when they are of its scope
-(``evreg.scope``; a control or historical run of another scope that a packet
+(``evreg.claims.scope``; a control or historical run of another scope that a packet
 cites stays at family level) and exactly one packet claims them: it features
 them (``featured_metric.measurement_id``), names their
 evidence file as its ``manifest`` or grade evidence, or pairs them with itself
@@ -34,9 +34,21 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from evreg import citations, codes, figures, jsonio, scope
-from evreg.evidence import map_refs, parse_ref
-from evreg.findings import join_pointer, split_pointer
+from evreg.claims import citations, figures, scope
+from evreg.core import codes, jsonio
+from evreg.core.evidence import map_refs, parse_ref
+from evreg.core.findings import join_pointer, split_pointer
+from evreg.core.jsonio import iter_keyed_strings
+from evreg.core.layout import (
+    FAMILY_LIST,
+    LAB_FORMAT,
+    LAB_SOURCE,
+    LAB_SOURCE_REPOSITORY,
+    LIST_OF_KIND,
+    LISTS,
+    id_problem,
+    record_path,
+)
 from evreg.formats import (
     Importer,
     ImportRefused,
@@ -47,18 +59,7 @@ from evreg.formats import (
     refuse_other_format,
     sniff,
 )
-from evreg.jsonio import iter_keyed_strings
-from evreg.layout import (
-    FAMILY_LIST,
-    LAB_FORMAT,
-    LAB_SOURCE,
-    LAB_SOURCE_REPOSITORY,
-    LIST_OF_KIND,
-    LISTS,
-    id_problem,
-    record_path,
-)
-from evreg.models import REVISION_LISTS, in_cell, iter_prose, map_prose, revisions_of
+from evreg.records.models import REVISION_LISTS, in_cell, iter_prose, map_prose, revisions_of
 from evreg.store import MEASUREMENT_KINDS, Registry
 
 FORMAT = LAB_FORMAT
@@ -322,7 +323,7 @@ def _packet_owners(manifest: dict[str, Any]) -> dict[str, str]:
 
 
 HARDWARE_KINDS = ("packet", *MEASUREMENT_KINDS)
-"""The records that state the hardware they were measured on (``evreg.scope``): packets and measurements."""
+"""The records that state the hardware they were measured on (``evreg.claims.scope``): packets and measurements."""
 
 
 def _state_hardware(
@@ -413,7 +414,7 @@ _BOUND = re.compile(
 
 
 def _as_read(text: str) -> str:
-    """Text as a reader sees it (``evreg.figures`` folds it the same way): compatibility forms folded, invisible
+    """Text as a reader sees it (``evreg.claims.figures`` folds it the same way): compatibility forms folded, invisible
     characters and emphasis dropped."""
     return re.sub(r"[*_`\u200b-\u200f\u2060\ufeff]", "", unicodedata.normalize("NFKC", text))
 

@@ -5,7 +5,7 @@ reading, identity, ids, evidence and failed runs are the shared base's (``evreg.
   it benchmarked (SGLang's and GenAI-Perf's ``backend``) must agree with what is stated, and the engine alone is
   then the run's runtime identity, compared with the packet's (``check_scope``).
 - **Numbers**: every statistic its own metric, with its locator: a JSON pointer for JSON, ``line:N[:K]`` for text
-  and JSON Lines (the Kth number on line N, counted as validation counts them, ``evreg.evidence.TEXT_NUMBER``); a
+  and JSON Lines (the Kth number on line N, counted as validation counts them, ``evreg.core.evidence.TEXT_NUMBER``); a
   value no measurement of its unit can take (a zero latency) is kept beside the metrics (``out_of_bounds``).
 - **Settings**: scalars as written; a non-finite float (``Infinity`` request rate) as the text the tool meant.
 """
@@ -18,7 +18,9 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from evreg.evidence import TEXT_NUMBER, decode, text_lines
+from evreg.claims.runtimes import runtime_matches
+from evreg.core.evidence import TEXT_NUMBER, decode, text_lines
+from evreg.core.layout import record_path
 from evreg.formats import (
     Earlier,
     FileIdentity,
@@ -36,8 +38,6 @@ from evreg.formats import (
     sniff,
     stated,
 )
-from evreg.layout import record_path
-from evreg.runtimes import runtime_matches
 
 RUNTIME_OPTION = Option(
     "runtime",
@@ -220,8 +220,8 @@ def add_lines(
 def out_of_bounds(metric: str, value: float) -> bool:
     """Whether ``value`` is outside what its metric's unit can measure (``vocab/metrics.json`` units): a tool's
     zero or negative latency is kept in the record beside the metrics, never as a measurement."""
-    from evreg.citations import unit_of
-    from evreg.vocab import unit_bounds
+    from evreg.claims.citations import unit_of
+    from evreg.core.vocab import unit_bounds
 
     bounds = unit_bounds().get(unit_of(metric)) or {}
     return bool(

@@ -24,6 +24,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from evreg.core.layout import record_path
 from evreg.formats import (
     FileIdentity,
     Importer,
@@ -46,7 +47,6 @@ from evreg.formats import (
     sha256,
     stated,
 )
-from evreg.layout import record_path
 
 LATENCY = re.compile(r"^(mean|median|std|p\d+(?:\.\d+)?)_([a-z0-9_]+?)_ms$")
 THROUGHPUT = {

@@ -39,8 +39,10 @@ import re
 from collections import defaultdict
 from typing import Any
 
-from evreg import figures, jsonio
-from evreg.findings import join_pointer
+from evreg.claims import figures
+from evreg.core import jsonio
+from evreg.core.findings import join_pointer
+from evreg.core.layout import record_path, slug
 from evreg.formats import (
     Importer,
     ImportRefused,
@@ -50,7 +52,6 @@ from evreg.formats import (
     refuse_other_format,
     sniff,
 )
-from evreg.layout import record_path, slug
 
 EVIDENCE_NAME = "rtx5090-vllm-runs.json"
 

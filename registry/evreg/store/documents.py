@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from evreg import codes, jsonio
-from evreg.evidence import is_evidence_key
-from evreg.findings import Finding, RecordRef, join_pointer
-from evreg.layout import ID_PATTERN, PACKETS, Place, id_problem, place_of, unit_of
-from evreg.models import MODELS, TOKEN_KEYS, is_prose
+from evreg.core import codes, jsonio
+from evreg.core.evidence import is_evidence_key
+from evreg.core.findings import Finding, RecordRef, join_pointer
+from evreg.core.layout import ID_PATTERN, PACKETS, Place, id_problem, place_of, unit_of
+from evreg.records.models import MODELS, TOKEN_KEYS, is_prose
 from evreg.store.sources import Entry, Source, blob_id
 
 if TYPE_CHECKING:
@@ -300,13 +300,13 @@ class Document:
 
     @property
     def refs(self) -> list[tuple[str, str]]:
-        """(pointer, reference) of every evidence reference (``evreg.evidence.is_evidence_key``); read once."""
+        """(pointer, reference) of every evidence reference (``evreg.core.evidence.is_evidence_key``); read once."""
         self._content()  # a foreign record's text is a dependency, however often it is read
         return self._texts[0]
 
     @property
     def prose(self) -> list[tuple[str, str]]:
-        """(pointer, text) of every prose field, as ``evreg.models.iter_prose``; read once."""
+        """(pointer, text) of every prose field, as ``evreg.records.models.iter_prose``; read once."""
         self._content()  # a foreign record's text is a dependency, however often it is read
         return self._texts[1]
 
@@ -344,7 +344,7 @@ MEASUREMENT_KINDS = ("run-measurement", "series-measurement")
 
 
 def _is_text_key(key: str) -> bool:
-    return True  # every string is an evidence reference or may be prose (``evreg.models.is_prose``)
+    return True  # every string is an evidence reference or may be prose (``evreg.records.models.is_prose``)
 
 
 _TEXT_KEYS: dict[str, bool] = {}
@@ -353,7 +353,7 @@ _KEY_TEXT: dict[str, str] = {}
 
 def _key_text(key: str) -> str:
     """What a string under ``key`` is: an evidence reference (``ref``), prose (``prose``), or prose unless it is
-    shaped like a token (``token``: ``evreg.models.is_prose``); remembered for the first 10,000 keys."""
+    shaped like a token (``token``: ``evreg.records.models.is_prose``); remembered for the first 10,000 keys."""
     what = "ref" if is_evidence_key(key) else "token" if key in TOKEN_KEYS else "prose"
     if len(_KEY_TEXT) < 10_000:
         _KEY_TEXT[key] = what

@@ -11,9 +11,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-from evreg import codes
-from evreg.findings import Finding
-from evreg.layout import PACKETS, Place, id_key, place_keys, place_of, unit_of
+from evreg.core import codes
+from evreg.core.findings import Finding
+from evreg.core.layout import PACKETS, Place, id_key, place_keys, place_of, unit_of
 from evreg.store.documents import Document, current_reads
 from evreg.store.sources import Entry, EvidenceState, GitTree, Source, TooManyFiles, blob_id, list_entries, open_source
 

@@ -13,9 +13,9 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from evreg import jsonio
-from evreg.containment import outside_repository
-from evreg.layout import PACKETS
+from evreg.core import jsonio
+from evreg.core.containment import outside_repository
+from evreg.core.layout import PACKETS
 
 if TYPE_CHECKING:
     import git

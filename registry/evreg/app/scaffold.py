@@ -1,0 +1,243 @@
+"""Scaffolds: the records a contributor starts from, made from what the registry already holds so
+they validate as written. A scaffold refuses (``ScaffoldRefused``) rather than write a record that
+names an unknown family, revision, artifact or measurement, or a quantization other than the
+artifact's; it never overwrites a file, and it never guesses a value the contributor must give.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from evreg.claims.citations import lookup, unit_of
+from evreg.core import jsonio
+from evreg.core.layout import PACKETS, PAGES_DIR, id_problem, record_path
+from evreg.records.models import revisions_of
+from evreg.store import MEASUREMENT_KINDS, Registry, load
+
+
+class ScaffoldRefused(ValueError):
+    """Nothing was written; the message says why and what to do."""
+
+
+def _ids(**ids: str) -> None:
+    """Refuse an id that is not one: it names a file and a folder, and a link (``../x`` would write outside)."""
+    for what, value in ids.items():
+        if problem := id_problem(value):
+            raise ScaffoldRefused(f"{what} id {value!r} is not an id: {problem}")
+
+
+def write_new(root: Path, path: str, record: dict[str, Any]) -> None:
+    """Write a record that does not exist yet (atomic, canonical)."""
+    if (root / path).exists():
+        raise ScaffoldRefused(f"{path} exists already; nothing was written")
+    jsonio.write_atomic(root / path, jsonio.canonical(record))
+
+
+def replace(root: Path, path: str, record: dict[str, Any]) -> None:
+    """Write a changed version of an existing record (atomic, canonical)."""
+    jsonio.write_atomic(root / path, jsonio.canonical(record))
+
+
+def family(family_id: str, name: str, revision: str, repository: str, commit: str | None) -> dict[str, Any]:
+    _ids(family=family_id, revision=revision)
+    rev: dict[str, Any] = {"id": revision, "repository": repository, "quantized_artifacts": []}
+    rev.update({"revision": commit} if commit else {"revision_status": "Commit not recorded yet."})
+    return {"kind": "family", "id": family_id, "name": name, "weight_revisions": [rev]}
+
+
+def _family(registry: Registry, family_id: str) -> dict[str, Any]:
+    doc = registry.family(family_id)
+    if doc is None or not doc.valid:
+        raise ScaffoldRefused(
+            f"no valid family {family_id!r} in {PACKETS}/; scaffold it with `evreg new family {family_id} ...` "
+            "(or run `evreg validate` to see why it is not valid)"
+        )
+    return dict(doc.data)
+
+
+def _revision(fam: dict[str, Any], revision: str) -> dict[str, Any]:
+    revisions = [rev for _, rev in revisions_of(fam)]
+    for rev in revisions:
+        if rev.get("id") == revision:
+            return rev
+    known = ", ".join(str(r.get("id")) for r in revisions) or "none"
+    raise ScaffoldRefused(f"family {fam['id']!r} has no weight revision {revision!r} (it has: {known})")
+
+
+def artifact(
+    root: Path,
+    family_id: str,
+    revision: str,
+    artifact_id: str,
+    *,
+    quantization: str,
+    label: str | None,
+    repository: str,
+    commit: str | None,
+    evidence: str,
+) -> dict[str, Any]:
+    """The family record with one more quantized artifact under ``revision``."""
+    _ids(family=family_id, artifact=artifact_id)
+    fam = _family(load(root), family_id)
+    rev = _revision(fam, revision)
+    artifacts = rev.setdefault("quantized_artifacts", [])
+    if any(a.get("id") == artifact_id for _, r in revisions_of(fam) for a in r.get("quantized_artifacts", [])):
+        raise ScaffoldRefused(f"family {family_id!r} has an artifact {artifact_id!r} already; nothing was written")
+    new: dict[str, Any] = {
+        "id": artifact_id,
+        "label": label or artifact_id,
+        "quantization": quantization,
+        "repository": repository,
+        "evidence": evidence,
+    }
+    new.update({"revision": commit} if commit else {"revision_status": "Commit not recorded yet."})
+    artifacts.append(new)
+    return fam
+
+
+def packet(
+    root: Path,
+    family_id: str,
+    packet_id: str,
+    *,
+    revision: str,
+    artifact_id: str | None,
+    quantization: str | None,
+    runtime: str,
+    cards: int,
+    hardware: str,
+    label: str | None,
+) -> dict[str, Any]:
+    """A packet whose identity the family vouches for: a known revision, one of its artifacts (when it has
+    any), and that artifact's exact quantization."""
+    _ids(family=family_id, packet=packet_id)
+    rev = _revision(_family(load(root), family_id), revision)
+    artifacts = {a.get("id"): a for a in rev.get("quantized_artifacts", []) if isinstance(a, dict)}
+    record: dict[str, Any] = {
+        "kind": "packet",
+        "id": packet_id,
+        "revision": revision,
+        "runtime": runtime,
+        "cards": cards,
+        "hardware": hardware,
+        "status": "candidate",
+        "label": label or packet_id,
+    }
+    if artifacts and artifact_id is None:
+        raise ScaffoldRefused(
+            f"revision {revision!r} has quantized artifacts ({', '.join(map(str, artifacts))}); "
+            "name one with --artifact"
+        )
+    if artifact_id is not None:
+        found = artifacts.get(artifact_id)
+        if found is None:
+            raise ScaffoldRefused(
+                f"revision {revision!r} has no artifact {artifact_id!r}; add it with "
+                f"`evreg new artifact {family_id} {revision} {artifact_id} ...`"
+            )
+        if quantization is not None and quantization != found["quantization"]:
+            raise ScaffoldRefused(
+                f"artifact {artifact_id!r} is {found['quantization']!r}, not {quantization!r}; "
+                "leave --quantization out and the artifact's is used"
+            )
+        record.update(artifact_id=artifact_id, quantization=found["quantization"])
+    elif quantization is not None:
+        record["quantization"] = quantization
+    return record
+
+
+def featured(
+    root: Path, family_id: str, packet_id: str, measurement_id: str, metric: str, sample: int
+) -> dict[str, Any]:
+    """The packet record with ``featured_metric`` bound to one stored sample, its value, unit, workload
+    and evidence copied exactly (a hand copy is how headline and receipt drift apart)."""
+    _ids(family=family_id, packet=packet_id)
+    registry = load(root)
+    doc = registry.document(record_path("packet", family_id, packet_id))
+    if doc is None or not doc.valid:
+        raise ScaffoldRefused(f"no valid packet {family_id}/{packet_id}; run `evreg validate` to see why")
+    m = registry.get(MEASUREMENT_KINDS, measurement_id)
+    if m is None or not m.valid:
+        raise ScaffoldRefused(f"no valid measurement {measurement_id!r}")
+    value = lookup(m.data, metric, sample, None)
+    if isinstance(value, str):
+        raise ScaffoldRefused(f"measurement {measurement_id!r} {value}")
+    if "workload" not in m.data:
+        raise ScaffoldRefused(f"measurement {measurement_id!r} states no workload; a headline needs one")
+    record = dict(doc.data)
+    record["featured_metric"] = {
+        "metric": metric,
+        "measurement_id": measurement_id,
+        "sample_index": sample,
+        "value": value,
+        "unit": unit_of(metric),
+        "workload": m.data["workload"],
+        "evidence": m.data["evidence"],
+    }
+    return record
+
+
+ABOUT_PAGE = """# About this registry
+
+Who runs this registry, on what hardware, and how to reach them. Numbers on this site come only from the records
+under `packets/`, each through a citation of a stored measurement; see *How numbers are checked*.
+"""
+
+
+def init_registry(root: Path) -> tuple[list[str], list[str]]:
+    """What a new registry needs to validate, import and build, written into ``root`` where missing: the MkDocs
+    configuration (the package's template), a ``site/`` folder with an about page, ``schema/``, an empty
+    ``packets/``, and ``build/`` ignored by git (a git repository is made when ``root`` is in none). Existing files
+    are never changed. Returns (written, kept), repository-relative."""
+    from evreg.records import schemas
+
+    _refuse_unsafe_places(root)
+    wanted: dict[str, str] = {
+        "mkdocs.yml": (PAGES_DIR / "mkdocs.yml").read_text("utf-8"),
+        **({} if (root / "site").exists() else {"site/about.md": ABOUT_PAGE}),  # a site of its own: left alone
+        **{f"{schemas.SCHEMA_DIR}/{name}": text for name, text in schemas.generate().items()},
+    }
+    written, kept = [], []
+    for rel, text in wanted.items():
+        if (root / rel).exists():
+            kept.append(rel)
+        else:
+            jsonio.write_atomic(root / rel, text)
+            written.append(rel)
+    (root / PACKETS).mkdir(exist_ok=True)
+    ignore = root / ".gitignore"
+    lines = ignore.read_text("utf-8").splitlines() if ignore.exists() else []
+    if not {"build/", "/build/", "build"} & {line.strip() for line in lines}:
+        jsonio.write_atomic(ignore, "\n".join([*lines, "build/"]) + "\n")
+        written.append(".gitignore")
+    if _git_root(root) is None:
+        import git
+
+        git.Repo.init(root).close()
+        written.append(".git/")
+    return written, kept
+
+
+def _refuse_unsafe_places(root: Path) -> None:
+    """Refuse, before writing anything, a registry whose places are links (a write would land outside it) or of
+    the wrong type (``packets`` a file)."""
+    for name, folder in (("mkdocs.yml", False), (".gitignore", False), ("site", True), ("schema", True)):
+        path = root / name
+        if path.is_symlink():
+            raise ScaffoldRefused(f"{name} is a symbolic link; nothing was written (init writes only inside {root})")
+        if path.exists() and path.is_dir() != folder:
+            raise ScaffoldRefused(f"{name} is a {'file' if folder else 'folder'}; nothing was written")
+    packets = root / PACKETS
+    if packets.is_symlink() or (packets.exists() and not packets.is_dir()):
+        raise ScaffoldRefused(f"{PACKETS} is not a folder; nothing was written")
+
+
+def _git_root(path: Path) -> Path | None:
+    import git
+
+    try:
+        with git.Repo(path, search_parent_directories=True) as repo:
+            return Path(repo.working_tree_dir) if repo.working_tree_dir else None
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        return None

@@ -1,0 +1,128 @@
+"""The validation pipeline: load -> reuse cached unit results -> run the rules -> store the
+unit results -> report. The one way a validation is put together: the CLI (``validate``,
+``catalog``, ``query``, ``build``, ``import``), the benchmark and the tests call it. The rule
+engine (``evreg.rules``) knows nothing of the cache; the cache (``evreg.check.results``) knows
+nothing of rules beyond their results.
+
+Validating a change (``base``): the history rules compare with the base commit, and a finding
+is *introduced* when the base does not have it -- wherever it sits, so a deleted measurement's
+dangling references and an edited evidence file's hash mismatches in untouched files count.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+from collections import Counter
+from pathlib import Path
+
+import orjson
+import pydantic
+
+from evreg.check import rules as engine
+from evreg.check.results import ResultCache, load_commit, load_worktree
+from evreg.check.rules import Report, Rule
+from evreg.core.findings import Finding
+from evreg.core.jsonio import write_atomic
+from evreg.core.layout import CACHE_DIR
+from evreg.store import BaseNotFound, Registry, change_base, no_cycle_collection
+
+
+def validate(
+    root: Path,
+    pack: list[Rule] | None = None,
+    *,
+    rev: str | None = None,
+    base: str | None = None,
+    use_cache: bool = True,
+) -> tuple[Registry, Report]:
+    """Validate the registry at ``root``: its working tree (against ``base`` when given), or the commit
+    ``rev``; reusing cached unit results unless ``use_cache`` is false (a commit's results are not
+    stored: the cache keeps the working tree's). ``base="HEAD"`` in a repository with no commit yet
+    validates with every finding introduced."""
+    pack = engine.discover() if pack is None else pack
+    if base is not None and not base.strip():
+        raise BaseNotFound("--base is empty: name the commit to compare with (CI: the merge base)")
+    unborn = base == "HEAD" and _unborn(root)
+    change = change_base(root, base) if base and not unborn else None
+    trusted = use_cache and _own_cache(root)
+    cache = ResultCache.open(root, pack, keep=rev is None) if trusted else None
+    with no_cycle_collection():
+        registry = load_commit(root, rev, cache) if rev else load_worktree(root, cache)
+        if change is not None:
+            registry.base = load_commit(root, change[0], cache)
+            registry.changed = change[1]
+        report = check(registry, pack, cache)
+    if change is not None or unborn:
+        before = [] if change is None else base_findings(root, change[0], pack, cache)
+        report.findings = mark_introduced(report.findings, before)
+        report.extra["introduced"] = sum(1 for f in report.blocking if f.introduced)
+    return registry, report
+
+
+def check(registry: Registry, pack: list[Rule], cache: ResultCache | None) -> Report:
+    """Run the rules over a loaded registry; with a ``cache``, a unit whose files and recorded
+    dependencies are unchanged keeps its stored result, and fresh results are stored."""
+    kept = cache.reusable(registry, engine.baseline_marker(registry)) if cache is not None else {}
+    fresh = engine.check_units(registry, [u for u in registry.unit_paths if u not in kept], pack)
+    if cache is not None:
+        cache.update(registry, fresh)
+    return engine.report(registry, pack, {**kept, **fresh})
+
+
+def _same(f: Finding) -> tuple[str, str, str, str]:
+    """What makes two findings the same one across a change (lines move; the place and message stay)."""
+    return (f.code, f.file, f.pointer, f.message)
+
+
+def mark_introduced(findings: list[Finding], before: list[Finding]) -> list[Finding]:
+    """``findings`` with ``introduced`` set (true unless the base has the same finding as often) and
+    the introduced ones first."""
+    left = Counter(_same(f) for f in before)
+    out = []
+    for f in findings:
+        key = _same(f)
+        out.append(engine.marked_introduced(f, left[key] <= 0))
+        left[key] -= 1
+    out.sort(key=lambda f: (not f.introduced, *f.sort_key()))
+    return out
+
+
+def base_findings(root: Path, sha: str, pack: list[Rule], cache: ResultCache | None) -> list[Finding]:
+    """The findings of commit ``sha``; a commit never changes, so with a ``cache`` they are kept per
+    commit and rule version."""
+    if cache is None:
+        return validate(root, pack, rev=sha, use_cache=False)[1].findings
+    stored = cache.folder.parent / "commits" / f"{sha}.json"
+    with contextlib.suppress(OSError, orjson.JSONDecodeError, KeyError, TypeError, pydantic.ValidationError):
+        entry = orjson.loads(stored.read_bytes())
+        if entry["version"] == cache.version:
+            return [Finding.model_validate(f) for f in entry["findings"]]
+    findings = validate(root, pack, rev=sha)[1].findings
+    entry = {"version": cache.version, "findings": [f.model_dump(mode="json") for f in findings]}
+    with contextlib.suppress(OSError):  # a read-only checkout still validates; it just is not cached
+        write_atomic(stored, orjson.dumps(entry))
+    return findings
+
+
+def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=False)
+
+
+def _unborn(root: Path) -> bool:
+    """A git repository with no commit yet (outside a repository, ``--base`` is an error, as for any REV)."""
+    return (
+        _git(root, "rev-parse", "--git-dir").returncode == 0
+        and _git(root, "rev-parse", "--verify", "--quiet", "HEAD").returncode != 0
+    )
+
+
+def _own_cache(root: Path) -> bool:
+    """Whether the cache folder is this machine's own: git tracks nothing under its top folder (a cache that
+    arrives in a commit, a pull request's, is the author's word, not ours), and no folder on the way to it
+    is a symlink (a link committed as ``build`` would lead the cache into tracked files)."""
+    top = Path(CACHE_DIR).parts[0]
+    parts = Path(CACHE_DIR).parts
+    if any((root.joinpath(*parts[:i])).is_symlink() for i in range(1, len(parts) + 1)):
+        return False
+    return not _git(root, "ls-files", "--", top).stdout.strip()

@@ -1,0 +1,414 @@
+"""Validation results cached per unit (one family folder), with what they depend on.
+
+A unit's entry holds its digest (the git tree id of its folder, or a hash of its
+files' paths and blob ids), its files and the id keys they provide, the findings
+of the unit rules, and every dependency those rules read outside the unit
+(``store.Reads``) with its fingerprint. An entry is reused only while the unit's
+digest is the same and none of its dependencies changed: a dependency naming a
+file or id that changed anywhere, or anything outside ``packets/`` (or behind a
+symlink), is fingerprinted again. So a stale entry can never hide a finding.
+
+In a git working tree, which units changed is asked of git (``git status``
+compares file stat data with the index), so an unchanged unit is not even
+listed. Entries are JSON (never pickled), one file per unit under ``CACHE_DIR``,
+and all of them are dropped when the code that validates changes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import inspect
+import os
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pydantic
+
+from evreg.check.rules import Rule, UnitResult
+from evreg.core.findings import Finding
+from evreg.core.jsonio import write_atomic
+from evreg.core.layout import CACHE_DIR, PACKETS, place_keys, place_of, unit_of
+from evreg.store import Registry, WorkTree, load
+from evreg.store.registry import from_entries, refused
+from evreg.store.sources import GitTree, Source, TooManyFiles, file_limit, list_entries, open_source
+
+
+def validation_sources(rules: list[Rule]) -> list[Path]:
+    """Every file whose content can change a validation's result: the modules of ``evreg`` (subpackages
+    included: the store and the formats are code that validates) and of each rule's package, and the
+    vocabularies."""
+    folders = {Path(__file__).parents[1]}
+    folders.update(Path(inspect.getfile(r.check)).parent for r in rules)
+    return [
+        path
+        for folder in sorted(folders)
+        for path in sorted([*folder.rglob("*.py"), *folder.glob("vocab/*.json")])
+        if "__pycache__" not in path.parts
+    ]
+
+
+def code_version(rules: list[Rule]) -> str:
+    """Changes whenever the code or data that validates changes (``validation_sources``), or pydantic's version."""
+    h = hashlib.sha256(pydantic.VERSION.encode())
+    for path in validation_sources(rules):
+        h.update(str(path.name).encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
+
+
+def _volatile(dep: str, registry: Registry) -> bool:
+    """A dependency that a changed file list cannot vouch for: outside packets/, or through a symlink."""
+    what, _, path = dep.partition(":")
+    if what == "key" or what == "doc":
+        return False
+    return not path.startswith(f"{PACKETS}/") or registry.linked(path)
+
+
+class ResultCache:
+    def __init__(self, folder: Path, version: str, keep: bool = True) -> None:
+        self.folder = folder
+        self.version = version
+        self.keep = keep
+        """Whether ``update`` stores results (a commit's validation reuses the working tree's entries, whose
+        digests are content ids, but never replaces them)."""
+        self._entries: dict[str, dict[str, Any] | None] = {}
+        self.reused = 0
+        self.listings: dict[str, dict[str, Any]] = {}
+        """Unit -> folder times and untracked files seen while listing it (``load_worktree``)."""
+
+    @classmethod
+    def open(cls, root: Path, rules: list[Rule], keep: bool = True) -> ResultCache:
+        return cls(root / CACHE_DIR, code_version(rules), keep)
+
+    def _file(self, unit: str) -> Path:
+        return self.folder / f"{hashlib.sha1(unit.encode(), usedforsecurity=False).hexdigest()[:20]}.json"
+
+    def entry(self, unit: str) -> dict[str, Any] | None:
+        if unit not in self._entries:
+            try:
+                stored = orjson.loads(self._file(unit).read_bytes())
+                ok = stored.get("version") == self.version and stored.get("unit") == unit
+                self._entries[unit] = stored if ok else None
+            except (OSError, orjson.JSONDecodeError, AttributeError):
+                self._entries[unit] = None
+        return self._entries[unit]
+
+    def _write(self, unit: str, entry: dict[str, Any]) -> None:
+        entry.update(self.listings.get(unit, {}))
+        with contextlib.suppress(OSError):  # a read-only checkout still validates; it just is not cached
+            write_atomic(self._file(unit), orjson.dumps(entry))
+        self._entries[unit] = entry
+
+    def reusable(
+        self, registry: Registry, mark: Callable[[dict[str, Any]], dict[str, Any]] = lambda f: f
+    ) -> dict[str, UnitResult]:
+        """Stored results still valid for ``registry``, by unit.
+
+        A unit's entry is a candidate when the unit's digest is the one stored. Every other
+        unit -- changed, new, or gone -- is *changed*: a candidate's dependency on a file
+        in a changed unit, every dependency on an id a changed unit provides now or provided
+        before (ids are file names: no other id's providers can have changed; every id when a
+        changed unit's earlier ids are unknown or a unit is gone), and every volatile one is
+        fingerprinted again. The entry is reused only if all of those still have their stored
+        fingerprints. Its findings are made through ``mark`` (the baseline's marks, see
+        ``rules.baseline_marker``)."""
+        candidates: list[tuple[str, dict[str, Any]]] = []
+        changed: set[str] = set()
+        for unit in registry.unit_paths:
+            entry = self.entry(unit)
+            if entry is not None and entry["digest"] == registry.digest(unit):
+                candidates.append((unit, entry))
+            else:
+                changed.add(unit)
+        if not candidates:
+            return {}
+        present = {self._file(u).name for u in registry.unit_paths}
+        if self.folder.is_dir() and any(p.name not in present for p in self.folder.glob("*.json")):
+            changed.add("\0gone")  # a unit that is gone: its files may be what a candidate read
+        keys = self._changed_keys(registry, changed)
+        fingerprints: dict[str, str] = {}
+
+        def current(dep: str) -> str:
+            if dep not in fingerprints:
+                fingerprints[dep] = registry.fingerprint(dep)
+            return fingerprints[dep]
+
+        def suspect(dep: str) -> bool:
+            if dep.startswith("key:") and (keys is None or dep[4:] in keys):
+                return True
+            return "\0gone" in changed or unit_of(dep.partition(":")[2]) in changed
+
+        out: dict[str, UnitResult] = {}
+        for unit, entry in candidates:
+            deps: dict[str, str] = entry["deps"]
+            suspects = entry["volatile"] + [d for d in deps if suspect(d)]
+            if all(current(dep) == deps[dep] for dep in suspects):
+                out[unit] = UnitResult(
+                    [Finding.model_validate(mark(f)) for f in entry["findings"]],
+                    deps,
+                    entry["records"],
+                    entry["files_count"],
+                    entry["external"],
+                )
+        self.reused = len(out)
+        return out
+
+    def _changed_keys(self, registry: Registry, changed: set[str]) -> set[str] | None:
+        """The ids the ``changed`` units provide now or provided when last stored; None (every id)
+        when a unit is gone or a changed unit's stored entry is missing (its earlier ids unknown)."""
+        keys: set[str] = set()
+        for unit in changed:
+            entry = self.entry(unit) if unit != "\0gone" else None
+            if entry is None:
+                return None
+            keys.update(entry["keys"], entry["shared"])
+            for path in registry.paths_of(unit):
+                keys.update(place_keys(place_of(path)))
+        return keys
+
+    def update(self, registry: Registry, results: dict[str, UnitResult]) -> None:
+        """Store fresh results (atomically, per unit); drop entries of units that are gone."""
+        if not self.keep:
+            return
+        for unit, result in results.items():
+            paths = registry.paths_of(unit)
+            keys: dict[str, str] = {}
+            shared: dict[str, list[str]] = {}
+            for p in paths:
+                for key in place_keys(place_of(p)):
+                    first = keys.setdefault(key, p)
+                    if first != p:
+                        shared.setdefault(key, [first]).append(p)
+            entry: dict[str, Any] = {
+                "version": self.version,
+                "unit": unit,
+                "digest": registry.digest(unit),
+                "special": sorted(p for p in paths if p in registry.special),
+                **{k: (self.entry(unit) or {}).get(k) for k in ("folders", "untracked")},
+                "keys": keys,
+                "shared": shared,
+                "findings": [f.model_dump(mode="json") for f in result.findings],
+                "deps": result.deps,
+                "volatile": sorted(d for d in result.deps if _volatile(d, registry)),
+                "records": result.records,
+                "files_count": result.files,
+                "external": result.external,
+            }
+            self._write(unit, entry)
+        for unit, listing in self.listings.items():  # reused units git was asked about: keep what it said
+            kept = self._entries.get(unit)
+            if unit not in results and kept is not None and any(kept.get(k) != v for k, v in listing.items()):
+                self._write(unit, kept)
+        if results and self.folder.is_dir():
+            keep = {self._file(u).name for u in registry.unit_paths}
+            for path in self.folder.glob("*.json"):
+                if path.name not in keep:
+                    path.unlink(missing_ok=True)
+
+
+# -- which units changed, from git and folder times ---------------------------------------------
+
+TRUSTED_AGE_NS = 2_000_000_000
+"""A folder's modification time vouches for its names only once it is this old: file
+system clocks are coarse, so a file added in the same tick would leave it unchanged."""
+
+
+@dataclass
+class WorktreeState:
+    """What git (and folder times) say about the units of a working tree."""
+
+    clean: dict[str, str]  # unit -> "tree:<id>": exactly as committed at HEAD
+    dirty: set[str]  # units to list and read
+    asked: dict[str, dict[str, Any]]  # unit -> folder times (taken first) and untracked files, where git was asked
+
+
+def folder_times(root: Path, unit: str) -> dict[str, int] | None:
+    """The modification time of every folder of a unit (their names change only with
+    them), or None when one is too recent to vouch for anything yet."""
+    now, out = time.time_ns(), {}
+    stack = [f"{PACKETS}/{unit}"]
+    while stack:
+        folder = stack.pop()
+        try:
+            mtime = os.stat(root / folder).st_mtime_ns
+            if now - mtime < TRUSTED_AGE_NS:
+                return None
+            out[folder] = mtime
+            with os.scandir(root / folder) as listing:
+                stack.extend(f"{folder}/{e.name}" for e in listing if e.is_dir(follow_symlinks=False))
+        except OSError:
+            return None
+    return out
+
+
+def _same_folders(root: Path, times: dict[str, int]) -> bool:
+    base = f"{root}{os.sep}"
+    try:
+        return all(os.stat(base + folder).st_mtime_ns == mtime for folder, mtime in times.items())
+    except OSError:
+        return False
+
+
+def _spawn(root: Path, *commands: list[str]) -> list[subprocess.Popen[bytes]] | None:
+    try:
+        return [subprocess.Popen(c, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) for c in commands]
+    except OSError:
+        return None
+
+
+def _collect(procs: list[subprocess.Popen[bytes]] | None) -> list[bytes] | None:
+    if procs is None:
+        return None
+    outs = [p.communicate()[0] for p in procs]
+    return None if any(p.returncode for p in procs) else outs
+
+
+def _vouched(root: Path, units: set[str], cache: ResultCache | None) -> set[str]:
+    """Units whose folders have the times the cache keeps for them and that had no untracked
+    files then: none can have appeared since, so git need not be asked about them."""
+    vouched = set()
+    for unit in units:
+        entry = cache.entry(unit) if cache is not None else None
+        folders = entry.get("folders") if entry else None
+        if folders and not entry.get("untracked") and _same_folders(root, folders):  # type: ignore[union-attr]
+            vouched.add(unit)
+    return vouched
+
+
+def _committed_trees(tree: bytes) -> dict[str, str]:
+    """unit -> "tree:<id>" of each folder under packets/ at HEAD, from ``git ls-tree -z`` output."""
+    committed: dict[str, str] = {}
+    for record in tree.split(b"\0"):
+        if record:
+            meta, raw_path = record.split(b"\t", 1)
+            _mode, kind, sha = meta.split()
+            if kind == b"tree":
+                committed[os.fsdecode(raw_path)[len(PACKETS) + 1 :]] = f"tree:{sha.decode()}"
+    return committed
+
+
+def _changed_units(status: bytes) -> set[str]:
+    """Units of the tracked files ``git status --porcelain=v1 -z`` lists, and of renames' and copies' sources."""
+    changed = set()
+    fields = status.split(b"\0")
+    i = 0
+    while i < len(fields):
+        item = fields[i]
+        i += 1
+        if len(item) > 3:
+            changed.add(unit_of(os.fsdecode(item[3:])))
+            if item[:1] in (b"R", b"C"):
+                changed.add(unit_of(os.fsdecode(fields[i])))  # the rename's source
+                i += 1
+    return changed
+
+
+def _untracked(root: Path, unknown: list[str]) -> tuple[set[str], dict[str, dict[str, Any]]] | None:
+    """The units among ``unknown`` with untracked files (ignored ones too), and for each unit
+    its folder times (taken first) and untracked files; None when git cannot say."""
+    # Folder times first: a file added while git looks then changes them for the next run.
+    asked: dict[str, dict[str, Any]] = {u: {"folders": folder_times(root, u), "untracked": []} for u in unknown}
+    units: set[str] = set()
+    if unknown:
+        spec = [PACKETS] if len(unknown) > 100 else [f"{PACKETS}/{u}" for u in unknown]
+        others = _collect(_spawn(root, ["git", "ls-files", "--others", "-z", "--", *spec]))
+        if others is None:
+            return None
+        for raw in others[0].split(b"\0"):
+            if raw:
+                path = os.fsdecode(raw)
+                units.add(unit_of(path))
+                if unit_of(path) in asked:
+                    asked[unit_of(path)]["untracked"].append(path)
+    return units, asked
+
+
+def git_state(root: Path, cache: ResultCache | None = None) -> WorktreeState | None:
+    """Which units of a working tree are exactly as committed, or None when git cannot say
+    (not a repository's top level, no commit yet, packets/ a link).
+
+    Git gives the tree id of each family folder at HEAD and the tracked files that differ
+    from it, staged or not (comparing file stat data with its index). Untracked files
+    (ignored ones too: the loader reads them) are asked of git only for units whose
+    cached folder times changed or that had untracked files: a file cannot appear in a
+    folder without changing the folder's time."""
+    packets = root / PACKETS
+    if packets.is_symlink() or not packets.is_dir():
+        return None
+    procs = _spawn(
+        root,
+        ["git", "rev-parse", "--show-toplevel"],
+        ["git", "ls-tree", "-z", "HEAD", "--", f"{PACKETS}/"],
+        ["git", "--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=no", "--", PACKETS],
+    )
+    # While git compares file stat data, read the cache and check folder times.
+    with os.scandir(packets) as listing:
+        on_disk = {e.name for e in listing if e.is_dir(follow_symlinks=False)}
+    vouched = _vouched(root, on_disk, cache)
+    outs = _collect(procs)
+    if outs is None:
+        return None
+    top, tree, status = outs
+    if Path(os.fsdecode(top.strip())).resolve() != root.resolve():
+        return None
+    committed = _committed_trees(tree)
+    dirty = {""} | (on_disk - committed.keys())  # the files directly in packets/; new folders
+    dirty |= _changed_units(status)
+    untracked = _untracked(root, sorted((committed.keys() & on_disk) - vouched))
+    if untracked is None:
+        return None
+    with_untracked, asked = untracked
+    dirty |= with_untracked
+    clean = {u: d for u, d in committed.items() if u not in dirty and u in on_disk}
+    return WorktreeState(clean, dirty | (committed.keys() - on_disk), asked)
+
+
+def _from_units(root: Path, source: Source, units: dict[str, str | None], cache: ResultCache) -> Registry:
+    """The registry of ``units``: a unit whose vouched digest (a git tree id, None when not vouched for) is the
+    one a cache entry was stored for is not listed or read -- its files and ids come from the entry --; every
+    other unit is listed."""
+    listed, known = [], []
+    try:
+        for unit in sorted(units):
+            entry = cache.entry(unit)
+            if units[unit] is not None and entry is not None and entry["digest"] == units[unit]:
+                known.append((unit, entry))
+            else:
+                listed.extend(list_entries(source, f"{PACKETS}/{unit}" if unit else PACKETS, deep=bool(unit)))
+        registry = from_entries(root, source, listed)
+        for unit, entry in known:
+            registry.know(unit, entry["keys"], entry["shared"], entry["special"])
+        if len(registry.files) > file_limit():
+            raise TooManyFiles(file_limit())
+    except TooManyFiles as exc:
+        return refused(root, source, exc.args[0])
+    registry.digests.update({u: d for u, d in units.items() if d is not None})
+    return registry
+
+
+def load_worktree(root: Path, cache: ResultCache | None) -> Registry:
+    """The working tree's registry. With a cache, units git vouches for (exactly as committed at HEAD) and
+    the cache knows are not listed or read: their files and ids come from the cache entry."""
+    state = git_state(root, cache) if cache is not None else None
+    if state is None or cache is None:
+        return load(root)
+    units = {u: state.clean.get(u) for u in state.clean.keys() | state.dirty}
+    registry = _from_units(root, WorkTree(root), units, cache)
+    cache.listings.update(state.asked)  # kept with the units' entries for the next run
+    return registry
+
+
+def load_commit(root: Path, rev: str, cache: ResultCache | None) -> Registry:
+    """Commit ``rev``'s registry. With a cache, a unit whose tree is the one a cache entry was stored for
+    (its digest is the tree id: a content id) is not listed: its files and ids come from the entry, and
+    its files are listed only when something asks for them."""
+    if cache is None:
+        return load(root, rev)
+    source = open_source(root, rev)
+    assert isinstance(source, GitTree)
+    return _from_units(root, source, {"": None, **source.unit_digests()}, cache)

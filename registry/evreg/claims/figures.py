@@ -1,0 +1,475 @@
+"""The figure grammar: which numbers in prose are claims of a measured value, and so must be
+citations. One definition, used by validation (``orphan-number``), the build's check of rendered
+pages, the site's marking of baselined figures and the importer's binding of lab prose.
+
+Text is read as a reader sees it: Unicode compatibility forms are folded (NFKC: superscript digits,
+fullwidth digits, ``µ``, ``½``) and invisible characters (zero-width spaces and joiners, soft
+hyphens, byte-order marks) are dropped before scanning; the spans found are spans of the original
+text. The methodology page (``registry/evreg/site/static/methodology.md``, *What counts as an orphan number*) has a
+table of examples that the tests check both ways.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import itertools
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from evreg.claims.citations import brace_spans
+from evreg.core.vocab import metrics as metric_vocab
+
+CODE_METRICS: dict[str, tuple[str, ...]] = {}
+for _metric, _spec in metric_vocab().items():
+    if _spec.get("point_code"):
+        CODE_METRICS[_spec["point_code"]] = (*CODE_METRICS.get(_spec["point_code"], ()), _metric)
+"""The lab's letter notation, from the metric vocabulary's ``point_code``: ``D25.678`` is a decode figure. ``A`` is
+the aggregate throughput in concurrency views (ornith-1-5) and the mean acceptance length in speculative decoding
+views: either may be meant."""
+WORD_METRICS = {
+    "decode": ("decode_tok_s",),
+    "prefill": ("prefill_tok_s",),
+    "ttft": ("ttft_ms",),
+    "throughput": ("aggregate_tok_s",),
+}
+"""Metric words that make the number after them a figure (``TTFT 274``)."""
+
+_INVISIBLE = frozenset("\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e\u2061\u2062\u2063\u2064\u034f")
+"""Characters a reader does not see; with them, every format character (Unicode category Cf: direction marks
+and isolates such as U+200E, U+2066)."""
+
+
+def _invisible(ch: str) -> bool:
+    return ch in _INVISIBLE or (ord(ch) > 127 and unicodedata.category(ch) == "Cf")
+
+
+# A number: thousands groups, decimals, an exponent, a vulgar fraction (NFKC writes ½ as 1⁄2).
+_NUMBER = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?(?:\u2044\d+)?|\.\d+"
+# Units, each with the canonical unit it means.
+_UNITS: list[tuple[str, str]] = [
+    (
+        r"(?i:tok(?:en)?s?\s*/\s*(?:s|sec|second)\b|tok(?:en)?s?\s+(?:per|a)\s+(?:second|sec)\b|t/s|tps|tk\s*/\s*s\b|"
+        r"tok(?:en)?s?\s*+[·*]?\s*+s\s*+[\u2212-]\s*+1\b)",
+        "tok/s",
+    ),
+    (r"(?i:req(?:uest)?s?\s*/\s*(?:s|sec)\b|req(?:uest)?s?\s+per\s+(?:second|sec)\b|qps\b|rps\b)", "req/s"),
+    (r"(?:[GMKT]i?B/s|[GMKT]Bps)", "B/s"),
+    (r"(?:ms|msecs?\b|milliseconds?\b)", "ms"),
+    (r"(?:μs|us)", "µs"),
+    (r"ns", "ns"),
+    (r"(?:TiB|GiB|MiB|TB|GB|MB|KiB|KB)", "bytes"),
+    (r"[kM]?W", "W"),
+    (r"(?:[kMGTP]?FLOP/s|[kMGTP]?FLOPS)", "FLOP/s"),
+    (r"(?:s|secs?\b|seconds?\b)", "s"),
+    (r"(?:min|mins|minutes?)\b", "min"),
+    (r"(?:h|hrs?|hours?)\b", "h"),
+    (r"(?:%|(?i:percent))", "%"),
+]
+_UNIT = "|".join(f"(?P<u{i}>{pattern})" for i, (pattern, _) in enumerate(_UNITS))
+_EMPHASIS = r"(?:\*{1,2}|_{1,2}|`)?"
+_QUALIFIER = (
+    r"(?:(?i:output|input|generated|generation|decode|decoding|prefill|prompt|completion|total|aggregate|effective|"
+    r"new|gen|user|per-user)[ \u00a0])"
+)
+"""One word that says which tokens a rate counts, between the number and its unit: ``52.3 output tok/s``."""
+_COMPARES_WORD = (
+    r"(?![\w/])\s*(?:faster|slower|speed-?ups?|higher|lower|more|less|better|worse|improvement|gains?|boost|"
+    r"increase|decrease|reduction)\b"
+)
+_COMPARES = (
+    r"(?![\w/])(?:\s*(?:faster|slower|speed-?ups?|higher|lower|more|less|better|worse|improvement|gains?|boost|"
+    r"increase|decrease|reduction|throughput|over|than|vs\b|the\b|as\b)|\s*[.,;:!?)]|\s*$)"
+)
+"""What follows an integer multiplier that compares (``8x faster``, ``2× over eager``, ``was 3x.``): ``4x RTX 5090`` and
+``4x4`` count cards and tiles; four digits before an x name a part (``Ryzen 9 7950X.``), not a multiplier, unless
+a comparing word follows (``1000x faster``)."""
+_LIST_SEP = r"\s*(?:/|,|-|–|—|\bto\b|\band\b|\bor\b)\s*"
+_NUMBER_WORD = (
+    r"(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fifteen|twenty|thirty|forty|"
+    r"fifty|sixty|seventy|eighty|ninety|hundred|thousand|million)"
+)
+
+# The patterns below find what the grammar above describes, written for Python's regular expression engine, which
+# spends most of a scan entering the pattern at every position where it might start (the site's check of every
+# rendered page for orphan figures is a scan of some 400 MB of text at 100,000 measurements):
+# - each begins by consuming one character of a class (the first letter of its words, a digit): the engine skips
+#   every other character at C speed. What the grammar checks before that character, a look-behind checks after
+#   consuming it, over one character more (``(?<![\w.].)``: the character before is no word character or dot, or
+#   there is none); a word is tied to its first letter by a look-behind (``[dpt](?:(?<=d)ecode|(?<=p)refill|...)``);
+# - digits are matched possessively (``\d++``) where nothing that may follow them begins with a digit, and an
+#   alternative is entered only when the character it needs is there (a unit after a number begins with a letter,
+#   ``%``, ``(``, ``[`` or ``*``; a multiplier is a number right before ``x``), so a number in running text that is
+#   no figure is given up at once.
+# The grammar as first written (one pattern per kind, each a look-ahead and look-behind at every position) is kept in
+# ``tests/test_figure_patterns.py``: these must find exactly what it finds (hypothesis, and every page of a built
+# site).
+
+
+def _first(words: list[str], ignore_case: bool = False) -> str:
+    """A character class of the characters the words may begin with; with ``ignore_case``, their letters in either
+    case and every character beyond ASCII (the engine ignoring case takes ``ſ`` for ``s``): the word tied to the
+    letter (``_tied``, in a case-ignoring group) then decides."""
+    chars = {w[0] for w in words}
+    if not ignore_case:
+        return "[" + "".join(re.escape(c) for c in sorted(chars)) + "]"
+    chars |= {c.upper() for c in chars} | {c.lower() for c in chars}
+    return _ascii_not(chars)
+
+
+def _ascii_not(chars: set[str]) -> str:
+    """A character class of ``chars`` and every character beyond ASCII, written as the ASCII characters it leaves
+    out (a class holding the range up to U+10FFFF took 12 ms to compile, at every start)."""
+    return "[^" + "".join(f"\\x{c:02x}" for c in range(128) if chr(c) not in chars) + "]"
+
+
+def _tied(words: list[str]) -> str:
+    """After a consumed first letter, the rest of one of ``words`` that begins with it, tried in their order."""
+    return "|".join(f"(?<={re.escape(w[0])}){re.escape(w[1:])}" for w in words)
+
+
+_BEFORE_NUMBER = r"[\w.@/\u2044-]"  # no figure begins right after one of these
+_PREFIXES = [s + e for s in ("+", "-", "") for e in ("**", "*", "__", "_", "`", "") if s + e]  # sign, emphasis
+_REST = r"(?:\.\d++)?(?:[eE][-+]?\d++)?(?:\u2044\d++)?"  # decimals, an exponent, a fraction
+_DIGITS = r"(?>(?:\d{1,3}(?:,\d{3})+(?!\d)|\d++)" + _REST + r"|\.\d++)"
+"""A number of a list (``_NUMBER``), read one way: every part it can have, taken whole (an atomic group), thousands
+groups only where no digit follows them (``1,2345`` is 1 and 2345). Any other reading of a list ends where a unit
+cannot follow (before ``.5``, ``e5``, ``⁄2``, or a separator and a number), so the figures are the same; read every
+way, a chain of thousands groups was exponential (``1,234,234,...,234x``: 22 groups took 34 s)."""
+_PIECE = r"(?>\d++" + _REST + r"|\.\d++)"
+"""A number read without thousands groups: a list of these, with ``,`` a separator, ends where a list of
+``_DIGITS`` ends."""
+_START = (
+    r"(?:(?<!"
+    + _BEFORE_NUMBER
+    + r".)|(?<=[-_].)(?:"
+    + "|".join(rf"(?<={re.escape(p)}.)(?<!{_BEFORE_NUMBER}{re.escape(p)}.)" for p in _PREFIXES)
+    + r"))"
+)
+"""After a consumed digit or dot: nothing stands before it, or a sign and emphasis (``-**5``) with nothing before
+them."""
+_SEP = _LIST_SEP.replace(r"\s*", r"\s*+")
+_FIGURE = re.compile(
+    r"(?P<lead>[\d.])(?:"
+    + _START
+    + r"(?P<first>(?<=\d)(?>(?:\d{0,2}(?:,\d{3})+(?!\d)|\d*+)"
+    + _REST
+    + r")|(?<=\.)\d++)"
+    r"(?P<more>(?:" + _SEP + _DIGITS + r")*+)"
+    r"(?P<scale>[kK](?=\s?[A-Za-zμ%(]))?" + _EMPHASIS + r"(?P<sp>[ \u00a0-]?)(?=[^\W\d]|[%(\[*])" + _QUALIFIER + r"?"
+    r"(?:\*{1,2}|_{1,2}|\[)?\(?(?:" + _UNIT + r")\)?"  # emphasis or a link on the unit: 52.3 **tok/s**
+    r"(?P<per>/[A-Za-z]+)?(?![\w/])"
+    r"|(?<=\d)(?<![\w.@/-].)(?=\d*+(?:\.\d++)?[xX×])(?P<mnum>\d*\.\d+|\d{0,2}(?=[xX×]" + _COMPARES + r")"
+    r"|\d*(?=[xX×]" + _COMPARES_WORD + r"))(?P<mult>[xX×])(?![\w/])"
+    r"|" + _START + r"(?:(?<=\d)\d*+" + _REST + r"|(?<=\.)\d++)"
+    r"(?P<dead>(?:" + _SEP + r"(?P<last>" + _PIECE + r")){3,}+))"
+)
+"""A figure with a unit (``first``: the rest of its first number after ``lead``; ``more``: the list's other numbers),
+or a multiplier (``mnum``: the rest of its number); or, where neither begins, a list of four or more numbers
+(``dead``): see ``_matches``."""
+_ITEM = re.compile(_DIGITS)
+
+
+def _matches(pattern: re.Pattern[str], text: str) -> list[re.Match[str]]:
+    """``pattern.finditer(text)`` in time linear in the text, for a pattern whose last alternative (``dead``) is a
+    list of numbers that no match begins in before its ``last`` number: the search goes on there.
+
+    ``_FIGURE``: where a list of numbers has no unit after it, no figure begins at any number of the list but the
+    last: read from any of them, the list ends where it ended (a number read from inside another, such as ``234``
+    in ``1,234`` or ``5`` in ``1e+5``, ends where that one ends, unless it is the last), and a multiplier's ``x``
+    can follow only the last. ``_CELL_NUMBER``: in a chain of thousands groups that is no number, no group but the
+    last begins one (each reads to the chain's end, or stops before ``,`` and a digit). Tried at every number, each
+    try reading the rest of the list, ``"1, " * 4000`` took 10 s."""
+    found: list[re.Match[str]] = []
+    pos = 0
+    while m := pattern.search(text, pos):
+        if m.group("dead") is None:
+            found.append(m)
+            pos = m.end()
+        else:
+            pos = m.start("last")
+    return found
+
+
+_CODES = sorted(CODE_METRICS, key=len, reverse=True)
+_CODE = re.compile(
+    r"(?P<code>" + _first(_CODES) + r"(?<![\w.].)(?:" + _tied(_CODES) + r"))"
+    r"(?:(?<!\bA)[ \u00a0=:]|(?<=\bA)[=:])?"  # D 52.3, D=52.3; not "A 2.5" (the article)
+    r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d*\.\d+)(?![\w.]|,\d)"
+)
+_COUNT_NOUN = r"(?!\s*-?\s*(?:tokens?|prompts?|requests?|slots?|steps?|seq|sequences?|batch|users?|samples?|runs?)\b)"
+_BARE = re.compile(
+    r"(?<![\w.@/,\u2044-])(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+\.\d+)(?![\w.]\d|\w|,\d)" + _COUNT_NOUN
+)
+"""A bare decimal or a number with thousands groups (``93.551 strict``, ``30.22–30.26``, ``29,911``): in a coverage
+cell, which shows one measured arm, such a number is a value of that arm."""
+_METRIC_WORDS = ["decode", "prefill", "ttft", "throughput"]
+_WORD = re.compile(
+    # on one line, a space or two apart: "TTFT 274", "decode: 52.3", "TTFT=274", "prefill was 826.4", "decode ~52.3",
+    # "decode rate of 52.3" (not a chart's axis ticks)
+    r"(?P<word>" + _first(_METRIC_WORDS, True) + r"(?<![\w.].)(?i:" + _tied(_METRIC_WORDS) + r"))(?i:"
+    r"(?:[ \u00a0](?:rate|speed))?(?:[ \u00a0](?:of|at|was|is))?"
+    r"(?:[ \u00a0]{1,2}|[ \u00a0]?[=:~≈][ \u00a0]{0,2}|[ \u00a0]{1,2}[~≈][ \u00a0]?)"
+    r"(?P<num>\d+(?:\.\d+)?)(?![\w.])(?!\s*-?\s*(?:tokens?|prompts?|requests?|slots?|steps?|seq|sequences?|batch)))"
+)
+_NUMBER_WORDS = _NUMBER_WORD[3:-1].split("|")
+_WORDS_UNIT = r"tok(?:en)?s?\s*/\s*(?:s|sec)|tok(?:en)?s?\s+per\s+second|ms|milliseconds|percent"
+_WORDS = re.compile(
+    r"(?P<words>" + _first(_NUMBER_WORDS, True) + r"(?<!\w.)(?i:(?:" + _tied(_NUMBER_WORDS) + r")"
+    r"(?:[\s-]+(?:and[\s-]+)?" + _NUMBER_WORD + r")*))"
+    r"(?i:\s+(?P<unit>" + _WORDS_UNIT + r")\b)"
+)
+_WORDS_HINT = re.compile(_ascii_not(set("tTmMpP")) + r"(?<=\s.)(?i:(?<=t)ok|(?<=m)s|(?<=m)illiseconds|(?<=p)ercent)")
+"""What every number-words figure holds: a blank, then its unit."""
+_NOT_IN_WORDS = re.compile(r"[^\w\s/-]")
+"""A character no number-words figure holds (nor looks at: it is no word character)."""
+
+
+def _words_matches(text: str) -> list[re.Match[str]]:
+    """``_WORDS.finditer(text)``, searched only in the stretches between characters no such figure holds that have
+    a unit after a blank (a few in a page; after 64 of them, the rest of the text as one stretch)."""
+    found: list[re.Match[str]] = []
+    pos = 0
+    for _ in range(64):
+        hint = _WORDS_HINT.search(text, pos)
+        if not hint:
+            return found
+        at = hint.start()
+        width = 64
+        while True:  # the last character before the hint that no such figure holds
+            before = _NOT_IN_WORDS.search(text[max(0, at - width) : at][::-1])
+            if before or width >= at:
+                break
+            width *= 4
+        start = at - before.start() if before else 0
+        after = _NOT_IN_WORDS.search(text, at)
+        end = after.start() if after else len(text)
+        found += _words_between(text, start, end)
+        pos = end
+    return found + _words_between(text, pos, len(text))
+
+
+_WORDS_CHAIN = re.compile(
+    _first(_NUMBER_WORDS, True) + r"(?<!\w.)(?i:(?:" + _tied(_NUMBER_WORDS) + r")(?=[\s-])"
+    r"(?:[\s-]+(?:and[\s-]+)?" + _NUMBER_WORD + r"(?=[\s-]))*+)"
+)
+"""A run of number words as a number-words figure holds them, each followed by a blank or hyphen (so each is one
+word: ``seventy``, not ``seven``), taken whole."""
+
+
+def _words_between(text: str, start: int, end: int) -> list[re.Match[str]]:
+    """``_WORDS.finditer(text, start, end)`` in time linear in the text: a figure is tried once per run of number
+    words, at its first word. Where it fails there, it fails at every later word of the run (what follows the run is
+    the same, and no unit begins like a number word), so the search goes on after the run. (Tried at every word, a
+    run of 3,000 words without a unit took seconds: a record's text could stall validation.)"""
+    found: list[re.Match[str]] = []
+    while chain := _WORDS_CHAIN.search(text, start, end):
+        if m := _WORDS.match(text, chain.start(), end):
+            found.append(m)
+            start = m.end()
+        else:
+            start = chain.end()
+    return found
+
+
+_DIGIT = re.compile(r"\d")
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A number in prose that states a measured value and so must be a citation."""
+
+    start: int  # span in the original text: the number (and its unit, when written right after it)
+    end: int
+    text: str
+    number: str  # the number as written (ASCII for the digits a binding can compare)
+    unit: str  # canonical unit (tok/s, ms, bytes, B/s, W, s, %, x), or "" for letter-coded and word-led figures
+    metric_hints: tuple[str, ...] | None  # metrics the notation may name (D -> decode_tok_s), if any
+
+    @property
+    def decimals(self) -> int:
+        return len(self.number.split(".")[1]) if "." in self.number else 0
+
+
+class _Where:
+    """For each character of a folded text, the index of the original character it came from, looked up between the
+    characters that folded to more or fewer than one (a rendered page has a few, such as ``…``)."""
+
+    def __init__(self, text: str, which: re.Pattern[str], changes: dict[str, str]) -> None:
+        self.folded_at: list[int] = []  # where each such character's folding starts in the folded text
+        self.original_at: list[int] = []
+        self.width: list[int] = []
+        shift = 0
+        for m in which.finditer(text):
+            width = len(changes[m.group()])
+            if width != 1:
+                self.folded_at.append(m.start() + shift)
+                self.original_at.append(m.start())
+                self.width.append(width)
+                shift += width - 1
+
+    def __getitem__(self, k: int) -> int:
+        n = bisect.bisect_right(self.folded_at, k) - 1
+        if n < 0:
+            return k
+        start, width = self.folded_at[n], self.width[n]
+        return self.original_at[n] + (0 if k < start + width else 1 + k - start - width)
+
+
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+
+
+def _folded(text: str) -> tuple[str, _Where | None]:
+    """``text`` as a reader sees it (NFKC, invisible characters dropped), and for each of its characters the index
+    of the original character it came from (None: each character stands where it stood, as in most text). Each
+    character is folded by itself (``_fold``); only the characters beyond ASCII are looked at, and only those that
+    change are replaced (a rendered page is some 30,000 characters, a family's up to 600,000: ``set`` of every
+    character, ``str.translate`` and an index per character took more time than finding the figures)."""
+    if text.isascii():
+        return text, None
+    changes = {ch: folded for run in set(_NON_ASCII.findall(text)) for ch in run if (folded := _fold(ch)) != ch}
+    if not changes:
+        return text, None
+    which = re.compile("[" + "".join(map(re.escape, changes)) + "]")
+    folded_text = which.sub(lambda m: changes[m.group()], text)
+    if all(len(v) == 1 for v in changes.values()):
+        return folded_text, None  # one character for one: the indices are the same
+    return folded_text, _Where(text, which, changes)
+
+
+@functools.lru_cache(maxsize=4096)
+def _fold(ch: str) -> str:
+    """One character as a reader sees it: nothing when invisible, else its NFKC form."""
+    return "" if _invisible(ch) else unicodedata.normalize("NFKC", ch)
+
+
+def _without_citations(text: str) -> str:
+    """``text`` with each citation blanked out (same length): the renderer formats those numbers."""
+    if "{{" not in text:
+        return text
+    pieces, last = [], 0
+    for start, end in brace_spans(text):
+        if end < 0:
+            break  # an unclosed "{{" hides nothing: the figures after it still count
+        pieces += [text[last:start], "\0" * (end - start)]
+        last = end
+    return "".join([*pieces, text[last:]])
+
+
+def find_figures(text: str, cell: bool = False) -> list[Figure]:
+    """Figures that are claims, outside citations.
+
+    A figure is a claim when it is
+    - a number with a measurement unit after it: tok/s (also tok/sec, tokens/s, tokens per second or sec, tokens a
+      second, t/s, TPS, any case), req/s (requests per second, qps, RPS), ms (msec, milliseconds, µs, us, ns), s
+      (sec, seconds), %, percent, TB, GB, GiB, MB, MiB, W, GB/s, TB/s, GBps; a per-unit suffix
+      (``tok/s/GPU``,
+      ``ms/token``), a unit in parentheses (``52.3 (tok/s)``), emphasis (``**52.3** tok/s``), thousands
+      separators (``29,911 MiB``), exponents (``5.23e1 tok/s``), ``k`` (``1.5k tok/s``) and fractions (``52½``)
+      included; every number of a list or range sharing one unit (``191.87 / 191.58 tok/s``, ``30-40 tok/s``);
+    - a decimal number with a multiplier sign right after it (``1.5x``, ``2.25×``);
+    - a decimal in the lab's letter notation (``D25.678``, ``P826.4``, ``T274.6``, ``AR.587``, ``E2E``, ``EV``, ``A``);
+    - a number led by a metric word (``decode 52.3``, ``TTFT 274``), unless a count noun follows
+      (``decode 512 tokens``);
+    - number words with a unit (``two thousand tok/s``);
+    - in a coverage cell (``cell``), which shows one measured arm: every bare decimal and every number with thousands
+      groups (``93.551 strict``, ``30.22–30.26``), a version such as ``0.9.1`` aside.
+
+    Not claims: identifiers and settings (TP4, MTP3, Q4_K_M, D511 windows, 32K contexts), dates, commit hashes,
+    counts and fractions without a unit (5/25, 12 prompts), version strings (0.9.1, v1.2), and bare numbers.
+    """
+    if text.isascii() and not _DIGIT.search(text) and not _WORDS_HINT.search(text):
+        return []  # most prose: no number, no unit after a blank (a superscript or circled digit is no \d: fold first)
+    folded, where = _folded(_without_citations(text))
+
+    def span(start: int, end: int) -> tuple[int, int]:
+        return (start, end) if where is None else (where[start], where[end - 1] + 1)
+
+    found: dict[int, Figure] = {}
+    for m in _matches(_FIGURE, folded):
+        lead = m.start("lead")
+        if m.group("mult"):
+            a, b = span(lead, m.end())
+            found[a] = Figure(a, b, text[a:b], folded[lead : m.end("mnum")], "x", None)
+            continue
+        unit = next(canon for i, (_, canon) in enumerate(_UNITS) if m.group(f"u{i}"))
+        first = folded[lead : m.end("first")]
+        if unit == "s" and m.group("sp") == "" and not m.group("more") and "." not in first:
+            continue  # "1990s", "30s" as decades or plurals
+        items = [first, *_ITEM.findall(m.group("more") or "")]
+        starts = [lead]
+        offset = m.start("more")
+        for item in items[1:]:
+            offset = folded.index(item, offset)
+            starts.append(offset)
+            offset += len(item)
+        for n, (item, at) in enumerate(zip(items, starts, strict=True)):
+            last = n == len(items) - 1
+            a, b = span(at, m.end() if last else at + len(item))
+            found[a] = Figure(a, b, text[a:b], item, unit, None)
+    for m in _CODE.finditer(folded):
+        a, b = span(m.start("num"), m.end("num"))
+        found.setdefault(a, Figure(a, b, text[a:b], m.group("num"), "", CODE_METRICS[m.group("code")]))
+    for m in _WORD.finditer(folded):
+        a, b = span(m.start("num"), m.end("num"))
+        found.setdefault(a, Figure(a, b, text[a:b], m.group("num"), "", WORD_METRICS[m.group("word").lower()]))
+    for m in _words_matches(folded):
+        a, b = span(m.start("words"), m.end())
+        found.setdefault(a, Figure(a, b, text[a:b], m.group("words"), "", None))
+    if cell:  # a bare number outside every figure found: the figures by start, and how far those up to each reach
+        starts = sorted(found)
+        reach = list(itertools.accumulate((found[k].end for k in starts), max))
+        for m in _BARE.finditer(folded):
+            a, b = span(m.start("num"), m.end("num"))
+            before = bisect.bisect_right(starts, a) - 1
+            if before < 0 or reach[before] <= a:
+                found.setdefault(a, Figure(a, b, text[a:b], m.group("num"), "", None))
+    return [found[k] for k in sorted(found)]
+
+
+_HEADER_UNIT = re.compile(r"(?:^|(?<=[\s(\[,/]))\(?(?:" + _UNIT + r")\)?(?P<per>/[A-Za-z]+)?(?=[\s)\],;:↑↓]|$)")
+_CELL_NUMBER = re.compile(
+    r"(?<![\w.@/\u2044-])(?:[+-]?(?:" + _NUMBER + r")(?![\w.]\d|\w|,\d)|\d{1,3}(?P<dead>(?:,(?P<last>\d{3})){3,}+))"
+)
+"""A number of a table cell; or, where none begins, a chain of thousands groups (``dead``): see ``_matches``."""
+
+
+def header_unit(header: str) -> str | None:
+    """The unit a table column's header states (``Decode (tok/s)``, ``TTFT ms``, ``tok/s (decode)``,
+    ``Decode (tok/s) ↑``), as canonical unit."""
+    folded, _ = _folded(header.strip().strip("*_`").strip())
+    m = _HEADER_UNIT.search(folded)
+    if not m:
+        return None
+    return next(canon for i, (_, canon) in enumerate(_UNITS) if m.group(f"u{i}"))
+
+
+def column_figures(cell: str, unit: str) -> list[Figure]:
+    """The numbers of a table cell under a header stating ``unit``: each is a figure of that unit (the header's unit
+    applies to the column's cells), citations aside."""
+    folded, where = _folded(_without_citations(cell))
+    out = []
+    for m in _matches(_CELL_NUMBER, folded):
+        a, b = (m.start(), m.end()) if where is None else (where[m.start()], where[m.end() - 1] + 1)
+        out.append(Figure(a, b, cell[a:b], m.group().lstrip("+-"), unit, None))
+    return out
+
+
+_LEAD = re.compile(
+    r"(?i)(?<![\w.])(?P<word>decode|prefill|ttft|throughput|latency|tpot|itl|e2e)(?:[ \u00a0](?:rate|speed|time))?"
+    r"(?:[ \u00a0](?:of|at|was|is|were|reached|reaches))?(?:[ \u00a0]{1,2}|[ \u00a0]?[=:~≈][ \u00a0]{0,2})$"
+)
+
+
+def metric_lead(before: str) -> str | None:
+    """The metric word right before a place in prose (``TTFT was ``, ``decode: ``), or None: what is written there
+    states that metric's value."""
+    m = _LEAD.search(before[-40:])
+    return m.group("word") if m else None
+
+
+def canonical_unit(unit: str) -> str:
+    """The canonical unit of a unit as written (``tok/s``, ``ms``, ``GiB`` → ``bytes``), or ``""``."""
+    m = re.fullmatch(_UNIT, unit.strip())
+    return next((canon for i, (_, canon) in enumerate(_UNITS) if m.group(f"u{i}")), "") if m else ""

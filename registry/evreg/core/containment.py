@@ -1,0 +1,92 @@
+"""Containment: which files the registry may read as evidence or publish as pages.
+
+Only regular files inside the repository, outside its version-control folders. One
+definition, used by the sources (evidence), the rules (``evidence-escape``,
+``site-file-unsafe``) and the site build (which refuses what the rules report).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+VCS_FOLDERS = frozenset({".git", ".hg", ".svn", ".bzr", "_darcs", "cvs", ".jj", ".pijul", ".fossil"})
+"""Version-control folders: their files (credentials in ``.git/config``, hooks, objects) are
+never evidence and never published."""
+SITE_DIR = "site"
+"""The hand-written pages (MkDocs ``docs_dir``): a fixed top-level folder."""
+PAGE_SUFFIXES = (".md", ".markdown", ".mdown", ".mkdn", ".mkd")
+"""What MkDocs builds as a Markdown page (``mkdocs.utils.markdown_extensions``): validation reads every one."""
+RAW_SUFFIXES = (".html", ".htm", ".xhtml", ".shtml", ".svg", ".svgz", ".xml", ".xsl", ".js", ".mjs")
+"""Files MkDocs would publish as they are, which a browser renders or runs: a page written this way is never read as
+Markdown, so neither its figures nor its script would be checked."""
+_DRIVE = re.compile(r"^[A-Za-z]:")
+
+
+def outside_repository(path: str) -> str | None:
+    """Why a repository-relative path (an evidence path, a path into an external source, a file
+    the site publishes) names something outside the repository's own files, or None.
+
+    This checks the *spelling* of a path; sources apply it again to the path a symlink
+    resolves to."""
+    if "\x00" in path:
+        return "it contains a NUL character"
+    if path.startswith(("/", "\\", "~")) or _DRIVE.match(path):
+        return "it is absolute"
+    parts = path.replace("\\", "/").split("/")
+    if ".." in parts:
+        return "it climbs out with '..'"
+    vcs = next((p for p in parts if p.lower() in VCS_FOLDERS), None)
+    if vcs is not None:
+        return f"it points into the version-control folder {vcs!r}"
+    return None
+
+
+def unsafe_files(root: Path, folder: str) -> Iterator[tuple[str, str]]:
+    """(repository-relative path, why) of every entry under ``root/folder`` that a build must not
+    publish: symlinks (to files or folders, inside the repository or not), anything that is not a
+    regular file or folder, and the folder itself when it is a symlink or lies outside ``root``.
+    Symlinks are never followed."""
+    real_root = os.path.realpath(root)
+    top = os.path.join(root, folder)
+    rel_top = os.path.relpath(os.path.abspath(top), os.path.abspath(root)).replace(os.sep, "/")
+    why = outside_repository(rel_top) if rel_top != "." else None
+    if why:
+        yield rel_top, f"the site folder is outside the repository: {why}"
+        return
+    if os.path.islink(top) or os.path.commonpath([os.path.realpath(top), real_root]) != real_root:
+        yield rel_top, "the site folder is a symlink or resolves outside the repository"
+        return
+    for current, dirs, files in os.walk(top, followlinks=False):
+        for name in sorted([*dirs, *files]):
+            full = os.path.join(current, name)
+            rel = os.path.relpath(full, root).replace(os.sep, "/")
+            mode = os.lstat(full).st_mode
+            if stat.S_ISLNK(mode):
+                yield rel, f"it is a symlink (to {os.readlink(full)!r}); the site publishes only regular files"
+            elif not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                yield rel, "it is not a regular file"
+            elif name.lower() in VCS_FOLDERS:
+                yield rel, "it is a version-control folder"
+            elif stat.S_ISREG(mode) and name.lower().endswith(RAW_SUFFIXES):
+                yield rel, "it would be published as it is, unchecked (hand-written pages are Markdown: .md)"
+        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(current, d)) and d.lower() not in VCS_FOLDERS]
+
+
+def regular_files(root: Path, folder: str, suffix: str | tuple[str, ...] = "") -> list[str]:
+    """Repository-relative paths of the regular files under ``root/folder`` ending in ``suffix``,
+    sorted; symlinks and what lies behind them are skipped (``unsafe_files`` reports them)."""
+    top = os.path.join(root, folder)
+    if os.path.islink(top) or not os.path.isdir(top):
+        return []
+    out = []
+    for current, dirs, files in os.walk(top, followlinks=False):
+        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(current, d)) and d.lower() not in VCS_FOLDERS]
+        for name in files:
+            full = os.path.join(current, name)
+            if name.endswith(suffix) and stat.S_ISREG(os.lstat(full).st_mode):
+                out.append(os.path.relpath(full, root).replace(os.sep, "/"))
+    return sorted(out)

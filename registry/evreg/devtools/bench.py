@@ -1,0 +1,487 @@
+"""The benchmark: whole ``evreg`` processes, as users run them, on registries of real shape
+(``evreg.devtools.realshape``: clones of the real records), each phase against the floor of just reading
+and parsing the same files (DESIGN §9).
+
+Run: ``evreg bench --sizes 10000,100000 --repeat 5`` (prints JSON).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from evreg.core.jsonio import canonical
+from evreg.core.layout import PACKETS
+from evreg.devtools.realshape import MEASUREMENT_KINDS, generate, templates
+
+PHASES = (
+    "startup",
+    "validate_full",
+    "validate_fill_cache",
+    "validate_unchanged",
+    "validate_one_measurement",
+    "validate_one_family",
+    "validate_base_head_one_measurement",
+    "catalog",
+    "query",
+    "build",
+    "export",
+    "import",
+)
+"""Every phase, in the order they run (``--phases`` runs a subset)."""
+
+QUERIES = {
+    "headline per packet": "SELECT * FROM headlines",
+    "decode samples of TP2": "SELECT m.id, s.value FROM measurements m JOIN samples s ON s.measurement = m.id "
+    "WHERE m.tp = 2 AND s.metric = 'decode_tok_s'",
+    "grade distribution": "SELECT * FROM grade_distribution",
+}
+SAMPLE_EVERY_S = 0.2
+"""How often the memory of a process tree is sampled (proportional set size, summed)."""
+
+
+@dataclass
+class Run:
+    """One process: wall and CPU seconds (its waited-for workers included), the largest resident set
+    of any process of its tree (the kernel's high-water mark), and the largest sampled sum of the
+    tree's proportional set sizes (shared pages counted once)."""
+
+    wall_s: float
+    cpu_s: float
+    max_rss_mib: float
+    tree_pss_mib: float
+    returncode: int
+    tail: str
+
+
+def evreg_command() -> list[str]:
+    script = Path(sys.executable).with_name("evreg")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "evreg"]
+
+
+def _tree(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        try:
+            for task in os.listdir(f"/proc/{p}/task"):
+                todo.extend(int(c) for c in Path(f"/proc/{p}/task/{task}/children").read_text().split())
+        except OSError:
+            continue
+    return out
+
+
+def _pss_mib(pids: list[int]) -> float:
+    total = 0
+    for p in pids:
+        try:
+            for line in Path(f"/proc/{p}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
+                    total += int(line.split()[1])
+                    break
+        except (OSError, ValueError):
+            continue
+    return total / 1024
+
+
+def run_process(argv: list[str], cwd: Path, log: Path, env: dict[str, str] | None = None) -> Run:
+    """Run ``argv`` to its end and measure it (``os.wait4``, as ``/usr/bin/time`` does)."""
+    peak = [0.0]
+    with log.open("wb") as out:
+        start = time.perf_counter()
+        proc = subprocess.Popen(argv, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, env=env)
+        done = threading.Event()
+
+        def sample() -> None:
+            while not done.wait(SAMPLE_EVERY_S):
+                peak[0] = max(peak[0], _pss_mib(_tree(proc.pid)))
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        done.set()
+        sampler.join()
+    lines = log.read_text("utf-8", "replace").strip().splitlines()
+    return Run(
+        wall_s=wall,
+        cpu_s=usage.ru_utime + usage.ru_stime,
+        max_rss_mib=usage.ru_maxrss / 1024,
+        tree_pss_mib=peak[0],
+        returncode=proc.returncode,
+        tail=lines[-1][:300] if lines else "",
+    )
+
+
+def floor(root: Path) -> float:
+    """Seconds to read and orjson-parse every JSON file under ``packets/``, in this process, one thread."""
+    start = time.perf_counter()
+    for dirpath, _dirs, files in os.walk(root / PACKETS):
+        for name in files:
+            if name.endswith(".json"):
+                orjson.loads(Path(dirpath, name).read_bytes())
+    return time.perf_counter() - start
+
+
+def summarise(runs: list[Run], floor_s: float, key: str = "wall_s") -> dict[str, Any]:
+    """Median, spread and every run of one phase, with its ratio to the floor and its peak memory."""
+    times = [getattr(r, key) for r in runs]
+    median = statistics.median(times)
+    return {
+        "median_s": round(median, 3),
+        "min_s": round(min(times), 3),
+        "max_s": round(max(times), 3),
+        "runs_s": [round(t, 3) for t in times],
+        "ratio_to_floor": float(f"{median / floor_s:.3g}"),  # three significant figures, however small
+        "cpu_median_s": round(statistics.median(r.cpu_s for r in runs), 3),
+        "max_rss_mib": round(max(r.max_rss_mib for r in runs), 1),
+        "tree_pss_peak_mib": round(max(r.tree_pss_mib for r in runs), 1),
+        "output": runs[-1].tail,
+    }
+
+
+class Bench:
+    """The phases on one registry at ``root``, each run ``repeat`` times as a whole process."""
+
+    def __init__(self, root: Path, repeat: int, logs: Path) -> None:
+        self.root = root
+        self.repeat = repeat
+        self.logs = logs
+        self.cmd = evreg_command()
+        self.edits = 0
+
+    def run(self, name: str, *args: str, ok: tuple[int, ...] = (0,), cwd: Path | None = None) -> Run:
+        self.edits += 1
+        run = run_process([*self.cmd, *args], cwd or self.root, self.logs / f"{name}-{self.edits}.log")
+        if run.returncode not in ok:
+            raise RuntimeError(f"{name}: `evreg {' '.join(args)}` exited {run.returncode}: {run.tail}")
+        return run
+
+    def repeated(self, name: str, *args: str, before: Callable[[int], None] | None = None) -> list[Run]:
+        runs = []
+        for i in range(self.repeat):
+            if before:
+                before(i)
+            runs.append(self.run(name, *args))
+        return runs
+
+    def edit(self, path: Path, field: str) -> Callable[[int], None]:
+        """A change to one prose field of the record at ``path`` (no figure: it stays valid)."""
+        data = orjson.loads(path.read_bytes())
+        original = str(data.get(field) or "")
+
+        def change(i: int) -> None:
+            data[field] = f"{original} (edited, {'abcdefghijklmnopqrstuvwxyz'[i % 26] * (1 + i // 26)})".strip()
+            path.write_text(canonical(data), "utf-8")
+
+        return change
+
+
+def measurement_file(root: Path) -> Path:
+    """A run measurement of the first family of the largest real family's shape."""
+    for path in sorted((root / PACKETS).glob("*/*/measurements/*.json")):
+        if orjson.loads(path.read_bytes()).get("kind") in MEASUREMENT_KINDS:
+            return path
+    raise FileNotFoundError("no measurement")
+
+
+def exportable_family(root: Path) -> str:
+    """The first family imported from the lab's manifest format (it keeps ``record_order``)."""
+    for path in sorted((root / PACKETS).glob("*/family.json")):
+        if "record_order" in orjson.loads(path.read_bytes()):
+            return path.parent.name
+    raise FileNotFoundError("no family in the neural-download format")
+
+
+def measure(root: Path, repeat: int, phases: tuple[str, ...], logs: Path) -> dict[str, Any]:
+    """Every phase of ``phases`` on the registry at ``root``."""
+    floors = [floor(root) for _ in range(repeat + 1)][1:]  # the first run warms the page cache
+    floor_s = statistics.median(floors)
+    b = Bench(root, repeat, logs)
+    out: dict[str, Any] = {"floor": {"median_s": round(floor_s, 3), "runs_s": [round(t, 3) for t in floors]}}
+    _progress({"floor": out["floor"]})
+    for name in phases:
+        out[name] = PHASE_RUNNERS[name](b, floor_s)
+        _progress({name: out[name]})
+    nested = [q for p in out.values() if isinstance(p, dict) for q in (p, *p.values())]  # query's, "again"
+    memory = [p for p in nested if isinstance(p, dict) and "max_rss_mib" in p]
+    out["peak_memory"] = {
+        "max_rss_mib": max((p["max_rss_mib"] for p in memory), default=0),
+        "tree_pss_peak_mib": max((p["tree_pss_peak_mib"] for p in memory), default=0),
+    }
+    return out
+
+
+def _progress(result: dict[str, Any]) -> None:
+    """Each phase's result on standard error as it completes (one JSON line): a long run that is
+    stopped keeps what it measured."""
+    print(json.dumps(result), file=sys.stderr, flush=True)
+    site = (result.get("build") or {}).get("site")
+    if site:  # the site's figures once more as a line a reader takes in at a glance (issue 17)
+        build = result["build"]
+        print(
+            f"site: {site['pages']} pages, {site['mb']} MB (downloads {site['downloads_mb']} MB, search index "
+            f"{site['search_index_mb']} MB), MkDocs part {site['site_s']} s of the build's {build['median_s']} s "
+            f"wall, {build.get('cpu_median_s')} s CPU",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
+def _startup(b: Bench, floor_s: float) -> dict[str, Any]:
+    runs = b.repeated("startup", "--version")
+    return {**summarise(runs, floor_s, "cpu_s"), "wall_median_s": round(statistics.median(r.wall_s for r in runs), 3)}
+
+
+def _validate_full(b: Bench, floor_s: float) -> dict[str, Any]:
+    return summarise(b.repeated("validate-full", "validate", "--no-cache"), floor_s)
+
+
+def _fill(b: Bench, floor_s: float) -> dict[str, Any]:
+    shutil.rmtree(b.root / "build" / "cache", ignore_errors=True)
+    return summarise([b.run("validate-fill", "validate")], floor_s)
+
+
+def _unchanged(b: Bench, floor_s: float) -> dict[str, Any]:
+    return summarise(b.repeated("validate-unchanged", "validate"), floor_s)
+
+
+def _one_measurement(b: Bench, floor_s: float) -> dict[str, Any]:
+    edit = b.edit(measurement_file(b.root), "caveat")
+    return summarise(b.repeated("validate-measurement", "validate", before=edit), floor_s)
+
+
+def _one_family(b: Bench, floor_s: float) -> dict[str, Any]:
+    edit = b.edit(b.root / PACKETS / exportable_family(b.root) / "family.json", "summary")
+    return summarise(b.repeated("validate-family", "validate", before=edit), floor_s)
+
+
+def _base_head(b: Bench, floor_s: float) -> dict[str, Any]:
+    """What the pre-commit hook runs (``--base HEAD``) when a contributor adds one measurement and commits:
+    each timed run follows a new commit (the last run's measurement committed, one more added), so the base's
+    findings are a commit's never seen before, as on every commit; ``again``: a second run on the same
+    commit (a commit retried after a fix), which finds the base's findings kept."""
+    victim = measurement_file(b.root)
+    data = orjson.loads(victim.read_bytes())
+
+    def add(i: int) -> None:
+        new = {**data, "id": f"{data['id']}-new-{i}"}
+        (victim.parent / f"{new['id']}.json").write_text(canonical(new), "utf-8")
+
+    def commit_and_add(i: int) -> None:
+        commit_all(b.root)
+        add(i)
+
+    commit_all(b.root)
+    b.run("validate-base-warm", "validate")  # the work tree's units are cached, as after any earlier run
+    runs = b.repeated("validate-base", "validate", "--base", "HEAD", before=commit_and_add)
+    again = [b.run("validate-base-again", "validate", "--base", "HEAD") for _ in range(b.repeat)]
+    return {**summarise(runs, floor_s), "again": summarise(again, floor_s)}
+
+
+def commit_all(root: Path) -> None:
+    who = ["-c", "user.name=bench", "-c", "user.email=bench@example.org", "-c", "gc.auto=0"]
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+    subprocess.run(["git", *who, "commit", "-qm", "edits", "--allow-empty"], cwd=root, check=True)
+
+
+def _catalog(b: Bench, floor_s: float) -> dict[str, Any]:
+    return summarise(b.repeated("catalog", "catalog"), floor_s)
+
+
+def _query(b: Bench, floor_s: float) -> dict[str, Any]:
+    b.run("query-warm", "query", "SELECT 1")  # the catalog is fresh from here on
+    return {name: summarise(b.repeated("query", "query", sql), floor_s) for name, sql in QUERIES.items()}
+
+
+def _build(b: Bench, floor_s: float) -> dict[str, Any]:
+    out = b.root / "build" / "site"
+    result = summarise(b.repeated("build", "build", "--out", str(out)), floor_s)
+    return {**result, "site": site_facts(out, result["output"])}
+
+
+def site_facts(out: Path, tail: str) -> dict[str, Any]:
+    """The built site (issue 17): the MkDocs part of the build's seconds (from its last line), its pages, bytes
+    (the data downloads apart), the search index's bytes, and the bytes of each top-level folder (packets,
+    families, compare, downloads, evidence, assets ...; files at the top as ``.``)."""
+    import re
+
+    files = [f for f in out.rglob("*") if f.is_file()]
+    downloads = out / "downloads"
+    seconds = re.search(r"\(site ([0-9.]+) s\)", tail)
+    kinds: dict[str, int] = {}
+    for f in files:
+        parts = f.relative_to(out).parts
+        kind = parts[0] if len(parts) > 1 else "."
+        kinds[kind] = kinds.get(kind, 0) + f.stat().st_size
+    return {
+        "site_s": float(seconds.group(1)) if seconds else None,
+        "pages": sum(1 for f in files if f.name == "index.html"),
+        "mb": round(sum(f.stat().st_size for f in files) / 1e6, 1),
+        "downloads_mb": round(sum(f.stat().st_size for f in files if downloads in f.parents) / 1e6, 1),
+        "search_index_mb": round((out / "search" / "search_index.json").stat().st_size / 1e6, 2),
+        "mb_by_folder": {k: round(v / 1e6, 2) for k, v in sorted(kinds.items(), key=lambda kv: -kv[1])},
+    }
+
+
+def _export(b: Bench, floor_s: float) -> dict[str, Any]:
+    family = exportable_family(b.root)
+    target = b.root / "build" / f"{family}.json"
+    return {
+        "family": family,
+        **summarise(b.repeated("export", "export", "neural-download", family, "-o", str(target)), floor_s),
+    }
+
+
+def _import(b: Bench, floor_s: float) -> dict[str, Any]:
+    """Import of one exported family into an empty registry (a fresh one for every run)."""
+    family = exportable_family(b.root)
+    manifest = b.root / "build" / f"{family}.json"
+    if not manifest.is_file():
+        b.run("export", "export", "neural-download", family, "-o", str(manifest))
+    runs = []
+    for i in range(b.repeat):
+        empty = b.logs.parent / f"empty-{i}"  # outside the registry's git work tree
+        shutil.rmtree(empty, ignore_errors=True)
+        (empty / PACKETS).mkdir(parents=True)
+        shutil.copytree(b.root / "schema", empty / "schema")
+        # Exit 1 is expected: the family's accepted defects are in the source registry's baseline.
+        runs.append(b.run("import", "--root", str(empty), "import", "neural-download", str(manifest), ok=(0, 1)))
+        if not (empty / PACKETS / family / "family.json").is_file():
+            raise RuntimeError(f"import wrote no family: {runs[-1].tail}")
+    return {"family": family, **summarise(runs, floor_s)}
+
+
+PHASE_RUNNERS: dict[str, Callable[[Bench, float], dict[str, Any]]] = {
+    "startup": _startup,
+    "validate_full": _validate_full,
+    "validate_fill_cache": _fill,
+    "validate_unchanged": _unchanged,
+    "validate_one_measurement": _one_measurement,
+    "validate_one_family": _one_family,
+    "validate_base_head_one_measurement": _base_head,
+    "catalog": _catalog,
+    "query": _query,
+    "build": _build,
+    "export": _export,
+    "import": _import,
+}
+
+
+def ratios(result: dict[str, Any]) -> dict[str, Any]:
+    """The targets' quantities in one place (DESIGN §9, issue 18)."""
+    full = result.get("validate_full", {}).get("median_s")
+    one = result.get("validate_one_measurement", {}).get("median_s")
+    return {
+        "validate_full_x_floor": result.get("validate_full", {}).get("ratio_to_floor"),
+        "validate_one_measurement_pct_of_full": round(100 * one / full, 1) if full and one else None,
+        "catalog_x_floor": result.get("catalog", {}).get("ratio_to_floor"),
+        "query_headlines_s": result.get("query", {}).get("headline per packet", {}).get("median_s"),
+        "startup_cpu_s": result.get("startup", {}).get("median_s"),
+        "peak_memory_mib": result.get("peak_memory"),
+    }
+
+
+def precompile() -> None:
+    """Byte-compile the code the processes run (``evreg`` and the rule packs), as ``pip install`` does:
+    where ``PYTHONDONTWRITEBYTECODE`` is set, every process would otherwise compile its modules anew
+    (0.75 s CPU per validation process measured here), which no installed user pays."""
+    import compileall
+
+    from evreg.check import results, rules
+
+    for folder in sorted({p.parent for p in results.validation_sources(rules.discover())}):
+        compileall.compile_dir(folder, quiet=1, maxlevels=0)
+
+
+def run(
+    sizes: list[int], repeat: int = 3, keep: Path | None = None, phases: tuple[str, ...] = PHASES
+) -> list[dict[str, Any]]:
+    """Generate a registry of real shape per size (or reuse one kept in ``keep``) and measure it."""
+    precompile()
+    results = []
+    for n in sizes:
+        with tempfile.TemporaryDirectory(prefix=f"evreg-bench-{n}-") as tmp:
+            root = (keep / f"registry-{n}") if keep else Path(tmp) / "registry"
+            start = time.perf_counter()
+            info: dict[str, Any] = generate(root, n) if not (root / PACKETS).is_dir() else {"reused": True}
+            info["generate_s"] = round(time.perf_counter() - start, 1)
+            os.sync()  # the generator's writes are flushed before anything is timed
+            logs = Path(tmp) / "logs"
+            logs.mkdir()
+            load_before = os.getloadavg()
+            result = measure(root, repeat, phases, logs)
+            load = {"before": [round(x, 2) for x in load_before], "after": [round(x, 2) for x in os.getloadavg()]}
+            results.append(
+                {
+                    **info,
+                    "repeat": repeat,
+                    "cores": os.cpu_count(),
+                    "loadavg_1_5_15": load,
+                    "targets": ratios(result),
+                    **result,
+                }
+            )
+    return results
+
+
+ADVERSARIAL = {
+    "unclosed braces": "{{ ",
+    "unclosed citations": "{{ m:run-1.decode_tok_s[",
+    "many bad citations": "{{x}}",
+    "many figures": "1.5 tok/s ",
+    "long digit run": "7",
+    "decimals without units": "1.5 ",
+    "nested brackets": "[[((",
+    "long whitespace after a metric word": " ",
+    "escaped quotes": '\\"',
+    "closing braces": "}}",
+    "a list of numbers without a unit": "1, ",
+    "a range of numbers without a unit": "5 - ",
+    "a chain of thousands groups": ",234",
+}
+"""Hostile prose patterns: each fills one field of a record up to the size limit."""
+
+
+def adversarial_text(pattern: str, size: int) -> str:
+    """``pattern`` repeated to ``size`` bytes as written in a JSON string."""
+    return ("decode" if pattern == " " else "") + pattern * (size // (len(json.dumps(pattern)) - 2))
+
+
+def adversarial() -> dict[str, float]:
+    """Seconds to validate a clone of the smallest real family in which one measurement's caveat is a
+    pattern of ``ADVERSARIAL`` filling the record to just under the size limit; and the worst case."""
+    from evreg.check import rules
+    from evreg.core.jsonio import MAX_RECORD_BYTES
+    from evreg.store import load
+
+    out: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="evreg-bench-adversarial-") as tmp:
+        root = Path(tmp)
+        smallest = min(templates(Path(__file__).resolve().parents[3]), key=lambda t: len(t.files))
+        generate(root, 0, only={smallest.name})
+        target = measurement_file(root)
+        record = orjson.loads(target.read_bytes())
+        for name, pattern in ADVERSARIAL.items():
+            record["caveat"] = adversarial_text(pattern, MAX_RECORD_BYTES - 4096)
+            target.write_text(canonical(record), "utf-8")
+            seconds = time.perf_counter()
+            rules.run(load(root), rules.discover())
+            out[name] = round(time.perf_counter() - seconds, 2)
+    worst = max(out, key=out.__getitem__)
+    return {**out, "worst": out[worst], "worst_pattern": worst}  # type: ignore[dict-item]

@@ -1,0 +1,447 @@
+"""Comparison pages: one table per headline metric across every family, ranked only within one workload.
+
+The headline metrics are read from the vocabulary and the records: a metric of the vocabulary's point grammar (it has
+a ``point_code``) whose unit says which way is better (a rate or a time, ``evreg.claims.ranking.direction``) and which
+some measurement stores. A row is one measurement's samples of the metric (a run) or one point of a series. Rows are
+grouped by workload tier (``evreg.claims.ranking.workload_tier``); only promotable rows are ranked
+(``evreg.core.vocab.promotable`` and not superseded), with ties where the spreads overlap
+(``evreg.claims.ranking.rank``); the others are listed unranked, with their state and why. Every value on the page is
+a citation (``Pages.cite``) and links to its sample.
+
+The page works as a plain table; ``assets/evreg-compare.js`` (local, no library) adds sorting within each workload,
+filters and a CSV download of exactly the rows shown.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from html import escape, unescape
+from typing import TYPE_CHECKING, Any
+
+from evreg.claims import citations, ranking
+from evreg.core.layout import slug
+from evreg.core.vocab import metrics as metric_vocab
+from evreg.core.vocab import promotable
+
+if TYPE_CHECKING:
+    from evreg.site.pages import Page, Pages  # handed in by the site: it registers these pages
+
+SCRIPT = "assets/evreg-compare.js"
+COLUMNS = (
+    # (heading, filterable): the cells of a row, in order; the script offers a filter for the filterable ones
+    ("Rank", False),
+    ("Value", False),
+    ("Model · family", True),
+    ("Hardware", True),
+    ("Runtime", True),
+    ("Quantization", True),
+    ("Topology", True),
+    ("Grade", True),
+    ("State", True),
+)
+
+
+def esc(text: Any) -> str:
+    return escape(" ".join(str(text).split()))
+
+
+def headline_metrics(p: Pages) -> list[str]:
+    """The metrics that get a comparison page, in the vocabulary's order."""
+    stored = {k for m in p.measurements.values() for k in (m.get("metrics") or {})}
+    stored |= {k for m in p.measurements.values() for pt in (m.get("points") or []) if isinstance(pt, dict) for k in pt}
+    return [
+        k
+        for k, spec in metric_vocab().items()
+        if spec.get("point_code") and ranking.direction(spec.get("unit")) is not None and k in stored
+    ]
+
+
+def page_path(metric: str) -> str:
+    return f"compare/{slug(metric)}.md"
+
+
+@dataclass
+class Row:
+    """One result: a measurement's samples of the metric, or one series point."""
+
+    mid: str
+    values: list[float]
+    indices: list[int | None]  # the sample index of each value (None: a series point)
+    x: float | None
+    tier: tuple[Any, ...]
+    stated: list[tuple[str, float]]
+    why_not: str | None  # why it is not ranked, None when promotable
+    place: ranking.Ranked | None = None
+
+
+@dataclass
+class Tier:
+    key: tuple[Any, ...]
+    rows: list[Row] = field(default_factory=list)
+
+
+def rows_of(p: Pages, metric: str, tiers: bool = True) -> list[Row]:
+    """The results of ``metric``; without ``tiers`` (to count them) their workloads are not worked out."""
+    out: list[Row] = []
+    for mid, m in p.measurements.items():
+        why = promotable(m)
+        if why is None and mid in p.superseded_by:
+            why = f"it is superseded by {p.superseded_by[mid]!r}"
+        samples = (m.get("metrics") or {}).get(metric)
+        if isinstance(samples, list):
+            kept = [(i, v) for i, s in enumerate(samples) if (v := ranking.number(s)) is not None]
+            if kept:
+                tier, stated = ranking.workload_tier(m) if tiers else ((), [])
+                out.append(Row(mid, [v for _, v in kept], [i for i, _ in kept], None, tier, stated, why))
+        for pt in m.get("points") or []:
+            v = ranking.number(pt.get(metric)) if isinstance(pt, dict) else None
+            x = ranking.number(pt.get("x")) if isinstance(pt, dict) else None
+            if v is None or x is None:
+                continue
+            tier, stated = ranking.workload_tier(m, x) if tiers else ((), [])
+            out.append(Row(mid, [v], [None], pt["x"], tier, stated, why))
+    return out
+
+
+def tiers_of(rows: list[Row], metric: str) -> list[Tier]:
+    """Rows grouped by workload, each tier's promotable rows ranked; tiers with the most ranked rows first."""
+    better = ranking.direction(metric_vocab()[metric].get("unit"))
+    by_key: dict[tuple[Any, ...], Tier] = {}
+    for row in rows:
+        by_key.setdefault(row.tier, Tier(row.tier)).rows.append(row)
+    for tier in by_key.values():
+        ranked = [r for r in tier.rows if r.why_not is None]
+        for row, place in zip(ranked, ranking.rank([r.values for r in ranked], better != -1), strict=True):
+            row.place = place
+        sign = -1 if better != -1 else 1
+        tier.rows.sort(key=lambda r: (r.place is None, r.place.rank if r.place else 0, sign * ranking.median(r.values)))
+    return sorted(by_key.values(), key=lambda t: (-sum(r.place is not None for r in t.rows), -len(t.rows), t.key))
+
+
+class Context:
+    """What a row shows beside its value, read once per build: packets by measurement, revision labels."""
+
+    def __init__(self, p: Pages) -> None:
+        self.p = p
+        self.packet_of: dict[str, str] = {}
+        for pid, pk in p.records.get("packet", {}).items():
+            mid = (pk.get("featured_metric") or {}).get("measurement_id")
+            if isinstance(mid, str):
+                self.packet_of.setdefault(mid, pid)
+        for mid in p.measurements:
+            packet = p.measurement_where(mid).packet
+            if packet:
+                self.packet_of[mid] = packet
+        self.revision_label: dict[tuple[str, str], str] = {}
+        for fid, fam in p.records.get("family", {}).items():
+            for rev in [*(fam.get("weight_revisions") or []), *(fam.get("model_variants") or [])]:
+                if isinstance(rev, dict) and isinstance(rev.get("id"), str):
+                    self.revision_label[(fid, rev["id"])] = str(rev.get("label") or rev["id"])
+        self.fixed: dict[str, tuple[list[str], bool]] = {}  # measurement -> its row's cells after the value
+        self.same: dict[str, str] = {}  # one copy of each such cell (many rows share them)
+        self.ranks: dict[tuple[int, bool] | None, str] = {}  # (rank, tied) -> its cell
+
+    def packet(self, mid: str) -> tuple[str | None, dict[str, Any]]:
+        pid = self.packet_of.get(mid)
+        return pid, (self.p.records.get("packet", {}).get(pid or "") or {})
+
+    def fixed_tds(self, row: Row) -> tuple[list[str], bool]:
+        """The cells of a row after its value (model, hardware, runtime, quantization, topology, grade, state) as
+        ``td`` elements, and whether one holds a character the data file uses as a mark: the same for every row of
+        a measurement (a series' points are rows of their own), so made once per measurement."""
+        if (done := self.fixed.get(row.mid)) is None:
+            tds = [self.same.setdefault(td, td) for td in (_td(html, key, "") for html, key in self._cells(row))]
+            done = self.fixed[row.mid] = (tds, any(c in td for td in tds for c in MARKS))
+        return done
+
+    def rank_td(self, row: Row) -> str:
+        """A row's rank cell (the same for every row of a rank)."""
+        key = (row.place.rank, row.place.tied) if row.place else None
+        if (td := self.ranks.get(key)) is None:
+            td = self.ranks[key] = _td(*_rank_cell(row), row.place.rank if row.place else "")
+        return td
+
+    def _cells(self, row: Row) -> list[tuple[str, str]]:
+        """Each column's (HTML, filter key) after the value, for a row."""
+        p, m = self.p, self.p.measurements[row.mid]
+        family = str(p.measurement_where(row.mid).family)
+        fam = p.records.get("family", {}).get(family, {})
+        pid, pk = self.packet(row.mid)
+        revision = self.revision_label.get((family, str(m.get("revision"))), str(m.get("revision") or ""))
+        hardware = m.get("hardware") or pk.get("hardware")
+        runtime = m.get("runtime") or pk.get("runtime")
+        quant = m.get("quantization") or pk.get("quantization")
+        grades = pk.get("grades") or {}
+        grade = " ".join(p.grade_badge(a, g) for a, g in grades.items()) or "ungraded"
+        grade_key = " ".join(f"{'EVID' if a == 'evidence' else 'CAP'} {g.get('grade')}" for a, g in grades.items())
+        name = str(fam.get("display_name") or fam.get("name") or family)
+        model = f"{esc(revision)} · {p.link('family', family, name)}"
+        if pid:
+            model += f" · {p.link('packet', pid, 'packet')}"
+        topo = _topology(m, pk)
+        return [
+            (model, f"{name} · {revision}"),
+            (p.text(hardware, "hardware") if hardware else "not recorded", str(hardware or "not recorded")),
+            (p.text(runtime, "runtime") if runtime else "not recorded", str(runtime or "not recorded")),
+            (esc(quant) if quant else "not recorded", str(quant or "not recorded")),
+            (esc(topo), topo),
+            (grade, grade_key or "ungraded"),
+            (_state_cell(p, m["state"], row.why_not), str(m["state"])),
+        ]
+
+
+def _td(html: str, key: str, sort: Any) -> str:
+    """A cell: its filter key when the shown text is not it (the script filters by the shown text), its sort key."""
+    return (
+        "<td"
+        + (f' data-key="{esc(key)}"' if key and key != _shown(html) else "")
+        + (f' data-sort="{esc(sort)}"' if sort != "" else "")
+        + f">{html}</td>"
+    )
+
+
+def _topology(m: dict[str, Any], pk: dict[str, Any]) -> str:
+    config = m.get("config")
+    if not isinstance(config, dict):
+        config = {}
+    cards = ranking.number(config.get("cards")) or ranking.number(pk.get("cards"))
+    parts = [f"{int(cards)} card{'s' if cards != 1 else ''}"] if cards else []
+    for key, name in (("tp", "TP"), ("pp", "PP"), ("ep", "EP")):
+        value = config.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            parts.append(f"{name}{value}")
+        elif isinstance(value, bool) and value:
+            parts.append(name)
+    return " · ".join(parts) or "not recorded"
+
+
+def _rank_cell(row: Row) -> tuple[str, str]:
+    if row.place is None:
+        return '<span class="evreg-unranked">not ranked</span>', "not ranked"
+    tied = ' <span class="evreg-tied">tied</span>' if row.place.tied else ""
+    return f'<span class="evreg-rank">{row.place.rank}</span>{tied}', "tied" if row.place.tied else "ranked"
+
+
+def _state_cell(p: Pages, state: str, why_not: str | None) -> str:
+    return p.state(state) + (f'<br><span class="evreg-reason">not ranked: {esc(why_not)}</span>' if why_not else "")
+
+
+def _value_cell(p: Pages, row: Row, metric: str) -> str:
+    """The value as citations: one sample, or the lowest and highest of the repeats with their count."""
+    if row.x is not None:
+        return (
+            p.cite(row.mid, metric, None, row.x, tooltip=False)
+            + ' <span class="evreg-spread">one value (series point)</span>'
+        )
+    if len(row.values) == 1:
+        return (
+            p.cite(row.mid, metric, row.indices[0], tooltip=False) + ' <span class="evreg-spread">single sample</span>'
+        )
+    low = row.indices[row.values.index(min(row.values))]
+    high = row.indices[row.values.index(max(row.values))]
+    return (
+        f"{p.cite(row.mid, metric, low, tooltip=False)} – {p.cite(row.mid, metric, high, tooltip=False)} "
+        f'<span class="evreg-spread">range of {len(row.values)} samples</span>'
+    )
+
+
+def tier_label(p: Pages, tier: Tier) -> str:
+    """The workload as the records state it (their text, with its citations resolved), then the stated numbers."""
+    text = tier.key[0]
+    m = p.measurements[tier.rows[0].mid]
+    parts = [p.text(m.get("workload"), "workload") if text else "workload not stated"]
+    parts += [f"{esc(name)} = {esc(citations.fmt_x(value))}" for name, value in tier.key[1:]]
+    return " · ".join(parts)
+
+
+def metric_title(metric: str) -> str:
+    spec = metric_vocab()[metric]
+    return f"{spec.get('label', metric)} ({spec['unit']})" if spec.get("unit") else str(spec.get("label", metric))
+
+
+def metric_page(p: Pages, page: Page, metric: str) -> None:
+    """The comparison table of one metric (``page`` is empty; the site made it)."""
+    better = "higher" if ranking.direction(metric_vocab()[metric].get("unit")) == 1 else "lower"
+    tiers = tiers_of(rows_of(p, metric), metric)
+    rows = sum(len(t.rows) for t in tiers)
+    ranked = sum(r.place is not None for t in tiers for r in t.rows)
+    page.h(1, f"Compare: {esc(metric_title(metric))}")
+    page.p(
+        f"Every stored result of <code>{esc(metric)}</code>, across all families: {rows} results in {len(tiers)} "
+        f"workloads, {ranked} of them ranked ({better} is better). Results are ranked only against results of the "
+        "same workload, as the records state it; only promotable results are ranked, and results whose spreads "
+        f'overlap share a rank and are marked <em>tied</em> (<a href="{p.base}methodology/#comparisons">how '
+        "comparisons rank</a>). Every value links to its sample."
+    )
+    ctx = Context(p)
+    head = "".join(
+        f'<th scope="col" data-col="{i}"' + (' data-filter="1"' if filt else "") + f">{esc(name)}</th>"
+        for i, (name, filt) in enumerate(COLUMNS)
+    )
+    data = Rows(p.base)
+    bodies = [_tier_body(p, ctx, tier, metric, data) for tier in tiers]
+    attrs = f' data-rows="{ROWS_FILE}" data-row-count="{rows}"' if data.count else ""
+    if data.count:
+        page.p(
+            f"The first {INLINE_ROWS} results of each workload are in the page; the other {data.count} are in "
+            f'<a href="{ROWS_FILE}">its data file</a> (gzip-compressed JSON), which the page\'s script adds to '
+            "the table."
+        )
+        page.data[ROWS_FILE] = (data.json(), data.scan_text())
+    page.add(_controls(metric))  # right before the table: the script finds it there
+    html = [f'<div class="evreg-scroll"><table class="evreg-compare" data-metric="{esc(metric)}"{attrs}><thead><tr>']
+    html += [head, "</tr></thead>", *bodies, "</table></div>"]
+    page.add("".join(html))
+    page.scripts.append(p.base + SCRIPT)  # loaded after the content, never inside it
+
+
+def _controls(metric: str) -> str:
+    """Filters and the download, shown by the script (without it the page is the plain table)."""
+    return (
+        f'<div class="evreg-compare-controls" hidden data-metric="{esc(metric)}">'
+        '<label>Filter <input type="search" class="evreg-filter-text" placeholder="any text"></label> '
+        '<span class="evreg-filter-selects"></span> '
+        '<label><input type="checkbox" class="evreg-ranked-only"> ranked only</label> '
+        '<button type="button" class="evreg-download">Download shown rows (CSV)</button> '
+        '<span class="evreg-shown" aria-live="polite"></span></div>'
+    )
+
+
+INLINE_ROWS = 50
+"""Rows of a workload written into the page; the rest are in the page's data file (``ROWS_FILE``), which the script
+adds to the table. At 100,000 measurements one table held 540,000 rows (120 MB of HTML in one page): the data file
+holds each row's own parts only, and its cells shared with other rows (model, hardware, runtime, grade, state) once,
+gzip-compressed (the four files at 100,000 measurements: 108 MB of JSON, 6 MB compressed; the script decompresses it
+with the browser's ``DecompressionStream``)."""
+ROWS_FILE = "rows.json.gz"
+MID, BASE, HOME, NUMBER = "\u0001", "\u0002", "\u0003", "\u0004"
+"""In the data file: a row's measurement id, the page's base, the row's measurement's page and a number of its value
+cell (none is in HTML)."""
+MARKS = (MID, BASE, HOME, NUMBER)
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+def filled(template: str, numbers: list[str]) -> str:
+    """A value cell from its template and its numbers, in order (as ``evreg-compare.js`` fills it)."""
+    parts = template.split(NUMBER)
+    return "".join(part + (numbers[i] if i < len(numbers) else "") for i, part in enumerate(parts))
+
+
+class Rows:
+    """The rows past ``INLINE_ROWS``, as the data file holds them: per workload (in page order) a list of rows
+    ``[measurement, its page, class, low, high (as the page writes them), value cell template, [its numbers],
+    [cell index, ...]]``, each other cell's HTML and each value cell template once in ``cells``. In the cells, the
+    measurement id is ``MID``, the page's base ``BASE`` and the measurement's page ``HOME`` (a model cell's packet
+    link is then the same for every row of a revision); in a value cell template each number is ``NUMBER`` (the
+    value cells of a metric's rows differ only in their numbers: stored whole, they were half of the data file)."""
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+        self.cells: dict[str, int] = {}
+        self.tiers: list[list[list[Any]]] = []
+        self.count = 0
+        self.fixed: dict[str, list[int]] = {}  # measurement -> the numbers of its cells after the value
+
+    def cell(self, td: str) -> int:
+        return self.cells.setdefault(td, len(self.cells))
+
+    def add(self, mid: str, home: str, cls: str, low: str, high: str, own: list[str], fixed: list[str]) -> None:
+        """A row: its rank and value cells (``own``) and the cells after them (``fixed``: the same list for every row
+        of a measurement, whose cell numbers are then looked up once)."""
+        rank, value = [td.replace(f"{self.base}{home}", BASE + HOME) for td in own] if home else own
+        value = value.replace(mid, MID)
+        if self.base:
+            value = value.replace(self.base, BASE)
+        template, numbers = self.cell(_NUMBER.sub(NUMBER, value)), _NUMBER.findall(value)
+        first = self.cell(rank)
+        if (after := self.fixed.get(mid)) is None:
+            after = self.fixed[mid] = [
+                self.cell(td.replace(f"{self.base}{home}", BASE + HOME) if home else td) for td in fixed
+            ]
+        self.tiers[-1].append([mid, home, cls, low, high, template, numbers, [first, *after]])
+        self.count += 1
+
+    def json(self) -> str:
+        return json.dumps(
+            {"base": self.base, "cells": list(self.cells), "tiers": self.tiers},
+            ensure_ascii=False,
+            separators=(",", ":"),
+        )
+
+    def scan_text(self) -> str:
+        """The HTML the script makes of these rows, for the build's scan for orphan figures: every cell once (a figure
+        never spans two cells: the tags between them are more than one space)."""
+        cells = list(self.cells)
+        values = (
+            filled(cells[row[5]], row[6]).replace(MID, row[0]).replace(BASE, self.base)
+            for tier in self.tiers
+            for row in tier
+        )
+        return "\n".join([*(c for c in cells if NUMBER not in c), *values]).replace(HOME, "")
+
+
+def _tier_body(p: Pages, ctx: Context, tier: Tier, metric: str, rows: Rows) -> str:
+    ranked = sum(r.place is not None for r in tier.rows)
+    label = tier_label(p, tier)
+    count = f"{len(tier.rows)} result{'s' if len(tier.rows) != 1 else ''}, {ranked} ranked"
+    key = esc(" · ".join([tier.key[0], *(f"{n} = {citations.fmt_x(v)}" for n, v in tier.key[1:])]))
+    more = len(tier.rows) - INLINE_ROWS
+    note = f' <span class="evreg-tier-more">({more} more in the data file)</span>' if more > 0 else ""
+    out = [
+        f'<tbody class="evreg-tier" data-tier="{key}"><tr class="evreg-tier-head"><th colspan="{len(COLUMNS)}" '
+        f'scope="rowgroup">Workload: {label} <span class="evreg-tier-count">({count})</span>{note}</th></tr>'
+    ]
+    rows.tiers.append([])
+    for n, row in enumerate(tier.rows):
+        fixed, marked = ctx.fixed_tds(row)
+        own = [
+            ctx.rank_td(row),
+            _td(_value_cell(p, row, metric), "", repr(ranking.median(row.values))),
+        ]
+        state = "ranked" if row.place else "unranked"
+        low, high = ranking.interval(row.values)
+        if n >= INLINE_ROWS and not marked and not any(c in td for td in own for c in MARKS):
+            rows.add(row.mid, p.home.get(row.mid, ""), state, repr(low), repr(high), own, fixed)
+            continue
+        out.append(
+            f'<tr class="evreg-row evreg-{state}" data-measurement="{esc(row.mid)}" data-low="{low!r}" '
+            f'data-high="{high!r}">{"".join(own)}{"".join(fixed)}</tr>'
+        )
+    out.append("</tbody>")
+    return "".join(out)
+
+
+_TAG = re.compile(r"<[^>]+>")
+_SPACE = re.compile(r"\s+")
+
+
+def _shown(cell: str) -> str:
+    """A cell's text as the comparison script reads it (``textContent``, runs of white space as one)."""
+    return _SPACE.sub(" ", unescape(_TAG.sub("", cell))).strip()
+
+
+def index_page(p: Pages, page: Page, metrics: list[str]) -> None:
+    page.h(1, "Comparisons")
+    page.p(
+        "One table per headline metric across every family, ranked only within one workload and only among "
+        f'promotable results, with ties where spreads overlap (<a href="{p.base}methodology/#comparisons">how '
+        "comparisons rank</a>)."
+    )
+    rows = []
+    for metric in metrics:
+        results = rows_of(p, metric, tiers=False)
+        rows.append(
+            f'<tr><td><a href="{p.base}compare/{slug(metric)}/">{esc(metric_title(metric))}</a></td>'
+            f"<td><code>{esc(metric)}</code></td><td>{len(results)}</td>"
+            f"<td>{sum(r.why_not is None for r in results)}</td></tr>"
+        )
+    if rows:
+        page.add(
+            "<table><thead><tr><th>Metric</th><th>Id</th><th>Results</th><th>Promotable</th></tr></thead><tbody>"
+            + "".join(rows)
+            + "</tbody></table>"
+        )
+    else:
+        page.note("No measurement stores a headline metric yet.")
