@@ -15,8 +15,8 @@ from typing import Any
 from evreg.check.rules import UNIT, Rule
 from evreg.claims import citations, figures, markdown, scope
 from evreg.claims.coverage import cell_key, expand, merge
-from evreg.core import codes
 from evreg.claims.siteconfig import site_extensions
+from evreg.core import codes
 from evreg.core.containment import PAGE_SUFFIXES, SITE_DIR, regular_files
 from evreg.core.evidence import parse_ref
 from evreg.core.findings import Code, Finding, Severity, join_pointer, split_pointer

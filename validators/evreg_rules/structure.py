@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from evreg.check.rules import UNIT, Rule
-from evreg.core import codes
 from evreg.claims.siteconfig import unpublishable
+from evreg.core import codes
 from evreg.core.findings import Code, Finding, Severity, join_pointer
 from evreg.records import schemas
 from evreg.records.models import MODELS, revisions_of

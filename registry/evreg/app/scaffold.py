@@ -11,12 +11,13 @@ from typing import Any
 
 from evreg.claims.citations import lookup, unit_of
 from evreg.core import jsonio
+from evreg.core.errors import Refused
 from evreg.core.layout import PACKETS, PAGES_DIR, id_problem, record_path
 from evreg.records.models import revisions_of
 from evreg.store import MEASUREMENT_KINDS, Registry, load
 
 
-class ScaffoldRefused(ValueError):
+class ScaffoldRefused(Refused, ValueError):
     """Nothing was written; the message says why and what to do."""
 
 

@@ -24,6 +24,8 @@ from typing import Any
 
 import duckdb
 
+from evreg.core.errors import Refused
+
 MAX_STAMPED_CHANGES = 1000
 """More changed, untracked or ignored paths than this and a work tree gets no stamp (the full check runs)."""
 
@@ -289,7 +291,7 @@ def _content_hash(path: Path) -> str:
         return f"unreadable {exc.errno}"
 
 
-class QueryRefused(ValueError):
+class QueryRefused(Refused, ValueError):
     """SQL that ``evreg query`` does not run: not exactly one read-only statement."""
 
 

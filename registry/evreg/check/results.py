@@ -386,7 +386,7 @@ def _from_units(root: Path, source: Source, units: dict[str, str | None], cache:
         if len(registry.files) > file_limit():
             raise TooManyFiles(file_limit())
     except TooManyFiles as exc:
-        return refused(root, source, exc.args[0])
+        return refused(root, source, exc.limit)
     registry.digests.update({u: d for u, d in units.items() if d is not None})
     return registry
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from evreg.claims import scope
 from evreg.core import codes, jsonio
+from evreg.core.errors import Refused
 from evreg.core.evidence import TEXT_NUMBER, decode
 from evreg.core.findings import Finding, Severity
 from evreg.core.layout import record_path, slug
@@ -31,12 +32,11 @@ from evreg.store import MEASUREMENT_KINDS
 ENTRY_POINT_GROUP = "evreg.formats"
 
 
-class ImportRefused(Exception):
+class ImportRefused(Refused):
     """The input cannot be parsed or mapped; ``findings`` say why."""
 
     def __init__(self, findings: list[Finding]) -> None:
-        super().__init__("; ".join(f.message for f in findings))
-        self.findings = findings
+        super().__init__(findings=findings)
 
 
 @dataclass

@@ -36,6 +36,7 @@ from typing import Any
 
 from evreg.claims import citations, figures, scope
 from evreg.core import codes, jsonio
+from evreg.core.errors import Refused
 from evreg.core.evidence import map_refs, parse_ref
 from evreg.core.findings import join_pointer, split_pointer
 from evreg.core.jsonio import iter_keyed_strings
@@ -354,7 +355,7 @@ def _stated_hardware(family: Mapping[str, Any]) -> set[str]:
     return {s["hardware"] for s in sources.values() if isinstance(s, dict) and isinstance(s.get("hardware"), str)}
 
 
-class ExportRefused(ValueError):
+class ExportRefused(Refused, ValueError):
     """Files of the family cannot be read, so a manifest would silently lose them."""
 
 

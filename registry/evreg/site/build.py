@@ -28,8 +28,8 @@ from mkdocs.plugins import BasePlugin
 
 from evreg.claims import citations
 from evreg.claims import markdown as md
-from evreg.core import codes
 from evreg.claims.siteconfig import unpublishable
+from evreg.core import codes
 from evreg.core.containment import SITE_DIR, outside_repository
 from evreg.core.findings import Finding
 from evreg.core.layout import PAGES_DIR

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from evreg.core import codes
+from evreg.core.errors import UsageProblem
 from evreg.core.findings import Finding
 from evreg.core.layout import PACKETS, Place, id_key, place_keys, place_of, unit_of
 from evreg.store.documents import Document, current_reads
@@ -339,13 +340,13 @@ def load(root: Path, rev: str | None = None) -> Registry:
     try:
         registry = from_entries(root, source, list_entries(source))
     except TooManyFiles as exc:
-        return refused(root, source, exc.args[0])
+        return refused(root, source, exc.limit)
     if isinstance(source, GitTree):
         registry.digests.update(source.unit_digests())
     return registry
 
 
-class BaseNotFound(ValueError):
+class BaseNotFound(UsageProblem, ValueError):
     """The base of a change names no commit of the repository."""
 
 

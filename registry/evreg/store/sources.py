@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from evreg.core import jsonio
 from evreg.core.containment import outside_repository
+from evreg.core.errors import Refused
 from evreg.core.layout import PACKETS
 
 if TYPE_CHECKING:
@@ -310,8 +311,12 @@ MAX_FILES = 400_000
 loaded and one ``too-many-files`` finding says so. ``EVREG_MAX_FILES`` overrides it."""
 
 
-class TooManyFiles(ValueError):
-    pass
+class TooManyFiles(Refused, ValueError):
+    """More files under ``packets/`` than a registry may hold (``EVREG_MAX_FILES``)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        super().__init__(f"more than {limit} files under {PACKETS}/")
 
 
 def file_limit() -> int:
