@@ -136,6 +136,27 @@ def test_no_import_cycles() -> None:
             visit(module, [module])
 
 
+CLI_MAY_USE = ("evreg.app", "evreg.core", "evreg.check.reporters", "evreg.devtools")
+"""What the command line reaches: the application layer for every job, the core's plain values, the reporters
+that print findings, and the benchmark. It parses, calls, prints and exits."""
+
+
+def test_the_cli_calls_only_the_application_layer() -> None:
+    """Every module the CLI imports (under type checking too) or loads lazily (``LAZY``)."""
+    from evreg.cli import main
+
+    for path in (PACKAGES["evreg"] / "cli").rglob("*.py"):
+        named = set()
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("evreg"):
+                named |= {f"{node.module}.{a.name}" for a in node.names}
+            elif isinstance(node, ast.Import):
+                named |= {a.name for a in node.names if a.name.startswith("evreg")}
+        named |= {f"evreg.{name}" for name in main.LAZY}
+        outside = sorted(m for m in named if not m.startswith((*CLI_MAY_USE, "evreg.cli")))
+        assert not outside, f"{path.name} reaches past the application layer: {outside}"
+
+
 def test_import_names_are_our_own() -> None:
     """`registry` and `validators` are other projects on PyPI: nothing of ours may be importable by
     those names, and the distribution ships only `evreg` and `evreg_rules`."""

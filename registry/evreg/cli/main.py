@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import csv
-import dataclasses
 import importlib
 import importlib.util
 import io
@@ -16,13 +15,13 @@ import json
 import os
 import sys
 import types
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from evreg.core.layout import CACHE_DIR, DEFAULT_DB, PACKETS, record_path
+from evreg.core.errors import EvregError
+from evreg.core.layout import CACHE_DIR, DEFAULT_DB, PACKETS
 from evreg.core.vocab import OBSERVED_STATES
 
 
@@ -40,36 +39,17 @@ def _lazy(name: str) -> types.ModuleType:
     return module
 
 
+LAZY = ("app.catalog", "app.imports", "app.publish", "app.records", "app.validation", "check.reporters")
+"""The modules of ``evreg`` the commands call, loaded when first used."""
+
 if TYPE_CHECKING:
-    from evreg import formats, store
-    from evreg.app import scaffold
-    from evreg.check import pipeline, reporters, results, rules
-    from evreg.core import jsonio
+    from evreg.app import catalog, imports, publish, records, validation
+    from evreg.check import reporters
     from evreg.core.findings import Finding
-    from evreg.records import schemas
-    from evreg.store import Registry, provenance
 else:
-    formats, jsonio, pipeline, provenance, reporters, results, rules, scaffold, schemas, store = (
-        _lazy(f"evreg.{name}")
-        for name in (
-            "formats",
-            "core.jsonio",
-            "check.pipeline",
-            "store.provenance",
-            "check.reporters",
-            "check.results",
-            "check.rules",
-            "app.scaffold",
-            "records.schemas",
-            "store",
-        )
-    )
+    catalog, imports, publish, records, validation, reporters = (_lazy(f"evreg.{name}") for name in LAZY)
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
-
-
-if TYPE_CHECKING:
-    from evreg.catalog import file as catalogfile
 
 
 def find_root(start: Path) -> Path:
@@ -90,12 +70,29 @@ def find_root(start: Path) -> Path:
 class Context:
     def __init__(self, root: Path | None) -> None:
         self.root = (root or find_root(Path.cwd())).resolve()
+        self.fmt = "human"
+        """The reporter of the running command (``--format``): a refusal's findings are printed with it."""
 
 
 pass_ctx = click.make_pass_decorator(Context)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Evreg(click.Group):
+    """The ``evreg`` group, where every refusal of a job (``EvregError``) is mapped, once: its findings printed
+    with the command's reporter, its message on standard error, exit 2 when the command was asked wrongly, else 1."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except EvregError as exc:
+            context = ctx.find_object(Context)
+            if exc.findings:
+                emit(exc.findings, exc.counts(), context.fmt if context is not None else "human")
+            click.echo(str(exc), err=True)
+            sys.exit(EXIT_USAGE if exc.usage else EXIT_FINDINGS)
+
+
+@click.group(cls=_Evreg, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--root",
     type=click.Path(file_okay=False, path_type=Path),
@@ -133,25 +130,22 @@ class _Reporters(click.Choice):
         pass
 
 
+def _remember_format(ctx: click.Context, _param: click.Parameter, value: str) -> str:
+    context = ctx.find_object(Context)
+    if context is not None:
+        context.fmt = value
+    return value
+
+
 FORMAT_OPTION = click.option(
     "--format",
     "fmt",
     type=_Reporters(),
     default="human",
     show_default=True,
+    callback=_remember_format,
     help="Output format.",
 )
-
-
-def _in_paths(file: str, paths: list[str]) -> bool:
-    return not paths or any(file == p or file.startswith(p.rstrip("/") + "/") for p in paths)
-
-
-def run_validation(root: Path, base: str | None = None, use_cache: bool = True) -> tuple[Registry, rules.Report]:
-    try:
-        return pipeline.validate(root, base=base, use_cache=use_cache)
-    except store.BaseNotFound as exc:
-        raise click.UsageError(str(exc)) from None
 
 
 @cli.command()
@@ -184,22 +178,9 @@ def validate(
     With PATHS, only findings in those files or folders are reported (the
     whole registry is still loaded, since references cross files).
     """
-    rel = [_relative(ctx.root, p) for p in paths]
-    _registry, report = run_validation(ctx.root, base, not no_cache)
-    findings = [f for f in report.findings if _in_paths(f.file, rel)]
-    shown = rules.Report(findings, report.records, report.files, report.external_refs)
-    if "introduced" in report.extra:
-        shown.extra["introduced"] = sum(1 for f in shown.blocking if f.introduced)
-    emit(findings, shown.summary(), fmt, show_baselined)
-    sys.exit(EXIT_FINDINGS if shown.errors(strict) else EXIT_OK)
-
-
-def _relative(root: Path, path: Path) -> str:
-    full = (Path.cwd() / path).resolve()
-    try:
-        return full.relative_to(root).as_posix()
-    except ValueError as exc:
-        raise click.UsageError(f"{path} is not inside the registry at {root}") from exc
+    report = validation.validate(ctx.root, paths, base, not no_cache)
+    emit(report.findings, report.summary(), fmt, show_baselined)
+    sys.exit(EXIT_FINDINGS if report.errors(strict) else EXIT_OK)
 
 
 @cli.command()
@@ -209,14 +190,11 @@ def explain(code: str | None) -> None:
 
     Without CODE, list every code.
     """
-    docs = rules.code_docs(rules.discover())
     if code is None:
-        for doc in sorted(docs.values(), key=lambda d: d.code):
+        for doc in validation.code_docs():
             click.echo(f"{doc.code:28} {doc.title}")
         return
-    found = docs.get(code)
-    if found is None:
-        raise click.UsageError(f"unknown code {code!r}; `evreg explain` lists them")
+    found = validation.explain(code)
     click.echo(f"{found.code}: {found.title}\n\nWhy: {found.why}\n\nFix: {found.hint}")
     if found.example:
         click.echo(f"\nFails, for example:\n  {found.example}")
@@ -228,11 +206,7 @@ def init_cmd(directory: Path | None) -> None:
     """Make DIRECTORY (default: here) a registry: mkdocs.yml, site/, schema/, packets/, build/ ignored, and a git
     repository when it is in none. Existing files are kept as they are."""
     root = (directory or Path.cwd()).resolve()
-    root.mkdir(parents=True, exist_ok=True)
-    try:
-        written, kept = scaffold.init_registry(root)
-    except scaffold.ScaffoldRefused as exc:
-        raise click.ClickException(str(exc)) from None
+    written, kept = records.init(root)
     for rel in written:
         click.echo(f"wrote {rel}")
     if kept:
@@ -246,14 +220,13 @@ def init_cmd(directory: Path | None) -> None:
 def schema_cmd(ctx: Context, check: bool) -> None:
     """Write schema/*.schema.json from the record models (or check them)."""
     if check:
-        findings = schemas.check(ctx.root)
+        findings = records.check_schemas(ctx.root)
         for f in findings:
             click.echo(reporters.Human.finding(f))
         click.echo("schema/ is up to date" if not findings else f"{len(findings)} schema files drifted")
         sys.exit(EXIT_FINDINGS if findings else EXIT_OK)
-    for name, text in schemas.generate().items():
-        jsonio.write_atomic(ctx.root / schemas.SCHEMA_DIR / name, text)
-    click.echo(f"wrote {len(schemas.generate())} schemas to {schemas.SCHEMA_DIR}/")
+    written = records.write_schemas(ctx.root)
+    click.echo(f"wrote {len(written)} schemas to schema/")
 
 
 @cli.command()
@@ -262,33 +235,18 @@ def schema_cmd(ctx: Context, check: bool) -> None:
 @pass_ctx
 def fmt(ctx: Context, paths: tuple[Path, ...], check: bool) -> None:
     """Rewrite record files in canonical JSON (every field kept)."""
-    rel = [_relative(ctx.root, p) for p in paths]
-    registry = store.load(ctx.root)
-    changed, broken = [], []
-    for doc in registry.documents:
-        if not doc.place.kinds or not _in_paths(doc.path, rel):
-            continue
-        if doc.data is None and doc.raw is not None:
-            broken.extend(doc.findings)
-            continue
-        if doc.raw is None:
-            continue
-        text = jsonio.canonical(doc.data)
-        if text.encode("utf-8") != doc.raw:
-            changed.append(doc.path)
-            if not check:
-                jsonio.write_atomic(ctx.root / doc.path, text)
-    for f in broken:
+    done = records.fmt(ctx.root, paths, check)
+    for f in done.broken:
         click.echo(reporters.Human.finding(f))
     verb = "would reformat" if check else "reformatted"
-    for path in changed:
+    for path in done.changed:
         click.echo(f"{verb} {path}")
     click.echo(
-        f"{len(changed)} files {verb}, {len(broken)} unreadable"
-        if changed or broken
+        f"{len(done.changed)} files {verb}, {len(done.broken)} unreadable"
+        if done.changed or done.broken
         else "all record files are canonical"
     )
-    sys.exit(EXIT_FINDINGS if broken or (check and changed) else EXIT_OK)
+    sys.exit(EXIT_FINDINGS if done.broken or (check and done.changed) else EXIT_OK)
 
 
 # -- catalog -----------------------------------------------------------------
@@ -306,74 +264,14 @@ AS_OF_OPTION = click.option(
 )
 
 
-def ensure_catalog(
-    root: Path, db: Path | None, as_of: str | None, force: bool = False, now: catalogfile.Stamp | None = None
-) -> tuple[Path, bool, rules.Report]:
-    """The catalog for the store (at ``as_of``), built when missing, stale or corrupt; and the
-    validation report it holds. ``now``: the work tree's stamp if the caller has just taken it."""
-    import git
-
-    from evreg.catalog import build as catalog
-    from evreg.catalog import file as catalogfile
-
-    db = db or root / DEFAULT_DB
-    rev = None
-    now = None if as_of else now or catalogfile.take(root, db)  # before validating: a change meanwhile makes it stale
-    if as_of:
-        try:
-            rev = provenance.resolve(root, as_of)
-        except (ValueError, git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
-            raise click.UsageError(f"--as-of: {exc}") from None
-    head = rev or _head(root)
-    registry, report = pipeline.validate(root, rev=rev)
-    with store.no_cycle_collection():
-        print_ = catalog.fingerprint(registry, head, report.findings)
-        meta = catalog.read_meta(db)
-        if not force and meta and meta.get("fingerprint") == print_:
-            times = now.record.get("stamp_folder_times") if now is not None else None
-            renewed = times and times != meta.get("stamp_folder_times")
-            if now is not None and (meta.get("stamp") != now.value or renewed):
-                catalogfile.set_stamp(db, now)
-            return db, False, report
-        history = provenance.history(root, rev or "HEAD") if head else {}
-        catalog.build(
-            registry,
-            report.findings,
-            history,
-            db,
-            {
-                "schema_version": str(catalog.tables.SCHEMA_VERSION),
-                "fingerprint": print_,
-                "source": registry.source.label,
-                "commit": head or "",
-                **(now.meta() if now is not None else {}),
-            },
-        )
-    return db, True, report
-
-
-def _head(root: Path) -> str | None:
-    import git
-
-    try:
-        with git.Repo(root) as repo:
-            return repo.head.commit.hexsha
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError, ValueError):
-        return None
-
-
 @cli.command("catalog")
 @DB_OPTION
 @AS_OF_OPTION
 @pass_ctx
 def catalog_cmd(ctx: Context, db: Path | None, as_of: str | None) -> None:
     """Build the DuckDB catalog of the store (atomically)."""
-    from evreg.catalog import build as catalog
-
-    path, _, _ = ensure_catalog(ctx.root, db, as_of, force=True)
-    counts = ", ".join(
-        f"{n} {catalog.query(path, f'SELECT count(*) FROM {n}')[1][0][0]}" for n in catalog.table_names()
-    )
+    path = catalog.ensure_catalog(ctx.root, db, as_of, force=True).path
+    counts = ", ".join(f"{name} {n}" for name, n in catalog.table_counts(path).items())
     click.echo(f"catalog written to {path}: {counts}")
 
 
@@ -395,28 +293,8 @@ def query(ctx: Context, sql: str, fmt: str, db: Path | None, as_of: str | None) 
 
     The query runs in a sandbox: no file or network access, no extensions, locked settings,
     bounded memory, threads and time (see site/security.md)."""
-    import duckdb
-
-    from evreg.catalog import file as catalogfile  # DuckDB only: a fresh catalog (its stamp) needs no validation
-
-    path = db or ctx.root / DEFAULT_DB
-    fresh, now = (False, None) if as_of else catalogfile.check(ctx.root, path)
-    if not fresh:
-        path, _, _ = ensure_catalog(ctx.root, db, as_of, now=now)
-    try:
-        columns, rows = catalogfile.query(path, sql)
-    except catalogfile.QueryRefused as exc:
-        click.echo(f"query refused: {exc}", err=True)
-        sys.exit(EXIT_FINDINGS)
-    except duckdb.InterruptException:
-        click.echo(f"query stopped: it ran longer than {catalogfile.QUERY_TIMEOUT_S:g} s", err=True)
-        sys.exit(EXIT_FINDINGS)
-    except duckdb.PermissionException as exc:
-        click.echo(f"query refused: it reads or writes outside the catalog ({exc})", err=True)
-        sys.exit(EXIT_FINDINGS)
-    except duckdb.Error as exc:
-        click.echo(f"query failed: {exc}", err=True)
-        sys.exit(EXIT_FINDINGS)
+    result = catalog.query(ctx.root, sql, db, as_of)
+    columns, rows = result.columns, result.rows
     if fmt == "json":
         click.echo(
             json.dumps([dict(zip(columns, r, strict=True)) for r in rows], indent=2, default=str, ensure_ascii=False)
@@ -434,6 +312,15 @@ def query(ctx: Context, sql: str, fmt: str, db: Path | None, as_of: str | None) 
 # -- site ------------------------------------------------------------------------
 
 
+def _built(root: Path, out: Path | None, as_of: str | None) -> None:
+    built = publish.build(root, out, as_of)
+    click.echo(
+        f"built {built.pages} pages ({built.size / 1e6:.1f} MB) into {built.out} in {built.seconds:.1f} s "
+        f"(site {built.site_seconds:.1f} s)",
+        err=True,
+    )
+
+
 @cli.command()
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="Output folder (default: build/site).")
 @AS_OF_OPTION
@@ -445,42 +332,7 @@ def build(ctx: Context, out: Path | None, as_of: str | None, fmt: str) -> None:
     Refuses to publish when validation has errors, and fails on any rendered
     figure that did not come through a citation (orphan-number).
     """
-    sys.exit(_build(ctx.root, out, as_of, fmt))
-
-
-def _build(root: Path, out: Path | None, as_of: str | None, fmt: str) -> int:
-    import logging
-    import time
-
-    from evreg.catalog import build as catalog
-    from evreg.site import build as sitebuild
-    from evreg.store import workers
-
-    started = time.perf_counter()
-    db, _built, report = ensure_catalog(root, None, as_of)
-    if report.errors():
-        emit(report.blocking, report.summary(), fmt)
-        click.echo("build refused: validation has errors; nothing was published", err=True)
-        return EXIT_FINDINGS
-    downloads = root / "build" / "downloads"
-    out = out or root / "build" / "site"
-    logging.getLogger("mkdocs").setLevel(logging.WARNING)
-    codes = sorted(rules.code_docs(rules.discover()).values(), key=lambda d: d.code)
-    site_started = time.perf_counter()
-    # the data downloads are exported in a process of their own while the build reads the catalog
-    with workers.beside(catalog.export_tables, db, downloads) as exported:
-        built = sitebuild.build_site(root, db, downloads, out, codes, exported)
-    site_s = time.perf_counter() - site_started
-    if built.findings:
-        emit(built.findings, {"errors": len(built.findings), "warnings": 0}, fmt)
-        click.echo("build failed: nothing was published (see the findings above)", err=True)
-        return EXIT_FINDINGS
-    click.echo(
-        f"built {built.pages} pages ({built.size / 1e6:.1f} MB) into {out} in {time.perf_counter() - started:.1f} s "
-        f"(site {site_s:.1f} s)",
-        err=True,
-    )
-    return EXIT_OK
+    _built(ctx.root, out, as_of)
 
 
 @cli.command()
@@ -492,35 +344,15 @@ def serve(ctx: Context, port: int, out: Path | None) -> None:
 
     The port is taken before the build (a busy port fails at once), and a missing page gets the
     site's own 404 page."""
-    import functools
-    import http.server
-
-    class SiteHandler(http.server.SimpleHTTPRequestHandler):
-        def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
-            page = Path(self.directory) / "404.html"
-            if code != 404 or not page.is_file():
-                return super().send_error(code, message, explain)
-            body = page.read_bytes()
-            self.send_response(404)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(body)
-
-    out = out or ctx.root / "build" / "site"
-    handler = functools.partial(SiteHandler, directory=str(out))
-    try:
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
-    except OSError as exc:
-        raise click.UsageError(f"cannot serve on 127.0.0.1:{port}: {exc.strerror}; choose another --port") from None
-    with server:
-        code = _build(ctx.root, out, None, "human")
-        if code:
-            sys.exit(code)
+    out = out or publish.default_out(ctx.root)
+    with publish.open_server(out, port) as server:
+        _built(ctx.root, out, None)
         click.echo(f"serving the registry at http://127.0.0.1:{port}/ (Ctrl-C to stop)", err=True)
         with contextlib.suppress(KeyboardInterrupt):
             server.serve_forever()
+
+
+# -- import ------------------------------------------------------------------------
 
 
 class ImportGroup(click.Group):
@@ -528,11 +360,11 @@ class ImportGroup(click.Group):
     loaded only when it runs (listing them reads package metadata, not the importers)."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(formats.discover())
+        return imports.importer_names()
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        entry = formats.discover().get(cmd_name)
-        return None if entry is None else _with_root(_import_command(formats.load(entry)))
+        importer = imports.importer(cmd_name)
+        return None if importer is None else _with_root(_import_command(importer))
 
 
 @cli.group("import", cls=ImportGroup)
@@ -540,7 +372,7 @@ def import_group() -> None:
     """Bring outside data into the store."""
 
 
-def _import_command(importer: formats.Importer) -> click.Command:
+def _import_command(importer: imports.Importer) -> click.Command:
     """The command of one importer: FILE, its own options, and for a tool's output the packet it joins."""
     params: list[click.Parameter] = [
         click.Argument(["file"], type=click.Path(exists=True, dir_okay=importer.folder is not None, path_type=Path)),
@@ -581,98 +413,28 @@ def _import_command(importer: formats.Importer) -> click.Command:
 
     @pass_ctx
     def run(ctx: Context, file: Path, overwrite: bool, fmt: str, **given: Any) -> None:
-        def make() -> formats.Plan:
-            packet, state = given.pop("packet", None), given.pop("state", "community-measured")
-            # --cards and --hardware of a tool's file; an importer of its own identity reads its own options
-            cards, hardware = (
-                (given.pop("cards", None), given.pop("hardware", None)) if importer.into_packet else (None, None)
+        # the run's identity, for a tool's file; an importer of its own identity reads --cards, --hardware itself
+        stated = ("packet", "state", "cards", "hardware") if importer.into_packet else ()
+        identity = {k: given.pop(k) for k in stated}
+        planned = imports.plan(ctx.root, importer, file, given, **identity)
+        done = imports.import_file(ctx.root, planned, overwrite)
+        for note in done.notes:
+            click.echo(note, err=True)
+        click.echo(f"wrote {len(done.written)} files, {len(done.unchanged)} unchanged", err=True)
+        for path in done.written:
+            click.echo(f"  {path}", err=True)
+        emit(done.findings, done.summary, fmt)
+        if done.older:
+            click.echo(
+                f"{done.older} findings were there before this import (not shown; `evreg validate` lists them)",
+                err=True,
             )
-            target = formats.find_target(ctx.root, packet, str(file)) if packet is not None else None
-            if target is not None and hardware:
-                target = dataclasses.replace(target, stated_hardware=hardware)
-            return formats.with_stated_hardware(planned(target, cards, state), target, str(file))
-
-        def planned(target: formats.Target | None, cards: int | None, state: str) -> formats.Plan:
-            if file.is_dir() and importer.folder is not None:
-                picked = importer.folder(file)
-                if not picked:
-                    raise formats.refuse(str(file), "", f"no {importer.name} output in the folder", importer.summary)
-                return formats.merge(
-                    [
-                        importer.plan(
-                            formats.Request(
-                                p.read_bytes(), str(p), formats.folder_name(file, p), target, state, given, cards
-                            )
-                        )
-                        for p in picked
-                    ]
-                )
-            request = formats.Request(file.read_bytes(), str(file), file.name, target, state, given, cards)
-            return importer.plan(request)
-
-        _run_import(ctx, make, overwrite, fmt)
+        if done.errors:
+            click.echo("import done, with errors it introduced: fix them or remove the files it wrote", err=True)
+            sys.exit(EXIT_FINDINGS)
+        click.echo("import done; the findings above are what it added to what `evreg validate` reports", err=True)
 
     return click.Command(importer.name, callback=run, params=params, help=importer.summary)
-
-
-def _run_import(ctx: Context, make_plan: Any, overwrite: bool, fmt: str) -> None:
-    """Plan, write (never overwriting silently, never a published measurement), then report what validation
-    finds that was not there before: the import exits 1 when it introduced an error."""
-    try:
-        plan = make_plan()
-    except formats.ImportRefused as exc:
-        emit(exc.findings, {"errors": len(exc.findings), "warnings": 0}, fmt)
-        click.echo("import refused: nothing was written", err=True)
-        sys.exit(EXIT_FINDINGS)
-    before = {_finding_key(f) for f in run_validation(ctx.root)[1].findings} if plan.files else set()
-    result = formats.write_plan(ctx.root, plan, overwrite)
-    if result.conflicts:
-        _refuse_conflicts(result)
-    for note in plan.notes:
-        click.echo(note, err=True)
-    click.echo(f"wrote {len(result.written)} files, {len(result.unchanged)} unchanged", err=True)
-    for path in result.written:
-        click.echo(f"  {path}", err=True)
-    _registry, report = run_validation(ctx.root)
-    mine = [f for f in report.findings if _finding_key(f) not in before and not f.baselined]
-    older = len([f for f in report.findings if _finding_key(f) in before and not f.baselined])
-    shown = plan.warnings + mine
-    errors = sum(1 for f in shown if f.severity == "error")
-    emit(shown, report.summary() | {"errors": errors, "warnings": len(shown) - errors, "baselined": 0}, fmt)
-    if older:
-        click.echo(f"{older} findings were there before this import (not shown; `evreg validate` lists them)", err=True)
-    if errors:
-        click.echo("import done, with errors it introduced: fix them or remove the files it wrote", err=True)
-        sys.exit(EXIT_FINDINGS)
-    click.echo("import done; the findings above are what it added to what `evreg validate` reports", err=True)
-
-
-def _finding_key(f: Finding) -> tuple[str, str, str, str]:
-    return (f.code, f.file, f.pointer, f.message)
-
-
-def _refuse_conflicts(result: formats.WriteResult) -> None:
-    """Refuse an import that would change existing files: published observations (measurements, closures, evidence)
-    never change, with or without ``--overwrite``; other records change only with it."""
-    for path in result.conflicts:
-        click.echo(f"exists with other content: {path}", err=True)
-    published = [p for p in result.conflicts if any(folder in f"/{p}" for folder in formats.PUBLISHED)]
-    if published:
-        click.echo(
-            f"import refused: {len(published)} published measurements, closures or evidence files would change; "
-            "nothing was written. A published measurement is never rewritten, not even with --overwrite: a corrected "
-            "number is a new record, with an id of its own, that supersedes the old one (`supersedes`). A tool's "
-            "output imported again with changed numbers does this by itself; a file that keeps its records' ids "
-            "(a lab's run log or manifest) needs the corrected records renamed and marked `supersedes`",
-            err=True,
-        )
-    else:
-        click.echo(
-            f"import refused: {len(result.conflicts)} files would be overwritten; "
-            "nothing was written (use --overwrite to replace them)",
-            err=True,
-        )
-    sys.exit(EXIT_FINDINGS)
 
 
 # -- scaffolding ------------------------------------------------------------------
@@ -696,9 +458,7 @@ def _scaffolded(path: str, next_steps: str) -> None:
 @pass_ctx
 def new_family(ctx: Context, family: str, name: str, revision_id: str, repository: str, commit: str | None) -> None:
     """Scaffold packets/FAMILY/family.json with one weight revision."""
-    path = record_path("family", family, family)
-    with _refusals():
-        scaffold.write_new(ctx.root, path, scaffold.family(family, name, revision_id, repository, commit))
+    path = records.new_family(ctx.root, family, name, revision_id, repository, commit)
     _scaffolded(
         path,
         f"  - evreg new artifact {family} {revision_id} ARTIFACT --quantization Q ...\n"
@@ -728,20 +488,17 @@ def new_artifact(
     label: str | None,
 ) -> None:
     """Add a quantized artifact to a weight revision of packets/FAMILY/family.json."""
-    path = record_path("family", family, family)
-    with _refusals():
-        record = scaffold.artifact(
-            ctx.root,
-            family,
-            revision,
-            artifact,
-            quantization=quantization,
-            label=label,
-            repository=repository,
-            commit=commit,
-            evidence=evidence,
-        )
-        scaffold.replace(ctx.root, path, record)
+    path = records.new_artifact(
+        ctx.root,
+        family,
+        revision,
+        artifact,
+        quantization=quantization,
+        repository=repository,
+        evidence=evidence,
+        commit=commit,
+        label=label,
+    )
     _scaffolded(path, f"  - evreg new packet {family} PACKET --revision {revision} --artifact {artifact} ...")
 
 
@@ -769,21 +526,18 @@ def new_packet(
     label: str | None,
 ) -> None:
     """Scaffold packets/FAMILY/PACKET/packet.json from a revision and artifact the family declares."""
-    path = record_path("packet", family, packet)
-    with _refusals():
-        record = scaffold.packet(
-            ctx.root,
-            family,
-            packet,
-            revision=revision,
-            artifact_id=artifact,
-            quantization=quantization,
-            runtime=runtime,
-            cards=cards,
-            hardware=hardware,
-            label=label,
-        )
-        scaffold.write_new(ctx.root, path, record)
+    path = records.new_packet(
+        ctx.root,
+        family,
+        packet,
+        revision=revision,
+        artifact=artifact,
+        quantization=quantization,
+        runtime=runtime,
+        cards=cards,
+        hardware=hardware,
+        label=label,
+    )
     _scaffolded(
         path,
         f"  - evreg import llama-bench|vllm-bench|lm-eval|aiperf|mlperf|sglang-bench FILE --packet {family}/{packet}\n"
@@ -801,19 +555,11 @@ def new_packet(
 @pass_ctx
 def feature(ctx: Context, packet: str, measurement: str, metric: str, sample: int) -> None:
     """Make one stored sample a packet's headline: value, unit, workload and evidence copied exactly."""
-    family, _, packet_id = packet.partition("/")
-    path = record_path("packet", family, packet_id)
-    with _refusals():
-        scaffold.replace(ctx.root, path, scaffold.featured(ctx.root, family, packet_id, measurement, metric, sample))
+    path = records.feature(ctx.root, packet, measurement, metric, sample)
     click.echo(f"wrote {path}: featured {measurement}.{metric}[{sample}]")
 
 
-@contextlib.contextmanager
-def _refusals() -> Iterator[None]:
-    try:
-        yield
-    except scaffold.ScaffoldRefused as exc:
-        raise click.ClickException(str(exc)) from None
+# -- export ------------------------------------------------------------------------
 
 
 @cli.group("export")
@@ -828,10 +574,7 @@ def export_group() -> None:
 @pass_ctx
 def export_parquet(ctx: Context, out_dir: Path, db: Path | None, as_of: str | None) -> None:
     """Write every catalog table as Parquet and JSON Lines, with SHA256SUMS."""
-    from evreg.catalog import build as catalog
-
-    path, _, _ = ensure_catalog(ctx.root, db, as_of)
-    names = catalog.export_tables(path, out_dir)
+    names = records.export_parquet(ctx.root, out_dir, db, as_of)
     click.echo(f"wrote {len(names)} files and SHA256SUMS to {out_dir}")
 
 
@@ -848,23 +591,13 @@ def export_parquet(ctx: Context, out_dir: Path, db: Path | None, as_of: str | No
 def export_neural_download(ctx: Context, family: str | None, catalog: bool, output: Path | None) -> None:
     """Join packets/FAMILY back into one neural.download family manifest (or, with --catalog, write the
     registry's family list as the lab's families/catalog.json)."""
-    from evreg.formats import neural_download as nd
-
     if (family is None) == (not catalog):
         raise click.UsageError("name a FAMILY, or pass --catalog (not both)")
-    registry = store.load(ctx.root)
-    try:
-        manifest = nd.export_catalog(registry) if catalog else nd.export(registry, str(family))
-    except nd.ExportRefused as exc:
-        raise click.ClickException(str(exc)) from None
-    except KeyError:
-        what = f"family {family!r}" if family else "family list (catalog.json)"
-        raise click.ClickException(
-            f"no valid {what} in {ctx.root / PACKETS}; run `evreg validate` to see why"
-        ) from None
-    text = nd.dumps(manifest)
+    text = records.export_neural_download(ctx.root, family, catalog)
     if output:
-        jsonio.write_atomic(output, text)
+        from evreg.core.jsonio import write_atomic
+
+        write_atomic(output, text)
     else:
         click.echo(text, nl=False)
 
@@ -926,6 +659,8 @@ _accept_root_after_the_command(cli)
 
 
 def main() -> None:
+    """The ``evreg`` entry point: anything but a refusal (which the group maps) is an internal error, never a
+    traceback (``EVREG_DEBUG=1`` shows it)."""
     try:
         cli.main(standalone_mode=False)
     except click.exceptions.Exit as exc:
@@ -935,7 +670,7 @@ def main() -> None:
         sys.exit(EXIT_USAGE if isinstance(exc, click.UsageError) else exc.exit_code)
     except click.Abort:
         sys.exit(EXIT_USAGE)
-    except Exception as exc:  # never a traceback for the user; EVREG_DEBUG=1 shows it
+    except Exception as exc:
         if os.environ.get("EVREG_DEBUG"):
             raise
         click.echo(f"evreg: internal error: {type(exc).__name__}: {exc}", err=True)

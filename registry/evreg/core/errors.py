@@ -5,7 +5,7 @@ command was asked wrongly (2). Anything else that escapes a job is an internal e
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
     from evreg.core.findings import Finding
@@ -17,9 +17,20 @@ class EvregError(Exception):
     usage: ClassVar[bool] = False
     """True when the command was asked wrongly (exit 2), False when its input was refused (exit 1)."""
 
-    def __init__(self, message: str = "", findings: Sequence[Finding] = ()) -> None:
+    def __init__(
+        self, message: str = "", findings: Sequence[Finding] = (), summary: dict[str, Any] | None = None
+    ) -> None:
         self.findings = list(findings)
+        self.summary = summary
+        """The counts printed with the findings (a validation's summary); by default their errors and warnings."""
         super().__init__(message or "; ".join(f.message for f in self.findings))
+
+    def counts(self) -> dict[str, Any]:
+        """``summary``, or the errors and warnings among ``findings``."""
+        if self.summary is not None:
+            return self.summary
+        errors = sum(1 for f in self.findings if f.severity == "error")
+        return {"errors": errors, "warnings": len(self.findings) - errors}
 
 
 class Refused(EvregError):

@@ -40,11 +40,27 @@ def history(root: Path, rev: str = "HEAD") -> dict[str, list[Change]]:
     return dict(changes)
 
 
-def resolve(root: Path, rev: str) -> str:
-    """A commit id for ``rev``: a revision name, or a date (the last commit before its end)."""
+def head(root: Path) -> str | None:
+    """The commit checked out at ``root``; None outside git or before the first commit."""
     import git
 
-    with git.Repo(root) as repo:
+    try:
+        with git.Repo(root) as repo:
+            return repo.head.commit.hexsha
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError, ValueError):
+        return None
+
+
+def resolve(root: Path, rev: str) -> str:
+    """A commit id for ``rev``: a revision name, or a date (the last commit before its end). ValueError when
+    it names none (or ``root`` is no repository)."""
+    import git
+
+    try:
+        repo = git.Repo(root)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
+        raise ValueError(f"{root} is not a git repository ({type(exc).__name__})") from None
+    with repo:
         try:
             return repo.commit(rev).hexsha
         except (git.BadName, ValueError):

@@ -1,0 +1,78 @@
+"""Publish the registry: the catalog, its data downloads and the static site, never from a store with errors."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import logging
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from evreg.app.catalog import ensure_catalog
+from evreg.app.validation import code_docs
+from evreg.catalog import build as catalog
+from evreg.core.errors import Refused, UsageProblem
+from evreg.site import build as sitebuild
+from evreg.store import workers
+
+
+@dataclass
+class Built:
+    """A published site: where, its pages and bytes, and how long the whole build and the site took."""
+
+    out: Path
+    pages: int
+    size: int
+    seconds: float
+    site_seconds: float
+
+
+def default_out(root: Path) -> Path:
+    return root / "build" / "site"
+
+
+def build(root: Path, out: Path | None = None, as_of: str | None = None) -> Built:
+    """Validate, build the catalog and the data downloads, and build the site into ``out``. Refused when
+    validation has errors, and when a rendered figure did not come through a citation (orphan-number)."""
+    started = time.perf_counter()
+    state = ensure_catalog(root, None, as_of)
+    db, report = state.path, state.report
+    if report.errors():
+        raise Refused("build refused: validation has errors; nothing was published", report.blocking, report.summary())
+    downloads = root / "build" / "downloads"
+    out = out or default_out(root)
+    logging.getLogger("mkdocs").setLevel(logging.WARNING)
+    site_started = time.perf_counter()
+    # the data downloads are exported in a process of their own while the build reads the catalog
+    with workers.beside(catalog.export_tables, db, downloads) as exported:
+        built = sitebuild.build_site(root, db, downloads, out, code_docs(), exported)
+    if built.findings:
+        raise Refused("build failed: nothing was published (see the findings above)", built.findings)
+    now = time.perf_counter()
+    return Built(out, built.pages, built.size, now - started, now - site_started)
+
+
+class _SiteHandler(http.server.SimpleHTTPRequestHandler):
+    """Static files of the built site; a missing page gets the site's own 404 page."""
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        page = Path(self.directory) / "404.html"
+        if code != 404 or not page.is_file():
+            return super().send_error(code, message, explain)
+        body = page.read_bytes()
+        self.send_response(404)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+
+def open_server(out: Path, port: int) -> http.server.ThreadingHTTPServer:
+    """A server of ``out`` on 127.0.0.1:``port``, bound now (a busy port fails before anything is built)."""
+    handler = functools.partial(_SiteHandler, directory=str(out))
+    try:
+        return http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+    except OSError as exc:
+        raise UsageProblem(f"cannot serve on 127.0.0.1:{port}: {exc.strerror}; choose another --port") from None

@@ -1,0 +1,162 @@
+"""Jobs that write records and files a contributor commits: canonical formatting, the generated schemas, a new
+registry, scaffolds of a family, an artifact or a packet, a featured headline, and the exports."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from evreg.app import scaffold
+from evreg.app.catalog import ensure_catalog
+from evreg.app.validation import in_paths, relative
+from evreg.catalog import build as catalog
+from evreg.core import jsonio
+from evreg.core.errors import Refused
+from evreg.core.findings import Finding
+from evreg.core.layout import PACKETS, record_path
+from evreg.records import schemas
+from evreg.store import load
+
+
+@dataclass
+class Formatted:
+    """Record files that are not (or were not) canonical, and the findings of those that cannot be read."""
+
+    changed: list[str] = field(default_factory=list)
+    broken: list[Finding] = field(default_factory=list)
+
+
+def fmt(root: Path, paths: Sequence[Path] = (), check: bool = False) -> Formatted:
+    """Rewrite record files (in ``paths``) in canonical JSON, every field kept; with ``check``, change nothing."""
+    rel = [relative(root, p) for p in paths]
+    done = Formatted()
+    for doc in load(root).documents:
+        if not doc.place.kinds or not in_paths(doc.path, rel):
+            continue
+        if doc.data is None and doc.raw is not None:  # reading ``data`` reads the file's bytes (``raw``)
+            done.broken.extend(doc.findings)
+            continue
+        if doc.raw is None:
+            continue
+        text = jsonio.canonical(doc.data)
+        if text.encode("utf-8") != doc.raw:
+            done.changed.append(doc.path)
+            if not check:
+                jsonio.write_atomic(root / doc.path, text)
+    return done
+
+
+def write_schemas(root: Path) -> list[str]:
+    """Write schema/*.schema.json from the record models; the names written."""
+    generated = schemas.generate()
+    for name, text in generated.items():
+        jsonio.write_atomic(root / schemas.SCHEMA_DIR / name, text)
+    return sorted(generated)
+
+
+def check_schemas(root: Path) -> list[Finding]:
+    """A ``schema-drift`` finding for each schema file that differs from what the models generate."""
+    return schemas.check(root)
+
+
+def init(directory: Path) -> tuple[list[str], list[str]]:
+    """Make ``directory`` a registry (created when missing); the files written and the existing ones kept."""
+    root = directory.resolve()
+    root.mkdir(parents=True, exist_ok=True)
+    return scaffold.init_registry(root)
+
+
+def new_family(root: Path, family: str, name: str, revision: str, repository: str, commit: str | None) -> str:
+    """Scaffold packets/FAMILY/family.json with one weight revision; its path."""
+    path = record_path("family", family, family)
+    scaffold.write_new(root, path, scaffold.family(family, name, revision, repository, commit))
+    return path
+
+
+def new_artifact(
+    root: Path,
+    family: str,
+    revision: str,
+    artifact: str,
+    *,
+    quantization: str,
+    repository: str,
+    evidence: str,
+    commit: str | None = None,
+    label: str | None = None,
+) -> str:
+    """Add a quantized artifact to a weight revision of packets/FAMILY/family.json; its path."""
+    path = record_path("family", family, family)
+    record = scaffold.artifact(
+        root,
+        family,
+        revision,
+        artifact,
+        quantization=quantization,
+        label=label,
+        repository=repository,
+        commit=commit,
+        evidence=evidence,
+    )
+    scaffold.replace(root, path, record)
+    return path
+
+
+def new_packet(
+    root: Path,
+    family: str,
+    packet: str,
+    *,
+    revision: str,
+    runtime: str,
+    hardware: str,
+    cards: int,
+    artifact: str | None = None,
+    quantization: str | None = None,
+    label: str | None = None,
+) -> str:
+    """Scaffold packets/FAMILY/PACKET/packet.json from a revision and artifact the family declares; its path."""
+    path = record_path("packet", family, packet)
+    record = scaffold.packet(
+        root,
+        family,
+        packet,
+        revision=revision,
+        artifact_id=artifact,
+        quantization=quantization,
+        runtime=runtime,
+        cards=cards,
+        hardware=hardware,
+        label=label,
+    )
+    scaffold.write_new(root, path, record)
+    return path
+
+
+def feature(root: Path, packet: str, measurement: str, metric: str, sample: int) -> str:
+    """Make one stored sample the headline of ``packet`` (FAMILY/PACKET): value, unit, workload and evidence
+    copied exactly; the packet's path."""
+    family, _, packet_id = packet.partition("/")
+    path = record_path("packet", family, packet_id)
+    scaffold.replace(root, path, scaffold.featured(root, family, packet_id, measurement, metric, sample))
+    return path
+
+
+def export_parquet(root: Path, out_dir: Path, db: Path | None = None, as_of: str | None = None) -> list[str]:
+    """Every catalog table as Parquet and JSON Lines, with SHA256SUMS, in ``out_dir``; the files written."""
+    return catalog.export_tables(ensure_catalog(root, db, as_of).path, out_dir)
+
+
+def export_neural_download(root: Path, family: str | None = None, catalog_list: bool = False) -> str:
+    """packets/FAMILY joined back into one neural.download family manifest, or (``catalog_list``) the registry's
+    family list as the lab's families/catalog.json."""
+    from evreg.formats import neural_download as nd
+
+    registry = load(root)
+    try:
+        manifest = nd.export_catalog(registry) if catalog_list else nd.export(registry, str(family))
+    except KeyError:
+        what = f"family {family!r}" if family else "family list (catalog.json)"
+        raise Refused(f"no valid {what} in {root / PACKETS}; run `evreg validate` to see why") from None
+    return nd.dumps(manifest)
