@@ -170,16 +170,12 @@ def test_import_names_are_our_own() -> None:
         assert spec is None or not str(spec.origin or "").startswith(str(REPO)), spec
 
 
-def test_the_readme_architecture_table_lists_every_module_in_its_layer() -> None:
-    import re
-
+def test_the_readme_picture_names_every_layer_folder_in_order() -> None:
+    """The README's architecture picture lists every layer folder, top layer first."""
     text = (REPO / "README.md").read_text()
-    table = text[text.index("## Architecture") :]
-    table = table[table.index("| Layer |") : table.index("\n\n", table.index("| Layer |"))]
-    rows = [line for line in table.splitlines()[2:] if line.startswith("|")]
-    documented: dict[str, int] = {}
-    for level, row in zip(range(len(rows) - 1, -1, -1), rows, strict=True):
-        modules_cell = row.split("|")[2]
-        for name in re.findall(r"`([a-z_]+)/?", modules_cell):
-            documented.setdefault(name, level)
-    assert documented == {m: LAYERS[m] for m in LAYERS if m != "__main__"}
+    section = text[text.index("## Architecture") :]
+    picture = section[section.index("```") + 3 : section.index("```", section.index("```") + 3)]
+    named = [word.rstrip("/") for line in picture.splitlines() for word in line.split() if word.endswith("/")]
+    assert set(named) == set(LAYERS) - {"__main__"}
+    levels = [LAYERS[n] for n in named]
+    assert levels == sorted(levels, reverse=True)
