@@ -322,7 +322,7 @@ def test_the_cache_version_covers_every_module_that_validates() -> None:
     assert {
         "registry/evreg/store/documents.py",
         "registry/evreg/store/registry.py",
-        "registry/evreg/findings.py",
+        "registry/evreg/core/findings.py",
         "registry/evreg/vocab/metrics.json",
         "validators/evreg_rules/history.py",
     } <= sources
