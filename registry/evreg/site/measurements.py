@@ -307,6 +307,7 @@ def evidence_list(p: Pages, page: Page, file: str, family: str) -> None:
 
 
 def history(p: Pages, page: Page, file: str) -> None:
+    """The record's git history: one change as a sentence, more as a table."""
     rows = p.provenance.get(file, [])
     if not rows:
         page.note("No git history for this record (not committed yet).")
