@@ -235,7 +235,7 @@ def test_hostile_record_text_renders_as_text(fixture_site: str, page: object) ->
     [
         ("qwen36-27b-q8-tp2", "packets/qwen36-27b-q8-tp2/"),
         # A measurement by its id, at its section: the theme's search splits the typed id at its hyphens, so the
-        # section's index entry carries the id's parts too (evreg.site.pages.id_terms).
+        # section's index entry carries the id's parts too (evreg.site.html.id_terms).
         ("q36-q4km-tp1-kv-f16-context", "families/qwen-27b/measurements/#m-q36-q4km-tp1-kv-f16-context"),
     ],
 )

@@ -222,7 +222,8 @@ def test_a_registry_that_validates_clean_always_renders(tmp_path_factory: pytest
     chart point inside its plot (the build's own checks, run on the renderer in process)."""
     from evreg.claims.markdown import html_figures as orphans_in_html
     from evreg.site.charts import BOTTOM, LEFT, RIGHT, TOP, H, W
-    from evreg.site.pages import Pages, render_pages
+    from evreg.site.cite import Pages
+    from evreg.site.pages import render_pages
 
     reg = _property_registry(tmp_path_factory)
     _apply(reg, e)

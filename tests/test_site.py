@@ -73,7 +73,8 @@ def test_rendered_page_scan_catches_figures_outside_the_citation_path() -> None:
 def test_record_text_is_inert_in_generated_markdown(reg: Reg, tmp_path: Path) -> None:
     from evreg.catalog import build as catalog
     from evreg.check import rules
-    from evreg.site.pages import Pages, render_pages
+    from evreg.site.cite import Pages
+    from evreg.site.pages import render_pages
     from evreg.store import load
 
     evil = "<script>alert(1)</script> [x](javascript:alert(1)) {{ config }} {% raw %} **bold** | pipe"

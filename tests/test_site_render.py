@@ -21,7 +21,9 @@ from hypothesis import strategies as st
 
 from conftest import REPO, WIDE_MATRICES, WIDE_VIEWS, Reg, evreg
 from evreg.claims import figures
-from evreg.site import pages as site
+from evreg.site import contracts, family, measurements
+from evreg.site.cite import Pages
+from evreg.site.html import Page
 
 SVG = ""  # inline SVG in HTML: no namespace declared (the HTML parser gives it one)
 _FIGURE = re.compile(r'<figure class="evreg-figure">.*?</figure>', re.S)
@@ -248,7 +250,7 @@ def test_measurement_sections_show_every_stored_field(repo_site: Path) -> None:
             missing += [f"annotation {k}" for k, v in note.items() if isinstance(v, str) and v not in text]
         if m.get("supersedes") and f'#m-{m["supersedes"]}"' not in built:
             missing.append("supersedes")
-        from evreg.site.pages import SHOWN_FIELDS
+        from evreg.site.measurements import SHOWN_FIELDS
 
         missing += [f"field {k}" for k in m if k not in SHOWN_FIELDS and f"<code>{html.escape(k)}</code>" not in built]
         assert missing == [], (m["id"], missing)
@@ -261,8 +263,6 @@ def test_measurement_sections_show_every_stored_field(repo_site: Path) -> None:
 def test_every_number_in_a_coverage_grid_carries_its_trust_line(repo_site: Path) -> None:
     """A grid states once the trust line most of its numbers share; each number's tooltip gives every part of its own
     line that differs (state, grade, hardware, runtime), so every part of every number's line is on the page."""
-    from evreg.site.pages import Pages
-
     p = Pages(REPO / "build/catalog.duckdb")
     cites = re.compile(r'<a class="evreg-cite" href="[^"#]*#m-([^"]+)--[^"]*"(?: title="([^"]*)")?>')
     checked, differing = 0, 0
@@ -468,14 +468,14 @@ def test_local_evidence_is_published_by_sha256_and_external_evidence_links_its_p
 
 
 def test_a_family_page_summarises_a_large_family_and_links_the_rest(wide_compare_site: Path) -> None:
-    """Past ``site.FAMILY_CHARTS`` views a family page lists the rest with the measurements they plot; past
-    ``site.FAMILY_MATRICES`` coverage matrices they are on the family's own page of matrices, every one of them."""
+    """Past ``family.FAMILY_CHARTS`` views a family page lists the rest with the measurements they plot; past
+    ``family.FAMILY_MATRICES`` coverage matrices they are on the family's own page of matrices, every one of them."""
     page = (wide_compare_site / "families/fam/index.html").read_text("utf-8")
     article = page[page.index("<article") : page.index("</article>")]
-    assert article.count('<svg class="evreg-chart"') == site.FAMILY_CHARTS
+    assert article.count('<svg class="evreg-chart"') == family.FAMILY_CHARTS
     more = article[article.index('id="more-charts"') :]
     listed = re.findall(r"<tr><td>(View \d+|Decode by TP)</td>", more)
-    assert len(listed) == WIDE_VIEWS + 1 - site.FAMILY_CHARTS and f"{len(listed)} more views" in more
+    assert len(listed) == WIDE_VIEWS + 1 - family.FAMILY_CHARTS and f"{len(listed)} more views" in more
     for title in listed:  # each listed view links the measurement its series plots, on its packet's page
         n = int(title.split()[1]) if title.startswith("View") else None
         target = f"run-w{n:02d}" if n is not None else "run-1"
@@ -507,14 +507,14 @@ def test_a_figure_a_worker_renders_outside_the_citation_path_fails_the_build(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The orphan check of record pages runs where they are made: a worker's finding stops the build."""
-    made = site._packet
+    made = measurements.packet_page
 
-    def leaky(p: site.Pages, pid: str) -> site.Page:  # a renderer that typed a figure (a bug it must not hide)
+    def leaky(p: Pages, pid: str) -> Page:  # a renderer that typed a figure (a bug it must not hide)
         page = made(p, pid)
         page.p("about 99.5 tok/s")
         return page
 
-    monkeypatch.setattr(site, "_packet", leaky)
+    monkeypatch.setattr(measurements, "packet_page", leaky)
     monkeypatch.setenv("EVREG_WORKERS", "2")
     result = evreg("build", "--out", str(tmp_path / "site"), cwd=REPO)
     assert result.returncode == 1 and not (tmp_path / "site").exists()
@@ -645,7 +645,7 @@ def test_legend_marks_take_each_series_colour_from_the_stylesheet_in_palette_ord
 def test_a_tooltip_under_a_stated_line_names_a_part_once() -> None:
     """Under a stated line a tooltip names hardware and runtime ("hardware H100"), but not a second time when the part
     already says what it is: "hardware not recorded", not "hardware hardware not recorded"."""
-    p = site.Pages.__new__(site.Pages)
+    p = Pages.__new__(Pages)
     p._parts = {
         "a": ("lab-measured", "ungraded (no packet)", "H100", "vLLM 0.9"),
         "b": ("lab-measured", "ungraded (packet pkt)", "hardware not recorded", "runtime not recorded"),
@@ -662,7 +662,7 @@ def test_a_derived_figure_under_a_stated_line_says_what_of_its_measurements_line
     the page said it was of the stated line."""
     from evreg.claims import citations
 
-    p = site.Pages.__new__(site.Pages)
+    p = Pages.__new__(Pages)
     p.measurements = {mid: {"state": "lab-measured", "metrics": {"decode_tok_s": [30.0]}} for mid in ("a", "b")}
     p.home, p.here, p.base = {"a": "packets/pkt/", "b": "packets/pkt/"}, "families/fam/", "../../"
     p._parts = {
@@ -681,15 +681,15 @@ def test_a_derived_figure_under_a_stated_line_says_what_of_its_measurements_line
 def test_a_number_in_a_grid_reason_carries_its_full_trust_line() -> None:
     """A grid's reasons are written in a list below it, after the line stated above the grid ("every number in this
     grid ... unless its tooltip says otherwise"): a number there gets its whole trust line, not only what differs."""
-    p = site.Pages.__new__(site.Pages)
+    p = Pages.__new__(Pages)
     p.measurements = {"a": {"state": "lab-measured", "metrics": {"decode_tok_s": [30.0]}}}
     p.home, p.here, p.base = {"a": "packets/pkt/"}, "families/fam/", "../../"
     p._parts = {"a": ("lab-measured", "ungraded (packet pkt)", "H100", "vLLM 0.9")}
     p._titles = {}
     p.said = p._parts["a"]
-    reasons = site.Reasons("why")
+    reasons = contracts.Reasons("why")
     cell = {"state": "lab-measured", "label": "{{ m:a.decode_tok_s[0] }}", "reason": "see {{ m:a.decode_tok_s[0] }}"}
-    shown = site._cell(p, cell, reasons)
+    shown = contracts.cell_html(p, cell, reasons)
     assert "title=" not in shown  # in the grid: of the stated line
     assert 'title="a · lab-measured · ungraded (packet pkt) · H100 · vLLM 0.9"' in reasons.html(), reasons.html()
     assert p.said == p._parts["a"]
@@ -747,7 +747,7 @@ def test_a_data_file_of_the_home_page_is_written_beside_it(tmp_path: Path) -> No
     plugin = SitePlugin.__new__(SitePlugin)  # the plugin's own state for pages, without a catalog
     plugin.generated, plugin.findings, plugin.beside = {}, [], {}
     for path in ("index.md", "compare/decode.md"):
-        page = site.Page("A page")
+        page = Page("A page")
         page.data["rows.json.gz"] = ('{"rows": []}', "<td>no figure</td>")
         plugin._take(path, page)
     plugin._write_data(tmp_path / "site")

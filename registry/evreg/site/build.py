@@ -33,7 +33,9 @@ from evreg.core import codes
 from evreg.core.containment import SITE_DIR, outside_repository
 from evreg.core.findings import Finding
 from evreg.core.layout import PAGES_DIR
-from evreg.site.pages import Job, Page, Pages, evidence_url, make, page_base, page_url, record_jobs, site_jobs
+from evreg.site.cite import Pages
+from evreg.site.html import Page, evidence_url, page_base, page_url
+from evreg.site.pages import Job, make, record_jobs, site_jobs
 from evreg.store import workers
 
 if TYPE_CHECKING:

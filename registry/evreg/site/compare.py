@@ -17,16 +17,18 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from html import escape, unescape
+from html import unescape
 from typing import TYPE_CHECKING, Any
 
 from evreg.claims import citations, ranking
 from evreg.core.layout import slug
 from evreg.core.vocab import metrics as metric_vocab
 from evreg.core.vocab import promotable
+from evreg.site.html import esc_trimmed
 
 if TYPE_CHECKING:
-    from evreg.site.pages import Page, Pages  # handed in by the site: it registers these pages
+    from evreg.site.cite import Pages  # handed in by the site: it registers these pages
+    from evreg.site.html import Page
 
 SCRIPT = "assets/evreg-compare.js"
 COLUMNS = (
@@ -41,10 +43,6 @@ COLUMNS = (
     ("Grade", True),
     ("State", True),
 )
-
-
-def esc(text: Any) -> str:
-    return escape(" ".join(str(text).split()))
 
 
 def headline_metrics(p: Pages) -> list[str]:
@@ -177,7 +175,7 @@ class Context:
         grade = " ".join(p.grade_badge(a, g) for a, g in grades.items()) or "ungraded"
         grade_key = " ".join(f"{'EVID' if a == 'evidence' else 'CAP'} {g.get('grade')}" for a, g in grades.items())
         name = str(fam.get("display_name") or fam.get("name") or family)
-        model = f"{esc(revision)} · {p.link('family', family, name)}"
+        model = f"{esc_trimmed(revision)} · {p.link('family', family, name)}"
         if pid:
             model += f" · {p.link('packet', pid, 'packet')}"
         topo = _topology(m, pk)
@@ -185,8 +183,8 @@ class Context:
             (model, f"{name} · {revision}"),
             (p.text(hardware, "hardware") if hardware else "not recorded", str(hardware or "not recorded")),
             (p.text(runtime, "runtime") if runtime else "not recorded", str(runtime or "not recorded")),
-            (esc(quant) if quant else "not recorded", str(quant or "not recorded")),
-            (esc(topo), topo),
+            (esc_trimmed(quant) if quant else "not recorded", str(quant or "not recorded")),
+            (esc_trimmed(topo), topo),
             (grade, grade_key or "ungraded"),
             (_state_cell(p, m["state"], row.why_not), str(m["state"])),
         ]
@@ -196,8 +194,8 @@ def _td(html: str, key: str, sort: Any) -> str:
     """A cell: its filter key when the shown text is not it (the script filters by the shown text), its sort key."""
     return (
         "<td"
-        + (f' data-key="{esc(key)}"' if key and key != _shown(html) else "")
-        + (f' data-sort="{esc(sort)}"' if sort != "" else "")
+        + (f' data-key="{esc_trimmed(key)}"' if key and key != _shown(html) else "")
+        + (f' data-sort="{esc_trimmed(sort)}"' if sort != "" else "")
         + f">{html}</td>"
     )
 
@@ -225,7 +223,9 @@ def _rank_cell(row: Row) -> tuple[str, str]:
 
 
 def _state_cell(p: Pages, state: str, why_not: str | None) -> str:
-    return p.state(state) + (f'<br><span class="evreg-reason">not ranked: {esc(why_not)}</span>' if why_not else "")
+    return p.state(state) + (
+        f'<br><span class="evreg-reason">not ranked: {esc_trimmed(why_not)}</span>' if why_not else ""
+    )
 
 
 def _value_cell(p: Pages, row: Row, metric: str) -> str:
@@ -252,7 +252,7 @@ def tier_label(p: Pages, tier: Tier) -> str:
     text = tier.key[0]
     m = p.measurements[tier.rows[0].mid]
     parts = [p.text(m.get("workload"), "workload") if text else "workload not stated"]
-    parts += [f"{esc(name)} = {esc(citations.fmt_x(value))}" for name, value in tier.key[1:]]
+    parts += [f"{esc_trimmed(name)} = {esc_trimmed(citations.fmt_x(value))}" for name, value in tier.key[1:]]
     return " · ".join(parts)
 
 
@@ -267,17 +267,17 @@ def metric_page(p: Pages, page: Page, metric: str) -> None:
     tiers = tiers_of(rows_of(p, metric), metric)
     rows = sum(len(t.rows) for t in tiers)
     ranked = sum(r.place is not None for t in tiers for r in t.rows)
-    page.h(1, f"Compare: {esc(metric_title(metric))}")
+    page.h(1, f"Compare: {esc_trimmed(metric_title(metric))}")
     page.p(
-        f"Every stored result of <code>{esc(metric)}</code>, across all families: {rows} results in {len(tiers)} "
-        f"workloads, {ranked} of them ranked ({better} is better). Results are ranked only against results of the "
-        "same workload, as the records state it; only promotable results are ranked, and results whose spreads "
-        f'overlap share a rank and are marked <em>tied</em> (<a href="{p.base}methodology/#comparisons">how '
+        f"Every stored result of <code>{esc_trimmed(metric)}</code>, across all families: {rows} results in "
+        f"{len(tiers)} workloads, {ranked} of them ranked ({better} is better). Results are ranked only against "
+        "results of the same workload, as the records state it; only promotable results are ranked, and results whose "
+        f'spreads overlap share a rank and are marked <em>tied</em> (<a href="{p.base}methodology/#comparisons">how '
         "comparisons rank</a>). Every value links to its sample."
     )
     ctx = Context(p)
     head = "".join(
-        f'<th scope="col" data-col="{i}"' + (' data-filter="1"' if filt else "") + f">{esc(name)}</th>"
+        f'<th scope="col" data-col="{i}"' + (' data-filter="1"' if filt else "") + f">{esc_trimmed(name)}</th>"
         for i, (name, filt) in enumerate(COLUMNS)
     )
     data = Rows(p.base)
@@ -291,7 +291,9 @@ def metric_page(p: Pages, page: Page, metric: str) -> None:
         )
         page.data[ROWS_FILE] = (data.json(), data.scan_text())
     page.add(_controls(metric))  # right before the table: the script finds it there
-    html = [f'<div class="evreg-scroll"><table class="evreg-compare" data-metric="{esc(metric)}"{attrs}><thead><tr>']
+    html = [
+        f'<div class="evreg-scroll"><table class="evreg-compare" data-metric="{esc_trimmed(metric)}"{attrs}><thead><tr>'
+    ]
     html += [head, "</tr></thead>", *bodies, "</table></div>"]
     page.add("".join(html))
     page.scripts.append(p.base + SCRIPT)  # loaded after the content, never inside it
@@ -300,7 +302,7 @@ def metric_page(p: Pages, page: Page, metric: str) -> None:
 def _controls(metric: str) -> str:
     """Filters and the download, shown by the script (without it the page is the plain table)."""
     return (
-        f'<div class="evreg-compare-controls" hidden data-metric="{esc(metric)}">'
+        f'<div class="evreg-compare-controls" hidden data-metric="{esc_trimmed(metric)}">'
         '<label>Filter <input type="search" class="evreg-filter-text" placeholder="any text"></label> '
         '<span class="evreg-filter-selects"></span> '
         '<label><input type="checkbox" class="evreg-ranked-only"> ranked only</label> '
@@ -386,7 +388,7 @@ def _tier_body(p: Pages, ctx: Context, tier: Tier, metric: str, rows: Rows) -> s
     ranked = sum(r.place is not None for r in tier.rows)
     label = tier_label(p, tier)
     count = f"{len(tier.rows)} result{'s' if len(tier.rows) != 1 else ''}, {ranked} ranked"
-    key = esc(" · ".join([tier.key[0], *(f"{n} = {citations.fmt_x(v)}" for n, v in tier.key[1:])]))
+    key = esc_trimmed(" · ".join([tier.key[0], *(f"{n} = {citations.fmt_x(v)}" for n, v in tier.key[1:])]))
     more = len(tier.rows) - INLINE_ROWS
     note = f' <span class="evreg-tier-more">({more} more in the data file)</span>' if more > 0 else ""
     out = [
@@ -406,7 +408,7 @@ def _tier_body(p: Pages, ctx: Context, tier: Tier, metric: str, rows: Rows) -> s
             rows.add(row.mid, p.home.get(row.mid, ""), state, repr(low), repr(high), own, fixed)
             continue
         out.append(
-            f'<tr class="evreg-row evreg-{state}" data-measurement="{esc(row.mid)}" data-low="{low!r}" '
+            f'<tr class="evreg-row evreg-{state}" data-measurement="{esc_trimmed(row.mid)}" data-low="{low!r}" '
             f'data-high="{high!r}">{"".join(own)}{"".join(fixed)}</tr>'
         )
     out.append("</tbody>")
@@ -433,8 +435,8 @@ def index_page(p: Pages, page: Page, metrics: list[str]) -> None:
     for metric in metrics:
         results = rows_of(p, metric, tiers=False)
         rows.append(
-            f'<tr><td><a href="{p.base}compare/{slug(metric)}/">{esc(metric_title(metric))}</a></td>'
-            f"<td><code>{esc(metric)}</code></td><td>{len(results)}</td>"
+            f'<tr><td><a href="{p.base}compare/{slug(metric)}/">{esc_trimmed(metric_title(metric))}</a></td>'
+            f"<td><code>{esc_trimmed(metric)}</code></td><td>{len(results)}</td>"
             f"<td>{sum(r.why_not is None for r in results)}</td></tr>"
         )
     if rows:

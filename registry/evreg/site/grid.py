@@ -12,21 +12,17 @@ import itertools
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from html import escape
 from typing import Any
 
 from evreg.claims import coverage
 from evreg.core.vocab import states as state_vocab
+from evreg.site.html import esc_trimmed
 
 MAX_COLUMNS = 4
 FOLD_ROWS = 12
 
 CellHtml = Callable[[dict[str, Any]], str]
 """A cell's contents as HTML, from its merged fields (``state``, ``label``, ``evidence_id``, ...)."""
-
-
-def esc(text: Any) -> str:
-    return escape(" ".join(str(text).split()))
 
 
 @dataclass
@@ -56,16 +52,16 @@ def legend(states: Counter[str]) -> str:
     """The states present, each with its colour, its meaning and how many cells have it."""
     vocab = state_vocab()
     items = "".join(
-        f'<li><span class="evreg-grid-swatch evreg-cell-{esc(s)}" aria-hidden="true"></span>'
-        f'<span class="evreg-state evreg-state-{esc(s)}">{esc(s)}</span> {n} '
-        f'<span class="evreg-reason">{esc(vocab.get(s, {}).get("meaning", ""))}</span></li>'
+        f'<li><span class="evreg-grid-swatch evreg-cell-{esc_trimmed(s)}" aria-hidden="true"></span>'
+        f'<span class="evreg-state evreg-state-{esc_trimmed(s)}">{esc_trimmed(s)}</span> {n} '
+        f'<span class="evreg-reason">{esc_trimmed(vocab.get(s, {}).get("meaning", ""))}</span></li>'
         for s, n in sorted(states.items(), key=lambda kv: (list(vocab).index(kv[0]) if kv[0] in vocab else 99, kv[0]))
     )
     return f'<ul class="evreg-grid-legend">{items}</ul>'
 
 
 def _td(cell: dict[str, Any], html: CellHtml) -> str:
-    state = esc(cell.get("state", "missing"))
+    state = esc_trimmed(cell.get("state", "missing"))
     return f'<td class="evreg-cell evreg-cell-{state}">{html(cell)}</td>'
 
 
@@ -83,13 +79,13 @@ def table(corner: str, columns: Sequence[str], rows: Sequence[tuple[str, list[di
 
 def matrix(row_axis: Axis, col_axis: Axis, cell_of: Callable[[Any, Any], dict[str, Any]], html: CellHtml) -> str:
     """A coverage view: its rows by its columns, with the legend."""
-    rows = [(esc(row_axis.show(r)), [cell_of(r, c) for c in col_axis.values]) for r in row_axis.values]
+    rows = [(esc_trimmed(row_axis.show(r)), [cell_of(r, c) for c in col_axis.values]) for r in row_axis.values]
     states = Counter(cell.get("state", "missing") for _, cells in rows for cell in cells)
-    corner = f"{esc(row_axis.label)} \\ {esc(col_axis.label)}"
+    corner = f"{esc_trimmed(row_axis.label)} \\ {esc_trimmed(col_axis.label)}"
     return (
         '<div class="evreg-grid-block">'
         + legend(states)
-        + table(corner, [esc(col_axis.show(c)) for c in col_axis.values], rows, html)
+        + table(corner, [esc_trimmed(col_axis.show(c)) for c in col_axis.values], rows, html)
         + "</div>"
     )
 
@@ -126,14 +122,17 @@ def _rows(
         sel = {**base, **{a.key: v for a, v in zip(row_axes, combo, strict=True)}}
         label = " · ".join(a.show(v) for a, v in list(zip(row_axes, combo, strict=True))[shown:])
         out.append(
-            (esc(label), [cell({**sel, **{a.key: v for a, v in zip(col_axes, c, strict=True)}}) for c in columns])
+            (
+                esc_trimmed(label),
+                [cell({**sel, **{a.key: v for a, v in zip(col_axes, c, strict=True)}}) for c in columns],
+            )
         )
     return out
 
 
 def _corner(row_axes: list[Axis], col_axes: list[Axis]) -> str:
-    corner = esc(" · ".join(a.label for a in row_axes))
-    return corner + (" \\ " + esc(" · ".join(a.label for a in col_axes)) if col_axes else "")
+    corner = esc_trimmed(" · ".join(a.label for a in row_axes))
+    return corner + (" \\ " + esc_trimmed(" · ".join(a.label for a in col_axes)) if col_axes else "")
 
 
 def contract(spec: dict[str, Any], cells: dict[tuple[str, ...], dict[str, Any]], html: CellHtml) -> str:
@@ -144,10 +143,10 @@ def contract(spec: dict[str, Any], cells: dict[tuple[str, ...], dict[str, Any]],
     fixed, row_axes, col_axes = layout(axes)
     out = ['<div class="evreg-grid-block">', legend(Counter(c.get("state", "missing") for c in cells.values()))]
     if fixed:
-        stated = "; ".join(f"{esc(a.label)} {esc(a.show(a.values[0]))}" for a in fixed if a.values)
+        stated = "; ".join(f"{esc_trimmed(a.label)} {esc_trimmed(a.show(a.values[0]))}" for a in fixed if a.values)
         out.append(f'<p class="evreg-grid-fixed">For every cell: {stated}</p>')
     col_heads = [
-        esc(" · ".join(a.show(v) for a, v in zip(col_axes, combo, strict=True))) or "Cell"
+        esc_trimmed(" · ".join(a.show(v) for a, v in zip(col_axes, combo, strict=True))) or "Cell"
         for combo in itertools.product(*(a.values for a in col_axes))
     ]
 
@@ -162,9 +161,9 @@ def contract(spec: dict[str, Any], cells: dict[tuple[str, ...], dict[str, Any]],
         for value in head.values:
             group = _rows(fixed, row_axes, col_axes, [c for c in combos if c[0] == value], cell, shown=1)
             counts = Counter(c.get("state", "missing") for _, cs in group for c in cs)
-            summary = ", ".join(f"{n} {esc(s)}" for s, n in sorted(counts.items()))
+            summary = ", ".join(f"{n} {esc_trimmed(s)}" for s, n in sorted(counts.items()))
             out.append(
-                f'<details class="evreg-grid-group"><summary>{esc(head.label)} {esc(head.show(value))} '
+                f'<details class="evreg-grid-group"><summary>{esc_trimmed(head.label)} {esc_trimmed(head.show(value))} '
                 f'<span class="evreg-reason">({summary})</span></summary>'
                 + table(_corner(row_axes[1:], col_axes), col_heads, group, html)
                 + "</details>"

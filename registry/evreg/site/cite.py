@@ -1,0 +1,235 @@
+"""The citation path: every measured number and every piece of record text as readers see it.
+
+``Pages`` is the catalog (``evreg.site.data.Catalog``) with the page being rendered (where it is published, the trust
+line stated once for a grid). Every number that states a measurement goes through ``Pages.cite`` (a sample in its
+own table through ``Pages.sample``, a chart's point through ``Pages.dot``); record prose goes through
+``Pages.prose`` (escaped text plus resolved citations).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections import Counter
+from collections.abc import Iterator
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from evreg.claims import citations
+from evreg.core.vocab import states as state_vocab
+from evreg.records.models import NAME_KEYS, claims_in
+from evreg.site import charts
+from evreg.site.data import Catalog
+from evreg.site.html import Cell, Page, attr, esc, m_anchor, sample_anchor
+
+TRUST_LABELS = ("", "", "hardware ", "runtime ")
+"""How a tooltip names a part of a trust line when it gives only some of them."""
+
+
+class Pages(Catalog):
+    """The catalog as the pages read it, and the page being rendered: the citation path of its numbers and text."""
+
+    def __init__(self, db: Path) -> None:
+        super().__init__(db)
+        self.base = ""
+        self.here = ""  # the URL path of the page being rendered (relative to the site root)
+        self.said: tuple[str, str, str, str] | None = None  # the trust line stated once for the grid being rendered
+        self._titles: dict[tuple[str, tuple[str, str, str, str] | None], str] = {}
+
+    # -- the citation path ----------------------------------------------------------------
+
+    def m_url(self, mid: str, anchor: str = "") -> str:
+        """The URL of a measurement's section (or, with ``anchor``, of one of its samples' rows) on its page:
+        ``packets/PACKET/#m-ID``, or ``families/FAMILY/measurements/#m-ID`` for one filed in no packet."""
+        home = self.home.get(mid, "measurements/")
+        frag = m_anchor(mid, anchor)
+        return f"#{frag}" if home == self.here else f"{self.base}{home}#{frag}"
+
+    def trust(self, mid: str) -> str:
+        """What a reader needs beside a measured number (plain text, a citation's tooltip): the measurement's
+        state, its packet's grades, hardware and runtime."""
+        return " · ".join(self.trust_parts(mid))
+
+    def trust_line(self, mid: str) -> str:
+        """The same as HTML, for the line under a measurement's heading (hardware and runtime are names)."""
+        state, grades, hardware, runtime = self.trust_parts(mid)
+        return f"{esc(state)} · {esc(grades)} · {self.text(hardware, 'hardware')} · {self.text(runtime, 'runtime')}"
+
+    @contextlib.contextmanager
+    def stated(self, page: Page, mids: list[str], what: str) -> Iterator[None]:
+        """Render a grid or chart citing ``mids``: the trust line (state, grades, hardware, runtime) most of its
+        numbers share is stated once above it, and a number's tooltip gives only the parts of its own line that
+        differ (``trust_tip``; a tooltip per cell was a sixth of the 100k site's coverage pages)."""
+        lines = Counter(self.trust_parts(mid) for mid in mids if mid in self.measurements)
+        if lines:
+            state, grades, hardware, runtime = said = lines.most_common(1)[0][0]
+            shared = (
+                f"{esc(state)} · {esc(grades)} · {self.text(hardware, 'hardware')} · {self.text(runtime, 'runtime')}"
+            )
+            page.p(f"Every {what} links to its measurement; unless its tooltip says otherwise, it is {shared}.")
+            self.said = said
+        try:
+            yield
+        finally:
+            self.said = None
+
+    def trust_tip(self, mid: str) -> str:
+        """A number's trust line for its tooltip: in full, or under a line stated once (``stated``) only the parts of
+        its own that differ, hardware and runtime named."""
+        if self.said is None:
+            return self.trust(mid)
+        own = self.trust_parts(mid)
+        return " · ".join(  # "hardware not recorded" names itself
+            part if part.startswith(label) else label + part
+            for label, part, said in zip(TRUST_LABELS, own, self.said, strict=True)
+            if part != said
+        )
+
+    def cite(
+        self,
+        mid: str,
+        metric: str,
+        index: int | None = None,
+        x: float | None = None,
+        decimals: int | None = None,
+        unit: bool = True,
+        flags: frozenset[str] = frozenset(),
+        tooltip: bool = True,
+    ) -> str:
+        """The one way a measured number reaches a page: resolved, formatted and linked. ``tooltip=False`` where
+        the number's state, grade, hardware and runtime are visible beside it (a comparison table's row)."""
+        c = citations.citation(mid, metric, index, x, decimals, unit, flags)
+        resolved = self._resolve(c)
+        if isinstance(resolved, str):
+            raw = citations.citation_text(mid, metric, index, x, decimals, unit, flags)
+            return f'<mark class="evreg-unresolved" title="{attr(resolved)}">{attr(raw)}</mark>'
+        href = self.m_url(mid, sample_anchor(metric, citations.selector(index, x)))
+        # Beside every number: its state, grade, hardware and runtime (a tooltip on hover, shown on keyboard
+        # focus by the stylesheet); a number in its own measurement's section stands under that line already, and
+        # in a grid the tooltip gives only what differs from the parts the grid states once (``Pages.stated``).
+        title = self._title(mid) if tooltip and not href.startswith("#") else ""
+        return f'<a class="evreg-cite" href="{href}"{title}>{escape(resolved.text)}</a>'
+
+    def _title(self, mid: str) -> str:
+        """The title attribute of a citation of ``mid`` (its trust line; under a stated line, what differs), made
+        once per measurement and stated line: a comparison page cites 500,000 numbers at 100,000 measurements."""
+        key = (mid, self.said)
+        if (title := self._titles.get(key)) is None:
+            tip = self.trust_tip(mid)
+            title = self._titles[key] = f' title="{attr(tip if self.said else mid + " · " + tip)}"' if tip else ""
+        return title
+
+    def _resolve(self, c: citations.Form | citations.CitationError) -> Any:
+        """One citation resolved against the measurements (``citations.resolve``), or why it is not."""
+        return str(c) if isinstance(c, citations.CitationError) else citations.resolve(c, self.measurements)
+
+    def sample(self, mid: str, metric: str, index: int | None = None, x: float | None = None) -> Cell:
+        """A stored sample or point in its own measurement's table: the number, resolved and formatted as a citation
+        of it is, in a cell carrying the anchor every citation of it links to (a link there would point at itself)."""
+        c = citations.citation(mid, metric, index, x)
+        resolved = self._resolve(c)
+        if isinstance(resolved, str):
+            raw = citations.citation_text(mid, metric, index, x)
+            return Cell("", f'<mark class="evreg-unresolved" title="{attr(resolved)}">{attr(raw)}</mark>')
+        anchor = m_anchor(mid, sample_anchor(metric, citations.selector(index, x)))
+        return Cell(f' class="evreg-sample" id="{anchor}"', escape(resolved.text))
+
+    def dot(self, mid: str, metric: str, index: int | None, x: float | None, xv: float, v: float) -> charts.Dot:
+        """A chart's point of a sample or series point: linked to its row, its value and trust line in its tooltip."""
+        href = self.m_url(mid, sample_anchor(metric, citations.selector(index, x)))
+        if href.startswith("#"):  # in the measurement's own chart: each value and its anchor are in the table below it
+            return charts.Dot(xv, v, "", "")
+        text = citations.format_value(v, metric)
+        tip = self.trust_tip(mid)
+        return charts.Dot(xv, v, href, f"{mid}: {text}" + (f" · {tip}" if tip else ""))
+
+    def prose(self, text: Any, key: str = "", cell: bool = False) -> str:
+        """Record prose (under ``key``): escaped text, citations resolved and linked, typed figures marked as orphans
+        (``evreg.records.models.claims_in``: in a name, a memory size is part of the name; in a coverage ``cell``, a
+        bare decimal is a value of the arm), as validation finds them."""
+        if not isinstance(text, str):
+            return ""
+        out, last = [], 0
+        for c in citations.parse(text):
+            if isinstance(c, citations.CitationError):
+                continue
+            out.append(self.literal(text[last : c.start], key, cell))
+            out.append(self.form(c))
+            last = c.end
+        out.append(self.literal(text[last:], key, cell))
+        return "".join(out)
+
+    def form(self, c: citations.Form) -> str:
+        """One figure form as readers see it: a linked citation, or a setting, quote or derived figure marked as
+        what it is (not a measurement, quoted from evidence, computed from two stored values)."""
+        if isinstance(c, citations.Citation):
+            shown = self.cite(c.measurement, c.metric, c.index, c.x, c.decimals, c.unit, c.flags)
+            if "compare" in c.flags:
+                shown += ' <small class="evreg-compare">(a comparison: another scope\'s run)</small>'
+            return shown
+        if isinstance(c, citations.Setting):
+            title = "A specification or setting, not a measurement"
+            return f'<span class="evreg-setting" title="{title}">{esc(c.text)}</span>'
+        if isinstance(c, citations.Quote):
+            title = f"Quoted from this record's evidence file at {c.locator} (re-read by validation)"
+            return f'<span class="evreg-quote" title="{attr(title)}">{esc(c.text)}</span>'
+        resolved = citations.resolve(c, self.measurements)
+        if isinstance(resolved, str):
+            return f'<mark class="evreg-unresolved" title="{attr(resolved)}">{esc(c.raw)}</mark>'
+        verb = "change from" if c.op == "change" else "ratio to"
+        title = (
+            f"Derived: {c.a.measurement}.{c.a.metric}{c.a.selector} {verb} {c.b.measurement}.{c.b.metric}{c.b.selector}"
+        )
+        if self.said is not None:  # under a stated line (``stated``): what of its two measurements' lines differs
+            for mid in dict.fromkeys((c.a.measurement, c.b.measurement)):
+                title += f"; {mid}: {tip}" if (tip := self.trust_tip(mid)) else ""
+        href = self.m_url(c.a.measurement, sample_anchor(c.a.metric, c.a.selector))
+        return f'<a class="evreg-derived" href="{href}" title="{attr(title)}">{esc(resolved.text)}</a>'
+
+    def text(self, value: Any, key: str = "") -> str:
+        """Any stored value under ``key`` as readers see it: a string as prose (every string a record holds is
+        prose unless it is a token, ``evreg.records.models.is_prose``) -- a name's memory size is part of the name --,
+        anything else as its JSON."""
+        if not isinstance(value, str):
+            return esc(json.dumps(value, ensure_ascii=False))
+        if key in NAME_KEYS:
+            return f'<span class="evreg-name">{self.prose(value, key)}</span>'
+        return self.prose(value)
+
+    def literal(self, text: str | None, key: str = "", cell: bool = False) -> str:
+        """Text with no citations (under ``key``, in a coverage ``cell`` or not): escaped, typed figures marked as
+        orphans."""
+        text = text or ""
+        out, last = [], 0
+        for fig in claims_in(key, text, cell):
+            out.append(esc(text[last : fig.start]))
+            out.append(
+                f'<mark class="evreg-orphan" title="A typed figure, not a citation: a baselined defect of '
+                f'the source data">{esc(text[fig.start : fig.end])}</mark>'
+            )
+            last = fig.end
+        out.append(esc(text[last:]))
+        return "".join(out)
+
+    # -- small pieces ---------------------------------------------------------------------------
+
+    def link(self, kind: str, rid: str, text: str | None = None) -> str:
+        if kind == "measurement":
+            return f'<a href="{esc(self.m_url(rid))}">{esc(text or rid)}</a>'
+        folder = {"packet": "packets", "family": "families"}[kind]
+        return f'<a href="{self.base}{folder}/{esc(rid)}/">{esc(text or rid)}</a>'
+
+    def state(self, state: str, meaning: bool = True) -> str:
+        """A state's badge; its meaning on hover, unless a legend beside it says it (a grid's cells)."""
+        title = f' title="{escape(state_vocab().get(state, {}).get("meaning", ""))}"' if meaning else ""
+        return f'<span class="evreg-state evreg-state-{escape(state)}"{title}>{escape(state)}</span>'
+
+    def grade_badge(self, axis: str, grade: dict[str, Any] | None) -> str:
+        if not grade:
+            return ""
+        name = "EVID" if axis == "evidence" else "CAP"
+        return (
+            f'<span class="evreg-grade evreg-grade-{escape(str(grade.get("grade")))}" '
+            f'title="{esc(grade.get("scope", ""))}">{name} {esc(grade.get("grade"))}</span>'
+        )
