@@ -32,7 +32,7 @@ def _on_page(root: Path, text: str, page: str = PAGE) -> list[Finding]:
 
 
 def _refused(text: str, extensions: list[Any] = EXTENSIONS) -> bool:
-    """What validation's rendered-page check (claims._rendered_page) reports of a page, without the registry."""
+    """What validation's rendered-page check (site_pages._rendered_page) reports of a page, without the registry."""
     content = markdown.to_html(text, extensions)
     tags = markdown.html_tags(content)
     return bool(

@@ -14,9 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import within
-from evreg.claims import figures, markdown, scope
+from evreg.claims import figures, htmlscan, markdown, scope
 from evreg.core import jsonio
-from evreg_rules import claims
+from evreg_rules import site_pages
 
 N = 100_000
 
@@ -104,8 +104,8 @@ def test_every_value_is_located_at_its_text(value: Any, indent: int | None) -> N
 
 def test_a_stylesheet_string_of_backslashes() -> None:
     """Each backslash of a CSS string could be read two ways: exponential (34 backslashes took 2.8 s)."""
-    assert within(lambda: list(claims._CSS_STRING.finditer('a"' + "\\" * N))) == []
-    strings = [m.group(2) for m in claims._CSS_STRING.finditer(r"""content: "52 \"x\" ms"; b: 'it\'s' "a\\" """)]
+    assert within(lambda: list(htmlscan.CSS_STRING.finditer('a"' + "\\" * N))) == []
+    strings = [m.group(2) for m in htmlscan.CSS_STRING.finditer(r"""content: "52 \"x\" ms"; b: 'it\'s' "a\\" """)]
     assert strings == [r"52 \"x\" ms", r"it\'s", "a\\\\"]
 
 
@@ -178,5 +178,5 @@ def test_a_page_of_many_figures_not_typed_as_shown() -> None:
     """Each finding of a page was located by a search of every line (``&#52; ms`` shows ``4 ms``, typed nowhere):
     36 s. Now 20 findings of a code are located and one more counts the rest."""
     page = "".join(f"&#{48 + n % 10}; ms\n\n" for n in range(20_000))
-    found = within(lambda: list(claims._rendered_page("site/x.md", page, ["tables"])))
+    found = within(lambda: list(site_pages._rendered_page("site/x.md", page, ["tables"])))
     assert len(found) == 21 and found[-1].message == "... and 19980 more orphan-number findings on this page"

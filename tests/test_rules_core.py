@@ -331,7 +331,7 @@ def test_schema_drift(reg: Reg) -> None:
     ],
 )
 def test_runtime_identity_is_parsed(claimed: str, measured: str, same: bool) -> None:
-    from evreg_rules.scope import runtime_matches
+    from evreg.claims.scope import runtime_matches
 
     assert runtime_matches(claimed, {"runtime": measured}) is same
 

@@ -7,13 +7,34 @@ finds these rules through the ``evreg.rules`` entry point (``RULES``).
 from __future__ import annotations
 
 from evreg.check.rules import Rule
-from evreg_rules import claims, evidence, history, lab, lab_coverage, plausibility, references, structure
+from evreg_rules import (
+    coverage,
+    evidence,
+    featured,
+    grades,
+    history,
+    lab,
+    lab_coverage,
+    plausibility,
+    promotion,
+    prose,
+    references,
+    site_pages,
+    structure,
+    views,
+)
 
 RULES: list[Rule] = [
     *structure.RULES,
     *references.RULES,
     *evidence.RULES,
-    *claims.RULES,
+    *prose.RULES,
+    *site_pages.RULES,
+    *featured.RULES,
+    *promotion.RULES,
+    *grades.RULES,
+    *coverage.RULES,
+    *views.RULES,
     *plausibility.RULES,
     *lab.RULES,
     *lab_coverage.RULES,

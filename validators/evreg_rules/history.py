@@ -9,6 +9,7 @@ from functools import partial
 from typing import Any
 
 from evreg.check.rules import Rule
+from evreg.claims.scope import differing
 from evreg.core.evidence import parse_ref
 from evreg.core.findings import Code, Finding, Severity
 from evreg.core.jsonio import canonical
@@ -16,7 +17,6 @@ from evreg.core.layout import BASELINE, PACKETS, id_key
 from evreg.core.vocab import promotable
 from evreg.records.models import revisions_of
 from evreg.store import MEASUREMENT_KINDS, Document, Registry
-from evreg_rules.scope import packet_scope_mismatches
 
 REWRITE = Code(
     "history-rewrite",
@@ -351,7 +351,7 @@ def _raised_grades(change: Change) -> Iterator[Finding]:
 
 
 def _in_packet_scope(packet: dict[str, Any], run: Document) -> bool:
-    return not packet_scope_mismatches(packet, run.data)
+    return not differing(packet, run.data)
 
 
 def _of_revision(revision: str, run: Document) -> bool:

@@ -3,7 +3,7 @@ of matrices and contracts, and on every cell (untested ones too) the scope its s
 (revision, artifact, quantization, speculator), the packet and estimate it links, the evidence a
 screened or quarantined cell needs, and the point a ``point_x`` cell shows.
 
-``claims`` already checks a cell against the measurement it cites (state, promotability, scope) and
+``coverage`` already checks a cell against the measurement it cites (state, promotability, scope) and
 that matrices and contracts are complete; these rules add what a cell says beyond that."""
 
 from __future__ import annotations
@@ -17,15 +17,15 @@ from typing import Any
 from evreg.check.rules import UNIT, Rule
 from evreg.claims import citations
 from evreg.claims.coverage import cell_key, expand, merge
+from evreg.claims.scope import mismatches, runtime_matches
 from evreg.core import jsonio
 from evreg.core.findings import Code, Finding, join_pointer
 from evreg.core.vocab import metrics as vocab_metrics
 from evreg.store import Document, Registry
-from evreg_rules.claims import SIDEWAYS
 from evreg_rules.index import FamilyIndex, Index, index
 from evreg_rules.lab import LAB_FIELD, SELECTOR, SELECTOR_KEY, lab_family, selector_problems
+from evreg_rules.promotion import SIDEWAYS
 from evreg_rules.references import DANGLING, MISMATCH
-from evreg_rules.scope import packet_scope_mismatches, runtime_matches
 
 CELL_EVIDENCE = Code(
     "cell-evidence-invalid",
@@ -164,7 +164,7 @@ def _links(cell: Cell, ix: Index) -> None:
             )
         m_doc = ix.measurements.get(f.get("evidence_id") or "")
         if m_doc is not None and packet.valid and m_doc.valid:
-            for why in packet_scope_mismatches(packet.data, m_doc.data):
+            for why in mismatches(packet.data, m_doc.data, claim_name="the packet"):
                 cell.at(
                     SIDEWAYS,
                     "evidence_id",

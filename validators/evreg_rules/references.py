@@ -6,13 +6,13 @@ from collections.abc import Iterator
 from typing import Any
 
 from evreg.check.rules import UNIT, Rule
+from evreg.claims.scope import parse_runtime
 from evreg.core import codes
 from evreg.core.evidence import parse_ref
 from evreg.core.findings import Code, Finding, join_pointer
 from evreg.core.layout import LIST_OF_KIND
 from evreg.store import MEASUREMENT_KINDS, Document, Registry
 from evreg_rules.index import FamilyIndex, Index, index
-from evreg_rules.scope import parse_runtime
 
 DANGLING = Code(
     "dangling-reference",

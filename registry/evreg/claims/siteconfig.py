@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from evreg.claims import figures
 from evreg.core import codes
 from evreg.core.containment import SITE_DIR, outside_repository, unsafe_files
+from evreg.core.findings import join_pointer
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -120,7 +121,7 @@ def _nav_titles(nav: Any, pointer: str) -> Iterator[tuple[str, str]]:
     """(JSON pointer, title) of every title in a MkDocs ``nav`` (a list of pages, titled pages and sections)."""
     for i, item in enumerate(nav if isinstance(nav, list) else []):
         for title, value in item.items() if isinstance(item, dict) else []:
-            at = f"{pointer}/{i}/" + str(title).replace("~", "~0").replace("/", "~1")
+            at = pointer + join_pointer(i, str(title))
             yield at, str(title)
             yield from _nav_titles(value, at)
 

@@ -25,7 +25,7 @@ from evreg.claims import scope
 from evreg.core import codes, jsonio
 from evreg.core.errors import Refused
 from evreg.core.evidence import TEXT_NUMBER, decode
-from evreg.core.findings import Finding, Severity
+from evreg.core.findings import Finding, Severity, escape_token, unescape_token
 from evreg.core.layout import record_path, slug
 from evreg.store import MEASUREMENT_KINDS
 
@@ -204,8 +204,8 @@ def forbid_citation_markers(value: Any, file: str) -> None:
                 "remove the braces from the source text, then import again",
             )
         if isinstance(node, dict):
-            stack.extend((f"{pointer}/{str(k).replace('~', '~0').replace('/', '~1')}", v) for k, v in node.items())
-            stack.extend((f"{pointer}/{str(k).replace('~', '~0').replace('/', '~1')}", k) for k in node)
+            stack.extend((f"{pointer}/{escape_token(k)}", v) for k, v in node.items())
+            stack.extend((f"{pointer}/{escape_token(k)}", k) for k in node)
         elif isinstance(node, list):
             stack.extend((f"{pointer}/{i}", v) for i, v in enumerate(node))
 
@@ -331,7 +331,7 @@ class Source:
         m = re.fullmatch(r"/(\d+)/([^/]+)(/\d+)?", pointer)
         if m is None:
             return None
-        key = '"' + m.group(2).replace("~1", "/").replace("~0", "~") + '"'
+        key = '"' + unescape_token(m.group(2)) + '"'
         hits = [n for n, line in enumerate(self.text.splitlines()) if re.search(re.escape(key) + r"\s*:", line)]
         row = int(m.group(1))
         if row >= len(hits):
@@ -346,7 +346,7 @@ NUMBER_IN_TEXT = TEXT_NUMBER
 
 def _nth_number(line: str, pointer: str) -> int | None:
     """Which number of ``line`` (1-based) is the value at ``pointer`` (``/key`` or ``/key/index``)."""
-    tokens = [t.replace("~1", "/").replace("~0", "~") for t in pointer.strip("/").split("/")]
+    tokens = [unescape_token(t) for t in pointer.strip("/").split("/")]
     m = re.search(r'"' + re.escape(tokens[0]) + r'"\s*:\s*', line)
     if m is None:
         return None

@@ -1,0 +1,143 @@
+"""The hand-written pages under site/ and the site's stylesheets: citations and orphan figures line by line in the
+Markdown, and in what a reader is shown (the page as Python-Markdown renders it, its front matter as MkDocs reads it,
+the text stylesheets show), no script, no style and no hand-written citation markup. ``evreg.claims.htmlscan``
+reads the pages and stylesheets; this module makes the findings."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from evreg.check.rules import Rule
+from evreg.claims import htmlscan, markdown
+from evreg.claims.siteconfig import site_extensions
+from evreg.core import codes
+from evreg.core.containment import PAGE_SUFFIXES, SITE_DIR, regular_files
+from evreg.core.findings import Code, Finding
+from evreg.core.jsonio import MAX_RECORD_BYTES
+from evreg.store import Registry
+from evreg_rules.index import index
+from evreg_rules.prose import MAX_PER_FIELD, form_problems
+
+PAGE_HTML = Code(
+    "site-html-unsafe",
+    "Script in a hand-written page",
+    "Hand-written pages are Markdown and may hold HTML, but nothing that runs in a reader's browser: no script, "
+    "frame, object, embed or form elements, no event-handler attributes, no javascript: or data: URLs.",
+    "Describe the behaviour in text, or link to a page; the site ships no page-specific script.",
+    '<a href="javascript:alert(1)">x</a>',
+)
+PAGE_STYLE = Code(
+    "site-style-unsafe",
+    "Style in a hand-written page",
+    "A style element or attribute in a hand-written page can show text no check reads (CSS content and attr()) or "
+    "hide text the checks do read (a figure's unit set in a zero-size font), so a reader could see a figure that "
+    "validation never saw.",
+    "Drop the style; the site's own stylesheet styles every page.",
+    '52.3<span style="font-size:0">x</span> tok/s',
+)
+FORGED = Code(
+    "citation-forged",
+    "Citation markup written by hand",
+    "Only the renderer emits citation markup: it resolves the measurement, formats the value and links it. A "
+    "hand-written element with the citation classes (evreg-cite, evreg-orphan, evreg-unresolved) would show "
+    "a typed number styled as a receipt, and the build's orphan check trusts that markup.",
+    "Write the citation {{ m:ID.METRIC[INDEX] }}; the renderer makes the markup.",
+    '<span class="evreg-cite">52.3 tok/s</span>',
+)
+
+
+def check_site_pages(registry: Registry) -> Iterator[Finding]:
+    """Citations, orphan figures and script of the hand-written pages under site/: citations line by line in the
+    Markdown, everything a reader is shown in the page as Python-Markdown renders it (what the build publishes), its
+    front matter as MkDocs reads it, and the text the stylesheets under site/ show."""
+    measurements = index(registry).measurement_data
+    if registry.source.label != "working tree":
+        return
+    root = Path(registry.root)
+    extensions = site_extensions(root)
+    for rel in regular_files(root, SITE_DIR, PAGE_SUFFIXES):
+        page = root / rel
+        if page.stat().st_size > MAX_RECORD_BYTES:
+            size = page.stat().st_size
+            message = f"hand-written page of {size} bytes is over the {MAX_RECORD_BYTES} byte limit"
+            yield codes.FILE_TOO_LARGE.at(rel, "", message, "split the page")
+            continue
+        text = page.read_text("utf-8", errors="replace")
+        yield from _front_matter(rel, text)
+        for n, line in markdown.prose(text):
+            for code, message in form_problems(line, "the page", measurements):
+                yield _on_page(code, rel, n, 1, message)
+        yield from _rendered_page(rel, text, extensions)
+    yield from _site_styles(root)
+
+
+def _front_matter(rel: str, text: str) -> Iterator[Finding]:
+    """Figures in a page's YAML front matter as MkDocs reads it (``htmlscan.front_matter_figures``)."""
+    for key, figure in htmlscan.front_matter_figures(text):
+        message = f"figure {figure!r} in the front matter's {key!r} of a hand-written page is not a citation"
+        yield _on_page(codes.ORPHAN_NUMBER, rel, *htmlscan.Where(text)(str(key)), message)
+
+
+def _site_styles(root: Path) -> Iterator[Finding]:
+    """Stylesheets under site/ (``extra_css``): what their ``content`` shows is read like a page's text (a string's
+    figures are orphans), and text taken from elsewhere (``attr()``, ``counter()``) is refused."""
+    for rel in regular_files(root, SITE_DIR, ".css"):
+        lines = (root / rel).read_text("utf-8", errors="replace").split("\n")
+        for n, line in enumerate(lines, 1):
+            for column, pulled in htmlscan.css_pulls(line):
+                message = f"{pulled!r} in a stylesheet shows text no check reads"
+                yield _on_page(PAGE_STYLE, rel, n, column, message)
+            for column, figure in htmlscan.css_string_figures(line):
+                message = f"figure {figure!r} in a stylesheet's string is shown on pages and is not a citation"
+                yield _on_page(codes.ORPHAN_NUMBER, rel, n, column, message)
+
+
+_TAG_FINDINGS = {
+    htmlscan.FORGED: (FORGED, "hand-written citation markup: only the renderer makes it"),
+    htmlscan.SCRIPT: (PAGE_HTML, "{piece!r} on a hand-written page could run script in a reader's browser"),
+    htmlscan.STYLE: (PAGE_STYLE, "{piece!r} on a hand-written page can show or hide text no check reads"),
+}
+"""The code and message of each kind of tag ``htmlscan.unsafe_tags`` finds."""
+
+
+def _rendered_page(rel: str, text: str, extensions: list[Any]) -> Iterator[Finding]:
+    """What the page shows once rendered (its citations left out, as the build's are): figures, table columns in a
+    unit, citation markup and script (in the tags Python-Markdown writes, not in code it shows as text). At most
+    ``MAX_PER_FIELD`` findings of a code are located in the page, the rest counted in one more (locating each is a
+    search of the page's lines: a page of 100,000 figures not typed as shown took minutes)."""
+    content = htmlscan.rendered(text, extensions)
+    counts: Counter[Code] = Counter()
+
+    def at(code: Code, where: htmlscan.Where, piece: str, message: str) -> Iterator[Finding]:
+        counts[code] += 1
+        if counts[code] <= MAX_PER_FIELD:
+            yield _on_page(code, rel, *where(piece), message)
+
+    where = htmlscan.Where(text)
+    for kind, piece in htmlscan.unsafe_tags(content):
+        code, message = _TAG_FINDINGS[kind]
+        yield from at(code, where, piece, message.format(piece=piece))
+    where = htmlscan.Where(text)
+    for figure in [*markdown.html_figures(content), *markdown.attribute_figures(content)]:
+        message = f"figure {figure!r} on a hand-written page is not a citation"
+        yield from at(codes.ORPHAN_NUMBER, where, figure, message)
+    where = htmlscan.Where(text)
+    for figure, column, unit in markdown.column_figures(content):
+        message = f"figure {figure!r} under the column {column!r} (in {unit}) is not a citation"
+        yield from at(codes.ORPHAN_NUMBER, where, figure, message)
+    for code, n in counts.items():
+        if n > MAX_PER_FIELD:
+            yield _on_page(code, rel, 1, 1, f"... and {n - MAX_PER_FIELD} more {code.code} findings on this page")
+
+
+def _on_page(code: Code, file: str, line: int, column: int, message: str) -> Finding:
+    """A finding of ``code`` at a line and column of a hand-written page, with the code's own hint."""
+    return code.at(file, "", message, line=line, column=column)
+
+
+RULES = [
+    Rule("site-citations", (PAGE_HTML, PAGE_STYLE, FORGED), check_site_pages),
+]
