@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import LAB_MANIFEST, REPO, F, Reg, evreg
+from evreg.core import gitcmd
 from evreg.core.layout import DEFAULT_DB
 from evreg.store import MEASUREMENT_KINDS, load
 
@@ -163,7 +164,7 @@ def test_a_fresh_catalog_is_checked_from_its_folders_record_and_every_change_sti
     reg.put(f"{F}/pkt/measurements/run-2.json", reg.read(RUN) | {"id": "run-2"})  # untracked, validated
     db = reg.root / DEFAULT_DB
     db.parent.mkdir()  # as after a first catalog: making build/ changes the root folder, after the stamp
-    time.sleep(catalogfile.TRUSTED_AGE_NS / 1e9 + 0.1)  # folders old enough to vouch for their names
+    time.sleep(gitcmd.TRUSTED_AGE_NS / 1e9 + 0.1)  # folders old enough to vouch for their names
     assert q(reg.root, "SELECT count(*) n FROM measurements") == [{"n": 3}]
     meta = catalogfile.read_meta(db) or {}
     assert meta.get("stamp_folder_times") and f"{F}/pkt/measurements" in meta["stamp_folders"].split("\0")

@@ -11,11 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import importlib.metadata
-import importlib.util
 import json
 import os
-import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -24,6 +21,7 @@ from typing import Any
 
 import duckdb
 
+from evreg.core import codebase, gitcmd
 from evreg.core.errors import Refused
 
 MAX_STAMPED_CHANGES = 1000
@@ -32,43 +30,9 @@ MAX_STAMPED_CHANGES = 1000
 _CHECKED_FOLDERS = ("packets/", "site/", "schema/")
 """Where validation reads files: an ignored folder inside one of them gets no stamp (its files are not listed)."""
 
-TRUSTED_AGE_NS = 2_000_000_000
-"""A folder's change time vouches for its names only once it is this much older than the listing it
-stands for: file system clocks are coarse, so a name added in the same tick would leave it unchanged."""
-
 _STATUS = ("status", "--porcelain=v1", "-z")
 _STAT_EXACT = ("-c", "core.trustctime=true", "-c", "core.checkStat=default")
 """Git compares every stat field (change time, inode, size, modification time) whatever the user's config says."""
-
-
-def _spawn(root: Path, *args: str) -> subprocess.Popen[bytes] | None:
-    try:
-        return subprocess.Popen(["git", *args], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    except OSError:
-        return None
-
-
-def _output(proc: subprocess.Popen[bytes] | None) -> bytes | None:
-    if proc is None:
-        return None
-    out = proc.communicate()[0]
-    return out if proc.returncode == 0 else None
-
-
-def code_digest() -> str:
-    """The code a catalog's content comes from: every module and vocabulary of ``evreg`` and of each
-    installed rule pack (found through its entry point without importing it), and pydantic's version."""
-    h = hashlib.sha256(importlib.metadata.version("pydantic").encode())
-    folders = {Path(__file__).parents[1]}
-    for ep in importlib.metadata.entry_points(group="evreg.rules"):
-        spec = importlib.util.find_spec(ep.value.split(":")[0].split(".")[0])
-        if spec is not None and spec.origin:
-            folders.add(Path(spec.origin).parent)
-    for folder in sorted(folders):
-        for path in sorted([*folder.rglob("*.py"), *folder.rglob("*.json")]):
-            if "__pycache__" not in path.parts:
-                h.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
-    return h.hexdigest()
 
 
 @dataclass
@@ -125,19 +89,20 @@ def _value(root: Path, head: bytes, tracked: list[bytes], others: list[bytes]) -
         h.update(entry + b"\n")
         path = entry[3:].split(b"\0")[0].decode("utf-8", "surrogateescape")
         h.update(_content_hash(root / path).encode() + b"\n")
-    return hashlib.sha256(h.hexdigest().encode() + code_digest().encode()).hexdigest()
+    return hashlib.sha256(h.hexdigest().encode() + codebase.digest().encode()).hexdigest()
 
 
 def take(root: Path, db: Path) -> Stamp | None:
     """What the registry's work tree and the code are now, without reading a record: the commit, every
     path git reports as changed, untracked or ignored (but ``build/`` and the catalog ``db``) with its
-    content's hash, and ``code_digest``; with the record that lets ``fresh`` check it again cheaply.
+    content's hash, and the code's digest (``codebase.digest``); with the record that lets ``fresh`` check
+    it again cheaply.
     None outside git, with an ignored folder where validation reads, or with more than
     ``MAX_STAMPED_CHANGES`` such paths: then the catalog is checked the full way."""
     started = time.time_ns()  # before git lists: a name added meanwhile leaves a folder newer than this
-    head = _output(_spawn(root, "rev-parse", "--verify", "--quiet", "HEAD"))
-    status = _output(
-        _spawn(root, *_STAT_EXACT, *_STATUS, "--untracked-files=all", "--ignored=matching", *_pathspec(root, db))
+    head = gitcmd.output(gitcmd.spawn(root, "rev-parse", "--verify", "--quiet", "HEAD"))
+    status = gitcmd.output(
+        gitcmd.spawn(root, *_STAT_EXACT, *_STATUS, "--untracked-files=all", "--ignored=matching", *_pathspec(root, db))
     )
     parts = _entries(status) if status is not None else None
     if head is None or parts is None:
@@ -193,7 +158,7 @@ def _record(root: Path, others: list[bytes], started: int) -> dict[str, str]:
     try:
         folders = _folders(root, others)
         times = _times(root, folders)
-        if times is None or times[1] > started - TRUSTED_AGE_NS:
+        if times is None or times[1] > started - gitcmd.TRUSTED_AGE_NS:
             return {}
         return {
             "stamp_others": json.dumps([e.decode("utf-8") for e in others]),
@@ -210,11 +175,11 @@ def _quick(root: Path, db: Path, meta: dict[str, str]) -> str | None:
     since they were listed; None when that cannot be shown."""
     if not all(meta.get(k) for k in ("stamp_folder_times", "stamp_folders", "stamp_others")):
         return None
-    head = _spawn(root, "rev-parse", "--verify", "--quiet", "HEAD")
-    status = _spawn(root, *_STAT_EXACT, *_STATUS, "--untracked-files=no", *_pathspec(root, db))
+    head = gitcmd.spawn(root, "rev-parse", "--verify", "--quiet", "HEAD")
+    status = gitcmd.spawn(root, *_STAT_EXACT, *_STATUS, "--untracked-files=no", *_pathspec(root, db))
     times = _times(root, meta["stamp_folders"].split("\0"))  # while git stats the tracked files
     same = times is not None and times[0] == meta["stamp_folder_times"]
-    head_out, status_out = _output(head), _output(status)
+    head_out, status_out = gitcmd.output(head), gitcmd.output(status)
     if not same or head_out is None or status_out is None:
         return None
     parts = _entries(status_out)

@@ -12,7 +12,6 @@ dangling references and an edited evidence file's hash mismatches in untouched f
 from __future__ import annotations
 
 import contextlib
-import subprocess
 from collections import Counter
 from pathlib import Path
 
@@ -22,6 +21,7 @@ import pydantic
 from evreg.check import rules as engine
 from evreg.check.results import ResultCache, load_commit, load_worktree
 from evreg.check.rules import Report, Rule
+from evreg.core import gitcmd
 from evreg.core.findings import Finding
 from evreg.core.jsonio import write_atomic
 from evreg.core.layout import CACHE_DIR
@@ -105,15 +105,15 @@ def base_findings(root: Path, sha: str, pack: list[Rule], cache: ResultCache | N
     return findings
 
 
-def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=False)
+def _git(root: Path, *args: str) -> tuple[int, bytes]:
+    done = gitcmd.run(root, *args)
+    return (128, b"") if done is None else (done.returncode, done.stdout)
 
 
 def _unborn(root: Path) -> bool:
     """A git repository with no commit yet (outside a repository, ``--base`` is an error, as for any REV)."""
     return (
-        _git(root, "rev-parse", "--git-dir").returncode == 0
-        and _git(root, "rev-parse", "--verify", "--quiet", "HEAD").returncode != 0
+        _git(root, "rev-parse", "--git-dir")[0] == 0 and _git(root, "rev-parse", "--verify", "--quiet", "HEAD")[0] != 0
     )
 
 
@@ -125,4 +125,4 @@ def _own_cache(root: Path) -> bool:
     parts = Path(CACHE_DIR).parts
     if any((root.joinpath(*parts[:i])).is_symlink() for i in range(1, len(parts) + 1)):
         return False
-    return not _git(root, "ls-files", "--", top).stdout.strip()
+    return not _git(root, "ls-files", "--", top)[1].strip()

@@ -20,7 +20,6 @@ import contextlib
 import hashlib
 import inspect
 import os
-import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-import pydantic
 
 from evreg.check.rules import Rule, UnitResult
+from evreg.core import codebase, gitcmd
 from evreg.core.findings import Finding
 from evreg.core.jsonio import write_atomic
 from evreg.core.layout import CACHE_DIR, PACKETS, place_keys, place_of, unit_of
@@ -39,26 +38,10 @@ from evreg.store.registry import from_entries, refused
 from evreg.store.sources import GitTree, Source, TooManyFiles, file_limit, list_entries, open_source
 
 
-def validation_sources(rules: list[Rule]) -> list[Path]:
-    """Every file whose content can change a validation's result: the modules of ``evreg`` (subpackages
-    included: the store and the formats are code that validates) and of each rule's package, and the
-    vocabularies."""
-    folders = {Path(__file__).parents[1]}
-    folders.update(Path(inspect.getfile(r.check)).parent for r in rules)
-    return [
-        path
-        for folder in sorted(folders)
-        for path in sorted([*folder.rglob("*.py"), *folder.glob("vocab/*.json")])
-        if "__pycache__" not in path.parts
-    ]
-
-
 def code_version(rules: list[Rule]) -> str:
-    """Changes whenever the code or data that validates changes (``validation_sources``), or pydantic's version."""
-    h = hashlib.sha256(pydantic.VERSION.encode())
-    for path in validation_sources(rules):
-        h.update(str(path.name).encode() + b"\0" + path.read_bytes())
-    return h.hexdigest()
+    """Changes whenever the code or data that validates changes: ``evreg``, the installed rule packs and
+    the packages of the rules given (``codebase.digest``)."""
+    return codebase.digest(Path(inspect.getfile(r.check)).parent for r in rules)
 
 
 def _volatile(dep: str, registry: Registry) -> bool:
@@ -213,10 +196,6 @@ class ResultCache:
 
 # -- which units changed, from git and folder times ---------------------------------------------
 
-TRUSTED_AGE_NS = 2_000_000_000
-"""A folder's modification time vouches for its names only once it is this old: file
-system clocks are coarse, so a file added in the same tick would leave it unchanged."""
-
 
 @dataclass
 class WorktreeState:
@@ -236,7 +215,7 @@ def folder_times(root: Path, unit: str) -> dict[str, int] | None:
         folder = stack.pop()
         try:
             mtime = os.stat(root / folder).st_mtime_ns
-            if now - mtime < TRUSTED_AGE_NS:
+            if now - mtime < gitcmd.TRUSTED_AGE_NS:
                 return None
             out[folder] = mtime
             with os.scandir(root / folder) as listing:
@@ -252,20 +231,6 @@ def _same_folders(root: Path, times: dict[str, int]) -> bool:
         return all(os.stat(base + folder).st_mtime_ns == mtime for folder, mtime in times.items())
     except OSError:
         return False
-
-
-def _spawn(root: Path, *commands: list[str]) -> list[subprocess.Popen[bytes]] | None:
-    try:
-        return [subprocess.Popen(c, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) for c in commands]
-    except OSError:
-        return None
-
-
-def _collect(procs: list[subprocess.Popen[bytes]] | None) -> list[bytes] | None:
-    if procs is None:
-        return None
-    outs = [p.communicate()[0] for p in procs]
-    return None if any(p.returncode for p in procs) else outs
 
 
 def _vouched(root: Path, units: set[str], cache: ResultCache | None) -> set[str]:
@@ -316,10 +281,10 @@ def _untracked(root: Path, unknown: list[str]) -> tuple[set[str], dict[str, dict
     units: set[str] = set()
     if unknown:
         spec = [PACKETS] if len(unknown) > 100 else [f"{PACKETS}/{u}" for u in unknown]
-        others = _collect(_spawn(root, ["git", "ls-files", "--others", "-z", "--", *spec]))
+        others = gitcmd.output(gitcmd.spawn(root, "ls-files", "--others", "-z", "--", *spec))
         if others is None:
             return None
-        for raw in others[0].split(b"\0"):
+        for raw in others.split(b"\0"):
             if raw:
                 path = os.fsdecode(raw)
                 units.add(unit_of(path))
@@ -340,20 +305,20 @@ def git_state(root: Path, cache: ResultCache | None = None) -> WorktreeState | N
     packets = root / PACKETS
     if packets.is_symlink() or not packets.is_dir():
         return None
-    procs = _spawn(
-        root,
-        ["git", "rev-parse", "--show-toplevel"],
-        ["git", "ls-tree", "-z", "HEAD", "--", f"{PACKETS}/"],
-        ["git", "--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=no", "--", PACKETS],
-    )
+    procs = [
+        gitcmd.spawn(root, "rev-parse", "--show-toplevel"),
+        gitcmd.spawn(root, "ls-tree", "-z", "HEAD", "--", f"{PACKETS}/"),
+        gitcmd.spawn(
+            root, "--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=no", "--", PACKETS
+        ),
+    ]
     # While git compares file stat data, read the cache and check folder times.
     with os.scandir(packets) as listing:
         on_disk = {e.name for e in listing if e.is_dir(follow_symlinks=False)}
     vouched = _vouched(root, on_disk, cache)
-    outs = _collect(procs)
-    if outs is None:
+    top, tree, status = (gitcmd.output(p) for p in procs)
+    if top is None or tree is None or status is None:
         return None
-    top, tree, status = outs
     if Path(os.fsdecode(top.strip())).resolve() != root.resolve():
         return None
     committed = _committed_trees(tree)

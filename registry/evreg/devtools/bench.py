@@ -23,6 +23,7 @@ from typing import Any
 
 import orjson
 
+from evreg.core import codebase
 from evreg.core.jsonio import canonical
 from evreg.core.layout import PACKETS
 from evreg.devtools.realshape import MEASUREMENT_KINDS, generate, templates
@@ -403,9 +404,7 @@ def precompile() -> None:
     (0.75 s CPU per validation process measured here), which no installed user pays."""
     import compileall
 
-    from evreg.check import results, rules
-
-    for folder in sorted({p.parent for p in results.validation_sources(rules.discover())}):
+    for folder in sorted({p.parent for p in codebase.sources()}):
         compileall.compile_dir(folder, quiet=1, maxlevels=0)
 
 

@@ -6,14 +6,13 @@ from __future__ import annotations
 import hashlib
 import os
 import posixpath
-import subprocess
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from evreg.core import jsonio
+from evreg.core import gitcmd, jsonio
 from evreg.core.containment import outside_repository
 from evreg.core.errors import Refused
 from evreg.core.layout import PACKETS
@@ -182,12 +181,14 @@ class GitTree:
         wanted = [(p, self._blobs[p]) for p in paths if p in self._blobs and p not in self._fetched]
         if len(wanted) < 2:
             return
-        out = subprocess.run(
-            ["git", f"--git-dir={self.repo.git_dir}", "cat-file", "--batch"],
-            input="".join(f"{sha}\n" for _, sha in wanted).encode(),
-            capture_output=True,
-            check=False,
-        ).stdout
+        done = gitcmd.run(
+            None,
+            f"--git-dir={self.repo.git_dir}",
+            "cat-file",
+            "--batch",
+            stdin="".join(f"{sha}\n" for _, sha in wanted).encode(),
+        )
+        out = done.stdout if done is not None else b""
         pos = 0
         for path, _sha in wanted:
             end = out.find(b"\n", pos)
@@ -221,30 +222,26 @@ class GitTree:
         patterns = "\n".join(sorted({n for n in needles if n})).encode()
         if not patterns:
             return set()
-        done = subprocess.run(
-            [
-                "git",
-                f"--git-dir={self.repo.git_dir}",
-                "-c",
-                "color.ui=never",
-                "grep",
-                "-l",
-                "-z",
-                "-a",
-                "-F",
-                "--no-color",
-                "--no-textconv",
-                "-f",
-                "-",
-                self.commit.hexsha,
-                "--",
-                f"{under}/",
-            ],
-            input=patterns,
-            capture_output=True,
-            check=False,
+        done = gitcmd.run(
+            None,
+            f"--git-dir={self.repo.git_dir}",
+            "-c",
+            "color.ui=never",
+            "grep",
+            "-l",
+            "-z",
+            "-a",
+            "-F",
+            "--no-color",
+            "--no-textconv",
+            "-f",
+            "-",
+            self.commit.hexsha,
+            "--",
+            f"{under}/",
+            stdin=patterns,
         )
-        if done.returncode not in (0, 1):
+        if done is None or done.returncode not in (0, 1):
             return None
         prefix = f"{self.commit.hexsha}:{under}/".encode()
         names = [p for p in done.stdout.split(b"\0") if p]
