@@ -360,3 +360,15 @@ def test_revisions_declared_as_model_variants_are_revisions(reg: Reg) -> None:
     reg.edit(f"{F}/family.json", lambda d: d["model_variants"].append(dict(sibling)))
     [dup] = only(reg.findings(), "duplicate-id")
     assert dup.pointer == "/model_variants/1/id"
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [("Q4_K_M", "q4-k-m", True), ("F16", "FP16", True), ("BF16", "FP16", False), ("Q4_K_M", "Q4_K_S", False)],
+)
+def test_one_quantization_however_spelled(a: str, b: str, same: bool) -> None:
+    """Importers and stored records compare quantizations by this one rule."""
+    from evreg.claims.scope import differing, same_quantization
+
+    assert same_quantization(a, b) is same
+    assert (differing({"quantization": a}, {"quantization": b}, ("quantization",)) == []) is same

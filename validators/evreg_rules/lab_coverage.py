@@ -17,7 +17,7 @@ from typing import Any
 from evreg.check.rules import UNIT, Rule
 from evreg.claims import citations
 from evreg.claims.coverage import cell_key, expand, merge
-from evreg.claims.scope import mismatches, runtime_matches
+from evreg.claims.scope import mismatches, runtime_matches, same_quantization
 from evreg.core import jsonio
 from evreg.core.findings import Code, Finding, join_pointer
 from evreg.core.vocab import metrics as vocab_metrics
@@ -140,8 +140,11 @@ def _packet_disagreements(sel: dict[str, Any], packet: dict[str, Any]) -> Iterat
     for key in ("revision", "artifact_id"):
         if key in sel and packet.get(key) != sel[key]:
             yield f"{key} {shown(key)}, the cell {sel[key]!r}"
+    got = packet.get("quantization")
     for key in ("quantization", "variant"):
-        if key in sel and packet.get("quantization") != sel[key]:
+        want = sel.get(key)
+        same = isinstance(got, str) and isinstance(want, str) and same_quantization(got, want)
+        if key in sel and not same and got != want:
             yield f"quantization {shown('quantization')}, the cell's {key} {sel[key]!r}"
     if isinstance(sel.get("runtime"), str) and not runtime_matches(sel["runtime"], packet):
         yield f"runtime {shown('runtime')}, the cell {sel['runtime']!r}"

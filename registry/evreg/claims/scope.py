@@ -145,6 +145,16 @@ def _topology_message(claim: Mapping[str, Any], evidence: Mapping[str, Any], cla
     return f"topology {tp} is not {claim_name}'s {'no stated' if want is None else want} cards"
 
 
+_QUANT_ALIASES = {"f16": "fp16"}
+
+
+def same_quantization(a: str, b: str) -> bool:
+    """One quantization however it is spelled: case, separators and ``F16``/``FP16`` aside (``Q4_K_M`` is
+    ``q4-k-m``; ``Q4_K_M`` is not ``Q4_K_S``)."""
+    x, y = (re.sub(r"[^a-z0-9]", "", q.lower()) for q in (a, b))
+    return _QUANT_ALIASES.get(x, x) == _QUANT_ALIASES.get(y, y)
+
+
 def _differs(key: str, claim: Mapping[str, Any], evidence: Mapping[str, Any]) -> bool:
     if key == "topology":
         want, got = topology(claim), topology(evidence)
@@ -158,6 +168,8 @@ def _differs(key: str, claim: Mapping[str, Any], evidence: Mapping[str, Any]) ->
         return not runtime_matches(want, evidence)
     if key == "hardware":
         return not (isinstance(want, str) and isinstance(got, str) and same_hardware(want, got))
+    if key == "quantization" and isinstance(want, str) and isinstance(got, str):
+        return not same_quantization(want, got)
     return bool(want != got)
 
 

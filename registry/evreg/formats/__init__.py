@@ -513,10 +513,6 @@ def _tokens(text: str) -> list[str]:
     return re.findall(r"[a-z0-9]+", text.lower())
 
 
-def _canon_quant(text: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", text.lower())
-
-
 GGUF_QUANT = re.compile(r"(?i)(?:^|[-_.:])(i?q\d(?:_[a-z0-9]+)*|bf16|f16|f32|fp16|fp8|nvfp4|mxfp4)(?=[-_.:]|$)")
 """A quantization word in a model file or served name, after ``-``, ``_``, ``.`` or a tag's ``:`` (Ollama's and
 llama-server's ``llama-3.2-3b-instruct-gguf:q4_k_m``)."""
@@ -532,12 +528,6 @@ def quantization_of_name(name: str) -> str | None:
         return hits[-1].upper()
     words = [w for w in re.split(r"[-_.:]", base.lower()) if w in QUANT_WORDS]
     return words[-1].upper() if words else None
-
-
-def _same_quant(a: str, b: str) -> bool:
-    x, y = _canon_quant(a), _canon_quant(b)
-    aliases = {"f16": "fp16", "bf16": "bf16", "fp16": "fp16"}
-    return aliases.get(x, x) == aliases.get(y, y)
 
 
 def _same_model(named: str, target: Target) -> bool:
@@ -577,7 +567,7 @@ def scope_conflicts(target: Target, found: FileIdentity) -> list[tuple[str, str]
         repos = " or ".join(str(r) for r in (target.weights.get("repository"), target.artifact.get("repository")) if r)
         out.append(("model", f"{found.said('model')} model {found.model!r} is not the packet's weights ({repos})"))
     declared_q = p.get("quantization") or target.artifact.get("quantization")
-    if found.quantization and declared_q and not _same_quant(found.quantization, str(declared_q)):
+    if found.quantization and declared_q and not scope.same_quantization(found.quantization, str(declared_q)):
         out.append(
             (
                 "quantization",
