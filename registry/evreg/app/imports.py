@@ -13,6 +13,7 @@ from evreg.check import pipeline
 from evreg.core.errors import Refused
 from evreg.core.findings import Finding
 from evreg.formats import Importer, Plan
+from evreg.store import writer
 
 __all__ = ["Imported", "Importer", "Plan", "import_file", "importer", "importer_names", "plan"]
 
@@ -94,7 +95,7 @@ def import_file(root: Path, planned: Plan, overwrite: bool = False) -> Imported:
     """Write ``planned`` (from ``plan``) and validate: refused, with nothing written, when it would change an
     existing file (a published observation never; another record only with ``overwrite``)."""
     before = {_key(f) for f in pipeline.validate(root)[1].findings} if planned.files else set()
-    result = formats.write_plan(root, planned, overwrite)
+    result = writer.write(root, planned.files, overwrite=overwrite)
     if result.conflicts:
         raise _conflicts(result)
     report = pipeline.validate(root)[1]
@@ -106,9 +107,9 @@ def import_file(root: Path, planned: Plan, overwrite: bool = False) -> Imported:
     return Imported(planned.notes, result.written, result.unchanged, shown, summary, older)
 
 
-def _conflicts(result: formats.WriteResult) -> Refused:
+def _conflicts(result: writer.WriteResult) -> Refused:
     lines = [f"exists with other content: {path}" for path in result.conflicts]
-    published = [p for p in result.conflicts if any(folder in f"/{p}" for folder in formats.PUBLISHED)]
+    published = [p for p in result.conflicts if writer.published(p)]
     if published:
         lines.append(
             f"import refused: {len(published)} published measurements, closures or evidence files would change; "

@@ -14,7 +14,7 @@ from evreg.core import jsonio
 from evreg.core.errors import Refused
 from evreg.core.layout import PACKETS, PAGES_DIR, id_problem, record_path
 from evreg.records.models import revisions_of
-from evreg.store import MEASUREMENT_KINDS, Registry, load
+from evreg.store import MEASUREMENT_KINDS, Registry, load, writer
 
 
 class ScaffoldRefused(Refused, ValueError):
@@ -30,14 +30,14 @@ def _ids(**ids: str) -> None:
 
 def write_new(root: Path, path: str, record: dict[str, Any]) -> None:
     """Write a record that does not exist yet (atomic, canonical)."""
-    if (root / path).exists():
+    if writer.write(root, {path: jsonio.canonical(record)}, create=True).conflicts:
         raise ScaffoldRefused(f"{path} exists already; nothing was written")
-    jsonio.write_atomic(root / path, jsonio.canonical(record))
 
 
 def replace(root: Path, path: str, record: dict[str, Any]) -> None:
-    """Write a changed version of an existing record (atomic, canonical)."""
-    jsonio.write_atomic(root / path, jsonio.canonical(record))
+    """Write a changed version of an existing record (atomic, canonical); never a published observation."""
+    if writer.write(root, {path: jsonio.canonical(record)}, overwrite=True).conflicts:
+        raise ScaffoldRefused(f"{path} is a published observation: add a record that supersedes it")
 
 
 def family(family_id: str, name: str, revision: str, repository: str, commit: str | None) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """Importers and exporters for outside formats.
 
 An importer reads one file and returns the records it maps to (``Plan``);
-the CLI writes them with ``write_plan`` and then reports what ``validate``
+the application writes them with ``store.writer`` and then reports what ``validate``
 finds. Importers write what they read: they refuse only input they cannot
 parse or map (with findings), and never fix, drop or invent data.
 
@@ -64,39 +64,6 @@ class Plan:
                 [codes.DUPLICATE_ID.at(path, "", f"two input records map to {path}", "ids must be unique per kind")]
             )
         self.files[path] = content
-
-
-@dataclass
-class WriteResult:
-    written: list[str] = field(default_factory=list)
-    unchanged: list[str] = field(default_factory=list)
-    conflicts: list[str] = field(default_factory=list)
-
-
-PUBLISHED = ("/measurements/", "/closures/", "/evidence/")
-"""Folders whose files are published observations: never rewritten by an import, even with ``overwrite``."""
-
-
-def write_plan(root: Path, plan: Plan, overwrite: bool = False) -> WriteResult:
-    """Write a plan atomically per file. Nothing is written when any target exists with other content
-    (no silent overwrite); ``overwrite`` replaces such files, except measurements, closures and evidence:
-    a published observation changes only by a new record that supersedes it."""
-    result = WriteResult()
-    for path, content in plan.files.items():
-        target = root / path
-        protected = not overwrite or any(folder in f"/{path}" for folder in PUBLISHED)
-        if protected and target.exists() and target.read_bytes() != content:
-            result.conflicts.append(path)
-    if result.conflicts:
-        return result
-    for path, content in sorted(plan.files.items()):
-        target = root / path
-        if target.exists() and target.read_bytes() == content:
-            result.unchanged.append(path)
-            continue
-        jsonio.write_atomic(target, content)
-        result.written.append(path)
-    return result
 
 
 @dataclass(frozen=True)
