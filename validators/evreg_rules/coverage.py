@@ -14,7 +14,7 @@ from evreg.claims.scope import has, selector_value
 from evreg.core.findings import Code, Finding, join_pointer
 from evreg.store import Document, Registry
 from evreg_rules.index import index
-from evreg_rules.promotion import NON_PROMOTABLE, SIDEWAYS
+from evreg_rules.promotion import NON_PROMOTABLE, SIDEWAYS, promotion_fields
 from evreg_rules.prose import UNRESOLVED
 
 MEASURED = ("lab-measured", "community-measured")
@@ -79,7 +79,8 @@ def _cell_against(
         )
     why = index(registry).why_not_promotable(m, m_doc.place.family) if state in MEASURED else None
     if why:
-        yield NON_PROMOTABLE.at(doc, f"{pointer}/evidence_id", f"a {state} cell cites {evidence_id!r}: {why}")
+        message = f"a {state} cell cites {evidence_id!r}: {why}"
+        yield NON_PROMOTABLE.at(doc, f"{pointer}/evidence_id", message, fields=promotion_fields(evidence_id, m, why))
     point_x = cell.get("point_x")
     if point_x is not None and not any(p.get("x") == point_x for p in m.get("points") or []):
         yield UNRESOLVED.at(
@@ -96,7 +97,7 @@ def _cell_against(
                 doc,
                 f"{pointer}/evidence_id",
                 f"cell selects {key} = {want!r}, but {evidence_id!r} has {shown}",
-                SIDEWAYS.hint,
+                fields={"evidence": evidence_id, key: f"{shown} for {want!r}"},
             )
 
 

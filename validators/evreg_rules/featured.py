@@ -12,7 +12,7 @@ from evreg.claims import citations, scope
 from evreg.core.findings import Code, Finding
 from evreg.store import Document, Registry
 from evreg_rules.index import Index, index
-from evreg_rules.promotion import NON_PROMOTABLE, SIDEWAYS
+from evreg_rules.promotion import NON_PROMOTABLE, SIDEWAYS, promotion_fields, scope_fields
 
 UNBOUND = Code(
     "featured-unbound",
@@ -84,12 +84,12 @@ def _packet_featured(doc: Document, ix: Index) -> Iterator[Finding]:
         yield problem
         return
     yield from _copied_exactly(doc, fm, value, m)
-    for why in scope.mismatches(doc.data, m, claim_name="the packet"):
+    for key, why in scope.mismatched(doc.data, m, claim_name="the packet"):
         yield SIDEWAYS.at(
             doc,
             "/featured_metric/measurement_id",
             f"featured measurement {m['id']!r}: {why}",
-            SIDEWAYS.hint,
+            fields=scope_fields(m["id"], doc.data, m, (key,)),
         )
     reason = ix.why_not_promotable(m, doc.place.family)
     if reason:
@@ -97,7 +97,7 @@ def _packet_featured(doc: Document, ix: Index) -> Iterator[Finding]:
             doc,
             "/featured_metric/measurement_id",
             f"featured measurement {m['id']!r} cannot be a headline: {reason}",
-            NON_PROMOTABLE.hint,
+            fields=promotion_fields(m["id"], m, reason),
         )
 
 
@@ -119,15 +119,16 @@ def _family_result(
             f"{base}/measurement_id",
             f"featured result cites {m_doc.id!r} of revision {m_doc.data['revision']!r}, "
             f"but the family's headline speaks for revision {claimed!r} ({source})",
-            SIDEWAYS.hint,
+            fields={"evidence": m_doc.id, "revision": f"{m_doc.data['revision']!r} for {claimed!r}"},
         )
     if fr.get("role") == "hero" and not m_doc.place.packet and primary is not None:
-        for why in scope.mismatches(primary.data, m_doc.data, claim_name=f"primary packet {primary.id!r}"):
+        for key, why in scope.mismatched(primary.data, m_doc.data, claim_name=f"primary packet {primary.id!r}"):
             yield SIDEWAYS.at(
                 doc,
                 f"{base}/measurement_id",
                 f"the family's hero {m_doc.id!r} is not of the scope the headline speaks for: {why}",
-                "A hero speaks for the primary packet, or for the packet whose folder holds its measurement; "
+                fields=scope_fields(m_doc.id, primary.data, m_doc.data, (key,)),
+                hint="A hero speaks for the primary packet, or for the packet whose folder holds its measurement; "
                 "feature a run of that scope.",
             )
     if m_doc.place.family != doc.id:
@@ -135,7 +136,7 @@ def _family_result(
             doc,
             f"{base}/measurement_id",
             f"featured result cites {m_doc.id!r} of family {m_doc.place.family!r}",
-            SIDEWAYS.hint,
+            fields={"evidence": m_doc.id, "family": str(m_doc.place.family)},
         )
     reason = ix.why_not_promotable(m_doc.data, m_doc.place.family)
     if reason:
@@ -143,7 +144,7 @@ def _family_result(
             doc,
             f"{base}/measurement_id",
             f"featured measurement {m_doc.id!r} cannot be featured: {reason}",
-            NON_PROMOTABLE.hint,
+            fields=promotion_fields(m_doc.id, m_doc.data, reason),
         )
 
 

@@ -15,7 +15,7 @@ from evreg.core.jsonio import canonical
 from evreg.core.vocab import load as load_vocab
 from evreg.store import Document, Registry
 from evreg_rules.index import index
-from evreg_rules.promotion import SIDEWAYS
+from evreg_rules.promotion import SIDEWAYS, scope_fields
 
 GRADE = Code(
     "grade-unsupported",
@@ -114,8 +114,8 @@ def check_grades(registry: Registry) -> Iterator[Finding]:
                 doc,
                 "/grades/evidence/evidence",
                 f"grade evidence {m.data['evidence']!r} is measurement {m.id!r} of another scope: {why}",
-                SIDEWAYS.hint,
-                Severity.WARNING,
+                severity=Severity.WARNING,
+                fields=scope_fields(m.id, doc.data, m.data),
             )
         in_scope = [m for m in in_scope if not scope.differing(doc.data, m.data)]
         checks = rubric_checks(registry, doc, in_scope)
@@ -133,7 +133,7 @@ def check_grades(registry: Registry) -> Iterator[Finding]:
                 f"EVID {letter} requires {', '.join(failed)}, which the {len(in_scope)} attached "
                 f"in-scope measurements do not show; they support "
                 f"{'EVID ' + supported if supported else 'no grade'}",
-                GRADE.hint,
+                fields={"grade": letter, "missing": ", ".join(failed), "supported": supported or "none"},
             )
 
 

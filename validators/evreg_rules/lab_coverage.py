@@ -17,14 +17,14 @@ from typing import Any
 from evreg.check.rules import UNIT, Rule
 from evreg.claims import citations
 from evreg.claims.coverage import cell_key, expand, merge
-from evreg.claims.scope import mismatches, runtime_matches, same_quantization
+from evreg.claims.scope import mismatched, runtime_matches, same_quantization
 from evreg.core import jsonio
 from evreg.core.findings import Code, Finding, join_pointer
 from evreg.core.vocab import metrics as vocab_metrics
 from evreg.store import Document, Registry
 from evreg_rules.index import FamilyIndex, Index, index
 from evreg_rules.lab import LAB_FIELD, SELECTOR, SELECTOR_KEY, lab_family, selector_problems
-from evreg_rules.promotion import SIDEWAYS
+from evreg_rules.promotion import SIDEWAYS, scope_fields
 from evreg_rules.references import DANGLING, MISMATCH
 
 CELL_EVIDENCE = Code(
@@ -85,9 +85,11 @@ class Cell:
     derive_label: bool = False
     out: dict[tuple[str, str, str], Finding] = field(default_factory=dict)
 
-    def at(self, code: Code, key: str, message: str, selector: bool = False) -> None:
+    def at(
+        self, code: Code, key: str, message: str, selector: bool = False, fields: dict[str, str] | None = None
+    ) -> None:
         pointer = (self.selector_ptr if selector else self.field_ptr).get(key, self.field_ptr.get("", ""))
-        self.out.setdefault((code.code, pointer, message), code.at(self.doc, pointer, message))
+        self.out.setdefault((code.code, pointer, message), code.at(self.doc, pointer, message, fields=fields))
 
 
 # -- one cell -------------------------------------------------------------------------------
@@ -167,12 +169,13 @@ def _links(cell: Cell, ix: Index) -> None:
             )
         m_doc = ix.measurements.get(f.get("evidence_id") or "")
         if m_doc is not None and packet.valid and m_doc.valid:
-            for why in mismatches(packet.data, m_doc.data, claim_name="the packet"):
+            for key, why in mismatched(packet.data, m_doc.data, claim_name="the packet"):
                 cell.at(
                     SIDEWAYS,
                     "evidence_id",
                     f"the cell's evidence {m_doc.id!r} is not of the scope of the packet it links "
                     f"({packet.id!r}): {why}",
+                    fields=scope_fields(m_doc.id, packet.data, m_doc.data, (key,)) | {"packet": packet.id},
                 )
     estimate = ix.estimates.get(f.get("estimate_id") or "")
     if estimate is not None:

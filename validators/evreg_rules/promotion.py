@@ -32,9 +32,27 @@ NON_PROMOTABLE = Code(
 )
 
 
-def _value(record: dict[str, Any], key: str) -> Any:
-    """A scope key as a record states it (``None``: unstated); topology as cards, TP or topologies."""
-    return scope.topology(record) if key == "topology" else record.get(key)
+def scope_fields(
+    evidence_id: Any, claim: dict[str, Any], evidence: dict[str, Any], keys: tuple[str, ...] = scope.SCOPE_KEYS
+) -> dict[str, str]:
+    """What a sideways promotion is about (a finding's fields): the evidence, and for each scope key it differs
+    on, its value beside the claim's."""
+    fields = {"evidence": str(evidence_id)}
+    for key in scope.differing(claim, evidence, keys):
+        fields[key] = f"{scope.stated(evidence, key)!r} for {scope.stated(claim, key)!r}"
+    return fields
+
+
+def promotion_fields(evidence_id: Any, data: dict[str, Any], reason: str) -> dict[str, str]:
+    """What a non-promotable promotion is about (a finding's fields): the evidence and what makes it so."""
+    fields = {"evidence": str(evidence_id), "state": str(data.get("state"))}
+    if data.get("measurement_class"):
+        fields["measurement_class"] = str(data["measurement_class"])
+    if data.get("retired"):
+        fields["retired"] = "yes"
+    if reason.startswith("it is superseded"):
+        fields["superseded"] = "yes"
+    return fields
 
 
 def check_placement(registry: Registry) -> Iterator[Finding]:
@@ -49,8 +67,8 @@ def check_placement(registry: Registry) -> Iterator[Finding]:
             continue
         # a key stated on one side only differs: a run stripped of its quantization or hardware is not the packet's
         for key in scope.differing(packet.data, doc.data):
-            if _value(doc.data, key) is None:
-                theirs = _value(packet.data, key)
+            if scope.stated(doc.data, key) is None:
+                theirs = scope.stated(packet.data, key)
                 shown = f"{theirs} cards" if key == "topology" and isinstance(theirs, int) else repr(theirs)
                 why = f"it states no {key} (the packet's: {shown})"
             else:
@@ -59,9 +77,10 @@ def check_placement(registry: Registry) -> Iterator[Finding]:
                 doc,
                 scope.pointer(doc.data, key),
                 f"measurement {doc.id!r} is filed in packet {packet.id!r}'s folder but {why}",
-                "State the run's own identity (importers: `--hardware`, `--runtime`, `--cards`), and move it to the "
-                "family's measurements/ folder if it is a comparison or control run, or into the folder of the packet "
-                "whose scope it has.",
+                fields=scope_fields(doc.id, packet.data, doc.data, (key,)) | {"packet": packet.id},
+                hint="State the run's own identity (importers: `--hardware`, `--runtime`, `--cards`), and move it to "
+                "the family's measurements/ folder if it is a comparison or control run, or into the folder of the "
+                "packet whose scope it has.",
             )
 
 

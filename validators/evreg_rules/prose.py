@@ -34,21 +34,29 @@ MAX_PER_FIELD = 20
 hostile field of a million bad citations costs one pass, not a million findings."""
 
 
-def _field_problems(text: str, field: str, measurements: Any, cell: bool = False) -> Iterator[tuple[Code, str]]:
-    """(code, message) of every unresolved citation and orphan figure in one prose string."""
+Problem = tuple[Code, str, dict[str, str]]
+"""A finding's code, message and fields (what it is about), before it is placed."""
+
+
+def _field_problems(text: str, field: str, measurements: Any, cell: bool = False) -> Iterator[Problem]:
+    """(code, message, fields) of every unresolved citation and orphan figure in one prose string."""
     yield from form_problems(text, field, measurements)
     for fig in claims_in(field, text, cell):
-        yield codes.ORPHAN_NUMBER, f"figure {fig.text!r} in {field} is not a citation"
+        yield codes.ORPHAN_NUMBER, f"figure {fig.text!r} in {field} is not a citation", _about(fig.text, field)
 
 
-def form_problems(text: str, field: str, measurements: Any) -> Iterator[tuple[Code, str]]:
-    """(code, message) of the citations, settings, quotes and derived figures of one prose string (a field, or a
+def _about(figure: str, field: str) -> dict[str, str]:
+    return {"figure": figure, "field": field}
+
+
+def form_problems(text: str, field: str, measurements: Any) -> Iterator[Problem]:
+    """(code, message, fields) of the citations, settings, quotes and derived figures of one prose string (a field, or a
     line of a hand-written page) that do not stand: unresolved, a setting holding a rate, a share or a metric's value,
     a figure typed partly outside a setting or quote, a unit typed after a citation shown without its own. Quotes
     are re-read by the evidence rules."""
     for c in citations.parse(text):
         if isinstance(c, citations.CitationError):
-            yield UNRESOLVED, str(c)
+            yield UNRESOLVED, str(c), {"error": str(c)}
             continue
         if isinstance(c, citations.Setting):
             for fig in figures.find_figures(c.text):
@@ -59,18 +67,20 @@ def form_problems(text: str, field: str, measurements: Any) -> Iterator[tuple[Co
                             f"setting {c.raw} holds {fig.text!r}, a measured kind of figure (a rate, share or metric): "
                             "cite the measurement instead"
                         ),
+                        _about(fig.text, field),
                     )
             if (word := figures.metric_lead(text[: c.start])) and figures.find_figures(c.text):
                 yield (
                     codes.ORPHAN_NUMBER,
                     (f"setting {c.raw} follows {word!r}: a metric's value is measured, not set; cite the measurement"),
+                    _about(c.raw, field),
                 )
             continue
         resolved = citations.resolve(c, measurements)
         if isinstance(resolved, str):
-            yield UNRESOLVED, f"citation {c.raw} {resolved}"
+            yield UNRESOLVED, f"citation {c.raw} {resolved}", {"citation": c.raw}
     for figure, why in _spilled(text):
-        yield codes.ORPHAN_NUMBER, f"figure {figure!r} in {field} {why}"
+        yield codes.ORPHAN_NUMBER, f"figure {figure!r} in {field} {why}", _about(figure, field)
 
 
 def _spilled(text: str) -> Iterator[tuple[str, str]]:
@@ -128,7 +138,8 @@ def _foreign(doc: Document, pointer: str, c: citations.Citation, measurements: A
             doc,
             pointer,
             f"the packet's prose cites {c.measurement!r} of another scope ({'; '.join(differs)}) as its own",
-            "Write the citation as a comparison ({{ m:ID.METRIC[I] | compare }}; in a derived figure, each side "
+            fields={"citation": c.raw, "evidence": c.measurement},
+            hint="Write the citation as a comparison ({{ m:ID.METRIC[I] | compare }}; in a derived figure, each side "
             "m:ID.METRIC[I]|compare), or cite a run of the packet's scope.",
         )
 
@@ -147,11 +158,13 @@ def check_citations(registry: Registry) -> Iterator[Finding]:
             if kind == "packet" and "{{" in text:
                 yield from _packet_prose(doc, pointer, text, measurements)
             counts: Counter[Code] | None = None
-            for code, message in _field_problems(text, _field_of(pointer), measurements, in_cell(kind, pointer)):
+            for code, message, fields in _field_problems(
+                text, _field_of(pointer), measurements, in_cell(kind, pointer)
+            ):
                 counts = counts if counts is not None else Counter()
                 counts[code] += 1
                 if counts[code] <= MAX_PER_FIELD:
-                    yield code.at(doc, pointer, message)
+                    yield code.at(doc, pointer, message, fields=fields)
             for code, n in (counts or {}).items():
                 if n > MAX_PER_FIELD:
                     yield code.at(doc, pointer, f"... and {n - MAX_PER_FIELD} more {code.code} findings in this field")

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from evreg.check.rules import UNIT, Rule
-from evreg.claims.scope import parse_runtime
+from evreg.claims.scope import parse_runtime, same_quantization
 from evreg.core import codes
 from evreg.core.evidence import parse_ref
 from evreg.core.findings import Code, Finding, join_pointer
@@ -79,7 +79,7 @@ class _Checker:
                     doc,
                     base or "",
                     f"revision {revision!r} has quantized artifacts, but no artifact_id says which one this is",
-                    MISMATCH.hint,
+                    fields={"revision": revision, "artifact_id": "none"},
                 )
             return
         artifact, owner = fam.artifacts[artifact_id]
@@ -88,7 +88,7 @@ class _Checker:
                 doc,
                 artifact_pointer,
                 f"artifact {artifact_id!r} belongs to revision {owner!r}, not {revision!r}",
-                MISMATCH.hint,
+                fields={"artifact_id": artifact_id, "revision": f"{owner!r} for {revision!r}"},
             )
         if not check_quantization:
             return
@@ -98,14 +98,17 @@ class _Checker:
                 doc,
                 base or "",
                 f"artifact {artifact_id!r} is named without its quantization {artifact['quantization']!r}",
-                MISMATCH.hint,
+                fields={"artifact_id": artifact_id, "quantization": f"None for {artifact['quantization']!r}"},
             )
-        elif quantization != artifact["quantization"]:
+        elif not (isinstance(quantization, str) and same_quantization(quantization, artifact["quantization"])):
             yield MISMATCH.at(
                 doc,
                 f"{base}/quantization",
                 f"quantization {quantization!r} differs from artifact {artifact_id!r}'s {artifact['quantization']!r}",
-                MISMATCH.hint,
+                fields={
+                    "artifact_id": artifact_id,
+                    "quantization": f"{quantization!r} for {artifact['quantization']!r}",
+                },
             )
 
     def measurement(self, doc: Document, pointer: str, value: Any, allow_estimate: bool = False) -> Iterator[Finding]:

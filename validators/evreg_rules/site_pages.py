@@ -68,8 +68,8 @@ def check_site_pages(registry: Registry) -> Iterator[Finding]:
         text = page.read_text("utf-8", errors="replace")
         yield from _front_matter(rel, text)
         for n, line in markdown.prose(text):
-            for code, message in form_problems(line, "the page", measurements):
-                yield _on_page(code, rel, n, 1, message)
+            for code, message, fields in form_problems(line, "the page", measurements):
+                yield _on_page(code, rel, n, 1, message, fields)
         yield from _rendered_page(rel, text, extensions)
     yield from _site_styles(root)
 
@@ -114,7 +114,7 @@ def _rendered_page(rel: str, text: str, extensions: list[Any]) -> Iterator[Findi
     def at(code: Code, where: htmlscan.Where, piece: str, message: str) -> Iterator[Finding]:
         counts[code] += 1
         if counts[code] <= MAX_PER_FIELD:
-            yield _on_page(code, rel, *where(piece), message)
+            yield _on_page(code, rel, *where(piece), message, {"text": piece})
 
     where = htmlscan.Where(text)
     for kind, piece in htmlscan.unsafe_tags(content):
@@ -133,9 +133,11 @@ def _rendered_page(rel: str, text: str, extensions: list[Any]) -> Iterator[Findi
             yield _on_page(code, rel, 1, 1, f"... and {n - MAX_PER_FIELD} more {code.code} findings on this page")
 
 
-def _on_page(code: Code, file: str, line: int, column: int, message: str) -> Finding:
+def _on_page(
+    code: Code, file: str, line: int, column: int, message: str, fields: dict[str, str] | None = None
+) -> Finding:
     """A finding of ``code`` at a line and column of a hand-written page, with the code's own hint."""
-    return code.at(file, "", message, line=line, column=column)
+    return code.at(file, "", message, line=line, column=column, fields=fields)
 
 
 RULES = [

@@ -11,7 +11,7 @@ from evreg.core.findings import Code, Finding
 from evreg.store import Registry
 from evreg_rules.coverage import STATE
 from evreg_rules.index import index
-from evreg_rules.promotion import NON_PROMOTABLE
+from evreg_rules.promotion import NON_PROMOTABLE, promotion_fields
 
 CURVE = Code(
     "curve-identity-mixed",
@@ -36,7 +36,7 @@ def check_views(registry: Registry) -> Iterator[Finding]:
                         doc,
                         ptr,
                         f"{mid!r} is an estimate; estimates are never charted",
-                        NON_PROMOTABLE.hint,
+                        fields={"evidence": mid, "kind": "estimate"},
                     )
                     continue
                 m_doc = ix.measurements.get(mid)
@@ -47,7 +47,7 @@ def check_views(registry: Registry) -> Iterator[Finding]:
                         doc,
                         ptr,
                         f"{mid!r} is quarantined and cannot be charted",
-                        NON_PROMOTABLE.hint,
+                        fields=promotion_fields(mid, m_doc.data, ""),
                     )
                 members.append((ptr, m_doc))
             states = {m.data["state"] for _, m in members}
@@ -64,7 +64,8 @@ def check_views(registry: Registry) -> Iterator[Finding]:
             for ptr, m_doc in members:
                 why = ix.why_not_promotable(m_doc.data, m_doc.place.family)
                 if why:
-                    yield NON_PROMOTABLE.at(doc, ptr, f"a joined curve shows {m_doc.id!r}: {why}")
+                    message = f"a joined curve shows {m_doc.id!r}: {why}"
+                    yield NON_PROMOTABLE.at(doc, ptr, message, fields=promotion_fields(m_doc.id, m_doc.data, why))
             first = curve_identity(members[0][1].data, x_key)
             for ptr, m_doc in members[1:]:
                 ident = curve_identity(m_doc.data, x_key)

@@ -182,19 +182,21 @@ def _baseline_entries(doc: Document, entries: list[Any]) -> tuple[_Accepted, lis
     malformed: list[Finding] = []
     accepted: _Accepted = {}
     for i, entry in enumerate(entries):
-        keys = ("code", "file", "pointer", "message", "reason")
+        keys = ("code", "file", "pointer", "reason")
         if (
             not isinstance(entry, dict)
             or not all(isinstance(entry.get(k), str) for k in keys)
             or not entry["reason"].strip()
+            or not _says_what(entry)
         ):
             malformed.append(
                 codes.SCHEMA.at(
                     doc,
                     f"/entries/{i}",
-                    "a baseline entry needs string code, file, pointer, the exact message it accepts (no wildcards) "
-                    "and a non-empty reason",
-                    "copy the finding's code, file, pointer and message; say why it is a genuine defect of the data",
+                    "a baseline entry needs string code, file, pointer, the finding's fields (an object of strings; "
+                    "or, for a finding without fields, its exact message: no wildcards) and a non-empty reason",
+                    "copy the finding's code, file, pointer and fields (`evreg validate --format json` lists them); "
+                    "say why it is a genuine defect of the data",
                 )
             )
             continue
@@ -202,11 +204,24 @@ def _baseline_entries(doc: Document, entries: list[Any]) -> tuple[_Accepted, lis
     return accepted, malformed
 
 
-def _match(accepted: _Accepted, code: str, file: str, pointer: str, message: str) -> tuple[int, dict[str, Any]] | None:
-    """The first entry that accepts a finding of ``code`` at ``file`` and ``pointer`` with ``message``:
-    an entry accepts one exact message, and never a finding whose code is not baselinable."""
+def _says_what(entry: dict[str, Any]) -> bool:
+    """An entry names the one finding it accepts: by its fields, or by its exact message."""
+    fields = entry.get("fields")
+    if fields is not None:
+        return isinstance(fields, dict) and bool(fields) and all(isinstance(v, str) for v in fields.values())
+    return isinstance(entry.get("message"), str)
+
+
+def _match(
+    accepted: _Accepted, code: str, file: str, pointer: str, message: str, fields: dict[str, str]
+) -> tuple[int, dict[str, Any]] | None:
+    """The first entry that accepts a finding of ``code`` at ``file`` and ``pointer``: an entry that gives the
+    finding's ``fields`` matches them exactly (so rewording a message keeps it accepted), one that gives a message
+    matches it exactly; never a finding whose code is not baselinable."""
     for i_e in accepted.get((code, file, pointer), ()):
-        if i_e[1]["message"] == message and code_named(code).baselinable:
+        entry = i_e[1]
+        same = entry["fields"] == fields if "fields" in entry else entry.get("message") == message
+        if same and code_named(code).baselinable:
             return i_e
     return None
 
@@ -218,7 +233,7 @@ def _marked(findings: list[Finding], accepted: _Accepted) -> tuple[list[Finding]
     out: list[Finding] = []
     used: set[int] = set()
     for f in findings:
-        match = _match(accepted, f.code, f.file, f.pointer, f.message)
+        match = _match(accepted, f.code, f.file, f.pointer, f.message, f.fields)
         if match:
             used.add(match[0])
             reason = match[1]["reason"]
@@ -239,7 +254,7 @@ def baseline_marker(registry: Registry) -> Callable[[dict[str, Any]], dict[str, 
         return lambda f: f
 
     def mark(f: dict[str, Any]) -> dict[str, Any]:
-        match = _match(accepted, f["code"], f["file"], f["pointer"], f["message"])
+        match = _match(accepted, f["code"], f["file"], f["pointer"], f["message"], f.get("fields") or {})
         return f if match is None else {**f, "baselined": True, "baseline_reason": match[1]["reason"]}
 
     return mark
@@ -311,9 +326,9 @@ def _reopened(registry: Registry, f: Finding) -> Finding:
 
 
 def apply_baseline(registry: Registry, findings: list[Finding]) -> list[Finding]:
-    """Mark findings the reviewed baseline accepts. An entry matches on code,
-    file, pointer and, when it gives one, the exact message, so a claim that
-    gets worse at the same place (say, a grade raised further) is not hidden."""
+    """Mark findings the reviewed baseline accepts. An entry matches on code, file, pointer and the finding's
+    fields (what it is about: the figure, the evidence, the grade), so a claim that gets worse at the same place
+    (say, a grade raised further) is not hidden, and a reworded message is still accepted."""
     doc = registry.document(BASELINE)
     if doc is None or not isinstance(doc.data, dict):
         return findings

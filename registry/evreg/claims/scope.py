@@ -188,6 +188,24 @@ def pointer(record: Mapping[str, Any], key: str) -> str:
     return "/topologies" if "topologies" in record else "/cards"
 
 
+def mismatched(
+    claim: Mapping[str, Any],
+    evidence: Mapping[str, Any],
+    keys: tuple[str, ...] = SCOPE_KEYS,
+    *,
+    claim_name: str = "the claim",
+) -> list[tuple[str, str]]:
+    """(key, message naming both sides) for each scope key on which the evidence differs from the claim (empty:
+    in scope). A key stated on one side and missing on the other differs."""
+    out = []
+    for key in differing(claim, evidence, keys):
+        if key == "topology":
+            out.append((key, _topology_message(claim, evidence, claim_name)))
+        else:
+            out.append((key, f"{key} {evidence.get(key)!r} is not {claim_name}'s {claim.get(key)!r}"))
+    return out
+
+
 def mismatches(
     claim: Mapping[str, Any],
     evidence: Mapping[str, Any],
@@ -195,15 +213,13 @@ def mismatches(
     *,
     claim_name: str = "the claim",
 ) -> list[str]:
-    """How the evidence's scope differs from the claim's, one message per key naming both sides (empty: in
-    scope). A key stated on one side and missing on the other differs."""
-    out = []
-    for key in differing(claim, evidence, keys):
-        if key == "topology":
-            out.append(_topology_message(claim, evidence, claim_name))
-        else:
-            out.append(f"{key} {evidence.get(key)!r} is not {claim_name}'s {claim.get(key)!r}")
-    return out
+    """The messages of ``mismatched``."""
+    return [message for _, message in mismatched(claim, evidence, keys, claim_name=claim_name)]
+
+
+def stated(record: Mapping[str, Any], key: str) -> Any:
+    """A scope key as a record states it (``None``: unstated); topology as cards, TP or topologies."""
+    return topology(record) if key == "topology" else record.get(key)
 
 
 CURVE_KEYS = (

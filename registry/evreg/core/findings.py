@@ -7,11 +7,12 @@ declared is refused when it is made, so codes and their documentation cannot dri
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
 class Severity(StrEnum):
@@ -37,6 +38,9 @@ class Finding(BaseModel):
     line: int | None = None
     column: int | None = None
     message: str
+    fields: dict[str, str] = Field(default_factory=dict)
+    """What the finding is about, as values (the figure, the field, the evidence cited...): a baseline entry
+    accepts a finding by its code, file, pointer and these fields, so rewording a message keeps it accepted."""
     hint: str = ""
     record: RecordRef | None = None
     introduced: bool | None = None
@@ -78,6 +82,8 @@ class Code:
     why: str
     hint: str
     example: str = ""
+    message: str = ""
+    """The message made from a finding's ``fields`` (``str.format`` names) when the rule gives none."""
     baselinable: bool = True
     """False for findings no baseline entry may accept (a change's own history, the baseline's own edits)."""
 
@@ -96,8 +102,13 @@ class Code:
         line: int | None = None,
         column: int | None = None,
         record: RecordRef | None = None,
+        fields: Mapping[str, Any] | None = None,
     ) -> Finding:
-        """A finding of this code in file ``where`` (a path, or a record that can place ``pointer``)."""
+        """A finding of this code in file ``where`` (a path, or a record that can place ``pointer``); its
+        ``fields`` say what it is about, and make its message when none is given (``Code.message``)."""
+        values = {k: str(v) for k, v in (fields or {}).items()}
+        if not message and self.message:
+            message = self.message.format_map(values)
         if not isinstance(where, str):
             if line is None:
                 line, column = where.position(pointer)
@@ -111,6 +122,7 @@ class Code:
             line=line,
             column=column,
             message=message,
+            fields=values,
             hint=self.hint if hint is None else hint,
             record=record,
         )
