@@ -91,14 +91,7 @@ def _packet_featured(doc: Document, ix: Index) -> Iterator[Finding]:
             f"featured measurement {m['id']!r}: {why}",
             fields=scope_fields(m["id"], doc.data, m, (key,)),
         )
-    reason = ix.why_not_promotable(m, doc.place.family)
-    if reason:
-        yield NON_PROMOTABLE.at(
-            doc,
-            "/featured_metric/measurement_id",
-            f"featured measurement {m['id']!r} cannot be a headline: {reason}",
-            fields=promotion_fields(m["id"], m, reason),
-        )
+    yield from _promotable(doc, "/featured_metric/measurement_id", m, doc.place.family, ix, "be a headline")
 
 
 def _family_result(
@@ -138,14 +131,17 @@ def _family_result(
             f"featured result cites {m_doc.id!r} of family {m_doc.place.family!r}",
             fields={"evidence": m_doc.id, "family": str(m_doc.place.family)},
         )
-    reason = ix.why_not_promotable(m_doc.data, m_doc.place.family)
+    yield from _promotable(doc, f"{base}/measurement_id", m_doc.data, m_doc.place.family, ix, "be featured")
+
+
+def _promotable(
+    doc: Document, pointer: str, m: dict[str, Any], family: str | None, ix: Index, what: str
+) -> Iterator[Finding]:
+    """A featured measurement may back a headline: not an estimate, screen, quarantined or superseded run."""
+    reason = ix.why_not_promotable(m, family)
     if reason:
-        yield NON_PROMOTABLE.at(
-            doc,
-            f"{base}/measurement_id",
-            f"featured measurement {m_doc.id!r} cannot be featured: {reason}",
-            fields=promotion_fields(m_doc.id, m_doc.data, reason),
-        )
+        message = f"featured measurement {m['id']!r} cannot {what}: {reason}"
+        yield NON_PROMOTABLE.at(doc, pointer, message, fields=promotion_fields(m["id"], m, reason))
 
 
 def _family_featured(doc: Document, ix: Index) -> Iterator[Finding]:
