@@ -22,6 +22,7 @@ import click
 
 from evreg.core.errors import EvregError
 from evreg.core.layout import CACHE_DIR, DEFAULT_DB, PACKETS
+from evreg.core.tabular import csv_cell
 from evreg.core.vocab import OBSERVED_STATES
 
 
@@ -144,7 +145,8 @@ FORMAT_OPTION = click.option(
     default="human",
     show_default=True,
     callback=_remember_format,
-    help="Output format.",
+    help="Output format: github writes workflow annotations, summary Markdown for a CI job summary; installed "
+    "packages may add more.",
 )
 
 
@@ -177,6 +179,15 @@ def validate(
 
     With PATHS, only findings in those files or folders are reported (the
     whole registry is still loaded, since references cross files).
+
+    Findings accepted in packets/baseline.json are counted in the summary line, not
+    listed (json marks them with --show-baselined; github never annotates them). With
+    --base, a finding is introduced when REV does not have it; --base HEAD in a
+    repository without a commit counts every finding as introduced.
+
+    Results are cached per family folder and reused while nothing they read has
+    changed; a cache that git tracks, or that is reached through a symlink, is never
+    used.
     """
     report = validation.validate(ctx.root, paths, base, not no_cache)
     emit(report.findings, report.summary(), fmt, show_baselined)
@@ -204,7 +215,9 @@ def explain(code: str | None) -> None:
 @click.argument("directory", required=False, type=click.Path(file_okay=False, path_type=Path))
 def init_cmd(directory: Path | None) -> None:
     """Make DIRECTORY (default: here) a registry: mkdocs.yml, site/, schema/, packets/, build/ ignored, and a git
-    repository when it is in none. Existing files are kept as they are."""
+    repository when it is in none. Existing files are kept as they are.
+
+    Running it again writes nothing. Then `evreg import` and `evreg build` work."""
     root = (directory or Path.cwd()).resolve()
     written, kept = records.init(root)
     for rel in written:
@@ -234,7 +247,10 @@ def schema_cmd(ctx: Context, check: bool) -> None:
 @click.option("--check", is_flag=True, help="List files that are not canonical; change nothing.")
 @pass_ctx
 def fmt(ctx: Context, paths: tuple[Path, ...], check: bool) -> None:
-    """Rewrite record files in canonical JSON (every field kept)."""
+    """Rewrite record files in canonical JSON (every field kept).
+
+    Canonical: kind and id first, the other keys sorted, 2-space indent, UTF-8, a trailing newline. Files are
+    written atomically; with --check nothing changes and the command exits 1 when a file is not canonical."""
     done = records.fmt(ctx.root, paths, check)
     for f in done.broken:
         click.echo(reporters.Human.finding(f))
@@ -291,8 +307,9 @@ def _table(columns: list[str], rows: list[tuple[Any, ...]]) -> str:
 def query(ctx: Context, sql: str, fmt: str, db: Path | None, as_of: str | None) -> None:
     """Run one read-only SQL statement against the catalog (rebuilt first when missing, stale or corrupt).
 
-    The query runs in a sandbox: no file or network access, no extensions, locked settings,
-    bounded memory, threads and time (see site/security.md)."""
+    One SELECT (or EXPLAIN) statement; any other is refused (exit 1, "query refused"), and an SQL
+    error exits 1 with "query failed". The query runs in a sandbox: no file or network access, no
+    extensions, locked settings, bounded memory, threads, rows and time (see site/security.md)."""
     result = catalog.query(ctx.root, sql, db, as_of)
     columns, rows = result.columns, result.rows
     if fmt == "json":
@@ -302,8 +319,8 @@ def query(ctx: Context, sql: str, fmt: str, db: Path | None, as_of: str | None) 
     elif fmt == "csv":
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
-        writer.writerow(columns)
-        writer.writerows(rows)
+        writer.writerow([csv_cell(c) for c in columns])
+        writer.writerows([csv_cell(v) for v in row] for row in rows)
         click.echo(buf.getvalue(), nl=False)
     else:
         click.echo(_table(columns, rows))
@@ -369,7 +386,19 @@ class ImportGroup(click.Group):
 
 @cli.group("import", cls=ImportGroup)
 def import_group() -> None:
-    """Bring outside data into the store."""
+    """Bring outside data into the store.
+
+    A tool's output joins an existing packet (--packet): the identity the file holds (model,
+    quantization, runtime, hardware, topology) is compared with the packet's scope, and a run of another
+    scope is refused (import-out-of-scope). What the file does not say is stated with --runtime, --cards
+    or --hardware, or stays missing (import-identity-missing). The file is copied byte-exact into the
+    packet's evidence/ with its sha256 and a locator for every number; a run that measured nothing
+    becomes a closure with its reason.
+
+    Importing the same file again changes nothing; a changed file adds records that supersede the
+    earlier ones, and --overwrite never rewrites a measurement, closure or evidence file. Every import
+    lists the files it wrote and the findings it introduced, and exits 1 when it introduced an error.
+    Importers are plugins of the evreg.formats entry point group."""
 
 
 def _import_command(importer: imports.Importer) -> click.Command:
@@ -525,7 +554,10 @@ def new_packet(
     cards: int,
     label: str | None,
 ) -> None:
-    """Scaffold packets/FAMILY/PACKET/packet.json from a revision and artifact the family declares."""
+    """Scaffold packets/FAMILY/PACKET/packet.json from a revision and artifact the family declares.
+
+    Refuses to overwrite a file, and refuses a family, revision or artifact the registry does not know; the
+    packet takes the artifact's exact quantization. Prints the next steps."""
     path = records.new_packet(
         ctx.root,
         family,
@@ -573,7 +605,9 @@ def export_group() -> None:
 @AS_OF_OPTION
 @pass_ctx
 def export_parquet(ctx: Context, out_dir: Path, db: Path | None, as_of: str | None) -> None:
-    """Write every catalog table as Parquet and JSON Lines, with SHA256SUMS."""
+    """Write every catalog table as Parquet and JSON Lines, with SHA256SUMS.
+
+    The JSON Lines are gzip-compressed (TABLE.jsonl.gz); a rerun on the same store writes the same bytes."""
     names = records.export_parquet(ctx.root, out_dir, db, as_of)
     click.echo(f"wrote {len(names)} files and SHA256SUMS to {out_dir}")
 
@@ -590,7 +624,9 @@ def export_parquet(ctx: Context, out_dir: Path, db: Path | None, as_of: str | No
 @pass_ctx
 def export_neural_download(ctx: Context, family: str | None, catalog: bool, output: Path | None) -> None:
     """Join packets/FAMILY back into one neural.download family manifest (or, with --catalog, write the
-    registry's family list as the lab's families/catalog.json)."""
+    registry's family list as the lab's families/catalog.json).
+
+    The round trip is lossless: exporting an imported manifest gives JSON equal to the input."""
     if (family is None) == (not catalog):
         raise click.UsageError("name a FAMILY, or pass --catalog (not both)")
     text = records.export_neural_download(ctx.root, family, catalog)
@@ -605,12 +641,24 @@ def export_neural_download(ctx: Context, family: str | None, catalog: bool, outp
 @cli.command()
 @click.option("--sizes", default="10000", show_default=True, help="Comma-separated measurement counts.")
 @click.option("--repeat", default=3, show_default=True, type=click.IntRange(min=1), help="Runs of each phase.")
-@click.option("--phases", help="Comma-separated phases to run (default: all).")
+@click.option(
+    "--phases",
+    help="Comma-separated phases to run (default: all): startup, validate_full, validate_fill_cache, "
+    "validate_unchanged, validate_one_measurement, validate_one_family, validate_base_head_one_measurement, "
+    "catalog, query, build, export, import.",
+)
 @click.option("--keep", type=click.Path(file_okay=False, path_type=Path), help="Keep (or reuse) the registries here.")
 @click.option("--no-adversarial", is_flag=True, help="Skip the hostile 8 MiB records.")
 def bench(sizes: str, repeat: int, phases: str | None, keep: Path | None, no_adversarial: bool) -> None:
     """Benchmark whole evreg processes on registries cloned from the real records; print JSON with
-    medians, spread, ratios to the floor and peak memory."""
+    medians, spread, ratios to the floor and peak memory.
+
+    For each size, a registry of real shape is generated (or reused from --keep) and committed to git;
+    each phase then runs --repeat times as a process of its own: start-up, every form of validation,
+    catalog, query, build, export and import. The floor is the time to read and parse every JSON file
+    under packets/; memory is the largest resident set of any process and the peak proportional set
+    size of the process tree. Unless --no-adversarial, it also times the validation of a record filled
+    to the size limit with each hostile text pattern. The site's Performance page explains the output."""
     from evreg.devtools import bench as bench_mod
 
     try:

@@ -7,7 +7,20 @@
 
   function key(td) { return td.hasAttribute("data-key") && td.getAttribute("data-key") !== "" ? td.getAttribute("data-key") : text(td); }
 
-  function csvField(value) { return /[",\r\n]/.test(value) ? '"' + value.replace(/"/g, '""') + '"' : value; }
+  /* One rule for a CSV cell, as evreg.core.tabular.csv_cell writes it: a cell a spreadsheet would read as a
+     formula (=, +, -, @ first, after any blanks or controls) gets a leading ', unless it is a plain number. */
+  var FORMULA = /^[\s\x00-\x1f\u00a0\u2000-\u200b\ufeff]*[=+\-@\uff1d\uff0b\uff0d\uff20]/;
+  var NUMBER = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+
+  function csvCell(value) {
+    var v = value == null ? "" : String(value);
+    return FORMULA.test(v) && !NUMBER.test(v) ? "'" + v : v;
+  }
+
+  function csvField(value) {
+    var v = csvCell(value);
+    return /[",\r\n]/.test(v) ? '"' + v.replace(/"/g, '""') + '"' : v;
+  }
 
   function setup(table) {
     var controls = table.closest(".evreg-scroll").previousElementSibling;
