@@ -12,6 +12,7 @@ from pathlib import Path
 from evreg.app.catalog import ensure_catalog
 from evreg.app.validation import code_docs
 from evreg.catalog import build as catalog
+from evreg.core import printing
 from evreg.core.errors import Refused, UsageProblem
 from evreg.site import build as sitebuild
 from evreg.store import workers
@@ -45,7 +46,7 @@ def build(root: Path, out: Path | None = None, as_of: str | None = None) -> Buil
     logging.getLogger("mkdocs").setLevel(logging.WARNING)
     site_started = time.perf_counter()
     # the data downloads are exported in a process of their own while the build reads the catalog
-    with workers.beside(catalog.export_tables, db, downloads) as exported:
+    with printing.escaped_logs(), workers.beside(catalog.export_tables, db, downloads) as exported:
         built = sitebuild.build_site(root, db, downloads, out, code_docs(), exported)
     if built.findings:
         raise Refused("build failed: nothing was published (see the findings above)", built.findings)

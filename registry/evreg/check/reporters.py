@@ -4,12 +4,13 @@ subclass), the way rule packs are added."""
 
 from __future__ import annotations
 
-import html
 import json
 import re
 from collections.abc import Iterator
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, ClassVar
+
+from evreg.core.printing import visible
 
 if TYPE_CHECKING:  # findings arrive made; this module stays light for the CLI's start
     from evreg.core.findings import Finding
@@ -53,24 +54,16 @@ class Human(Reporter):
     def finding(f: Finding) -> str:
         """One finding on one line (its hint and reason indented below). Control characters of file names and
         messages are escaped: a line of ours never reads as a CI workflow command or splits in two."""
-        where = _visible(f.file) + (f":{f.line}:{f.column}" if f.line else "")
-        ptr = f" at {_visible(f.pointer)}" if f.pointer else ""
+        where = visible(f.file) + (f":{f.line}:{f.column}" if f.line else "")
+        ptr = f" at {visible(f.pointer)}" if f.pointer else ""
         tag = " (baselined)" if f.baselined else ""
         intro = " (not introduced by this change)" if f.introduced is False else ""
-        text = f"{where}: {f.severity.value} [{f.code}]{tag}{intro} {_visible(f.message)}{ptr}"
+        text = f"{where}: {f.severity.value} [{f.code}]{tag}{intro} {visible(f.message)}{ptr}"
         if f.hint:
-            text += f"\n    hint: {_visible(f.hint)}"
+            text += f"\n    hint: {visible(f.hint)}"
         if f.baseline_reason:
-            text += f"\n    baselined because: {_visible(f.baseline_reason)}"
+            text += f"\n    baselined because: {visible(f.baseline_reason)}"
         return text
-
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
-
-
-def _visible(text: str) -> str:
-    """``text`` with control characters (newlines included) written as escapes."""
-    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
 class Json(Reporter):
@@ -155,8 +148,14 @@ class Summary(Reporter):
 
 
 def _cell(text: str) -> str:
-    """Text as one Markdown table cell: HTML-escaped, on one line, its pipes escaped."""
-    return html.escape(" ".join(text.split())).replace("|", "\\|")
+    """Text as one Markdown table cell, shown as code: record text in a maintainer's job summary is never live
+    Markdown (no image or link of a pull request's choosing). One line; pipes escaped (a table splits on them even
+    in code); fenced by one more backtick than the longest run in the text."""
+    flat = visible(" ".join(text.split())).replace("|", "\\|")
+    if not flat:
+        return ""
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", flat)), default=0) + 1)
+    return f"{fence} {flat} {fence}"
 
 
 def reporters() -> dict[str, Reporter]:

@@ -180,8 +180,8 @@ def validate(
     With PATHS, only findings in those files or folders are reported (the
     whole registry is still loaded, since references cross files).
 
-    Findings accepted in packets/baseline.json are counted in the summary line, not
-    listed (json marks them with --show-baselined; github never annotates them). With
+    Findings accepted in packets/baseline.json are counted in the summary line and
+    listed only with --show-baselined (github never annotates them). With
     --base, a finding is introduced when REV does not have it; --base HEAD in a
     repository without a commit counts every finding as introduced.
 
@@ -395,10 +395,11 @@ def import_group() -> None:
     packet's evidence/ with its sha256 and a locator for every number; a run that measured nothing
     becomes a closure with its reason.
 
-    Importing the same file again changes nothing; a changed file adds records that supersede the
-    earlier ones, and --overwrite never rewrites a measurement, closure or evidence file. Every import
-    lists the files it wrote and the findings it introduced, and exits 1 when it introduced an error.
-    Importers are plugins of the evreg.formats entry point group."""
+    Importing the same file again changes nothing; a changed tool file adds records that supersede the
+    earlier ones (a lab's changed manifest or run log is refused), and --overwrite never rewrites a
+    measurement, closure or evidence file. Every import lists the files it wrote and the findings it
+    introduced, and exits 1 when it introduced an error. Importers are plugins of the evreg.formats
+    entry point group."""
 
 
 def _import_command(importer: imports.Importer) -> click.Command:

@@ -69,8 +69,10 @@ SITE_FILE_UNSAFE = Code(
     "site-file-unsafe",
     "A file under site/ the build must not publish",
     "Everything under site/ is copied into the public site. A symlink there (to /proc/self/environ, "
-    "~/.ssh, /etc/hosts, or another part of the repository) would publish the build machine's files.",
-    "Replace the symlink with a regular file holding what the page should show, or delete it.",
+    "~/.ssh, /etc/hosts, or another part of the repository) would publish the build machine's files; a name with a "
+    "line break would print lines of its own into the build's log (a CI workflow command among them).",
+    "Replace a symlink with a regular file holding what the page should show (or delete it); rename a file whose "
+    "name holds a control character; write pages as Markdown (.md).",
     "site/assets/env.txt -> /proc/self/environ",
 )
 

@@ -13,6 +13,8 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
+from evreg.core.printing import CONTROL
+
 VCS_FOLDERS = frozenset({".git", ".hg", ".svn", ".bzr", "_darcs", "cvs", ".jj", ".pijul", ".fossil"})
 """Version-control folders: their files (credentials in ``.git/config``, hooks, objects) are
 never evidence and never published."""
@@ -65,7 +67,9 @@ def unsafe_files(root: Path, folder: str) -> Iterator[tuple[str, str]]:
             full = os.path.join(current, name)
             rel = os.path.relpath(full, root).replace(os.sep, "/")
             mode = os.lstat(full).st_mode
-            if stat.S_ISLNK(mode):
+            if CONTROL.search(rel):
+                yield rel, "its name holds a control character (a line break, a tab, an escape): rename it"
+            elif stat.S_ISLNK(mode):
                 yield rel, f"it is a symlink (to {os.readlink(full)!r}); the site publishes only regular files"
             elif not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
                 yield rel, "it is not a regular file"

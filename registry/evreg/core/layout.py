@@ -19,6 +19,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from evreg.core.printing import CONTROL
+
 ID_PATTERN = r"^[a-z0-9]+([.-][a-z0-9]+)*$"
 """The one grammar of ids -- of records, weight revisions, artifacts, and the folders of families and packets:
 lowercase letters and digits, in runs joined by single hyphens or dots, as the lab writes them
@@ -115,6 +117,8 @@ def place_of(path: str) -> Place:
     parts = path.split("/")
     if parts[0] != PACKETS or len(parts) < 2:
         return Place(path, (), problem="not inside packets/")
+    if CONTROL.search(path):
+        return Place(path, (), problem="its name holds a control character (a line break, a tab, an escape): rename it")
     if path == BASELINE:
         return Place(path, ("baseline",))
     if path == FAMILY_LIST:
