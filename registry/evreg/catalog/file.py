@@ -21,7 +21,7 @@ from typing import Any
 
 import duckdb
 
-from evreg.core import codebase, gitcmd
+from evreg.core import codebase, gitcmd, jsonio
 from evreg.core.errors import Refused
 
 MAX_STAMPED_CHANGES = 1000
@@ -185,7 +185,7 @@ def _quick(root: Path, db: Path, meta: dict[str, str]) -> str | None:
     parts = _entries(status_out)
     if parts is None or parts[1]:
         return None
-    others = [e.encode("utf-8") for e in json.loads(meta["stamp_others"])]
+    others = [e.encode("utf-8") for e in jsonio.loads(meta["stamp_others"])]
     return _value(root, head_out, parts[0], others)
 
 

@@ -21,7 +21,7 @@ import pydantic
 from evreg.check import rules as engine
 from evreg.check.results import ResultCache, load_commit, load_worktree
 from evreg.check.rules import Report, Rule
-from evreg.core import gitcmd
+from evreg.core import gitcmd, jsonio
 from evreg.core.findings import Finding
 from evreg.core.jsonio import write_atomic
 from evreg.core.layout import CACHE_DIR
@@ -94,8 +94,8 @@ def base_findings(root: Path, sha: str, pack: list[Rule], cache: ResultCache | N
     if cache is None:
         return validate(root, pack, rev=sha, use_cache=False)[1].findings
     stored = cache.folder.parent / "commits" / f"{sha}.json"
-    with contextlib.suppress(OSError, orjson.JSONDecodeError, KeyError, TypeError, pydantic.ValidationError):
-        entry = orjson.loads(stored.read_bytes())
+    with contextlib.suppress(OSError, ValueError, KeyError, TypeError, pydantic.ValidationError):
+        entry = jsonio.loads(stored.read_bytes())
         if entry["version"] == cache.version:
             return [Finding.model_validate(f) for f in entry["findings"]]
     findings = validate(root, pack, rev=sha)[1].findings

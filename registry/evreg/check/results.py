@@ -29,7 +29,7 @@ from typing import Any
 import orjson
 
 from evreg.check.rules import Rule, UnitResult
-from evreg.core import codebase, gitcmd
+from evreg.core import codebase, gitcmd, jsonio
 from evreg.core.findings import Finding
 from evreg.core.jsonio import write_atomic
 from evreg.core.layout import CACHE_DIR, PACKETS, place_keys, place_of, unit_of
@@ -74,10 +74,10 @@ class ResultCache:
     def entry(self, unit: str) -> dict[str, Any] | None:
         if unit not in self._entries:
             try:
-                stored = orjson.loads(self._file(unit).read_bytes())
+                stored = jsonio.loads(self._file(unit).read_bytes())
                 ok = stored.get("version") == self.version and stored.get("unit") == unit
                 self._entries[unit] = stored if ok else None
-            except (OSError, orjson.JSONDecodeError, AttributeError):
+            except (OSError, ValueError, AttributeError):
                 self._entries[unit] = None
         return self._entries[unit]
 

@@ -174,6 +174,24 @@ def _parse_canonical(raw: bytes) -> Any:
     return value
 
 
+def loads(data: str | bytes) -> Any:
+    """The value of JSON ``data`` that is not a record (a tool's output, a cache entry, a line of JSON Lines), or
+    ``ValueError`` for anything that is not JSON or nests deeper than ``MAX_DEPTH`` (never ``RecursionError``).
+    ``NaN`` and ``Infinity``, which tools write for a diverging metric, read as floats. The project's one JSON
+    reader beside ``parse`` (a test holds every other module to these two)."""
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:  # NaN, Infinity, integers past 64 bits, lone surrogates; or too deep
+        try:
+            value = json.loads(data)
+        except RecursionError:
+            raise ValueError(f"JSON nests deeper than {MAX_DEPTH} levels") from None
+    brackets = data.count(b"{") + data.count(b"[") if isinstance(data, bytes) else data.count("{") + data.count("[")
+    if brackets > MAX_DEPTH and depth(value) > MAX_DEPTH:  # each level needs a bracket: few bound the depth
+        raise ValueError(f"JSON nests deeper than {MAX_DEPTH} levels")
+    return value
+
+
 def _refuse(
     file: str, code: Code, message: str, hint: str, line: int | None = None, column: int | None = None
 ) -> tuple[None, list[Finding]]:

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import json
 import re
 from functools import cache
 from importlib import resources
 from typing import Any
 
+from evreg.core import jsonio
+
 
 @cache
 def load(name: str) -> dict[str, Any]:
     text = resources.files("evreg").joinpath("vocab", f"{name}.json").read_text("utf-8")
-    return json.loads(text)
+    return jsonio.loads(text)
 
 
 def states() -> dict[str, dict[str, Any]]:

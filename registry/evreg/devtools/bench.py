@@ -21,9 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from evreg.core import codebase
+from evreg.core import codebase, jsonio
 from evreg.core.jsonio import canonical
 from evreg.core.layout import PACKETS
 from evreg.devtools.realshape import MEASUREMENT_KINDS, generate, templates
@@ -135,7 +133,7 @@ def floor(root: Path) -> float:
     for dirpath, _dirs, files in os.walk(root / PACKETS):
         for name in files:
             if name.endswith(".json"):
-                orjson.loads(Path(dirpath, name).read_bytes())
+                jsonio.loads(Path(dirpath, name).read_bytes())
     return time.perf_counter() - start
 
 
@@ -183,7 +181,7 @@ class Bench:
 
     def edit(self, path: Path, field: str) -> Callable[[int], None]:
         """A change to one prose field of the record at ``path`` (no figure: it stays valid)."""
-        data = orjson.loads(path.read_bytes())
+        data = jsonio.loads(path.read_bytes())
         original = str(data.get(field) or "")
 
         def change(i: int) -> None:
@@ -196,7 +194,7 @@ class Bench:
 def measurement_file(root: Path) -> Path:
     """A run measurement of the first family of the largest real family's shape."""
     for path in sorted((root / PACKETS).glob("*/*/measurements/*.json")):
-        if orjson.loads(path.read_bytes()).get("kind") in MEASUREMENT_KINDS:
+        if jsonio.loads(path.read_bytes()).get("kind") in MEASUREMENT_KINDS:
             return path
     raise FileNotFoundError("no measurement")
 
@@ -204,7 +202,7 @@ def measurement_file(root: Path) -> Path:
 def exportable_family(root: Path) -> str:
     """The first family imported from the lab's manifest format (it keeps ``record_order``)."""
     for path in sorted((root / PACKETS).glob("*/family.json")):
-        if "record_order" in orjson.loads(path.read_bytes()):
+        if "record_order" in jsonio.loads(path.read_bytes()):
             return path.parent.name
     raise FileNotFoundError("no family in the neural-download format")
 
@@ -278,7 +276,7 @@ def _base_head(b: Bench, floor_s: float) -> dict[str, Any]:
     findings are a commit's never seen before, as on every commit; ``again``: a second run on the same
     commit (a commit retried after a fix), which finds the base's findings kept."""
     victim = measurement_file(b.root)
-    data = orjson.loads(victim.read_bytes())
+    data = jsonio.loads(victim.read_bytes())
 
     def add(i: int) -> None:
         new = {**data, "id": f"{data['id']}-new-{i}"}
@@ -475,7 +473,7 @@ def adversarial() -> dict[str, float]:
         smallest = min(templates(Path(__file__).resolve().parents[3]), key=lambda t: len(t.files))
         generate(root, 0, only={smallest.name})
         target = measurement_file(root)
-        record = orjson.loads(target.read_bytes())
+        record = jsonio.loads(target.read_bytes())
         for name, pattern in ADVERSARIAL.items():
             record["caveat"] = adversarial_text(pattern, MAX_RECORD_BYTES - 4096)
             target.write_text(canonical(record), "utf-8")

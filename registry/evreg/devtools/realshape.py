@@ -27,8 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-
+from evreg.core import jsonio
 from evreg.core.jsonio import canonical
 from evreg.core.layout import BASELINE, FAMILY_LIST, PACKETS
 from evreg.records.models import MODELS
@@ -168,7 +167,7 @@ def _fractional(value: Any) -> bool:
 
 def _slotted(rec: dict[str, Any], numbers: list[float], pinned: set[float]) -> dict[str, Any]:
     """``rec`` (a copy) with its perturbable numbers replaced by sentinels numbered into ``numbers``."""
-    rec = json.loads(json.dumps(rec))
+    rec = jsonio.loads(json.dumps(rec))
     for box, key in list(_numbers(rec)):
         value = box.get(key) if isinstance(box, dict) else box[key]
         if _fractional(value) and value not in pinned:
@@ -201,7 +200,7 @@ def load_template(source: Path, family: str, baseline: list[dict[str, Any]]) -> 
     """Cut the real family ``packets/<family>/`` of the registry at ``source`` for cloning."""
     folder = source / PACKETS / family
     files = sorted(p for p in folder.rglob("*") if p.is_file())
-    records = {p: orjson.loads(p.read_bytes()) for p in files if _is_record(folder, p)}
+    records = {p: jsonio.loads(p.read_bytes()) for p in files if _is_record(folder, p)}
     family_ids, copy_ids = _ids(list(records.values()))
     sources = tuple(name for r in records.values() if r["kind"] == "family" for name in (r.get("sources") or {}))
     pinned = _pinned(list(records.values()))
@@ -243,8 +242,8 @@ def _is_record(folder: Path, path: Path) -> bool:
     if path.suffix != ".json" or "evidence" in path.relative_to(folder).parts[:-1]:
         return False
     try:
-        data = orjson.loads(path.read_bytes())
-    except orjson.JSONDecodeError:
+        data = jsonio.loads(path.read_bytes())
+    except ValueError:
         return False
     return isinstance(data, dict) and data.get("kind") in MODELS
 
@@ -252,7 +251,7 @@ def _is_record(folder: Path, path: Path) -> bool:
 def templates(source: Path, only: set[str] | None = None) -> list[Template]:
     """Every real family of the registry at ``source`` (or those named in ``only``), cut for cloning."""
     base = source / BASELINE
-    entries = orjson.loads(base.read_bytes()).get("entries", []) if base.is_file() else []
+    entries = jsonio.loads(base.read_bytes()).get("entries", []) if base.is_file() else []
     folders = sorted(p.name for p in (source / PACKETS).iterdir() if (p / "family.json").is_file())
     folders = [f for f in folders if only is None or f in only]
     return [load_template(source, name, entries) for name in folders]
@@ -302,12 +301,12 @@ def write_family(root: Path, t: Template, index: int, copies: int, rnd: random.R
             else:
                 target.write_text(f.content.fill(fam, cop, [values[v] for v in f.numbers]), "utf-8")
             written.add(rel)
-    family = json.loads(t.family.fill(fam, f"{fam}-c0"))
+    family = jsonio.loads(t.family.fill(fam, f"{fam}-c0"))
     order = family.get("record_order")
     if isinstance(order, dict):  # every copy's records, in the lab's order within each copy
         family["record_order"] = {
             key: [i for k in range(copies) for i in _renamed(t, ids, fam, f"{fam}-c{k}")]
-            for key, ids in json.loads(t.family.fill("", "")).get("record_order", {}).items()
+            for key, ids in jsonio.loads(t.family.fill("", "")).get("record_order", {}).items()
         }
     (root / f"{PACKETS}/{t.name}{fam}/family.json").write_text(canonical(family), "utf-8")
     return t.measurements * copies
@@ -341,7 +340,7 @@ def generate(
     for index, (t, copies) in enumerate(dealt):
         written += write_family(root, t, index, copies, rnd)
         entries.extend(baseline_entries(t, index, copies))
-    base = orjson.loads((source / BASELINE).read_bytes()) if (source / BASELINE).is_file() else {"kind": "baseline"}
+    base = jsonio.loads((source / BASELINE).read_bytes()) if (source / BASELINE).is_file() else {"kind": "baseline"}
     (root / BASELINE).write_text(canonical({**base, "entries": entries}), "utf-8")
     _family_list(source, root, [f"{t.name}-f{index}" for index, (t, _) in enumerate(dealt)])
     for name in ("schema", "site"):
@@ -364,7 +363,7 @@ def _family_list(source: Path, root: Path, families: list[str]) -> None:
     """The clone's family list, when the source has one: the cloned families in the source list's order."""
     if not (source / FAMILY_LIST).is_file():
         return
-    listed = [f["id"] for f in orjson.loads((source / FAMILY_LIST).read_bytes())["families"]]
+    listed = [f["id"] for f in jsonio.loads((source / FAMILY_LIST).read_bytes())["families"]]
     rank = {fid: i for i, fid in enumerate(listed)}
     ordered = sorted(families, key=lambda f: (rank.get(f.rsplit("-f", 1)[0], len(rank)), f))
     record = {"kind": "catalog", "format": "cloned", "families": [{"id": f} for f in ordered]}

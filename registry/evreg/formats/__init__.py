@@ -13,7 +13,6 @@ registration in ``pyproject.toml``; the CLI loads an importer only when its comm
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -427,7 +426,7 @@ def sniff(raw: bytes) -> Any:
     text = decode(raw)[0]
     for candidate in (text, text.split("\n", 1)[0]):
         try:
-            return json.loads(candidate)
+            return jsonio.loads(candidate)
         except ValueError:
             continue
     return text
@@ -603,7 +602,7 @@ def with_stated_hardware(plan: Plan, target: Target | None, file: str) -> Plan:
     for path, raw in list(plan.files.items()):
         if not path.endswith(".json") or "/evidence/" in path:
             continue
-        record = json.loads(raw)
+        record = jsonio.loads(raw)
         if isinstance(record, dict) and record.get("kind") in MEASUREMENT_KINDS and "hardware" not in record:
             plan.files[path] = jsonio.canonical({**record, "hardware": hardware}).encode("utf-8")
     return plan

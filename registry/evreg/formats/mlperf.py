@@ -15,12 +15,12 @@ failed, never a measurement. Neither log names the model or the hardware: they s
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from evreg import formats
+from evreg.core import jsonio
 from evreg.core.evidence import text_lines
 from evreg.core.vocab import metrics as vocab_metrics
 from evreg.formats import serving as sv
@@ -145,7 +145,7 @@ def read_detail(lines: list[str], file: str) -> Log:
         if not line.startswith(":::MLLOG "):
             continue
         try:
-            entry = json.loads(line[len(":::MLLOG ") :])
+            entry = jsonio.loads(line[len(":::MLLOG ") :])
         except ValueError:
             raise formats.refuse(
                 file, f"line:{n}", f"line {n} is not an MLLOG JSON entry", "pass the log unmodified"

@@ -12,13 +12,13 @@ reading, identity, ids, evidence and failed runs are the shared base's (``evreg.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from evreg.claims.runtimes import runtime_matches
+from evreg.core import jsonio
 from evreg.core.evidence import TEXT_NUMBER, decode, text_lines
 from evreg.core.layout import record_path
 from evreg.formats import (
@@ -174,7 +174,7 @@ def json_lines(
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = jsonio.loads(line)
         except ValueError:
             obj = None
         refuse_other_format(obj if obj is not None else sniff(request.raw), request.file, importer, fmt)

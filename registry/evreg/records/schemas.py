@@ -16,7 +16,7 @@ from typing import Any
 import pydantic
 from pydantic.json_schema import GenerateJsonSchema
 
-from evreg.core import codes
+from evreg.core import codes, jsonio
 from evreg.core.findings import Finding
 from evreg.core.jsonio import write_atomic
 from evreg.records.models import MODELS
@@ -91,7 +91,7 @@ def generated(root: Path) -> dict[str, str]:
     """``generate()``, kept in ``build/cache`` for the code that generated it (it takes pydantic a while)."""
     cache, version = root / CACHE_FILE, _models_version()
     try:
-        stored = json.loads(cache.read_text("utf-8"))
+        stored = jsonio.loads(cache.read_text("utf-8"))
         if stored["version"] == version and isinstance(stored["files"], dict):
             return {str(k): str(v) for k, v in stored["files"].items()}
     except (OSError, ValueError, KeyError, TypeError):

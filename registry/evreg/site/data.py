@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import orjson
 
 from evreg.catalog.tables import EvidenceRow, FindingRow, Meta, ProvenanceRow, RecordRow, rows_of
 from evreg.claims import coverage
+from evreg.core import jsonio
 from evreg.core.layout import family_scoped
 from evreg.site.html import measurement_home
 
@@ -29,7 +29,7 @@ class Catalog:
                 key = f"{rec.family}/{rec.id}" if family_scoped(rec.kind) else rec.id
                 # The record as validated, for its free-form fields (prose, config, views, contracts),
                 # which no table column holds.
-                self.records[rec.kind][key] = orjson.loads(rec.content)
+                self.records[rec.kind][key] = jsonio.loads(rec.content)
                 self.where[(rec.kind, key)] = rec._replace(content="")  # type: ignore[attr-defined]  # parsed above
             self.evidence: dict[str, list[EvidenceRow]] = defaultdict(list)
             for ev in rows_of(con, EvidenceRow, "key"):

@@ -4,10 +4,10 @@ rules, schemas)."""
 
 from __future__ import annotations
 
-import json
 from collections import Counter, defaultdict
 from typing import TYPE_CHECKING, Any
 
+from evreg.core import jsonio
 from evreg.core.vocab import load as load_vocab
 from evreg.site import compare
 from evreg.site.cite import Pages
@@ -241,7 +241,7 @@ def schema_page(p: Pages) -> Page:
     for name, text in schemas.generate().items():
         if name == schemas.RECORD_SCHEMA:
             continue
-        schema = json.loads(text)
+        schema = jsonio.loads(text)
         page.h(2, esc(name.removesuffix(".schema.json")))
         page.p(f"<code>schema/{esc(name)}</code> · <code>$id</code> <code>{esc(schema['$id'])}</code>")
         required = set(schema.get("required", []))
