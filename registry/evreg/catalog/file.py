@@ -281,6 +281,10 @@ SANDBOX: dict[str, str | bool | int | float | list[str]] = {
 _READ_ONLY_STATEMENTS = frozenset({"SELECT", "EXPLAIN"})
 QUERY_MAX_ROWS = 100_000
 """Rows ``evreg query`` returns at most; more is refused (``evreg export parquet`` has all)."""
+QUERY_MAX_BYTES = 64 << 20
+"""Bytes of values ``evreg query`` returns at most (strings and blobs by their length): a few rows of huge strings
+are refused as many rows are, before the result or its printing fills the memory."""
+_FETCH = 2048
 QUERY_ADDRESS_SPACE = 3 << 30
 """Address space a query may add to the process. DuckDB's ``memory_limit`` does not count every
 allocation (``repeat()`` of a huge string, results handed to Python); the process limit does."""
@@ -307,6 +311,36 @@ def _bounded_address_space(extra: int) -> Iterator[None]:
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 
+def _bounded_rows(cur: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:
+    """The result's rows, fetched a chunk at a time; refused past ``QUERY_MAX_ROWS`` rows or ``QUERY_MAX_BYTES``."""
+    rows: list[tuple[Any, ...]] = []
+    size = 0
+    while chunk := cur.fetchmany(_FETCH):
+        rows.extend(chunk)
+        size += sum(_size(v) for row in chunk for v in row)
+        if len(rows) > QUERY_MAX_ROWS:
+            raise QueryRefused(
+                f"the query returns more than {QUERY_MAX_ROWS:,} rows: add a LIMIT, or use `evreg export parquet`"
+            )
+        if size > QUERY_MAX_BYTES:
+            raise QueryRefused(
+                f"the query returns more than {QUERY_MAX_BYTES >> 20} MiB of values: select fewer or shorter columns, "
+                "or use `evreg export parquet`"
+            )
+    return rows
+
+
+def _size(value: Any) -> int:
+    """About how many bytes a value of a result holds (strings and blobs by length; lists and structs summed)."""
+    if isinstance(value, str | bytes):
+        return len(value)
+    if isinstance(value, list | tuple):
+        return 8 + sum(_size(v) for v in value)
+    if isinstance(value, dict):
+        return 8 + sum(_size(k) + _size(v) for k, v in value.items())
+    return 8
+
+
 def query(db: Path, sql: str, timeout: float = QUERY_TIMEOUT_S) -> tuple[list[str], list[tuple[Any, ...]]]:
     """Run one read-only SQL statement in the sandbox. Raises QueryRefused for anything but
     one SELECT (or EXPLAIN), and duckdb.Error with DuckDB's message (a refused file access is a
@@ -327,13 +361,11 @@ def query(db: Path, sql: str, timeout: float = QUERY_TIMEOUT_S) -> tuple[list[st
             with _bounded_address_space(QUERY_ADDRESS_SPACE):
                 cur = con.execute(statements[0])
                 columns = [d[0] for d in cur.description] if cur.description else []
-                rows = cur.fetchmany(QUERY_MAX_ROWS + 1)
+                rows = _bounded_rows(cur)
+        except MemoryError:
+            raise QueryRefused("the query's result does not fit in the memory a query may use: narrow it") from None
         finally:
             timer.cancel()
-        if len(rows) > QUERY_MAX_ROWS:
-            raise QueryRefused(
-                f"the query returns more than {QUERY_MAX_ROWS:,} rows: add a LIMIT, or use `evreg export parquet`"
-            )
         return columns, rows
     finally:
         con.close()
