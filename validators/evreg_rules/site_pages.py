@@ -38,6 +38,15 @@ PAGE_STYLE = Code(
     "Drop the style; the site's own stylesheet styles every page.",
     '52.3<span style="font-size:0">x</span> tok/s',
 )
+PAGE_SLOW = Code(
+    "site-page-too-slow",
+    "A hand-written page that does not render in time",
+    "Python-Markdown's inline patterns take time that grows faster than the page on some shapes (long runs of "
+    "brackets or of link openings): such a page would hold validation and the build for hours, so a page must "
+    "render within the time validation gives it.",
+    "Break up the long run of brackets or tags (put code in a code block), or split the page.",
+    '"[" * 20000',
+)
 FORGED = Code(
     "citation-forged",
     "Citation markup written by hand",
@@ -108,7 +117,13 @@ def _rendered_page(rel: str, text: str, extensions: list[Any]) -> Iterator[Findi
     unit, citation markup and script (in the tags Python-Markdown writes, not in code it shows as text). At most
     ``MAX_PER_FIELD`` findings of a code are located in the page, the rest counted in one more (locating each is a
     search of the page's lines: a page of 100,000 figures not typed as shown took minutes)."""
-    content = htmlscan.rendered(text, extensions)
+    try:
+        content = htmlscan.rendered(text, extensions)
+    except markdown.RenderTooSlow as exc:
+        yield _on_page(
+            PAGE_SLOW, rel, 1, 1, f"{exc}: nothing on it was checked", {"seconds": str(markdown.RENDER_SECONDS)}
+        )
+        return
     counts: Counter[Code] = Counter()
 
     def at(code: Code, where: htmlscan.Where, piece: str, message: str) -> Iterator[Finding]:
@@ -141,5 +156,5 @@ def _on_page(
 
 
 RULES = [
-    Rule("site-citations", (PAGE_HTML, PAGE_STYLE, FORGED), check_site_pages),
+    Rule("site-citations", (PAGE_HTML, PAGE_STYLE, PAGE_SLOW, FORGED), check_site_pages),
 ]

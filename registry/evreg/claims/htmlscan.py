@@ -15,8 +15,8 @@ from evreg.claims import citations, figures, markdown
 
 def rendered(text: str, extensions: list[Any]) -> str:
     """The HTML a page renders to, its citations, settings, quotes and derived figures left out (checked line by
-    line, in the Markdown)."""
-    return markdown.to_html(markdown.with_forms(text, without_forms), extensions)
+    line, in the Markdown); ``markdown.RenderTooSlow`` when it does not render within the time a page may take."""
+    return markdown.to_html_bounded(markdown.with_forms(text, without_forms), extensions)
 
 
 def without_forms(part: str) -> str:

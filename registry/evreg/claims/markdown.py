@@ -137,6 +137,47 @@ def to_html(text: str, extensions: list[Any]) -> str:
     return md.convert(text)
 
 
+RENDER_SECONDS = 10.0
+"""How long one hand-written page may take to render for validation. Python-Markdown's inline patterns are
+super-linear on some shapes (runs of ``[`` or ``<a ``: a page of them renders for hours); a normal page takes
+milliseconds."""
+
+
+class RenderTooSlow(Exception):
+    """A page did not render within ``RENDER_SECONDS``."""
+
+
+def to_html_bounded(text: str, extensions: list[Any], seconds: float = RENDER_SECONDS) -> str:
+    """``to_html`` in a forked process stopped after ``seconds`` (``RenderTooSlow``), so no page's shape can hold
+    validation; in-process where there is no ``fork``."""
+    import multiprocessing
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return to_html(text, extensions)
+    ctx = multiprocessing.get_context("fork")
+    receive, send = ctx.Pipe(duplex=False)
+    child = ctx.Process(target=_render_into, args=(send, text, extensions), daemon=True)
+    child.start()
+    send.close()
+    try:
+        if not receive.poll(seconds):
+            raise RenderTooSlow(f"the page did not render within {seconds:g} s")
+        rendered: str = receive.recv()
+        return rendered
+    except EOFError:  # the child died without an answer
+        raise RenderTooSlow("the page's rendering failed") from None
+    finally:
+        if child.is_alive():
+            child.kill()
+        child.join()
+        receive.close()
+
+
+def _render_into(send: Any, text: str, extensions: list[Any]) -> None:
+    send.send(to_html(text, extensions))
+    send.close()
+
+
 _Part = tuple[str, re.Pattern[str], re.Pattern[str]]
 """One alternative of an element pattern ``OPEN.*?CLOSE``: the open's first characters, the open, the close."""
 
