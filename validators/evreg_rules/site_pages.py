@@ -91,17 +91,23 @@ def _front_matter(rel: str, text: str) -> Iterator[Finding]:
 
 
 def _site_styles(root: Path) -> Iterator[Finding]:
-    """Stylesheets under site/ (``extra_css``): what their ``content`` shows is read like a page's text (a string's
-    figures are orphans), and text taken from elsewhere (``attr()``, ``counter()``) is refused."""
+    """Stylesheets under site/ (``extra_css``), read with a CSS parser: a string's figures are orphans, and text
+    taken from elsewhere (``attr()``, ``counter()``), another stylesheet (``@import``) or a resource of another host
+    is refused."""
+    messages = {
+        htmlscan.PULL: (PAGE_STYLE, "{piece!r} in a stylesheet shows text no check reads"),
+        htmlscan.IMPORT: (PAGE_STYLE, "{piece!r} in a stylesheet loads a stylesheet no check reads"),
+        htmlscan.REMOTE: (PAGE_STYLE, "{piece!r} in a stylesheet loads from outside the site"),
+        htmlscan.FIGURE: (
+            codes.ORPHAN_NUMBER,
+            "figure {piece!r} in a stylesheet's string is shown on pages and is not a citation",
+        ),
+    }
     for rel in regular_files(root, SITE_DIR, ".css"):
-        lines = (root / rel).read_text("utf-8", errors="replace").split("\n")
-        for n, line in enumerate(lines, 1):
-            for column, pulled in htmlscan.css_pulls(line):
-                message = f"{pulled!r} in a stylesheet shows text no check reads"
-                yield _on_page(PAGE_STYLE, rel, n, column, message)
-            for column, figure in htmlscan.css_string_figures(line):
-                message = f"figure {figure!r} in a stylesheet's string is shown on pages and is not a citation"
-                yield _on_page(codes.ORPHAN_NUMBER, rel, n, column, message)
+        text = (root / rel).read_text("utf-8", errors="replace")
+        for line, column, kind, piece in htmlscan.stylesheet(text):
+            code, message = messages[kind]
+            yield _on_page(code, rel, line, column, message.format(piece=piece), {"text": piece})
 
 
 _TAG_FINDINGS = {

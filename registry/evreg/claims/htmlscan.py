@@ -1,12 +1,11 @@
 """What a hand-written page under site/ and the site's stylesheets show a reader, read for the checks of those pages:
 the page as Python-Markdown renders it with its citations left out (the build renders them), the tags in it that
 could forge citation markup, run script or show or hide text, the values of its front matter as MkDocs reads it, the
-strings and pulled-in text of stylesheets, and where in the page's Markdown each rendered piece was typed. The rules
+stylesheets as a CSS parser reads them, and where in the page's Markdown each rendered piece was typed. The rules
 make findings of what this module reads; the page's own lines are read by ``markdown.prose``."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -58,31 +57,46 @@ def front_matter_figures(text: str) -> Iterator[tuple[Any, str]]:
             yield key, figure.text
 
 
-CSS_PULL = re.compile(r"\b(?:attr|counters?)\s*\(", re.I)
-"""CSS that shows text taken from elsewhere (``attr()``, ``counter()``), which no check reads."""
-CSS_STRING = re.compile(r"""(["'])((?:\\.|(?!\1)[^\\])*+)\1""")
-"""A CSS string: a backslash escapes the character after it, as CSS reads it (read also as a character of its own,
-``'a"' + '\\' * 34`` took seconds: each backslash could be read two ways)."""
+PULL = "pull"
+IMPORT = "import"
+REMOTE = "remote"
+FIGURE = "figure"
+_PULLS = frozenset({"attr", "counter", "counters"})
+"""CSS functions that show text taken from elsewhere (an attribute, a counter), which no check reads."""
+_LOADS = frozenset({"url", "src", "image", "image-set", "-webkit-image-set"})
+"""CSS functions that load a resource."""
 
 
-def css_unescaped(text: str) -> str:
-    """A CSS string as shown: ``\\35 2`` is 52."""
-    return re.sub(
-        r"\\([0-9a-fA-F]{1,6})\s?|\\(.)", lambda m: chr(int(m.group(1), 16)) if m.group(1) else m.group(2), text
-    )
+def stylesheet(text: str) -> Iterator[tuple[int, int, str, str]]:
+    """(line, column, kind, piece) of what a stylesheet under site/ may not do, read with a CSS parser (tinycss2):
+    ``@import`` another stylesheet (``IMPORT``), load a resource that is not the site's own (``REMOTE``: a URL with
+    a scheme or another host), show text taken from elsewhere (``PULL``: ``attr()``, ``counter()``), or show a figure
+    in a string (``FIGURE``: ``content: "52 ms"``, escapes decoded as CSS decodes them)."""
+    import tinycss2
 
+    from evreg.claims.siteconfig import url_problem
 
-def css_pulls(line: str) -> Iterator[tuple[int, str]]:
-    """(1-based column, text) of every pull of text from elsewhere in a line of a stylesheet."""
-    for m in CSS_PULL.finditer(line):
-        yield m.start() + 1, m.group()
-
-
-def css_string_figures(line: str) -> Iterator[tuple[int, str]]:
-    """(1-based column of its string, figure) of every figure a string in a line of a stylesheet shows (``content``)."""
-    for m in CSS_STRING.finditer(line):
-        for figure in figures.find_figures(css_unescaped(m.group(2))):
-            yield m.start() + 1, figure.text
+    stack = list(reversed(tinycss2.parse_stylesheet(text, skip_comments=True, skip_whitespace=True)))
+    while stack:  # depth-first in the sheet's order, without recursion: blocks nest as deep as a sheet likes
+        node = stack.pop()
+        kind = node.type
+        if kind == "at-rule" and node.lower_at_keyword == "import":
+            yield node.source_line, node.source_column, IMPORT, "@import"
+        if kind == "url" and url_problem(node.value, frozenset()):
+            yield node.source_line, node.source_column, REMOTE, f"url({node.value})"
+        if kind == "function":
+            name = node.lower_name
+            if name in _PULLS:
+                yield node.source_line, node.source_column, PULL, f"{name}()"
+            if name in _LOADS:
+                for arg in node.arguments:
+                    if arg.type in ("string", "url") and url_problem(arg.value, frozenset()):
+                        yield node.source_line, node.source_column, REMOTE, f"{name}({arg.value})"
+        if kind == "string":
+            for figure in figures.find_figures(node.value):
+                yield node.source_line, node.source_column, FIGURE, figure.text
+        for part in ("arguments", "content", "prelude"):  # pushed last-first: popped prelude first
+            stack.extend(reversed(getattr(node, part, None) or ()))
 
 
 class Where:

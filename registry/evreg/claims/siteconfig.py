@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evreg.claims import figures
@@ -13,8 +14,6 @@ from evreg.core.containment import SITE_DIR, outside_repository, unsafe_files
 from evreg.core.findings import join_pointer
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from evreg.core.findings import Finding
 
 SITE_CONFIG = "mkdocs.yml"
@@ -30,6 +29,131 @@ _PLUGINS = frozenset({"search"})
 _EXTENSIONS = frozenset(
     {"tables", "attr_list", "md_in_html", "admonition", "toc", "footnotes", "def_list", "abbr", "sane_lists"}
 )
+
+
+_FEATURES = frozenset(
+    {
+        "announce.dismiss", "content.action.edit", "content.action.view", "content.code.annotate",
+        "content.code.copy", "content.code.select", "content.footnote.tooltips", "content.tabs.link",
+        "content.tooltips", "header.autohide", "navigation.expand", "navigation.footer", "navigation.indexes",
+        "navigation.instant", "navigation.instant.prefetch", "navigation.instant.preview",
+        "navigation.instant.progress", "navigation.path", "navigation.prune", "navigation.sections",
+        "navigation.tabs", "navigation.tabs.sticky", "navigation.top", "navigation.tracking", "search.highlight",
+        "search.share", "search.suggest", "toc.follow", "toc.integrate",
+    }
+)  # fmt: skip
+"""The theme's features (Material for MkDocs' ``theme.features``)."""
+_SEARCH_OPTIONS = frozenset({"enabled", "lang", "separator", "pipeline"})
+"""Options of the search plugin; the others read files (``jieba_dict``) or are gone from the plugin."""
+_SHOWN_SETTINGS = ("site_name", "site_description", "site_author", "copyright", "repo_name")
+"""Settings of ``mkdocs.yml`` shown on every page (with the titles of ``nav``; ``repo_name`` in the header). The
+theme prints them into the page's HTML as they are, unescaped."""
+_URL_SETTINGS = ("site_url", "repo_url", "edit_uri")
+"""Settings of ``mkdocs.yml`` that become links or addresses on every page."""
+NOT_PLAIN = re.compile(r"[<>&\"'`\\]|[\x00-\x20\x7f-\x9f\u2028\u2029]")
+"""What plain text printed into HTML may not hold: markup, an entity a browser would decode, a quote that ends an
+attribute (and, in a URL, a blank or a control character, which browsers drop or decode)."""
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
+
+
+def url_problem(url: str, schemes: frozenset[str] = frozenset({"https"})) -> str | None:
+    """Why ``url`` is no address a page may carry, or None: it is plain (``NOT_PLAIN``), and either relative to the
+    site (no scheme, not ``//`` another host) or of one of ``schemes``."""
+    if NOT_PLAIN.search(url):
+        return "it holds markup, an entity, a quote, a blank or a control character"
+    scheme = _SCHEME.match(url)
+    if scheme:
+        name = scheme.group(1).lower()
+        return None if name in schemes else f"its scheme {name!r} is not {' or '.join(sorted(schemes))}"
+    if url.startswith("//"):
+        return "it names another host (//)"
+    return None
+
+
+def text_problem(text: str) -> str | None:
+    """Why ``text`` is not plain text the theme may print unescaped into every page, or None."""
+    if re.search(r"[<>&\"'`]|[\x00-\x1f\x7f-\x9f\u2028\u2029]", text):
+        return "it holds markup, an entity, a quote or a control character (it is printed into every page as HTML)"
+    return None
+
+
+def _theme_languages() -> frozenset[str]:
+    """The languages the installed theme has (its ``partials/languages`` templates)."""
+    import material
+
+    folder = Path(material.__file__).parent / "templates" / "partials" / "languages"
+    return frozenset(p.stem for p in folder.glob("*.html"))
+
+
+def _value_problems(config: dict[str, Any]) -> Iterator[str]:
+    """Why values of an allowed configuration could break a page or the build: shown text that is not plain, an
+    address that is not ``https:`` or relative, a theme or search option outside its enumeration."""
+    for key in _SHOWN_SETTINGS:
+        if key in config and (why := text_problem(str(config[key]))):
+            yield f"{key}: {why}"
+    for key in _URL_SETTINGS:
+        if key in config and config[key] is not None and (why := url_problem(str(config[key]))):
+            yield f"{key}: {why}"
+    for pointer, title, target in _nav_entries(config.get("nav"), "/nav"):
+        if why := text_problem(title):
+            yield f"nav title at {pointer}: {why}"
+        if target is not None and (why := url_problem(target)):
+            yield f"nav target {target!r} at {pointer}: {why}"
+    theme = config.get("theme")
+    if isinstance(theme, dict):
+        if "language" in theme and str(theme["language"]) not in _theme_languages():
+            yield f"theme language {theme['language']!r} is not one of the theme's languages"
+        features = theme.get("features") or []
+        for feature in features if isinstance(features, list) else [features]:
+            if feature not in _FEATURES:
+                yield f"theme feature {feature!r} is not one of the theme's features"
+        for key in ("logo", "favicon"):
+            if key in theme and (why := url_problem(str(theme[key]), frozenset())):
+                yield f"theme {key}: {why}"
+    for item in config.get("plugins") or []:
+        options = next(iter(item.values())) if isinstance(item, dict) else None
+        for option in options if isinstance(options, dict) else {}:
+            if option not in _SEARCH_OPTIONS:
+                yield f"search option {option!r} is not allowed (allowed: {', '.join(sorted(_SEARCH_OPTIONS))})"
+
+
+def load(root: Path, **overrides: Any) -> Any:
+    """``mkdocs.yml`` loaded and validated as MkDocs loads it for a build (``overrides`` such as ``site_dir``).
+    Raises ``ConfigProblem`` with MkDocs' own message when it would not load."""
+    from mkdocs.config import load_config
+    from mkdocs.exceptions import Abort, ConfigurationError
+
+    try:
+        return load_config(str(root / SITE_CONFIG), **overrides)
+    except (ConfigurationError, Abort) as exc:
+        raise ConfigProblem(f"MkDocs would not load it: {exc}") from None
+
+
+class ConfigProblem(Exception):
+    """``mkdocs.yml`` as MkDocs would refuse it."""
+
+
+def _load_problems(root: Path) -> list[str]:
+    """Why MkDocs would refuse the configuration at build (loaded as the build loads it), or nothing."""
+    import logging
+
+    said: list[str] = []
+
+    class Said(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            said.append(record.getMessage())
+
+    logger, handler = logging.getLogger("mkdocs"), Said(logging.ERROR)
+    propagate, logger.propagate = logger.propagate, False  # what MkDocs says is the finding, not printed
+    logger.addHandler(handler)
+    try:
+        load(root)
+    except ConfigProblem as exc:
+        return ["; ".join(said) or str(exc)]
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
+    return []
 
 
 def _names(value: Any) -> list[str]:
@@ -75,10 +199,11 @@ def unsafe_config(root: Path) -> list[str]:
         if n not in _EXTENSIONS
     ]
     for css in config.get("extra_css") or []:
-        why = outside_repository(str(css)) or (None if not re.match(r"^[a-z]+:", str(css)) else "it is a URL")
+        why = outside_repository(str(css)) or url_problem(str(css), frozenset())
         if why:
             out.append(f"extra_css {css!r}: {why}")
-    return out
+    out += _value_problems(config)
+    return out or _load_problems(root)
 
 
 def unpublishable(root: Path) -> list[Finding]:
@@ -92,10 +217,6 @@ def unpublishable(root: Path) -> list[Finding]:
         out += [codes.SITE_CONFIG_UNSAFE.at(SITE_CONFIG, "", why) for why in unsafe_config(root)]
         out += config_figures(root)
     return out
-
-
-_SHOWN_SETTINGS = ("site_name", "site_description", "site_author", "copyright", "repo_name")
-"""Settings of ``mkdocs.yml`` shown on every page (with the titles of ``nav``; ``repo_name`` in the header)."""
 
 
 def config_figures(root: Path) -> list[Finding]:
@@ -119,11 +240,20 @@ def config_figures(root: Path) -> list[Finding]:
 
 def _nav_titles(nav: Any, pointer: str) -> Iterator[tuple[str, str]]:
     """(JSON pointer, title) of every title in a MkDocs ``nav`` (a list of pages, titled pages and sections)."""
+    for at, title, _target in _nav_entries(nav, pointer):
+        yield at, title
+
+
+def _nav_entries(nav: Any, pointer: str) -> Iterator[tuple[str, str, str | None]]:
+    """(JSON pointer, title, target) of every titled entry of a MkDocs ``nav`` (a section's target is None), and
+    ("", target) of every untitled page."""
     for i, item in enumerate(nav if isinstance(nav, list) else []):
+        if isinstance(item, str):
+            yield f"{pointer}/{i}", "", item
         for title, value in item.items() if isinstance(item, dict) else []:
             at = pointer + join_pointer(i, str(title))
-            yield at, str(title)
-            yield from _nav_titles(value, at)
+            yield at, str(title), value if isinstance(value, str) else None
+            yield from _nav_entries(value, at)
 
 
 def _config(root: Path) -> dict[str, Any] | None:

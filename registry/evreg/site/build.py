@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from mkdocs.plugins import BasePlugin
 
-from evreg.claims import citations
+from evreg.claims import citations, siteconfig
 from evreg.claims import markdown as md
 from evreg.claims.siteconfig import unpublishable
 from evreg.core import codes
@@ -517,7 +517,6 @@ def build_site(
     the data downloads are in ``downloads`` (their export may run beside the build: ``evreg build`` exports them in
     a process of its own while this one reads the catalog)."""
     from mkdocs.commands.build import build
-    from mkdocs.config import load_config
     from mkdocs.exceptions import Abort, BuildError, PluginError
 
     refused = unpublishable(root)
@@ -526,7 +525,7 @@ def build_site(
     os.environ.setdefault("NO_MKDOCS_2_WARNING", "true")
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
-    config = load_config(str(root / "mkdocs.yml"), site_dir=str(staging))
+    config = siteconfig.load(root, site_dir=str(staging))
     docs = os.path.realpath(config["docs_dir"])
     if docs != os.path.realpath(root / SITE_DIR):
         shutil.rmtree(staging, ignore_errors=True)
