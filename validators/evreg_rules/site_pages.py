@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from evreg.check.rules import Rule
-from evreg.claims import htmlscan, markdown
+from evreg.claims import figures, htmlscan, markdown, sanitize
 from evreg.claims.siteconfig import site_extensions
 from evreg.core import codes
 from evreg.core.containment import PAGE_SUFFIXES, SITE_DIR, regular_files
@@ -23,10 +23,12 @@ from evreg_rules.prose import MAX_PER_FIELD, form_problems
 
 PAGE_HTML = Code(
     "site-html-unsafe",
-    "Script in a hand-written page",
-    "Hand-written pages are Markdown and may hold HTML, but nothing that runs in a reader's browser: no script, "
-    "frame, object, embed or form elements, no event-handler attributes, no javascript: or data: URLs.",
-    "Describe the behaviour in text, or link to a page; the site ships no page-specific script.",
+    "HTML outside the allowlist in a hand-written page",
+    "Hand-written pages are Markdown and may hold plain HTML markup, held to an allowlist read from the tree an "
+    "HTML5 parser builds (as a browser does): text and table elements, links (http, https, mailto or relative) "
+    "and the site's own images; nothing that runs script, loads from another host, or is unknown to the allowlist "
+    "(custom elements, template, frames, forms, media, event attributes).",
+    "Write the content as Markdown or allowed markup, or link to a page; the site ships no page-specific script.",
     '<a href="javascript:alert(1)">x</a>',
 )
 PAGE_STYLE = Code(
@@ -110,14 +112,6 @@ def _site_styles(root: Path) -> Iterator[Finding]:
             yield _on_page(code, rel, line, column, message.format(piece=piece), {"text": piece})
 
 
-_TAG_FINDINGS = {
-    htmlscan.FORGED: (FORGED, "hand-written citation markup: only the renderer makes it"),
-    htmlscan.SCRIPT: (PAGE_HTML, "{piece!r} on a hand-written page could run script in a reader's browser"),
-    htmlscan.STYLE: (PAGE_STYLE, "{piece!r} on a hand-written page can show or hide text no check reads"),
-}
-"""The code and message of each kind of tag ``htmlscan.unsafe_tags`` finds."""
-
-
 def _rendered_page(rel: str, text: str, extensions: list[Any]) -> Iterator[Finding]:
     """What the page shows once rendered (its citations left out, as the build's are): figures, table columns in a
     unit, citation markup and script (in the tags Python-Markdown writes, not in code it shows as text). At most
@@ -138,13 +132,22 @@ def _rendered_page(rel: str, text: str, extensions: list[Any]) -> Iterator[Findi
             yield _on_page(code, rel, *where(piece), message, {"text": piece})
 
     where = htmlscan.Where(text)
-    for kind, piece in htmlscan.unsafe_tags(content):
-        code, message = _TAG_FINDINGS[kind]
-        yield from at(code, where, piece, message.format(piece=piece))
+    for piece in htmlscan.forged_classes(content):
+        yield from at(FORGED, where, piece, "hand-written citation markup: only the renderer makes it")
     where = htmlscan.Where(text)
-    for figure in [*markdown.html_figures(content), *markdown.attribute_figures(content)]:
-        message = f"figure {figure!r} on a hand-written page is not a citation"
-        yield from at(codes.ORPHAN_NUMBER, where, figure, message)
+    found = list(sanitize.problems(content))
+    for problem in found:
+        code = PAGE_STYLE if problem.styles else PAGE_HTML
+        does = "can show or hide text no check reads" if problem.styles else "is outside what a page may hold"
+        yield from at(code, where, problem.token, f"{problem.piece} on a hand-written page {does}")
+    if not found and sanitize.changed_by_sanitizer(content):
+        message = "the HTML sanitizer would change this page (markup outside the allowlist)"
+        yield _on_page(PAGE_HTML, rel, 1, 1, message, {"text": "sanitizer"})
+    where = htmlscan.Where(text)
+    for run in sanitize.shown_text(content):
+        for fig in figures.find_figures(run):
+            message = f"figure {fig.text!r} on a hand-written page is not a citation"
+            yield from at(codes.ORPHAN_NUMBER, where, fig.text, message)
     where = htmlscan.Where(text)
     for figure, column, unit in markdown.column_figures(content):
         message = f"figure {figure!r} under the column {column!r} (in {unit}) is not a citation"

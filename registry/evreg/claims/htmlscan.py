@@ -28,22 +28,12 @@ def without_forms(part: str) -> str:
     return "".join(pieces) + part[last:]
 
 
-FORGED = "forged"
-SCRIPT = "script"
-STYLE = "style"
-
-
-def unsafe_tags(content: str) -> Iterator[tuple[str, str]]:
-    """(kind, piece) of every tag Python-Markdown wrote in rendered HTML (not code it shows as text) that holds
-    citation markup only the renderer makes (``FORGED``; the piece is the class), script (``SCRIPT``) or style
-    (``STYLE``), in the page's order and, within a tag, in that order."""
+def forged_classes(content: str) -> Iterator[str]:
+    """The citation classes (``evreg-cite``...) of every tag Python-Markdown wrote in rendered HTML (not code it shows
+    as text): citation markup only the renderer makes."""
     for tag in markdown.html_tags(content):
         if forged := markdown.FORGED.search(tag):
-            yield FORGED, forged.group().rsplit("=", 1)[-1].strip("\"' ")
-        if m := markdown.SCRIPT.search(tag):
-            yield SCRIPT, m.group().strip()
-        if m := markdown.STYLE.search(tag):
-            yield STYLE, m.group().strip()
+            yield forged.group().rsplit("=", 1)[-1].strip("\"' ")
 
 
 def front_matter_figures(text: str) -> Iterator[tuple[Any, str]]:

@@ -1,0 +1,199 @@
+"""The HTML a reader's browser gets from a hand-written page, held to an allowlist: elements, attributes and URL
+schemes a page may carry, read from the tree an HTML5 parser (Lexbor, through selectolax) builds, as a browser
+builds it: entities decoded, attributes as the browser sees them, ``<template>`` content inert.
+
+Anything else is a problem, found by name (``problems``), and the sanitizer ``nh3`` (ammonia, on html5ever) is
+the net: a page it would change by the same allowlist is refused even when no named problem explains why
+(``changed_by_sanitizer``). The text a reader sees (``shown_text``) is computed from the same tree with one
+visibility rule, so the figure check reads what the reader sees."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+BLOCKS = frozenset(
+    {
+        "address", "article", "aside", "blockquote", "br", "caption", "dd", "details", "div", "dl", "dt",
+        "figcaption", "figure", "footer", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "li", "ol", "p",
+        "pre", "section", "summary", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "ul",
+    }
+)  # fmt: skip
+"""Elements a browser lays out as blocks (or breaks): the text on either side is not one run."""
+INLINE = frozenset(
+    {
+        "a", "abbr", "b", "bdi", "cite", "code", "del", "dfn", "em", "i", "img", "ins", "kbd", "mark", "q", "s",
+        "samp", "small", "span", "strong", "sub", "sup", "time", "u", "var", "wbr", "col", "colgroup",
+    }
+)  # fmt: skip
+"""Elements whose text runs on with its neighbours'."""
+CODE = frozenset({"code", "pre", "kbd", "samp"})
+"""Elements whose text is code the page shows, not prose: a figure there is no claim (as in Markdown's code)."""
+TAGS = BLOCKS | INLINE
+"""The elements a hand-written page may hold: what Python-Markdown and the site's extensions write, and plain
+text markup. No script, style, frame, form, media, SVG or MathML, no custom elements, no ``template``."""
+GLOBAL_ATTRIBUTES = frozenset({"id", "class", "title", "lang", "dir"})
+ATTRIBUTES: dict[str, frozenset[str]] = {
+    "a": frozenset({"href"}),
+    "img": frozenset({"src", "alt", "width", "height"}),
+    "td": frozenset({"colspan", "rowspan", "align"}),
+    "th": frozenset({"colspan", "rowspan", "align", "scope"}),
+    "ol": frozenset({"start", "type", "reversed"}),
+    "li": frozenset({"value"}),
+    "details": frozenset({"open"}),
+    "time": frozenset({"datetime"}),
+    "col": frozenset({"span"}),
+    "colgroup": frozenset({"span"}),
+    "q": frozenset({"cite"}),
+    "blockquote": frozenset({"cite"}),
+    "del": frozenset({"cite", "datetime"}),
+    "ins": frozenset({"cite", "datetime"}),
+}
+"""Attributes a page's elements may carry beyond ``GLOBAL_ATTRIBUTES``: no event handlers, no ``style``, no
+``hidden``."""
+URL_ATTRIBUTES = frozenset({"href", "src", "cite"})
+URL_SCHEMES = frozenset({"http", "https", "mailto"})
+"""Schemes a page's addresses may have (or none: relative to the site)."""
+SHOWN_ATTRIBUTES = frozenset({"title", "alt"})
+"""Attributes whose text a reader is shown (a tooltip, an image that does not load)."""
+
+_URL_NOISE = re.compile(r"[\t\n\r]")
+_SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*):")
+
+
+def url_scheme(url: str) -> str | None:
+    """The scheme a browser reads in ``url`` (an attribute's decoded value): leading and trailing controls and
+    spaces dropped, tabs and line breaks removed anywhere, as the URL standard does; None when it is relative."""
+    m = _SCHEME.match(
+        _URL_NOISE.sub("", url).strip(
+            "\x00\x01\x02\x03\x04\x05\x06\x07\x08\x0b\x0c\x0e\x0f"
+            "\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f "
+        )
+    )
+    return m.group(1).lower() if m else None
+
+
+def url_problem(url: str, loads: bool = False) -> str | None:
+    """Why a page may not carry ``url``: a scheme outside ``URL_SCHEMES``, or, for what the page loads (an image),
+    anything but an address of the site itself (no scheme, no ``//`` another host)."""
+    scheme = url_scheme(url)
+    if scheme is not None and (loads or scheme not in URL_SCHEMES):
+        return f"{scheme}: {'loads from outside the site' if loads else 'is not ' + ', '.join(sorted(URL_SCHEMES))}"
+    bare = _URL_NOISE.sub("", url).strip().replace("\\", "/")
+    if bare.startswith("//"):
+        return "another host"
+    return None
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something a page holds that the allowlist does not: ``piece`` names it as written in the tree."""
+
+    kind: str  # "element", "attribute" or "url"
+    piece: str
+    token: str
+    """What to look for in the page's source to find where it was written."""
+
+    @property
+    def styles(self) -> bool:
+        """Whether it is style or drawing (it can show or hide text no check reads) rather than script or loading."""
+        return self.token in ("style", "<style", "<svg", "hidden")
+
+
+def _tree(html: str) -> Any:
+    from selectolax.lexbor import LexborHTMLParser
+
+    return LexborHTMLParser(f"<body>{html}</body>").body
+
+
+def problems(html: str) -> Iterator[Problem]:
+    """What the page's HTML holds beyond the allowlist, in the page's order."""
+    body = _tree(html)
+    for node in body.traverse(include_text=False) if body is not None else ():
+        tag = node.tag
+        if tag in ("body", "-comment"):
+            continue
+        if tag not in TAGS:
+            yield Problem("element", f"<{tag}>", f"<{tag}")
+            continue
+        allowed = GLOBAL_ATTRIBUTES | ATTRIBUTES.get(tag, frozenset())
+        for name, value in node.attributes.items():
+            if name not in allowed:
+                yield Problem("attribute", f"{name} on <{tag}>", name)
+            elif name in URL_ATTRIBUTES and (why := url_problem(value or "", loads=name == "src")):
+                yield Problem("url", f"{name}={value!r} on <{tag}> ({why})", value or name)
+
+
+def clean(html: str) -> str:
+    """The page's HTML as the sanitizer keeps it by the allowlist."""
+    import nh3
+
+    return nh3.clean(
+        html,
+        tags=set(TAGS),
+        attributes={tag: set(names) for tag, names in {"*": GLOBAL_ATTRIBUTES, **ATTRIBUTES}.items()},
+        url_schemes=set(URL_SCHEMES),
+        link_rel=None,
+        strip_comments=False,
+    )
+
+
+def _shape(html: str) -> list[tuple[str, ...]]:
+    """The tree as a list of its elements (with attributes) and texts, to compare two trees."""
+    body = _tree(html)
+    out: list[tuple[str, ...]] = []
+    for node in body.traverse(include_text=True) if body is not None else ():
+        if node.tag == "-text":
+            out.append(("text", node.text_content or ""))
+        elif node.tag != "-comment":
+            out.append((node.tag, *sorted(f"{k}={v}" for k, v in node.attributes.items())))
+    return out
+
+
+def changed_by_sanitizer(html: str) -> bool:
+    """Whether the sanitizer would change the page's tree (an element, attribute or text it drops)."""
+    return _shape(clean(html)) != _shape(html)
+
+
+def shown_text(html: str) -> list[str]:
+    """The runs of prose a reader sees, in order: text nodes joined within inline elements, split at blocks and at
+    code (``CODE``: shown as code, not read as prose); and the text of attributes a reader is shown (``title``,
+    ``alt``) as runs of their own. Comments and ``<template>`` content are not shown."""
+    body = _tree(html)
+    runs: list[str] = []
+    current: list[str] = []
+
+    def flush() -> None:
+        text = " ".join("".join(current).split())
+        if text:
+            runs.append(text)
+        current.clear()
+
+    if body is None:
+        return runs
+    stack: list[tuple[Any, bool]] = [(body, False)]
+    in_code = 0
+    while stack:  # depth first, with an exit for each element: a block's end splits the text as its start does
+        node, leaving = stack.pop()
+        tag = node.tag
+        if tag == "-text":
+            current.append("" if in_code else node.text_content or "")
+            continue
+        if tag == "-comment":
+            continue
+        if tag in BLOCKS or tag in CODE:
+            flush()
+        if tag in CODE:
+            in_code += -1 if leaving else 1
+        if leaving:
+            continue
+        for name in sorted(SHOWN_ATTRIBUTES & set(node.attributes)):
+            value = node.attributes[name]
+            if value and value.strip():
+                runs.append(" ".join(value.split()))
+        stack.append((node, True))
+        stack.extend((child, False) for child in reversed(list(node.iter(include_text=True))))
+    flush()
+    return runs
