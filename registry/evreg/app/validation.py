@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from evreg.check import pipeline, rules
 from evreg.check.rules import Report
+from evreg.core import jsonio
 from evreg.core.errors import UsageProblem
 from evreg.core.findings import Code
 
@@ -51,3 +55,41 @@ def explain(code: str) -> Code:
     if found is None:
         raise UsageProblem(f"unknown code {code!r}; `evreg explain` lists them")
     return found
+
+
+@dataclass
+class Impact:
+    """What a change to the validator does to a registry's findings: those that appear and those that disappear,
+    as two validators (``validate --format json``) report them on the same registry."""
+
+    appeared: list[dict[str, Any]]
+    disappeared: list[dict[str, Any]]
+
+    def by_code(self) -> list[tuple[str, int, int]]:
+        """(code, appeared, disappeared) of every code that changed, most changed first."""
+        up, down = Counter(f["code"] for f in self.appeared), Counter(f["code"] for f in self.disappeared)
+        return sorted(((c, up[c], down[c]) for c in up | down), key=lambda t: (-(t[1] + t[2]), t[0]))
+
+
+def _identity(f: dict[str, Any]) -> tuple[str, str, str, str]:
+    """A finding across two validators: code, file, pointer and what it is about (its fields, else its message)."""
+    about = jsonio.canonical(f["fields"]) if f.get("fields") else str(f.get("message", ""))
+    return (str(f.get("code")), str(f.get("file")), str(f.get("pointer", "")), about)
+
+
+def impact(before: bytes, after: bytes) -> Impact:
+    """The impact of a validator change from two ``validate --format json`` outputs of the same registry."""
+
+    def findings(raw: bytes, which: str) -> list[dict[str, Any]]:
+        try:
+            data = jsonio.loads(raw)
+            listed = data["findings"]
+            if isinstance(listed, list) and all(isinstance(f, dict) and "code" in f for f in listed):
+                return listed
+        except (ValueError, KeyError, TypeError):
+            pass
+        raise UsageProblem(f"the {which} file is not the output of `evreg validate --format json`")
+
+    old, new = findings(before, "first"), findings(after, "second")
+    old_keys, new_keys = {_identity(f) for f in old}, {_identity(f) for f in new}
+    return Impact([f for f in new if _identity(f) not in old_keys], [f for f in old if _identity(f) not in new_keys])

@@ -158,6 +158,34 @@ def _cell(text: str) -> str:
     return f"{fence} {flat} {fence}"
 
 
+def impact_lines(
+    by_code: list[tuple[str, int, int]], appeared: list[dict[str, Any]], gone: list[dict[str, Any]]
+) -> Iterator[str]:
+    """A rule change's impact as Markdown for a job summary: per code, the findings that appear and disappear across
+    the registry, then the first of each listed (record text as code, as in ``Summary``)."""
+    yield "## Impact of this change to the validator"
+    yield ""
+    if not by_code:
+        yield "The changed validator reports exactly what the base's reports on this registry."
+        return
+    yield "| Code | Appear | Disappear |"
+    yield "|---|---|---|"
+    for code, up, down in by_code:
+        yield f"| {_cell(code)} | {up} | {down} |"
+    for title, chosen in (("Appear", appeared), ("Disappear", gone)):
+        if chosen:
+            yield from ("", f"### {title} ({len(chosen)})", "", "| Code | Where | Message |", "|---|---|---|")
+            for f in chosen[:IMPACT_LISTED]:
+                where = f"{f.get('file', '')}{' ' + str(f['pointer']) if f.get('pointer') else ''}"
+                yield f"| {_cell(str(f.get('code')))} | {_cell(where)} | {_cell(str(f.get('message', '')))} |"
+            if len(chosen) > IMPACT_LISTED:
+                yield f"| ... | {len(chosen) - IMPACT_LISTED} more | |"
+
+
+IMPACT_LISTED = 50
+"""Findings listed per side of an impact (all are counted)."""
+
+
 def reporters() -> dict[str, Reporter]:
     """Every reporter by name: ours, then those of installed packages (entry point ``evreg.reporters``)."""
     found: dict[str, Reporter] = {r.name: r for r in (Human(), Json(), GitHub(), Summary())}

@@ -195,6 +195,23 @@ def validate(
 
 
 @cli.command()
+@click.argument("before", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("after", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+def impact(before: Path, after: Path) -> None:
+    """Say what a change to the validator does: the findings that appear and disappear between two
+    `evreg validate --format json` outputs of one registry (BEFORE from the base's validator, AFTER from the
+    changed one), by code, as Markdown for a CI job summary.
+
+    The pull-request workflow judges a change with the validator of its merge base; when the change edits
+    rules, vocabularies or the validator's code, it also runs the changed validator and posts this impact, so
+    a maintainer accepts a rule change knowing what it does.
+    """
+    done = validation.impact(before.read_bytes(), after.read_bytes())
+    for line in reporters.impact_lines(done.by_code(), done.appeared, done.disappeared):
+        click.echo(line)
+
+
+@cli.command()
 @click.argument("code", required=False)
 def explain(code: str | None) -> None:
     """Say what rule CODE checks, why, how to fix it, and a failing example.

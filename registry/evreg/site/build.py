@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from mkdocs.plugins import BasePlugin
 
-from evreg.claims import citations, siteconfig
+from evreg.claims import citations, sanitize, siteconfig
 from evreg.claims import markdown as md
 from evreg.claims.siteconfig import unpublishable
 from evreg.core import codes
@@ -229,6 +229,11 @@ class SitePlugin(BasePlugin):
             hand = [*md.attribute_figures(content), *(f for f, _, _ in md.column_figures(content))]
             found = [*md.html_figures(content), *hand]
             self.findings += orphan_findings(f"{SITE_DIR}/{src}", src, found, page.markdown or "")
+            # the final net: what MkDocs made of the page is held to the allowlist validation holds its Markdown to
+            self.findings += [
+                codes.SITE_FILE_UNSAFE.at(f"{SITE_DIR}/{src}", "", f"{p.piece} in the built page is not published")
+                for p in sanitize.problems(content)
+            ]
         if generated is not None:  # the theme and the search plugin get a mark; on_post_page puts the body there
             self.bodies[src] = content
             return CONTENT_MARK_H1 if "<h1" in content else CONTENT_MARK  # the theme adds an h1 where none is
