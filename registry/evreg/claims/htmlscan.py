@@ -66,7 +66,9 @@ def stylesheet(text: str) -> Iterator[tuple[int, int, str, str]]:
 
     from evreg.claims.siteconfig import url_problem
 
-    stack = list(reversed(tinycss2.parse_stylesheet(text, skip_comments=True, skip_whitespace=True)))
+    top = tinycss2.parse_stylesheet(text, skip_comments=True, skip_whitespace=True)
+    yield from _string_figures(top)
+    stack = list(reversed(top))
     while stack:  # depth-first in the sheet's order, without recursion: blocks nest as deep as a sheet likes
         node = stack.pop()
         kind = node.type
@@ -82,11 +84,25 @@ def stylesheet(text: str) -> Iterator[tuple[int, int, str, str]]:
                 for arg in node.arguments:
                     if arg.type in ("string", "url") and url_problem(arg.value, frozenset()):
                         yield node.source_line, node.source_column, REMOTE, f"{name}({arg.value})"
-        if kind == "string":
-            for figure in figures.find_figures(node.value):
-                yield node.source_line, node.source_column, FIGURE, figure.text
         for part in ("arguments", "content", "prelude"):  # pushed last-first: popped prelude first
-            stack.extend(reversed(getattr(node, part, None) or ()))
+            children = getattr(node, part, None) or ()
+            yield from _string_figures(children)
+            stack.extend(reversed(children))
+
+
+def _string_figures(nodes: Any) -> Iterator[tuple[int, int, str, str]]:
+    """Figures in the strings of one run of tokens, strings next to each other read as one (``content: "52" " ms"``
+    shows ``52 ms``)."""
+    run: list[Any] = []
+    for node in [*nodes, None]:
+        if node is not None and node.type == "string":
+            run.append(node)
+        elif node is not None and node.type == "whitespace" and run:
+            continue
+        elif run:
+            for figure in figures.find_figures("".join(n.value for n in run)):
+                yield run[0].source_line, run[0].source_column, FIGURE, figure.text
+            run = []
 
 
 class Where:
