@@ -114,9 +114,7 @@ def _run_workflow(work: Path, tmp: Path) -> tuple[dict[str, int], str]:
         )
         codes[step["name"]] = done.returncode
         if "id" in step:
-            outputs[step["id"]] = dict(
-                line.split("=", 1) for line in out_file.read_text().splitlines() if "=" in line
-            )
+            outputs[step["id"]] = dict(line.split("=", 1) for line in out_file.read_text().splitlines() if "=" in line)
     return codes, summary.read_text()
 
 

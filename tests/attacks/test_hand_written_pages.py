@@ -1,0 +1,252 @@
+"""Hand-written pages, stylesheets and the site configuration, read as the build publishes them: every figure
+they show is found (in tables, HTML, alt text, titles, attributes, styles, inline SVG, front matter), script is
+refused wherever a browser would run it, raw HTML, SVG and JavaScript pages are refused unread; honest markup and
+code pass."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evreg.claims import markdown
+from evreg.claims.siteconfig import config_figures
+from evreg.core.findings import Finding
+from helpers import (
+    CONTRIBUTING,
+    blocking,
+    has,
+)
+
+
+def _on_page(root: Path, text: str, page: str = CONTRIBUTING) -> list[Finding]:
+    target = root / page
+    target.parent.mkdir(parents=True, exist_ok=True)
+    before = target.read_text("utf-8") if target.exists() else ""
+    target.write_text(before + "\n\n" + text + "\n", "utf-8")
+    return blocking(root)
+
+
+# -- figures as Python-Markdown renders them ---------------------------------------------------------------------------
+
+
+PAGE_FIGURES = [
+    "| Setup | tok/s (decode) |\n|---|---|\n| a | 52.3 |",  # a unit first in a column header
+    "| Setup | Decode (tok/s) ↑ |\n|---|---|\n| a | 52.3 |",  # a mark after the header's unit
+    "Setup | Decode (tok/s)\n--- | ---\na | 52.3",  # a table without outer pipes
+    "<table><tr><th>Decode (tok/s)</th></tr><tr><td>52.3</td></tr></table>",  # an HTML table
+    "Decode reaches 52.3\ntok/s in one paragraph.",  # a line break between number and unit
+    "Decode reaches 52.3<span></span> tok/s.",  # an empty element between number and unit
+    "Decode reaches 52.3<!-- x --> tok/s.",  # a comment between number and unit
+    "Decode reaches 52.3&nbsp;tok/s.",  # an entity space
+    "  ~~~\n  Decode reaches 52.3 tok/s.\n  ~~~",  # an indented ~~~ is no fence to Python-Markdown
+    "<!--\n```\n-->\n\nDecode reaches 52.3 tok/s.",  # a fence inside a comment opens nothing
+    "Decode reaches <b>52.3</b> tok/s.",  # emphasis by HTML
+]
+"""Hand-written pages are read as Python-Markdown renders them (what the build publishes), so each of these is a
+figure to validation as it is to the build."""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("text", PAGE_FIGURES)
+def test_page_figures_are_read_as_rendered(real: Path, text: str) -> None:
+    assert has(_on_page(real, text), "orphan-number", CONTRIBUTING)
+
+
+@pytest.mark.slow
+def test_each_page_figure_is_located_where_it_was_typed(real: Path) -> None:
+    """Repeated figures are each found at their own line and column, and never in code that shows the same text."""
+    before = (real / CONTRIBUTING).read_text("utf-8").count("\n") + 2  # _on_page adds two line breaks before the text
+    text = "```\nDecode reaches 52.3 tok/s.\n```\n\nDecode reaches 52.3 tok/s.\n\nAgain 52.3 tok/s, and 52.3 tok/s."
+    found = [(f.line, f.column) for f in _on_page(real, text) if f.file == CONTRIBUTING and f.code == "orphan-number"]
+    assert found == [(before + 5, 16), (before + 7, 7), (before + 7, 23)]
+
+
+PAGE_HONEST = [
+    "| Setup | Cards |\n|---|---|\n| a | 4 |",  # a count column
+    "| Setup | Decode (tok/s) |\n|---|---|\n| a | {{ m:qwen35-quark-tp4-strict-current.decode_tok_s[0] | nounit }} |",
+    "```\nDecode reaches 52.3 tok/s.\n```",  # code
+    "    Decode reaches 52.3 tok/s.",  # indented code
+    "<!--\nDecode reaches 52.3 tok/s.\n-->",  # a comment is shown to no one
+    "Power limit {{ set:575 W }} on every card.",
+    "Decode reaches {{ m:qwen35-quark-tp4-strict-current.decode_tok_s[0] | nounit }} tok/s.",  # its own unit
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("text", PAGE_HONEST)
+def test_honest_page_text_passes(real: Path, text: str) -> None:
+    assert [f for f in _on_page(real, text) if f.file == CONTRIBUTING] == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["fast.html", "fast.HTM", "deep/fast.svg", "fast.js"])
+def test_a_raw_page_is_refused(real: Path, name: str) -> None:
+    """MkDocs publishes these as they are (never read as Markdown): refused, whatever they hold."""
+    found = _on_page(real, "<p>Decode reaches the same speed.</p>", f"site/{name}")
+    assert has(found, "site-file-unsafe", f"site/{name}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("suffix", [".markdown", ".mdown", ".mkdn", ".mkd"])
+def test_every_markdown_suffix_is_a_page(real: Path, suffix: str) -> None:
+    assert has(
+        _on_page(real, "Decode reaches 52.3 tok/s.", f"site/fast{suffix}"), "orphan-number", f"site/fast{suffix}"
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("before", "after", "pointer"),
+    [
+        ("site_name: Evidence registry", "site_name: 52.3 tok/s", "/site_name"),
+        ("site_description: LLM", "site_description: 52.3 tok/s LLM", "/site_description"),
+        ("  - Home: index.md", "  - Home at 52.3 tok/s: index.md", "/nav/0/Home at 52.3 tok~1s"),
+        ("      - Grade rubric:", "      - Grade rubric (TTFT 274):", "/nav/8/Methodology/1/Grade rubric (TTFT 274)"),
+    ],
+)
+def test_what_mkdocs_yml_shows_on_every_page_is_prose(real: Path, before: str, after: str, pointer: str) -> None:
+    cfg = (real / "mkdocs.yml").read_text("utf-8")
+    assert before in cfg
+    (real / "mkdocs.yml").write_text(cfg.replace(before, after), "utf-8")
+    assert [(f.code, f.pointer) for f in blocking(real)] == [("orphan-number", pointer)]
+
+
+@pytest.mark.slow
+def test_script_after_a_fence_python_markdown_does_not_see(real: Path) -> None:
+    """Script after a fence Python-Markdown does not see (indented, or inside a comment) is still script."""
+    for text in ("  ~~~\n<script>alert(1)</script>\n  ~~~", "<!--\n```\n-->\n\n<img src=x onerror=alert(1)>"):
+        assert has(_on_page(real, text), "site-html-unsafe", CONTRIBUTING), text
+
+
+# -- what a rendered page shows ----------------------------------------------------------------------------------------
+
+
+EXTENSIONS: list[Any] = ["tables", "attr_list", "md_in_html", "admonition", {"toc": {"permalink": True}}]
+
+
+ALL_EXTENSIONS: list[Any] = [*EXTENSIONS, "footnotes", "def_list", "abbr", "sane_lists"]
+
+
+def _refused(text: str, extensions: list[Any] = EXTENSIONS) -> bool:
+    """What validation's rendered-page check (site_pages._rendered_page) reports of a page, without the registry."""
+    content = markdown.to_html(text, extensions)
+    tags = markdown.html_tags(content)
+    return bool(
+        markdown.html_figures(content)
+        or markdown.attribute_figures(content)
+        or markdown.column_figures(content)
+        or any(markdown.SCRIPT.search(t) or markdown.FORGED.search(t) or markdown.STYLE.search(t) for t in tags)
+    )
+
+
+CLOSED_PAGES = [
+    "<pre><img src=x onerror=alert(1)></pre>",  # a raw <pre> is HTML to a browser: its tags are read
+    "Read <code><img src=x onerror=alert(1)></code> here.",
+    "<pre><script>alert(1)</script></pre>",
+    '<pre><span class="evreg-cite">52.3 tok/s</span></pre>',  # forged citation markup inside a raw <pre>
+    "![Decode reaches 52.3 tok/s](missing.png)",  # alt text: shown when the image does not load, and read aloud
+    '[runs](https://example.org "Decode reaches 52.3 tok/s")',  # a link's title: a tooltip
+    '[runs][r]\n\n[r]: https://example.org "Decode reaches 52.3 tok/s"',
+    '<abbr title="52.3 tok/s">decode</abbr> is fast.',
+    "Decode is fast.\n{: title='52.3 tok/s' }",  # attr_list
+    '<input value="52.3 tok/s" readonly>',
+    '<span class="x" data-v="52.3 tok/s"></span>',  # shown by any stylesheet's attr(data-v)
+    "<style>p::after{content:attr(title)}</style>",  # a style: shows text no check reads
+    'Decode reaches 52.3<span style="font-size:0">zz</span> tok/s.',  # ... or hides what a check reads
+    'Decode reaches <code style="all:unset">52.3 tok/s</code> today.',  # code dressed as prose
+    "Decode reaches 52.3<br>tok/s.",  # inline elements join the text around them
+    'Decode reaches 52.3<img src="dot.png" alt=""> tok/s.',
+    "Decode reaches <label>52.3</label><label> tok/s</label>.",
+    '<table><tr><th>Setup</th><th colspan="2">Decode (tok/s)</th></tr><tr><td>a</td><td>-</td><td>52</td></tr></table>',
+    "<table><tr><td><b>Decode (tok/s)</b></td></tr><tr><td>52</td></tr></table>",  # a header row of td cells
+    "<table><tr><th>Setup</th><th>Cards</th><th>Decode (tok/s)</th></tr>"
+    '<tr><td rowspan="2">a</td><td>4</td><td>52</td></tr><tr><td>8</td><td>61</td></tr></table>',  # a row span
+    "| Model | Decode |\n|---|---|\n| | tok/s |\n| a | 52 |",  # the unit in a row of its own under the header
+]
+
+
+@pytest.mark.parametrize("text", CLOSED_PAGES)
+def test_a_page_shows_no_unchecked_figure_or_script(text: str) -> None:
+    assert _refused(text), text
+
+
+def test_abbreviation_definitions_are_titles() -> None:
+    assert _refused("Decode is DRX.\n\n*[DRX]: 52.3 tok/s", ALL_EXTENSIONS)
+
+
+def test_inline_svg_text_joins_its_unit() -> None:
+    assert _refused('Decode reaches <svg width="40" height="12"><text x="0" y="10">52.3</text></svg> tok/s.')
+
+
+HONEST_PAGES = [
+    "```\n<script>alert(1)</script>\n```",  # code Python-Markdown escapes stays text
+    "Write `<img onerror=x>` nowhere.",
+    "    <script>x</script>",
+    "![The registry's logo](logo.png)",
+    '[the registry](https://example.org "Where every number is a receipt")',
+    "<table><tr><th>Setup</th><th>Cards</th></tr><tr><td>a</td><td>4</td></tr></table>",
+    '<table><tr><th colspan="2">Setup</th><th>Cards</th></tr><tr><td>a</td><td>b</td><td>4</td></tr></table>',
+    "| Model | Cards |\n|---|---|\n| a | 4 |",
+    "## Runs on one card\n\nText.",  # a heading's permalink
+    '!!! note "How to cite"\n    Write a citation.',
+]
+
+
+@pytest.mark.parametrize("text", HONEST_PAGES)
+def test_honest_page_markup_passes(text: str) -> None:
+    assert not _refused(text, ALL_EXTENSIONS), text
+
+
+REAL_PAGES = [
+    ("<pre><img src=x onerror=alert(1)></pre>", "site-html-unsafe"),
+    ("![Decode reaches 52.3 tok/s](missing.png)", "orphan-number"),
+    ('Decode reaches 52.3<span style="font-size:0">zz</span> tok/s.', "site-style-unsafe"),
+    ("<table><tr><td>Decode (tok/s)</td></tr><tr><td>52</td></tr></table>", "orphan-number"),
+    ('---\ntitle: "\\x35\\x32.3 tok/s on one card"\n---\n\nText.', "orphan-number"),  # YAML escapes in front matter
+    (
+        "---\ntitle: Running on one card\n---\n\n![The registry's logo](logo.png)\n\n"
+        "| Model | Cards |\n|---|---|\n| a | 4 |",
+        None,
+    ),
+]
+
+
+@pytest.mark.slow
+def test_validation_reports_them_on_the_real_records(real: Path) -> None:
+    """One validation of the real records with each page beside them: each attack refused, the honest page clean."""
+    for i, (text, _) in enumerate(REAL_PAGES):
+        (real / f"site/probe{i}.md").write_text(text + "\n", "utf-8")
+    found = blocking(real)
+    for i, (text, code) in enumerate(REAL_PAGES):
+        codes = {f.code for f in found if f.file == f"site/probe{i}.md"}
+        assert codes == ({code} if code else set()), text
+
+
+# -- stylesheets and the site configuration ----------------------------------------------------------------------------
+
+
+STYLESHEETS = [
+    ('.md-content h1::after { content: "52.3 tok/s"; }', "orphan-number"),
+    ('h1::after { content: "\\35 2.3 tok/s"; }', "orphan-number"),  # a CSS escape
+    ("a::after { content: attr(title); }", "site-style-unsafe"),
+    ("body { counter-reset: n 52; } h1::after { content: counter(n); }", "site-style-unsafe"),
+    ('.evreg-note::before { content: "Note: "; } h1 { margin: 0 0 1.2em; }', None),  # the honest neighbour
+]
+
+
+@pytest.mark.slow
+def test_what_stylesheets_and_repo_name_show_is_read(real: Path) -> None:
+    """Stylesheets under site/ (extra_css) and repo_name (every page's header) are shown on every page."""
+    (real / "site/assets").mkdir(parents=True, exist_ok=True)
+    for i, (css, _) in enumerate(STYLESHEETS):
+        (real / f"site/assets/x{i}.css").write_text(css + "\n", "utf-8")
+    cfg = (real / "mkdocs.yml").read_text("utf-8").replace("site_dir:", "repo_name: 52.3 tok/s on B70\nsite_dir:")
+    (real / "mkdocs.yml").write_text(cfg, "utf-8")
+    found = blocking(real)
+    for i, (css, code) in enumerate(STYLESHEETS):
+        assert {f.code for f in found if f.file == f"site/assets/x{i}.css"} == ({code} if code else set()), css
+    assert [f.pointer for f in found if f.file == "mkdocs.yml"] == ["/repo_name"]
+    (real / "mkdocs.yml").write_text(cfg.replace("repo_name: 52.3 tok/s", "repo_name: evreg"), "utf-8")
+    assert config_figures(real) == []

@@ -1,0 +1,155 @@
+"""Forms that are not measurements -- settings (``{{ set:... }}``), quotes of a record's own evidence
+(``{{ e:... }}``) and figures derived from stored samples (``{{ change:... }}``) -- state what they are and cannot
+launder a measured figure: each attack beside the honest form that passes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evreg.claims import citations
+from evreg.core.findings import Finding
+from helpers import (
+    Q35_STRICT,
+    Q38,
+    Q38_DENSE,
+    F,
+    Reg,
+    blocking,
+    edit_json,
+    has,
+    only,
+)
+
+RUN = f"{F}/pkt/measurements/run-1.json"
+
+
+def _quality(reg: Reg, text: str) -> list[Any]:
+    reg.edit(RUN, lambda d: d.update(quality=text))
+    return [f for f in reg.findings() if f.file == RUN]
+
+
+# -- settings ----------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["{{ set:32 GiB }} card", "power limit {{ set:575 W }}", "timeout {{ set:600 s }}"])
+def test_a_setting_is_no_claim(reg: Reg, text: str) -> None:
+    assert _quality(reg, text) == []
+
+
+@pytest.mark.parametrize("text", ["{{ set:52.3 tok/s }}", "{{ set:24.8% }}", "{{ set:1792 GB/s }}", "{{ set:D25.6 }}"])
+def test_a_setting_cannot_launder_a_measured_figure(reg: Reg, text: str) -> None:
+    [f] = _quality(reg, text)
+    assert f.code == "orphan-number" and "cite the measurement" in f.message
+
+
+@pytest.mark.slow
+def test_a_figure_in_a_record_typed_around_a_setting_is_found(real: Path) -> None:
+    edit_json(real, Q35_STRICT, lambda d: d.update(caveat="decode reached {{ set:93.55 }} tok/s"))
+    assert has(blocking(real), "orphan-number", Q35_STRICT)
+
+
+@pytest.mark.slow
+def test_a_figure_split_over_two_settings_is_found(real: Path) -> None:
+    edit_json(real, Q35_STRICT, lambda d: d.update(caveat="decode {{ set:93 }}.{{ set:55 }} tok/s"))
+    assert has(blocking(real), "orphan-number", Q35_STRICT)
+
+
+@pytest.mark.slow
+def test_a_multiplier_in_a_setting_is_found(real: Path) -> None:
+    edit_json(real, Q35_STRICT, lambda d: d.update(caveat="{{ set:3.2x }} faster than eager"))
+    assert has(blocking(real), "orphan-number", Q35_STRICT)
+
+
+@pytest.mark.slow
+def test_a_latency_after_a_metric_word_is_no_setting(real: Path) -> None:
+    edit_json(real, Q35_STRICT, lambda d: d.update(caveat="TTFT was {{ set:187 ms }} at p512"))
+    assert has(blocking(real), "orphan-number", Q35_STRICT)
+
+
+@pytest.mark.slow
+def test_a_nounit_citation_with_another_unit_after_it(real: Path) -> None:
+    cite = "{{ m:qwen35-quark-tp4-strict-current.decode_tok_s[0] | nounit }}"
+    edit_json(real, Q35_STRICT, lambda d: d.update(caveat=f"TTFT {cite} ms"))
+    assert blocking(real)
+
+
+# -- derived figures ---------------------------------------------------------------------------------------------------
+
+
+def test_a_derived_figure_is_computed_from_stored_samples(reg: Reg) -> None:
+    text = "{{ change:m:run-1.decode_tok_s[1] from m:run-1.decode_tok_s[0] }}"
+    assert _quality(reg, text) == []
+    [form] = citations.parse(text)
+    resolved = citations.resolve(form, {"run-1": reg.read(RUN)})
+    assert isinstance(resolved, citations.Resolved) and resolved.text == "+0.1%"
+    ratio = next(iter(citations.parse("{{ ratio:m:run-1.decode_tok_s[1] to m:run-1.decode_tok_s[0] | 4 }}")))
+    assert citations.resolve(ratio, {"run-1": reg.read(RUN)}).text == "1.0013×"  # type: ignore[union-attr]
+    [f] = _quality(reg, "{{ change:m:run-1.decode_tok_s[5] from m:run-1.decode_tok_s[0] }}")
+    assert f.code == "citation-unresolved" and "out of range" in f.message
+
+
+# -- quotes of the evidence --------------------------------------------------------------------------------------------
+
+
+def test_a_quote_is_re_read_from_the_records_own_evidence(reg: Reg) -> None:
+    assert _quality(reg, "the log says {{ e:/decode_tok_s/0 = 30.21 }}") == []
+    [f] = _quality(reg, "the log says {{ e:/decode_tok_s/0 = 31.4 GiB }}")
+    assert f.code == "evidence-value-mismatch" and "is not in" in f.message
+    [f] = _quality(reg, "the log says {{ e:/nothing = 1 }}")
+    assert f.code == "evidence-value-mismatch" and "has nothing at" in f.message
+    reg.edit(RUN, lambda d: (d.update(evidence="https://example.org/run.json"), d.pop("evidence_sha256", None)))
+    [f] = only(_quality(reg, "the log says {{ e:/decode_tok_s/0 = 30.21 }}"), "evidence-value-mismatch")
+    assert "local evidence file" in f.message
+
+
+def test_quotes_read_logs_by_line_and_csv_by_cell(reg: Reg) -> None:
+    log = f"{F}/pkt/evidence/run.log"
+    reg.raw(log, b"boot\nCUDA out of memory: tried to allocate 394.00 MiB\ndecode 30.21 then 30.25 tok/s\n")
+    reg.edit(RUN, lambda d: (d.update(evidence=log), d.pop("evidence_sha256", None)))
+    assert _quality(reg, "OOM: {{ e:line:2 = 394.00 MiB }}") == []
+    assert only(_quality(reg, "OOM: {{ e:line:1 = 394.00 MiB }}"), "evidence-value-mismatch")
+
+
+def _quote(root: Path, quote: str) -> list[Finding]:
+    edit_json(root, Q38_DENSE, lambda d: d.update(caveat=quote))
+    return blocking(root)
+
+
+@pytest.mark.slow
+def test_a_quote_is_whole_numbers_of_the_evidence(real: Path) -> None:
+    # the evidence reads 25.6 at the locator: 5.6 is in it as text, not as a number
+    assert has(_quote(real, "TTFT {{ e:/runs/4/decode_samples/0 = 5.6 }} s"), "evidence-value-mismatch", Q38_DENSE)
+
+
+@pytest.mark.slow
+def test_a_unit_typed_after_a_quote_is_a_figure(real: Path) -> None:
+    assert has(_quote(real, "TTFT was {{ e:/runs/4/decode_samples/0 = 25.6 }} ms"), "orphan-number", Q38_DENSE)
+
+
+@pytest.mark.slow
+def test_a_quote_of_another_runs_entry(real: Path) -> None:
+    evidence = json.loads((real / f"{Q38}/evidence/rtx5090-vllm-runs.json").read_text("utf-8"))
+    other = evidence["runs"][0]["decode_tok_s"]
+    assert has(
+        _quote(real, f"decode reached {{{{ e:/runs/0/decode_tok_s = {other} }}}}"), "evidence-value-mismatch", Q38_DENSE
+    )
+
+
+@pytest.mark.slow
+def test_a_quote_of_the_runs_own_entry_passes(real: Path) -> None:
+    own = json.loads((real / f"{Q38}/evidence/rtx5090-vllm-runs.json").read_text("utf-8"))["runs"][4]
+    key = next(k for k, v in own.items() if isinstance(v, str) and v and not any(c.isdigit() for c in v))
+    assert [f for f in _quote(real, f"the run's {{{{ e:/runs/4/{key} = {own[key]} }}}}") if f.file == Q38_DENSE] == []
+
+
+# -- their markup ------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cls", ["setting", "quote", "derived"])
+def test_hand_written_markup_of_settings_quotes_and_derived_figures_is_forged(reg: Reg, cls: str) -> None:
+    reg.put("site/page.md", f'# Page\n\n<span class="evreg-{cls}">52.3 tok/s</span>\n')
+    assert "citation-forged" in reg.codes()

@@ -1,0 +1,208 @@
+"""The documentation says what the code does: the methodology page's table of figure examples is the grammar,
+every finding code is documented and explained, and the contributing guide's walkthroughs and examples run as
+written."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import git
+import pytest
+
+from evreg.check import rules
+from evreg.core import findings
+from helpers import REPO, SHARED, F, Reg, evreg
+
+# -- the methodology page ----------------------------------------------------------------------------------------------
+
+
+def _grammar_examples() -> list[tuple[str, list[str]]]:
+    """The rows of the methodology page's table of figure examples: (text, the claims in it)."""
+    import re
+
+    page = (REPO / "registry/evreg/site/static/methodology.md").read_text()
+    table = page[page.index("| Text | Claims in it |") :].split("\n\n", 1)[0].splitlines()[2:]
+    rows = []
+    for row in table:
+        text_cell, claims_cell = row.strip("|").split(" | ", 1)
+        text = re.match(r"\s*`([^`]*)`", text_cell).group(1)  # type: ignore[union-attr]
+        claims = [] if claims_cell.strip() == "none" else re.findall(r"`([^`]*)`", claims_cell)
+        rows.append((text, claims))
+    return rows
+
+
+@pytest.mark.parametrize(("text", "figures"), _grammar_examples())
+def test_the_documented_figure_grammar(text: str, figures: list[str]) -> None:
+    from evreg.claims.figures import find_figures
+
+    assert [f.text for f in find_figures(text)] == figures
+
+
+def test_the_grammar_table_has_claims_and_non_claims() -> None:
+    rows = _grammar_examples()
+    assert len(rows) >= 20 and any(not f for _, f in rows) and sum(len(f) for _, f in rows) >= 25
+
+
+# -- finding codes -----------------------------------------------------------------------------------------------------
+
+
+def test_every_declared_finding_code_is_documented_and_explained() -> None:
+    """Findings are made only from declared codes (see test_architecture); every code any module
+    declares is in the documentation the CLI and the site show, and nothing else is."""
+    import importlib
+    import pkgutil
+
+    import evreg as package_evreg
+    import evreg_rules
+    from evreg.core.findings import declared
+
+    for package in (package_evreg, evreg_rules):
+        for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+            if not module.name.endswith("__main__"):
+                importlib.import_module(module.name)
+    documented = rules.code_docs(rules.discover())
+    assert len(documented) > 30 and set(declared()) == set(documented)
+    for code in documented:
+        result = evreg("explain", code)
+        assert result.returncode == 0 and "Why:" in result.stdout
+    assert evreg("explain", "no-such-code").returncode == 2
+
+
+# -- the contributing guide --------------------------------------------------------------------------------------------
+
+
+TOOLS = SHARED / "tools"
+RUN_LOG = SHARED / "rtx5090-vllm-runs.json"
+
+
+def validate_json(root: Path) -> dict:
+    result = evreg("validate", "--format", "json", cwd=root)
+    return json.loads(result.stdout) | {"exit": result.returncode}
+
+
+def _walkthroughs() -> dict[str, list[str]]:
+    """The shell blocks of the contributing guide's walkthrough, by tool."""
+    import re
+
+    text = (REPO / "site/contributing.md").read_text()
+    return {
+        tool: [line for line in body.splitlines() if line.strip()]
+        for tool, body in re.findall(r"```sh\n# walkthrough: ([a-z-]+)\n(.*?)```", text, re.S)
+    }
+
+
+WALKTHROUGH_INPUT = {  # the tool's output, under tests/data
+    "llama-bench": "tools/llama-bench.json",
+    "vllm-bench": "tools/vllm-bench-serve.json",
+    "lm-eval": "tools/lm-eval-results.json",
+    "aiperf": "real/aiperf/anud18-chatbot-c4/profile_export_aiperf.json",
+    "mlperf": "real/mlperf/inference_results_v4.1-amd-8xmi300x-server/mlperf_log_summary.txt",
+    "sglang-bench": "real/sglang/datacrunch-llama-3-3-70b-online/llama_3_3_70b_online_output.jsonl",
+    "sglang-one-batch": "real/sglang/corpus/jiminator-glm-bisect-one-batch-server/result.jsonl",
+    "neural-download": "lab/families/deepseek-v4.json",
+    "vllm-run-log": "rtx5090-vllm-runs.json",
+}
+
+
+def test_the_guide_has_a_walkthrough_for_each_importer() -> None:
+    """Every registered importer (enumerated from the entry points: a new one needs its walkthrough) has one, and the
+    test below has the raw file it starts from."""
+    from evreg import formats
+
+    assert set(_walkthroughs()) == set(WALKTHROUGH_INPUT) == set(formats.discover())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("tool", sorted(WALKTHROUGH_INPUT))
+def test_the_walkthrough_runs_literally(tool: str, tmp_path: Path) -> None:
+    """A clone of the registry without its packets, the tool's real output beside it, and then the guide's
+    commands exactly as written: every one succeeds, with no JSON edited by hand, and the change is green."""
+    import shlex
+    import subprocess
+
+    root = tmp_path / "clone"
+    (root / "packets").mkdir(parents=True)
+    for folder in ("schema", "site"):
+        shutil.copytree(REPO / folder, root / folder)
+    shutil.copy(REPO / "mkdocs.yml", root / "mkdocs.yml")
+    shutil.copy(REPO / ".gitignore", root / ".gitignore")  # build/ (the site, which publishes evidence) is ignored
+    lab = tool in ("neural-download", "vllm-run-log")  # a lab's export: its own identity, no packet to name
+    if lab:  # the registry's reviewed findings of the lab data, which a clone has
+        shutil.copy(REPO / "packets/baseline.json", root / "packets/baseline.json")
+    source = SHARED / WALKTHROUGH_INPUT[tool]
+    shutil.copy(source, tmp_path / source.name)  # beside the clone
+    repo = git.Repo.init(root)
+    with repo.config_writer() as cw:
+        cw.set_value("user", "name", "Contributor")
+        cw.set_value("user", "email", "c@example.org")
+    repo.git.add("-A")
+    repo.index.commit("the registry before the contribution")
+    for line in _walkthroughs()[tool]:
+        if line.startswith("#"):
+            continue
+        words = shlex.split(line)
+        if words[0] == "evreg":
+            result = evreg(*words[1:], cwd=root)
+        else:
+            result = subprocess.run(words, cwd=root, capture_output=True, text=True, check=False)
+        assert result.returncode == 0, (line, result.stdout, result.stderr)
+    assert repo.is_dirty(untracked_files=True) is False
+    committed = repo.git.ls_files().splitlines()
+    assert evreg("validate", "--base", "HEAD~1", cwd=root).returncode == 0
+    if lab:
+        assert [p for p in committed if "/measurements/" in p]  # the export's records, committed
+        copies = [p for p in committed if p.rsplit("/", 1)[-1] == source.name]
+        if tool == "neural-download":
+            assert copies == []  # a manifest's evidence stays in the lab's repository (cited, external)
+        else:  # the log, once per family it writes, as that family's evidence, byte for byte
+            assert copies and all("/evidence/" in p and (root / p).read_bytes() == source.read_bytes() for p in copies)
+        return
+    copies = [p for p in committed if p.rsplit("/", 1)[-1] == source.name]
+    assert len(copies) == 1 and "/evidence/" in copies[0]  # the raw output is committed once, as evidence
+    packet = next((root / "packets").glob("*/*/packet.json"))
+    featured = json.loads(packet.read_text())["featured_metric"]
+    run = json.loads(next(packet.parent.rglob(f"{featured['measurement_id']}.json")).read_text())
+    assert featured["value"] == run["metrics"][featured["metric"]][featured["sample_index"]]
+    assert evreg("validate", "--base", "HEAD~1", cwd=root).returncode == 0
+
+
+def _install_examples(page: Path, site: Path) -> None:
+    """The contributing guide's examples as an installed distribution would hold them: each Python block
+    (named by its first line, ``# NAME.py``) as a module, its TOML entry points as the distribution's."""
+    import re
+
+    text = page.read_text()
+    info = site / "mylab-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: mylab\nVersion: 1.0\n")
+    for block in re.findall(r"```python\n(.*?)```", text, re.S):
+        name = re.match(r"# (\w+\.py)\n", block)
+        assert name, block[:60]
+        (site / name.group(1)).write_text(block)
+    groups = re.findall(r'```toml\n\[project\.entry-points\."([\w.]+)"\]\n(.*?)```', text, re.S)
+    (info / "entry_points.txt").write_text(
+        "".join(f"[{group}]\n{body.replace(chr(34), '')}\n" for group, body in groups)
+    )
+    assert {g for g, _ in groups} == {"evreg.rules", "evreg.formats", "evreg.reporters"}
+
+
+def test_the_contributing_guide_examples_work(reg: Reg, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    site = tmp_path / "site-packages"
+    _install_examples(REPO / "site/contributing.md", site)
+    monkeypatch.syspath_prepend(str(site))
+    # The example declares a finding code in this process; later tests see only the project's own codes.
+    monkeypatch.setattr(findings, "_DECLARED", findings.declared())
+    data = tmp_path / "runs.csv"
+    data.write_text("run,decode_tok_s,runtime,tp\nfirst,52.3,vLLM 0.9,1\nsecond,51.9,vLLM 0.9,1\n")
+    result = evreg("import", "mylab-csv", str(data), "--packet", "fam/pkt", "--format", "json", cwd=reg.root)
+    assert "import done" in result.stderr, result.stdout + result.stderr
+    runs = {p.stem: json.loads(p.read_text()) for p in (reg.root / f"{F}/pkt/measurements").glob("runs-csv-*.json")}
+    assert runs["runs-csv-second"]["metrics"] == {"decode_tok_s": [51.9]}
+    report = validate_json(reg.root)
+    assert {f["code"] for f in report["findings"]} == {"mylab-no-hardware"}  # the rule runs, and only it objects
+    assert {f["file"] for f in report["findings"]} >= {f"{F}/pkt/measurements/runs-csv-first.json"}
+    assert "Why:" in evreg("explain", "mylab-no-hardware").stdout
+    tally = evreg("validate", "--format", "tally", cwd=reg.root)
+    assert tally.stdout.strip() == f"{report['summary']['errors']} errors"

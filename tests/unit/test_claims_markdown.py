@@ -1,0 +1,180 @@
+"""How hand-written Markdown and rendered HTML are read (``evreg.claims.markdown``): what is code and what is
+prose, and the text a page shows, which the figure scan reads."""
+
+from __future__ import annotations
+
+import html
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from evreg.claims import markdown
+from evreg.claims.markdown import html_figures as orphans_in_html
+
+# -- code and prose ----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Write code in a `<pre>` element.\n\nDecode reaches 52.3 tok/s.",
+        "```\n~~~\n```\n\nDecode reaches 52.3 tok/s.",
+        "```\nx\n````\ny\n```\n\nDecode reaches 52.3 tok/s.",
+        "```x```\n\nDecode reaches 52.3 tok/s.\n\n```x```",
+    ],
+)
+def test_prose_after_what_is_not_code_is_checked(text: str) -> None:
+    assert any("52.3 tok/s" in line for _, line in markdown.prose(text))
+
+
+def test_code_stays_code() -> None:
+    for text in ("```\n52.3 tok/s\n```", "~~~~\n```\n52.3 tok/s\n~~~~", "<pre>\n52.3 tok/s\n</pre>", "`52.3 tok/s`"):
+        assert not any("52.3" in line for _, line in markdown.prose(text)), text
+
+
+RESULTS_PAGE = """# Results
+
+| Model | Decode (tok/s) | Cards |
+|---|---:|---:|
+| A | 52.3 | 4 |
+| B | {{ m:run-1.decode_tok_s[0] }} | 1 |
+
+    an indented block: 52.3 tok/s is code
+
+<pre>
+52.3 tok/s in a pre block is code
+</pre>
+"""
+
+
+def test_code_is_fenced_indented_or_pre_alike_in_validate_and_build() -> None:
+    code = {n for n, _, is_code in markdown.lines(RESULTS_PAGE) if is_code}
+    assert code == {8, 10, 11, 12}
+    assert 5 not in code  # a table row is prose
+
+
+@given(st.text(alphabet="ab`~ \n", max_size=60))
+def test_markdown_code_split_gives_the_text_back(text: str) -> None:
+    from evreg.claims import markdown
+
+    assert "\n".join(line for _, line, _ in markdown.lines(text)) == text
+    for _, line, code in markdown.lines(text):
+        if not code:
+            assert "".join(t for t, _ in markdown.spans(line)) == line
+
+
+# -- the text a page shows ---------------------------------------------------------------------------------------------
+
+
+def test_rendered_page_scan_catches_figures_outside_the_citation_path() -> None:
+    assert orphans_in_html("<p>reached <b>52.3</b> tok/s</p>") == ["52.3 tok/s"]  # read as shown: one figure
+    assert orphans_in_html("<p>reached 52.3 tok/s</p>") == ["52.3 tok/s"]
+    assert orphans_in_html('<p><a class="evreg-cite" href="x">52.3 tok/s</a></p>') == []
+    assert orphans_in_html("<pre><code>52.3 tok/s</code></pre>") == []
+
+
+def test_only_a_sample_cell_is_exempt_from_the_page_scan() -> None:
+    """The renderer writes a stored sample in its own table as ``td.evreg-sample``; a table cell with any other
+    renderer class is scanned as text."""
+    from evreg.claims import markdown
+
+    cell = '<table><tr><td class="evreg-{}" id="m-x--decode-tok-s-0">52.3 tok/s</td></tr></table>'
+    assert markdown.html_figures(cell.format("sample")) == []
+    for name in ("cite", "orphan", "unresolved", "name", "setting", "quote", "derived", "other"):
+        assert markdown.html_figures(cell.format(name)) == ["52.3 tok/s"], name
+
+
+_SHOWN_ALPHABET = st.sampled_from(
+    [
+        "<",
+        ">",
+        "/",
+        "!--",
+        "-->",
+        "a",
+        "b",
+        "br",
+        "div",
+        "td",
+        "code",
+        "span",
+        " ",
+        "  ",
+        "\n",
+        "\t",
+        "\xa0",
+        "&nbsp;",
+        "&#9;",
+        "&#32;",
+        "&#10;",
+        "&amp;",
+        "&lt;",
+        "x",
+        "1",
+        '="',
+        '"',
+        "class",
+        "B",
+        "SPAN",
+        "Td",
+        "\u017f",
+        "\u212a",
+        "evreg-cite",
+        "\u2003",
+    ]
+)
+
+
+@given(st.lists(_SHOWN_ALPHABET, max_size=40).map("".join))
+def test_shown_text_is_the_plain_regular_expression_reading_of_the_page(content: str) -> None:
+    """``markdown.shown`` takes fast paths (every page of a 100,000-measurement site passes through it); what it
+    returns is the plain reading: white space runs collapsed, inline tags joined, block tags line breaks, entities
+    decoded, every run of blanks made by an entity one space."""
+    from evreg.claims import markdown as md
+
+    inline = re.compile(
+        r"<!--.*?-->|</?(?:a|abbr|b|bdi|bdo|cite|data|dfn|em|i|kbd|mark|q|s|samp|small|span|strong|sub|sup|time|u|"
+        r"var|del|ins|wbr|font|br|img|svg|label|button|input|select|output|meter|progress)\b[^>]*>",
+        re.S | re.I,
+    )
+    text = re.sub(r"\s+", " ", inline.sub("", md._EXEMPT.sub(" ", md._SVG_CITE.sub(" ", content))))
+    expected = re.sub(r"[^\S\n]+", " ", html.unescape(re.sub(r"<[^>]+>", "\n", text)))
+    assert md.shown(content) == expected
+
+
+def _plain_reading(content: str) -> str:
+    """The reference composition of ``markdown.shown`` (as in the test above)."""
+    from evreg.claims import markdown as md
+
+    inline = re.compile(
+        r"<!--.*?-->|</?(?:a|abbr|b|bdi|bdo|cite|data|dfn|em|i|kbd|mark|q|s|samp|small|span|strong|sub|sup|time|u|"
+        r"var|del|ins|wbr|font|br|img|svg|label|button|input|select|output|meter|progress)\b[^>]*>",
+        re.S | re.I,
+    )
+    text = re.sub(r"\s+", " ", inline.sub("", md._EXEMPT.sub(" ", md._SVG_CITE.sub(" ", content))))
+    return re.sub(r"[^\S\n]+", " ", html.unescape(re.sub(r"<[^>]+>", "\n", text)))
+
+
+def test_shown_text_fast_paths_hold_for_every_character_they_depend_on() -> None:
+    """The fast paths of ``markdown.shown`` rest on two facts about all of Unicode, which a sampled alphabet cannot
+    cover: ``str.split`` splits at exactly the characters ``\\s`` matches, and every character that matches an ASCII
+    letter when case is ignored (the upper case, and "İ", "ı", "ſ", "K") sends the scan to the case-blind tag pattern.
+    Every such character, in a tag name and in text beside entities, reads as the plain regular expressions read it."""
+    from evreg.claims import markdown as md
+
+    space, letter = re.compile(r"\s"), re.compile("[a-z]", re.I)
+    chars = [chr(i) for i in range(0x110000) if not 0xD800 <= i <= 0xDFFF]
+    assert [c for c in chars if bool(space.match(c)) != c.isspace()] == []
+    odd = [c for c in chars if c.isspace() or letter.match(c)]
+    assert {"\u0130", "\u0131", "\u017f", "\u212a", "\xa0", "\u2028"} <= set(odd)
+    for c in odd:
+        for content in (
+            f"<{c}>1 tok/s</{c}>",
+            f"<spa{c}>12</spa{c}> tok/s",
+            f"<{c}pan class=x>3</{c}pan> GiB",
+            f"4{c}<b>{c}</b>{c}&nbsp;{c}tok/s",
+            f"<td>5</td>{c}{c}<{c}>&#9;ms",
+        ):
+            assert md.shown(content) == _plain_reading(content), (hex(ord(c)), content)

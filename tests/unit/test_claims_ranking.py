@@ -1,0 +1,61 @@
+"""The ranking rule of comparison pages (``evreg.claims.ranking``): spreads that overlap tie, the direction comes
+from the unit, and results rank only within one workload tier."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from evreg.claims import ranking
+
+
+def test_overlapping_spreads_tie_and_the_next_rank_skips_the_tied_places() -> None:
+    places = ranking.rank([[30.21, 30.25], [30.24, 30.30], [29.0], [31.0, 31.5]])
+    expected = [(2, True, False), (2, True, False), (4, False, True), (1, False, False)]
+    assert [(r.rank, r.tied, r.single) for r in places] == expected
+    assert (places[0].low, places[0].high) == (30.21, 30.25)
+
+
+def test_lower_is_better_for_a_time_and_ranks_reverse() -> None:
+    places = ranking.rank([[100.0], [90.0, 95.0], [94.0]], higher_is_better=False)
+    assert [(r.rank, r.tied) for r in places] == [(3, False), (1, True), (1, True)]
+
+
+def test_ties_chain_through_an_overlapping_middle_result() -> None:
+    # a and c do not overlap, but each overlaps b: nothing stored separates a from b or b from c, so all three tie
+    places = ranking.rank([[10.0, 11.0], [10.5, 12.5], [12.0, 13.0], [20.0]])
+    assert [r.rank for r in places] == [2, 2, 2, 1]
+    assert [r.tied for r in places] == [True, True, True, False]
+
+
+def test_equal_single_samples_tie_and_distinct_ones_do_not() -> None:
+    assert [(r.rank, r.tied) for r in ranking.rank([[5.0], [5.0], [4.0]])] == [(1, True), (1, True), (3, False)]
+    assert [(r.rank, r.tied) for r in ranking.rank([[5.0], [5.1]])] == [(2, False), (1, False)]
+
+
+def test_non_finite_samples_are_ignored_and_a_result_needs_one_value() -> None:
+    places = ranking.rank([[1.0, math.nan], [2.0]])
+    assert places[0].single and (places[0].low, places[0].high) == (1.0, 1.0) and places[1].rank == 1
+    with pytest.raises(ValueError):
+        ranking.rank([[math.nan]])
+
+
+def test_direction_comes_from_the_unit() -> None:
+    assert ranking.direction("tok/s") == 1 and ranking.direction("requests/s") == 1
+    assert ranking.direction("ms") == -1 and ranking.direction("ns") == -1
+    assert (
+        ranking.direction("ratio") is None and ranking.direction("tokens") is None and ranking.direction(None) is None
+    )
+
+
+def test_workload_tier_separates_points_and_stated_context() -> None:
+    sweep = {"workload": "context  sweep", "axis": "active_context_tokens", "config": {"tp": 1}}
+    short, long = ranking.workload_tier(sweep, 1024.0), ranking.workload_tier(sweep, 100000.0)
+    assert short[0] != long[0] and short[0][0] == "context sweep"
+    run = {"workload": "context sweep", "config": {"active_context_tokens": 1024, "concurrency": 4, "tp": 2}}
+    assert ranking.workload_tier(run)[1] == [("active_context_tokens", 1024.0), ("concurrency", 4.0)]
+    assert ranking.workload_tier(run)[0] != ranking.workload_tier({**run, "config": {"tp": 2}})[0]
+    # a series along concurrency states its concurrency once: the point's x, not the config's
+    along = {"workload": "w", "axis": "concurrency", "config": {"concurrency": 8}}
+    assert ranking.workload_tier(along, 2.0)[1] == [("concurrency", 2.0)]

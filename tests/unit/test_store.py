@@ -1,0 +1,112 @@
+"""The git-native store: records loaded from a commit are git's objects (and their blob ids git's), validation of
+a commit reads that commit's evidence; worker processes report a death or a failure beside them as an error."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evreg.store import load
+from helpers import EVIDENCE, F, Reg
+
+RUN = f"{F}/pkt/measurements/run-1.json"
+
+
+def test_load_from_a_commit_reads_git_objects_not_the_work_tree(reg: Reg) -> None:
+    first = reg.repo.head.commit.hexsha
+    reg.edit(RUN, lambda d: d["metrics"].update(decode_tok_s=[99.0]))
+    reg.commit("edit")
+    (reg.root / RUN).unlink()  # the working tree no longer has it at all
+    old = load(reg.root, first).by_path[RUN]
+    new = load(reg.root, "HEAD").by_path[RUN]
+    assert old.data["metrics"]["decode_tok_s"] == [30.21, 30.25]
+    assert new.data["metrics"]["decode_tok_s"] == [99.0]
+    assert RUN not in load(reg.root).by_path
+    assert old.blob != new.blob
+
+
+def test_commit_validation_checks_evidence_in_that_commit(reg: Reg) -> None:
+    (reg.root / EVIDENCE).unlink()
+    assert "evidence-missing" in reg.codes()
+    assert reg.findings("HEAD") == []  # the committed tree still has the file
+    reg.commit("drop evidence")
+    assert "evidence-missing" in reg.codes("HEAD")
+
+
+def test_git_blob_ids_match_git(reg: Reg) -> None:
+    worktree = load(reg.root).by_path[RUN]
+    committed = load(reg.root, "HEAD").by_path[RUN]
+    assert worktree.content_id() == committed.blob == reg.repo.git.hash_object(str(reg.root / RUN))
+
+
+# -- worker processes --------------------------------------------------------------------------------------------------
+
+
+def test_a_worker_that_dies_stops_the_work_with_an_error_not_a_hang() -> None:
+    """A worker killed mid-work (the kernel's out-of-memory killer, say) is an error the build reports."""
+    import os
+    import signal
+
+    from evreg.store import workers
+
+    def work(n: int) -> int:
+        if n == 3:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return n * 2
+
+    with pytest.raises(OSError, match="EVREG_WORKERS=1"), workers.forked(work, list(range(8)), 2) as results:
+        list(results)
+    with workers.forked(work, [0, 1, 2, 4], 2) as results:  # the honest neighbour
+        assert list(results) == [0, 2, 4, 8]
+
+
+def test_work_beside_runs_in_its_own_process_and_reports_its_result_or_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``evreg build`` exports the data downloads beside the site build (``workers.beside``): the work runs in a
+    process of its own, started at once; its result is the function's, its error is raised where it is waited for;
+    with EVREG_WORKERS=1 it runs in this process, once, when first asked for."""
+    import os
+    import signal
+
+    from evreg.store import workers
+
+    def work(fail: bool) -> int:
+        if fail:
+            raise ValueError("the export failed")
+        return os.getpid()
+
+    monkeypatch.setenv("EVREG_WORKERS", "2")
+    with workers.beside(work, False) as result:
+        assert result() != os.getpid() and result() == result()
+    with pytest.raises(ValueError, match="the export failed"), workers.beside(work, True) as result:
+        result()
+    with pytest.raises(RuntimeError, match="not sent back"), workers.beside(lambda: lambda: 1) as result:
+        result()  # a result that cannot be pickled is an error, not a hang
+
+    def die() -> None:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    with pytest.raises(OSError, match="EVREG_WORKERS=1"), workers.beside(die) as result:
+        result()  # killed before it answered (by the out-of-memory killer, say)
+    monkeypatch.setenv("EVREG_WORKERS", "1")
+    calls: list[int] = []
+    with workers.beside(lambda: calls.append(os.getpid()) or len(calls)) as result:
+        assert calls == [] and result() == 1 and result() == 1 and calls == [os.getpid()]
+
+
+@pytest.mark.slow
+def test_a_failure_beside_the_workers_stops_the_items_not_started(tmp_path: Path) -> None:
+    """When the build fails while the workers make the record pages (the data downloads' export failed, say), the
+    parts no worker has started are not made: the error is reported, not held back until every part is done."""
+    import time
+
+    from evreg.store import workers
+
+    def work(n: int) -> int:
+        (tmp_path / str(n)).write_text("made")
+        time.sleep(0.2)
+        return n
+
+    with pytest.raises(RuntimeError, match="export failed"), workers.forked(work, list(range(40)), 2):
+        raise RuntimeError("export failed")
+    assert len(list(tmp_path.iterdir())) < 40  # what had started finished; the rest never ran
