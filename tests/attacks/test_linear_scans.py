@@ -105,11 +105,17 @@ def test_every_value_is_located_at_its_text(value: Any, indent: int | None) -> N
 # -- hand-written pages and stylesheets --------------------------------------------------------
 
 
-def test_a_stylesheet_string_of_backslashes() -> None:
-    """Each backslash of a CSS string is read one way, not two (exponential in the backslashes)."""
-    assert within(lambda: list(htmlscan.CSS_STRING.finditer('a"' + "\\" * N))) == []
-    strings = [m.group(2) for m in htmlscan.CSS_STRING.finditer(r"""content: "52 \"x\" ms"; b: 'it\'s' "a\\" """)]
-    assert strings == [r"52 \"x\" ms", r"it\'s", "a\\\\"]
+@pytest.mark.parametrize(
+    "sheet", ['a"' + "\\" * N, "{" * N, "(" * N, "url(" * (N // 4), '"52 ms" ' * (N // 8), "@import " * (N // 8)]
+)
+def test_a_stylesheet_is_read_in_linear_time(sheet: str) -> None:
+    """The CSS parser reads any shape once: a string of backslashes, deep blocks, many strings or rules."""
+    within(lambda: list(htmlscan.stylesheet(sheet)))
+
+
+def test_a_stylesheet_string_is_read_as_css_reads_it() -> None:
+    found = [piece for *_, piece in htmlscan.stylesheet(r""".a{content: "52 \"x\" ms"} .b{content: "\35 2" " ms"}""")]
+    assert found == ["52 ms"]
 
 
 def test_script_tags_with_long_runs_of_blanks() -> None:

@@ -401,7 +401,7 @@ CONFIG_ATTACKS = {
     "theme templates": ("theme:\n  name: material\n  custom_dir: /etc\n", "custom_dir"),
     "page script": ("extra_javascript:\n  - https://evil.example/x.js\n", "extra_javascript"),
     "analytics": ("extra:\n  analytics:\n    provider: google\n", "setting 'extra'"),
-    "outside stylesheet": ("extra_css:\n  - https://evil.example/x.css\n", "URL"),
+    "outside stylesheet": ("extra_css:\n  - https://evil.example/x.css\n", "scheme"),
 }
 
 

@@ -18,9 +18,9 @@ def test_the_command_reference_is_the_commands_own_help() -> None:
 
 def test_every_command_has_a_section_with_its_options() -> None:
     page = (REPO / reference.PAGE).read_text()
-    names = [name for name, _ in reference.commands()]
+    names = [name for name, _, _ in reference.commands()]
     assert {"evreg validate", "evreg import llama-bench", "evreg new packet", "evreg impact"} <= set(names)
-    for name, command in reference.commands():
+    for name, command, _ in reference.commands():
         assert f"## `{name}`" in page, name
         for param in command.params:
             for opt in getattr(param, "opts", []):

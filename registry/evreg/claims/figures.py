@@ -103,7 +103,7 @@ _NUMBER_WORD = (
 #   ``%``, ``(``, ``[`` or ``*``; a multiplier is a number right before ``x``), so a number in running text that is
 #   no figure is given up at once.
 # The grammar as first written (one pattern per kind, each a look-ahead and look-behind at every position) is kept in
-# ``tests/test_figure_patterns.py``: these must find exactly what it finds (hypothesis, and every page of a built
+# ``tests/unit/test_claims_figure_patterns.py``: these must find exactly what it finds (hypothesis, and every page of a built
 # site).
 
 

@@ -27,31 +27,30 @@ internal failure (never a traceback; `EVREG_DEBUG=1` shows one). Every command a
 """
 
 
-def commands(group: click.Group = cli, path: tuple[str, ...] = ("evreg",)) -> Iterator[tuple[str, click.Command]]:
-    """(full name, command) of every command, groups first, then their commands in name order."""
-    ctx = click.Context(group, info_name=" ".join(path))
-    yield " ".join(path), group
+def commands(
+    group: click.Group = cli, path: tuple[str, ...] = ("evreg",), parent: click.Context | None = None
+) -> Iterator[tuple[str, click.Command, click.Context]]:
+    """(full name, command, its context as the command line makes it) of every command, groups first, then their
+    commands in name order."""
+    settings = {"terminal_width": 100, "max_content_width": 100, **group.context_settings}
+    ctx = click.Context(group, info_name=path[-1], parent=parent, **settings)
+    yield " ".join(path), group, ctx
     for name in group.list_commands(ctx):
         command = group.get_command(ctx, name)
         if command is None or command.hidden:
             continue
         if isinstance(command, click.Group):
-            yield from commands(command, (*path, name))
+            yield from commands(command, (*path, name), ctx)
         else:
-            yield " ".join((*path, name)), command
-
-
-def help_text(name: str, command: click.Command) -> str:
-    """What ``NAME --help`` prints, at a fixed width."""
-    ctx = click.Context(command, info_name=name, terminal_width=100, max_content_width=100)
-    return command.get_help(ctx).rstrip()
+            sub = click.Context(command, info_name=name, parent=ctx, terminal_width=100, max_content_width=100)
+            yield " ".join((*path, name)), command, sub
 
 
 def markdown() -> str:
     """The reference page."""
     parts = [HEADER]
-    for name, command in commands():
-        parts.append(f"## `{name}`\n\n```text\n{help_text(name, command)}\n```\n")
+    for name, command, ctx in commands():
+        parts.append(f"## `{name}`\n\n```text\n{command.get_help(ctx).rstrip()}\n```\n")
     return "\n".join(parts)
 
 

@@ -86,7 +86,7 @@ class Template:
     kinds: set[str]
     family: Text
     files: list[TemplateFile]
-    baseline: list[dict[str, Text]]
+    baseline: list[dict[str, Text | dict[str, Text]]]
     values: list[float]
     family_ids: set[str]
     copy_ids: set[str]
@@ -220,8 +220,13 @@ def load_template(source: Path, family: str, baseline: list[dict[str, Any]]) -> 
     if family_text is None:
         raise ValueError(f"{folder} has no family.json")
     prefix = f"{PACKETS}/{family}/"
+    def cut_value(v: Any) -> Text | dict[str, Text]:  # an entry's fields are an object of strings
+        if isinstance(v, dict):
+            return {k: cut(str(x), family_ids, copy_ids, sources) for k, x in v.items()}
+        return cut(str(v), family_ids, copy_ids, sources)
+
     entries = [
-        {k: cut(str(v), family_ids, copy_ids, sources) for k, v in e.items()}
+        {k: cut_value(v) for k, v in e.items()}
         for e in baseline
         if str(e.get("file", "")).startswith(prefix)
     ]
@@ -316,13 +321,20 @@ def _renamed(t: Template, ids: list[str], fam: str, cop: str) -> list[str]:
     return [i + (fam if i in t.family_ids else cop if i in t.copy_ids else "") for i in ids]
 
 
-def baseline_entries(t: Template, index: int, copies: int) -> Iterator[dict[str, str]]:
+def baseline_entries(t: Template, index: int, copies: int) -> Iterator[dict[str, Any]]:
     fam = f"-f{index}"
     for k in range(copies):
         for e in t.baseline:
-            if k and not e["file"].per_copy:
+            file = e["file"]
+            if k and isinstance(file, Text) and not file.per_copy:
                 continue
-            yield {key: text.fill(fam, f"{fam}-c{k}") for key, text in e.items()}
+            yield {key: _filled(text, fam, f"{fam}-c{k}") for key, text in e.items()}
+
+
+def _filled(text: Text | dict[str, Text], family: str, copy: str) -> Any:
+    if isinstance(text, dict):
+        return {k: t.fill(family, copy) for k, t in text.items()}
+    return text.fill(family, copy)
 
 
 def generate(
