@@ -215,7 +215,8 @@ def test_the_patterns_in_use_agree_on_every_string_of_the_real_records() -> None
         new = figures.find_figures(text)
         assert new == reference(text), text
         found += len(new)
-    assert len(texts) > 5000 and found > 50  # the corpus holds figures (prose, lab notes, the baseline's accepted figures)
+    # the corpus holds figures (prose, lab notes, the figures the baseline accepts)
+    assert len(texts) > 5000 and found > 50
 
 
 def test_every_number_word_before_a_unit_is_a_figure_in_text_without_digits() -> None:

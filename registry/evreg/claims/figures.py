@@ -102,9 +102,9 @@ _NUMBER_WORD = (
 #   alternative is entered only when the character it needs is there (a unit after a number begins with a letter,
 #   ``%``, ``(``, ``[`` or ``*``; a multiplier is a number right before ``x``), so a number in running text that is
 #   no figure is given up at once.
-# The grammar as first written (one pattern per kind, each a look-ahead and look-behind at every position) is kept in
-# ``tests/unit/test_claims_figure_patterns.py``: these must find exactly what it finds (hypothesis, and every page of a built
-# site).
+# The grammar as first written (one pattern per kind, each a look-ahead and look-behind at every position) is kept
+# in ``tests/unit/test_claims_figure_patterns.py``: these must find exactly what it finds (hypothesis, and every page
+# of a built site).
 
 
 def _first(words: list[str], ignore_case: bool = False) -> str:

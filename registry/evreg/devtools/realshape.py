@@ -220,16 +220,13 @@ def load_template(source: Path, family: str, baseline: list[dict[str, Any]]) -> 
     if family_text is None:
         raise ValueError(f"{folder} has no family.json")
     prefix = f"{PACKETS}/{family}/"
+
     def cut_value(v: Any) -> Text | dict[str, Text]:  # an entry's fields are an object of strings
         if isinstance(v, dict):
             return {k: cut(str(x), family_ids, copy_ids, sources) for k, x in v.items()}
         return cut(str(v), family_ids, copy_ids, sources)
 
-    entries = [
-        {k: cut_value(v) for k, v in e.items()}
-        for e in baseline
-        if str(e.get("file", "")).startswith(prefix)
-    ]
+    entries = [{k: cut_value(v) for k, v in e.items()} for e in baseline if str(e.get("file", "")).startswith(prefix)]
     return Template(
         name=family,
         measurements=sum(1 for r in records.values() if r["kind"] in MEASUREMENT_KINDS),

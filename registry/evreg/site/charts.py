@@ -10,8 +10,8 @@ the 100,000-measurement registry of ``evreg bench`` has some 20,000 series chart
 would take 11-17 minutes of a 5-minute build budget. Its SVG also resolves point links against its
 own base URL and carries no tooltips (they are JavaScript), so every point would need rewriting to stay
 a citation link. What the hand-written charts must keep is checked on the built site instead
-(``tests/acceptance/test_site_render.py``, ``tests/acceptance/test_browser.py``): every point inside the plot frame, every
-legend entry a drawn series, x labels that neither overlap nor leave the picture.
+(``tests/acceptance/test_site_render.py``, ``tests/acceptance/test_browser.py``): every point inside the plot frame,
+every legend entry a drawn series, x labels that neither overlap nor leave the picture.
 """
 
 from __future__ import annotations
