@@ -437,6 +437,40 @@ def test_download_holds_exactly_the_rows_shown(compare_url: str, tab: object) ->
     assert {r["measurement"] for r in rows}.isdisjoint({"run-q", "run-s"})
 
 
+FORMULAS = ('=HYPERLINK("https://evil.example/x","see")', "+SUM(1,1)", "-2+3", "@SUM(A1)", " =1+1", "\t=1")
+
+
+def test_a_downloaded_comparison_starts_no_formula(tmp_path: Path, tab: object) -> None:
+    """Hardware names, runtimes and labels a spreadsheet would run as formulas reach the comparison table as text,
+    and its download writes each with a leading quote (one CSV cell rule): no cell of the file starts a formula."""
+    from helpers import build_compare_registry
+
+    reg = build_compare_registry(tmp_path / "reg")
+    for path in sorted((reg.root / "packets").rglob("*.json")):
+        data = reg.read(path.relative_to(reg.root).as_posix())
+        if isinstance(data, dict) and data.get("kind") in ("packet", "run-measurement", "series-measurement"):
+            data["hardware"] = FORMULAS[0]  # every packet and run states the same hardware: one scope
+            if data["kind"] == "packet":
+                data["label"] = FORMULAS[3]
+            reg.put(path.relative_to(reg.root).as_posix(), data)
+    reg.commit("formulas for names")
+    result = evreg("build", cwd=reg.root)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    server, url = serve(reg.root / "build/site")
+    try:
+        tab.goto(url + "compare/decode-tok-s/")  # type: ignore[attr-defined]
+        tab.wait_for_function("(document.querySelector('.evreg-shown') || {}).textContent")  # type: ignore[attr-defined]
+        with tab.expect_download() as info:  # type: ignore[attr-defined]
+            tab.locator(".evreg-download").click()  # type: ignore[attr-defined]
+        cells = [c for row in csv.reader(io.StringIO(Path(info.value.path()).read_text("utf-8"))) for c in row]
+    finally:
+        server.shutdown()
+    assert "'" + FORMULAS[0] in cells, "|".join(cells[12:40])
+    number = __import__("re").compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+    starts = [c for c in cells if c.lstrip(" \t\r\n")[:1] in ("=", "+", "-", "@") and not number.fullmatch(c)]
+    assert starts == [], starts
+
+
 def test_a_wide_comparison_adds_the_rows_of_its_data_file_and_sorts_filters_and_downloads_them(
     wide_compare_site: Path, tab: object
 ) -> None:

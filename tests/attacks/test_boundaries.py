@@ -265,8 +265,8 @@ def test_the_download_script_applies_the_same_rule() -> None:
     from evreg.core import tabular
 
     script = (REPO / "registry/evreg/site/static/evreg-compare.js").read_text()
-    formula = re.search(r"var FORMULA = /(.*)/;", script)
-    number = re.search(r"var NUMBER = /(.*)/;", script)
+    formula = re.search(r"var CSV_FORMULA = /(.*)/;", script)
+    number = re.search(r"var CSV_NUMBER = /(.*)/;", script)
     assert formula and number
     assert formula.group(1).encode().decode("unicode_escape") == tabular.FORMULA.pattern.encode().decode(
         "unicode_escape"

@@ -9,12 +9,12 @@
 
   /* One rule for a CSV cell, as evreg.core.tabular.csv_cell writes it: a cell a spreadsheet would read as a
      formula (=, +, -, @ first, after any blanks or controls) gets a leading ', unless it is a plain number. */
-  var FORMULA = /^[\s\x00-\x1f\u00a0\u2000-\u200b\ufeff]*[=+\-@\uff1d\uff0b\uff0d\uff20]/;
-  var NUMBER = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+  var CSV_FORMULA = /^[\s\x00-\x1f\u00a0\u2000-\u200b\ufeff]*[=+\-@\uff1d\uff0b\uff0d\uff20]/;
+  var CSV_NUMBER = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 
   function csvCell(value) {
     var v = value == null ? "" : String(value);
-    return FORMULA.test(v) && !NUMBER.test(v) ? "'" + v : v;
+    return CSV_FORMULA.test(v) && !CSV_NUMBER.test(v) ? "'" + v : v;
   }
 
   function csvField(value) {
