@@ -458,6 +458,21 @@ def validate_then_build(reg: Reg, tmp_path: Path) -> tuple[list[Finding], subpro
 
 # -- comparison pages (acceptance/test_compare_pages.py, acceptance/test_browser.py) -----------------------------------
 
+RESULTS_PAGE = """# Results
+
+| Model | Decode (tok/s) | Cards |
+|---|---:|---:|
+| A | 52.3 | 4 |
+| B | {{ m:run-1.decode_tok_s[0] }} | 1 |
+
+    an indented block: 52.3 tok/s is code
+
+<pre>
+52.3 tok/s in a pre block is code
+</pre>
+"""
+"""A hand-written page with a table whose header gives its column a unit, and figures in code."""
+
 WORKLOAD = "12 cold prompts, 512 output tokens"  # run-1's
 EXTRA_RUNS: dict[str, dict[str, Any]] = {
     # id: fields over run-1 (decode [30.21, 30.25]), each in run-1's workload unless it says otherwise

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import F, Reg, only
+from helpers import RESULTS_PAGE, F, Reg, only
 
 
 @pytest.mark.parametrize("label", ["93.551 strict", "30.22–30.26", "P1,020 · T8,047", "D–104.840 · stock"])
@@ -20,23 +20,8 @@ def test_cell_text_that_states_no_value_passes(reg: Reg, label: str) -> None:
     assert not only(reg.findings(), "orphan-number")
 
 
-PAGE = """# Results
-
-| Model | Decode (tok/s) | Cards |
-|---|---:|---:|
-| A | 52.3 | 4 |
-| B | {{ m:run-1.decode_tok_s[0] }} | 1 |
-
-    an indented block: 52.3 tok/s is code
-
-<pre>
-52.3 tok/s in a pre block is code
-</pre>
-"""
-
-
 def test_a_unit_in_a_table_header_applies_to_its_column(reg: Reg) -> None:
-    reg.put("site/results.md", PAGE)
+    reg.put("site/results.md", RESULTS_PAGE)
     found = [f for f in only(reg.findings(), "orphan-number") if f.file == "site/results.md"]
     assert [(f.line, f.message) for f in found] == [
         (5, "figure '52.3' under the column 'Decode (tok/s)' (in tok/s) is not a citation")

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from evreg.claims import markdown
 from evreg.claims.markdown import html_figures as orphans_in_html
+from helpers import RESULTS_PAGE
 
 # -- code and prose ----------------------------------------------------------------------------------------------------
 
@@ -32,21 +33,6 @@ def test_prose_after_what_is_not_code_is_checked(text: str) -> None:
 def test_code_stays_code() -> None:
     for text in ("```\n52.3 tok/s\n```", "~~~~\n```\n52.3 tok/s\n~~~~", "<pre>\n52.3 tok/s\n</pre>", "`52.3 tok/s`"):
         assert not any("52.3" in line for _, line in markdown.prose(text)), text
-
-
-RESULTS_PAGE = """# Results
-
-| Model | Decode (tok/s) | Cards |
-|---|---:|---:|
-| A | 52.3 | 4 |
-| B | {{ m:run-1.decode_tok_s[0] }} | 1 |
-
-    an indented block: 52.3 tok/s is code
-
-<pre>
-52.3 tok/s in a pre block is code
-</pre>
-"""
 
 
 def test_code_is_fenced_indented_or_pre_alike_in_validate_and_build() -> None:
