@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from evreg.claims import citations
-from helpers import REPO, REV_A, SHARED, F, Reg, evreg, only
+from helpers import REPO, REV_A, SHARED, F, Reg, evreg
 
 TOOLS = SHARED / "tools"
 RUN_LOG = SHARED / "rtx5090-vllm-runs.json"
@@ -161,15 +161,37 @@ def test_tool_imports_attach_to_a_packet_and_detect_corrupted_evidence(
 
 
 def test_tool_import_never_invents_identity(reg: Reg) -> None:
+    from evreg.app import imports
+
     args = tool_packet(reg, "vllm-bench")
     reg.edit(f"{F}/tool/packet.json", lambda d: (d.pop("artifact_id"), d.pop("quantization")))
     result = evreg("import", "vllm-bench", str(TOOLS / "vllm-bench-serve.json"), *args[:4], cwd=reg.root)
     assert "does not say the run's runtime, hardware" in result.stdout  # not stated: not invented, and said
-    assert result.returncode == 1 and "[artifact-mismatch]" in result.stdout  # what the import left is an error
-    hits = [f for f in only(reg.findings(), "artifact-mismatch") if "vllm-bench" in f.file]
-    assert hits and "no artifact_id" in hits[0].message
-    [rec] = [json.loads(p.read_text()) for p in (reg.root / f"{F}/tool/measurements").glob("*.json")]
+    assert result.returncode == 1 and "[artifact-mismatch]" in result.stdout  # what it would leave is an error
+    assert "no artifact_id" in result.stdout and "nothing was written" in result.stderr
+    assert not list((reg.root / f"{F}/tool").rglob("measurements/*.json"))  # taken back: the tree is as it was
+    assert not (reg.root / f"{F}/tool/evidence").exists()
+    assert not [f for f in reg.findings() if "/tool/measurements/" in f.file]
+    importer = imports.importer("vllm-bench")
+    assert importer is not None
+    planned = imports.plan(
+        reg.root, importer, TOOLS / "vllm-bench-serve.json", {"runtime": None}, packet=args[1], cards=1
+    )
+    [rec] = [json.loads(c) for path, c in planned.files.items() if "/measurements/" in path]
     assert not {"artifact_id", "quantization", "runtime", "hardware"} & rec.keys()
+
+
+def test_a_refused_tool_import_leaves_nothing_and_the_corrected_run_goes_in(reg: Reg) -> None:
+    """A run imported into a packet that states its cards, without ``--cards``: refused, nothing written; the same
+    command with ``--cards`` then imports it (no file of the first try stands in its way)."""
+    args = tool_packet(reg, "llama-bench")
+    before = sorted(p.relative_to(reg.root).as_posix() for p in (reg.root / "packets").rglob("*"))
+    first = evreg("import", "llama-bench", str(TOOLS / "llama-bench.json"), *args[:2], cwd=reg.root)
+    assert first.returncode == 1 and "nothing was written" in first.stderr, first.stdout + first.stderr
+    assert sorted(p.relative_to(reg.root).as_posix() for p in (reg.root / "packets").rglob("*")) == before
+    second = evreg("import", "llama-bench", str(TOOLS / "llama-bench.json"), *args, cwd=reg.root)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert list((reg.root / f"{F}/tool").rglob("measurements/*.json"))
 
 
 @pytest.mark.parametrize(

@@ -196,13 +196,21 @@ def test_the_contributing_guide_examples_work(reg: Reg, tmp_path: Path, monkeypa
     monkeypatch.setattr(findings, "_DECLARED", findings.declared())
     data = tmp_path / "runs.csv"
     data.write_text("run,decode_tok_s,runtime,tp\nfirst,52.3,vLLM 0.9,1\nsecond,51.9,vLLM 0.9,1\n")
-    result = evreg("import", "mylab-csv", str(data), "--packet", "fam/pkt", "--format", "json", cwd=reg.root)
-    assert "import done" in result.stderr, result.stdout + result.stderr
-    runs = {p.stem: json.loads(p.read_text()) for p in (reg.root / f"{F}/pkt/measurements").glob("runs-csv-*.json")}
+    from evreg.app import imports
+
+    importer = imports.importer("mylab-csv")
+    assert importer is not None
+    planned = imports.plan(reg.root, importer, data, {}, packet="fam/pkt")
+    runs = {Path(p).stem: json.loads(c) for p, c in planned.files.items() if "/measurements/" in p}
     assert runs["runs-csv-second"]["metrics"] == {"decode_tok_s": [51.9]}
+    result = evreg("import", "mylab-csv", str(data), "--packet", "fam/pkt", "--format", "json", cwd=reg.root)
+    # the rule runs on what the import would write, and only it objects: the import is refused, nothing written
+    assert result.returncode == 1 and "nothing was written" in result.stderr, result.stdout + result.stderr
+    found = json.loads(result.stdout)["findings"]
+    assert {f["code"] for f in found} == {"mylab-no-hardware"}
+    assert {f["file"] for f in found} >= {f"{F}/pkt/measurements/runs-csv-first.json"}
+    assert not list((reg.root / f"{F}/pkt/measurements").glob("runs-csv-*.json"))
     report = validate_json(reg.root)
-    assert {f["code"] for f in report["findings"]} == {"mylab-no-hardware"}  # the rule runs, and only it objects
-    assert {f["file"] for f in report["findings"]} >= {f"{F}/pkt/measurements/runs-csv-first.json"}
     assert "Why:" in evreg("explain", "mylab-no-hardware").stdout
     tally = evreg("validate", "--format", "tally", cwd=reg.root)
     assert tally.stdout.strip() == f"{report['summary']['errors']} errors"

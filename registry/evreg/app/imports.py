@@ -91,9 +91,11 @@ def _key(f: Finding) -> tuple[str, str, str, str]:
     return (f.code, f.file, f.pointer, f.message)
 
 
-def import_file(root: Path, planned: Plan, overwrite: bool = False) -> Imported:
+def import_file(root: Path, planned: Plan, overwrite: bool = False, keep_errors: bool = False) -> Imported:
     """Write ``planned`` (from ``plan``) and validate: refused, with nothing written, when it would change an
-    existing file (a published observation never; another record only with ``overwrite``)."""
+    existing file (a published observation never; another record only with ``overwrite``), and when the records
+    it writes bring errors of their own (what it wrote is taken back), unless ``keep_errors``: a lab's catalogue
+    is imported with its genuine defects, for review in the baseline."""
     before = {_key(f) for f in pipeline.validate(root)[1].findings} if planned.files else set()
     result = writer.write(root, planned.files, overwrite=overwrite)
     if result.conflicts:
@@ -104,6 +106,15 @@ def import_file(root: Path, planned: Plan, overwrite: bool = False) -> Imported:
     shown = planned.warnings + mine
     errors = sum(1 for f in shown if f.severity == "error")
     summary = report.summary() | {"errors": errors, "warnings": len(shown) - errors, "baselined": 0}
+    if errors and not keep_errors:
+        writer.undo(root, result)
+        raise Refused(
+            f"import refused: its records would bring {errors} errors (above); nothing was written. "
+            "State what the file does not say (--cards, --hardware, --runtime) or import into the packet "
+            "of the run's scope, then run the same command again",
+            shown,
+            summary,
+        )
     return Imported(planned.notes, result.written, result.unchanged, shown, summary, older)
 
 

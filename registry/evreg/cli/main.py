@@ -464,7 +464,7 @@ def _import_command(importer: imports.Importer) -> click.Command:
         stated = ("packet", "state", "cards", "hardware") if importer.into_packet else ()
         identity = {k: given.pop(k) for k in stated}
         planned = imports.plan(ctx.root, importer, file, given, **identity)
-        done = imports.import_file(ctx.root, planned, overwrite)
+        done = imports.import_file(ctx.root, planned, overwrite, keep_errors=not importer.into_packet)
         for note in done.notes:
             click.echo(note, err=True)
         click.echo(f"wrote {len(done.written)} files, {len(done.unchanged)} unchanged", err=True)

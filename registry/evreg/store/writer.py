@@ -27,6 +27,8 @@ class WriteResult:
     unchanged: list[str] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)
     """Files that exist with other content and may not be replaced: when any, nothing was written."""
+    replaced: dict[str, bytes] = field(default_factory=dict)
+    """The earlier content of each written file that existed (``undo`` puts it back)."""
 
 
 def write(
@@ -48,6 +50,23 @@ def write(
         if target.exists() and target.read_bytes() == content:
             result.unchanged.append(path)
             continue
+        if target.exists():
+            result.replaced[path] = target.read_bytes()
         jsonio.write_atomic(target, content)
         result.written.append(path)
     return result
+
+
+def undo(root: Path, result: WriteResult) -> None:
+    """Take back what ``write`` wrote: earlier content restored, new files removed, and the folders they made
+    removed when left empty; the work tree is as it was."""
+    for path in reversed(result.written):
+        target = root / path
+        if path in result.replaced:
+            jsonio.write_atomic(target, result.replaced[path])
+            continue
+        target.unlink(missing_ok=True)
+        folder = target.parent
+        while folder != root and folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
+            folder = folder.parent
