@@ -1,7 +1,7 @@
 """The rule set CI runs over the registry.
 
-This package depends on ``registry`` and never the reverse: the registry
-finds these rules through the ``evreg.rules`` entry point (``RULES``).
+This package depends on ``evreg`` and never the reverse: ``evreg`` finds
+these rules through the ``evreg.rules`` entry point (``RULES``).
 """
 
 from __future__ import annotations

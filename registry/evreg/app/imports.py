@@ -139,6 +139,11 @@ def importer_names() -> list[str]:
     return sorted(formats.discover())
 
 
+def packet_importer_names() -> list[str]:
+    """The installed importers of a tool's output, which join an existing packet (``--packet``)."""
+    return [n for n in importer_names() if (found := importer(n)) is not None and found.into_packet]
+
+
 def importer(name: str) -> Importer | None:
     """The installed importer ``name``, loaded; None when there is none of that name."""
     entry = formats.discover().get(name)

@@ -590,7 +590,8 @@ def new_packet(
     )
     _scaffolded(
         path,
-        f"  - evreg import llama-bench|vllm-bench|lm-eval|aiperf|mlperf|sglang-bench FILE --packet {family}/{packet}\n"
+        f"  - evreg import {'|'.join(imports.packet_importer_names())} FILE "
+        f"--packet {family}/{packet}\n"
         f"  - evreg feature {family}/{packet} MEASUREMENT METRIC --sample N\n"
         "  - write numbers in prose as {{ m:ID.METRIC[INDEX] }}\n"
         "  - evreg fmt && evreg validate --base origin/main\n  - open the pull request",
