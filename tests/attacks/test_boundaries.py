@@ -23,7 +23,7 @@ from evreg.core import jsonio
 from evreg.core.findings import Finding
 from evreg.core.tabular import csv_cell
 from evreg_rules import site_pages
-from helpers import REPO, evreg, within
+from helpers import REPO, F, Reg, evreg, init_site, within
 
 # -- URLs in hand-written pages ---------------------------------------------------------------------------------
 
@@ -305,6 +305,28 @@ def test_a_page_named_with_a_line_break_is_refused(tmp_path: Path) -> None:
     (tmp_path / "site" / "a\n::error title=x::b.md").write_text("# a\n")
     assert any("control character" in why for _, why in unsafe_files(tmp_path, "site"))
     assert place_of("packets/fam/pkt/evidence/a\rb.json").problem
+
+
+@pytest.mark.slow
+def test_no_line_evreg_prints_is_a_workflow_command(reg: Reg) -> None:
+    """Over a corpus of names and link targets that decode to line breaks (a page's link, an evidence file's name, a
+    record's text), no line `evreg validate` or `evreg build` prints starts a CI workflow command."""
+    init_site(reg)
+    commands = ["::error title=x::owned", "::warning::w", "::add-mask::m", "::set-output name=x::y"]
+    links = "\n\n".join(f"[x{i}](missing%0A{c.replace(' ', '%20')}.md)" for i, c in enumerate(commands))
+    reg.put("site/links.md", f"# Links\n\n{links}\n")
+    reg.edit(f"{F}/pkt/packet.json", lambda d: d.update(label="a\n" + commands[0], summary="b\r\n" + commands[1]))
+    for i, c in enumerate(commands):
+        reg.raw(f"{F}/pkt/evidence/e{i}\n{c}.json", b"{}")
+    printed = ""
+    for args in (("validate",), ("validate", "--format", "summary"), ("build",)):
+        done = evreg(*args, cwd=reg.root)
+        printed += done.stdout + done.stderr
+    for path in list((reg.root / f"{F}/pkt/evidence").glob("e*")):
+        path.unlink()
+    printed += evreg("build", cwd=reg.root).stdout + evreg("build", cwd=reg.root).stderr
+    assert "owned" in printed and "missing" in printed  # the names and targets were printed, escaped
+    assert [line for line in printed.splitlines() if line.lstrip().startswith("::")] == []
 
 
 def test_what_mkdocs_logs_is_escaped(tmp_path: Path) -> None:
