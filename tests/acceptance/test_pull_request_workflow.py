@@ -80,17 +80,28 @@ def _expand(value: str, outputs: dict[str, dict[str, str]]) -> str:
 
 
 def _run_workflow(work: Path, tmp: Path) -> tuple[dict[str, int], str]:
-    """Each `run:` step of the pull-request workflow in order (all run: every check is `!cancelled()`); the exit
-    code of each by name, and the job summary."""
-    runner = tmp / "runner"  # the runner's Python (setup-python): the change's evreg is installed into it
-    subprocess.run([sys.executable, "-m", "venv", str(runner)], check=True)
-    temp, summary = tmp / "runner-temp", tmp / "summary.md"
-    temp.mkdir()
+    """Each `run:` step of each job of the pull-request workflow in order (all run: every check is `!cancelled()`),
+    each job on a runner of its own (its own Python and temporary folder); the exit code of each step by job and
+    name, and the job summary."""
+    summary = tmp / "summary.md"
     summary.write_text("")
     workflow = yaml.safe_load((REPO / ".github/workflows/pull-request.yml").read_text())
+    codes: dict[str, int] = {}
+    for job_name, job in workflow["jobs"].items():
+        codes |= _run_job(job_name, job, work, tmp / job_name, summary)
+    return codes, summary.read_text()
+
+
+def _run_job(name: str, job: dict[str, Any], work: Path, tmp: Path, summary: Path) -> dict[str, int]:
+    tmp.mkdir()
+    runner = tmp / "runner"  # the runner's Python (setup-python)
+    subprocess.run([sys.executable, "-m", "venv", str(runner)], check=True)
+    temp = tmp / "runner-temp"
+    temp.mkdir()
+    _git(work, "worktree", "prune")  # each runner checks out afresh: no worktree of another job's runner
     outputs: dict[str, dict[str, str]] = {}
     codes: dict[str, int] = {}
-    for step in workflow["jobs"]["check"]["steps"]:
+    for step in job["steps"]:
         if "run" not in step:
             continue  # checkout and setup-python: done above
         out_file = tmp / f"output-{len(codes)}"
@@ -112,10 +123,10 @@ def _run_workflow(work: Path, tmp: Path) -> tuple[dict[str, int], str]:
             capture_output=True,
             text=True,
         )
-        codes[step["name"]] = done.returncode
+        codes[f"{name}: {step['name']}"] = done.returncode
         if "id" in step:
             outputs[step["id"]] = dict(line.split("=", 1) for line in out_file.read_text().splitlines() if "=" in line)
-    return codes, summary.read_text()
+    return codes
 
 
 def test_a_pull_request_that_weakens_a_rule_is_judged_by_its_base(tmp_path: Path) -> None:
@@ -123,11 +134,11 @@ def test_a_pull_request_that_weakens_a_rule_is_judged_by_its_base(tmp_path: Path
     work = _weakening_pull_request(origin, tmp_path)
     codes, summary = _run_workflow(work, tmp_path)
     steps = {name.split(" (")[0]: code for name, code in codes.items()}
-    assert steps["Merge base"] == 0 and steps["Install the judge"] == 0, codes
-    assert steps["Install the change's evreg"] == 0, codes
+    assert steps["judge: Merge base"] == 0 and steps["judge: Install the judge"] == 0, codes
+    assert steps["change: Install the base's evreg and the change's"] == 0, codes
     # The base's validator refuses the figure the weakened rule lets through, and so does the base's build.
-    assert steps["Validate the change against its merge base"] == 1, codes
-    assert steps["Build the site"] != 0, codes
+    assert steps["judge: Validate the change against its merge base"] == 1, codes
+    assert steps["judge: Build the site"] != 0, codes
     assert "orphan-number" in summary and "999.5 tok/s" in summary
     # The impact of the rule change is in the job summary: the orphan findings it would drop, by code.
     impact = summary[summary.index("## Impact of this change to the validator") :]
