@@ -113,6 +113,8 @@ def test_no_page_the_validation_accepts_links_to_a_script_scheme() -> None:
         '<img src="https://evil.example/p.png" alt="">',
         '<img src="//evil.example/p.png" alt="">',
         '<a href="\\\\evil.example/x">x</a>',
+        '<img src="&#1;//evil.example/t.png" alt="">',
+        '<img src="&#x20;&#9;//evil.example/t.png" alt="">',
         '<p onclick="x()">x</p>',
         '<p style="display:none">x</p>',
         "<svg><text>52 ms</text></svg>",
@@ -127,7 +129,7 @@ def test_no_page_the_validation_accepts_links_to_a_script_scheme() -> None:
 )
 def test_markup_outside_the_allowlist_is_refused(html: str) -> None:
     assert list(sanitize.problems(html)), html
-    assert sanitize.changed_by_sanitizer(html) or html.startswith("<a href") or "//evil" in html or "https://" in html
+    assert sanitize.changed_by_sanitizer(html) or html.startswith(("<a href", "<img src")) or "https://" in html
 
 
 def test_what_markdown_writes_is_inside_the_allowlist() -> None:
@@ -185,7 +187,7 @@ def test_every_shown_setting_is_plain_text(tmp_path: Path, key: str) -> None:
         assert _refused(tmp_path, config), (key, value)
 
 
-@pytest.mark.parametrize("key", ["site_url", "repo_url", "edit_uri", "nav", "logo"])
+@pytest.mark.parametrize("key", ["site_url", "edit_uri", "nav", "logo"])
 def test_every_address_setting_is_https_or_relative(tmp_path: Path, key: str) -> None:
     for value in ADDRESSES:
         config = _config()
@@ -197,8 +199,44 @@ def test_every_address_setting_is_https_or_relative(tmp_path: Path, key: str) ->
             config[key] = value
         assert _refused(tmp_path, config), (key, value)
     config = _config()
-    config["repo_url"] = "https://github.com/example/registry"
+    config["site_url"] = "https://registry.example.org/"
     assert _refused(tmp_path, config) == []
+
+
+@pytest.mark.parametrize(
+    "theme",
+    [
+        {"font": {"text": "Roboto"}},  # fonts load from another host
+        {"font": {"text": "</style><img src=x onerror=alert(7)>"}},
+        {"palette": {"primary": '"><img\tsrc=x\tonerror=alert(8)>'}},
+        {"palette": [{"scheme": "evil", "primary": "indigo"}]},
+        {"palette": {"primary": "indigo", "toggle": {"icon": "material/none-such", "name": "x"}}},
+        {"palette": {"primary": "indigo", "onload": "x"}},
+        {"icon": {"logo": "nothing/here"}},
+        {"icon": {"repo": "../../etc/passwd"}},
+        {"logo": "https://evil.example/logo.png"},
+    ],
+)
+def test_theme_values_come_from_the_theme(tmp_path: Path, theme: dict[str, Any]) -> None:
+    config = _config()
+    config["theme"] = {key: value for key, value in config["theme"].items() if key != "font"} | theme
+    assert _refused(tmp_path, config), theme
+
+
+def test_an_honest_theme_passes(tmp_path: Path) -> None:
+    config = _config()
+    palette = [{"scheme": "default", "primary": "indigo", "toggle": {"icon": "material/brightness-7", "name": "Dark"}}]
+    config["theme"] |= {"palette": palette, "icon": {"logo": "material/library"}}
+    assert _refused(tmp_path, config) == []
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [{"repo_url": "https://gitlab.evil.example/a/b"}, {"strict": True}, {"plugins": [{"search": {"separator": "(["}}]}],
+)
+def test_settings_that_call_out_or_stop_the_build_are_refused(tmp_path: Path, extra: dict[str, Any]) -> None:
+    config = _config() | extra
+    assert _refused(tmp_path, config), extra
 
 
 def test_theme_and_search_options_come_from_their_enumerations(tmp_path: Path) -> None:
@@ -235,6 +273,7 @@ def test_validate_clean_config_builds(tmp_path: Path) -> None:
         ".a::after{content:counter(x)}",
         '.a::after{content:"\\35 2 ms"}',
         '.a::after{content:"52" " ms"}',
+        '.v1::before{content:"52.3"}',  # a number the page's text gives a unit: <span class="v1"></span> tok/s
     ],
 )
 def test_stylesheets_are_read_with_a_css_parser(css: str) -> None:
@@ -378,3 +417,33 @@ def test_a_page_of_a_super_linear_shape_is_a_finding_not_a_hang() -> None:
 def test_a_query_result_is_bounded_in_bytes() -> None:
     done = evreg("query", "SELECT repeat('x', 1000000) AS s FROM range(100)", cwd=REPO)
     assert done.returncode == 1 and "MiB" in done.stderr + done.stdout
+
+
+@pytest.mark.parametrize("name", ["evil.xht", "evil.xhtm", "evil.HTML", "evil.Svg", "evil.wasm", "x.json", "a.txt"])
+def test_site_holds_pages_stylesheets_and_images_only(tmp_path: Path, name: str) -> None:
+    from evreg.core.containment import regular_files, unsafe_files
+
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / name).write_text("<script>alert(1)</script>")
+    (tmp_path / "site" / "ok.png").write_bytes(b"\x89PNG")
+    (tmp_path / "site" / "Evil.CSS").write_text("@import url(https://evil.example/x.css);")
+    assert [rel for rel, _ in unsafe_files(tmp_path, "site")] == [f"site/{name}"]
+    assert regular_files(tmp_path, "site", ".css") == ["site/Evil.CSS"]  # read by the stylesheet check, any case
+
+
+@pytest.mark.slow
+def test_titles_and_front_matter_are_text_on_the_built_page(reg: Reg) -> None:
+    """MkDocs takes a page's title from its first heading (unescaped) or its front matter, and the theme prints it
+    and the description into the HTML as they are: the build escapes them."""
+    init_site(reg)
+    reg.put("site/x.md", "# &lt;/title&gt;&lt;img src=x onerror=alert(3)&gt;\n\nHello.\n")
+    head = (
+        '---\ntitle: "\\x3cimg src=x onerror=alert(1)\\x3e"\n'
+        'description: "\\x22\\x3e\\x3cimg src=x onerror=alert(2)\\x3e"\n---'
+    )
+    reg.put("site/y.md", head + "\n\nHello.\n")
+    done = evreg("build", cwd=reg.root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for page in ("x", "y"):
+        html = (reg.root / "build/site" / page / "index.html").read_text()
+        assert "<img src=x" not in html and "&lt;img src=x onerror" in html, page

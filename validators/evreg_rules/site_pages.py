@@ -102,7 +102,8 @@ def _site_styles(root: Path) -> Iterator[Finding]:
         htmlscan.REMOTE: (PAGE_STYLE, "{piece!r} in a stylesheet loads from outside the site"),
         htmlscan.FIGURE: (
             codes.ORPHAN_NUMBER,
-            "figure {piece!r} in a stylesheet's string is shown on pages and is not a citation",
+            "figure {piece!r} in a stylesheet's string is shown on pages and is not a citation (numbers reach a page "
+            "only as citations)",
         ),
     }
     for rel in regular_files(root, SITE_DIR, ".css"):

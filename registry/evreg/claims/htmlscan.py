@@ -92,7 +92,8 @@ def stylesheet(text: str) -> Iterator[tuple[int, int, str, str]]:
 
 def _string_figures(nodes: Any) -> Iterator[tuple[int, int, str, str]]:
     """Figures in the strings of one run of tokens, strings next to each other read as one (``content: "52" " ms"``
-    shows ``52 ms``)."""
+    shows ``52 ms``); and a string that shows a number at all (``content: "52.3"`` before a page's ``tok/s``):
+    numbers reach a page only as citations."""
     run: list[Any] = []
     for node in [*nodes, None]:
         if node is not None and node.type == "string":
@@ -100,8 +101,12 @@ def _string_figures(nodes: Any) -> Iterator[tuple[int, int, str, str]]:
         elif node is not None and node.type == "whitespace" and run:
             continue
         elif run:
-            for figure in figures.find_figures("".join(n.value for n in run)):
-                yield run[0].source_line, run[0].source_column, FIGURE, figure.text
+            shown = "".join(n.value for n in run)
+            found = [f.text for f in figures.find_figures(shown)]
+            if not found and any(ch.isdigit() for ch in shown):  # a number the page's text can give a unit to
+                found = [shown]
+            for figure in found:
+                yield run[0].source_line, run[0].source_column, FIGURE, figure
             run = []
 
 

@@ -61,17 +61,18 @@ SHOWN_ATTRIBUTES = frozenset({"title", "alt"})
 
 _URL_NOISE = re.compile(r"[\t\n\r]")
 _SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*):")
+_C0_AND_SPACE = "".join(map(chr, range(0x21)))
+
+
+def browser_form(url: str) -> str:
+    """``url`` (an attribute's decoded value) as a browser parses it: tabs and line breaks removed anywhere, leading
+    and trailing C0 controls and spaces stripped (the URL standard)."""
+    return _URL_NOISE.sub("", url).strip(_C0_AND_SPACE)
 
 
 def url_scheme(url: str) -> str | None:
-    """The scheme a browser reads in ``url`` (an attribute's decoded value): leading and trailing controls and
-    spaces dropped, tabs and line breaks removed anywhere, as the URL standard does; None when it is relative."""
-    m = _SCHEME.match(
-        _URL_NOISE.sub("", url).strip(
-            "\x00\x01\x02\x03\x04\x05\x06\x07\x08\x0b\x0c\x0e\x0f"
-            "\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f "
-        )
-    )
+    """The scheme a browser reads in ``url``; None when it is relative."""
+    m = _SCHEME.match(browser_form(url))
     return m.group(1).lower() if m else None
 
 
@@ -81,7 +82,7 @@ def url_problem(url: str, loads: bool = False) -> str | None:
     scheme = url_scheme(url)
     if scheme is not None and (loads or scheme not in URL_SCHEMES):
         return f"{scheme}: {'loads from outside the site' if loads else 'is not ' + ', '.join(sorted(URL_SCHEMES))}"
-    bare = _URL_NOISE.sub("", url).strip().replace("\\", "/")
+    bare = browser_form(url).replace("\\", "/")
     if bare.startswith("//"):
         return "another host"
     return None

@@ -21,7 +21,7 @@ _CONFIG_KEYS = frozenset(
     {
         "site_name", "site_description", "site_author", "site_url", "copyright", "repo_url", "repo_name", "edit_uri",
         "docs_dir", "site_dir", "use_directory_urls", "theme", "plugins", "markdown_extensions", "extra_css", "nav",
-        "not_in_nav", "exclude_docs", "validation", "strict", "dev_addr", "watch",
+        "not_in_nav", "exclude_docs", "validation", "dev_addr", "watch",
     }
 )  # fmt: skip
 _THEME_KEYS = frozenset({"name", "font", "features", "palette", "language", "icon", "logo", "favicon"})
@@ -43,12 +43,20 @@ _FEATURES = frozenset(
     }
 )  # fmt: skip
 """The theme's features (Material for MkDocs' ``theme.features``)."""
+_COLORS = frozenset(
+    {
+        "red", "pink", "purple", "deep purple", "indigo", "blue", "light blue", "cyan", "teal", "green", "light green",
+        "lime", "yellow", "amber", "orange", "deep orange", "brown", "grey", "blue grey", "black", "white", "custom",
+    }
+)  # fmt: skip
+"""The theme's colour names (``theme.palette`` ``primary`` and ``accent``)."""
+_PALETTE_KEYS = frozenset({"scheme", "primary", "accent", "toggle", "media"})
 _SEARCH_OPTIONS = frozenset({"enabled", "lang", "separator", "pipeline"})
 """Options of the search plugin; the others read files (``jieba_dict``) or are gone from the plugin."""
 _SHOWN_SETTINGS = ("site_name", "site_description", "site_author", "copyright", "repo_name")
 """Settings of ``mkdocs.yml`` shown on every page (with the titles of ``nav``; ``repo_name`` in the header). The
 theme prints them into the page's HTML as they are, unescaped."""
-_URL_SETTINGS = ("site_url", "repo_url", "edit_uri")
+_URL_SETTINGS = ("site_url", "edit_uri")
 """Settings of ``mkdocs.yml`` that become links or addresses on every page."""
 NOT_PLAIN = re.compile(r"[<>&\"'`\\]|[\x00-\x20\x7f-\x9f\u2028\u2029]")
 """What plain text printed into HTML may not hold: markup, an entity a browser would decode, a quote that ends an
@@ -85,6 +93,69 @@ def _theme_languages() -> frozenset[str]:
     return frozenset(p.stem for p in folder.glob("*.html"))
 
 
+def _theme_icons() -> Path:
+    """The folder of the installed theme's icons (``.icons/SET/NAME.svg``)."""
+    import material
+
+    return Path(material.__file__).parent / "templates" / ".icons"
+
+
+def _icon_problem(name: Any) -> str | None:
+    """Why ``name`` is not one of the theme's icons (``material/github``), or None."""
+    if not isinstance(name, str) or not re.fullmatch(r"[a-z0-9-]+(?:/[a-z0-9-]+)+", name):
+        return f"{name!r} is not an icon name (set/name)"
+    return None if (_theme_icons() / f"{name}.svg").is_file() else f"{name!r} is not one of the theme's icons"
+
+
+def _strings(value: Any) -> Iterator[Any]:
+    """The leaves of a nested mapping (``theme.icon``: a name, or a mapping of names)."""
+    if isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    else:
+        yield value
+
+
+def _theme_problems(theme: dict[str, Any]) -> Iterator[str]:
+    """The theme's values: a language and features of its own, no fonts (they load from another host), a palette
+    of its colours and schemes, its own icons, and the site's own logo and favicon."""
+    if "language" in theme and str(theme["language"]) not in _theme_languages():
+        yield f"theme language {theme['language']!r} is not one of the theme's languages"
+    features = theme.get("features") or []
+    for feature in features if isinstance(features, list) else [features]:
+        if feature not in _FEATURES:
+            yield f"theme feature {feature!r} is not one of the theme's features"
+    if "font" in theme and theme["font"] is not False:
+        yield "theme font must be false: any font is loaded from another host by every reader's browser"
+    palettes = theme.get("palette")
+    for palette in palettes if isinstance(palettes, list) else [palettes] if palettes is not None else []:
+        if not isinstance(palette, dict):
+            yield "theme palette: each entry is a mapping of scheme, primary, accent, toggle, media"
+            continue
+        yield from (f"theme palette setting {k!r} is not allowed" for k in palette if k not in _PALETTE_KEYS)
+        if palette.get("scheme", "default") not in ("default", "slate"):
+            yield f"theme palette scheme {palette['scheme']!r} is not default or slate"
+        for key in ("primary", "accent"):
+            if key in palette and palette[key] not in _COLORS:
+                yield f"theme palette {key} {palette[key]!r} is not one of the theme's colours"
+        toggle = palette.get("toggle") or {}
+        if not isinstance(toggle, dict):
+            yield "theme palette toggle is a mapping of icon and name"
+        else:
+            if "icon" in toggle and (why := _icon_problem(toggle["icon"])):
+                yield f"theme palette toggle icon: {why}"
+            if "name" in toggle and (why := text_problem(str(toggle["name"]))):
+                yield f"theme palette toggle name: {why}"
+        if "media" in palette and (why := text_problem(str(palette["media"]))):
+            yield f"theme palette media: {why}"
+    for name in _strings(theme.get("icon")) if "icon" in theme else ():
+        if why := _icon_problem(name):
+            yield f"theme icon: {why}"
+    for key in ("logo", "favicon"):
+        if key in theme and (why := url_problem(str(theme[key]), frozenset())):
+            yield f"theme {key}: {why}"
+
+
 def _value_problems(config: dict[str, Any]) -> Iterator[str]:
     """Why values of an allowed configuration could break a page or the build: shown text that is not plain, an
     address that is not ``https:`` or relative, a theme or search option outside its enumeration."""
@@ -99,22 +170,22 @@ def _value_problems(config: dict[str, Any]) -> Iterator[str]:
             yield f"nav title at {pointer}: {why}"
         if target is not None and (why := url_problem(target)):
             yield f"nav target {target!r} at {pointer}: {why}"
+    if config.get("repo_url"):
+        yield "repo_url: the theme's script asks the repository's host about it from every reader's browser"
     theme = config.get("theme")
     if isinstance(theme, dict):
-        if "language" in theme and str(theme["language"]) not in _theme_languages():
-            yield f"theme language {theme['language']!r} is not one of the theme's languages"
-        features = theme.get("features") or []
-        for feature in features if isinstance(features, list) else [features]:
-            if feature not in _FEATURES:
-                yield f"theme feature {feature!r} is not one of the theme's features"
-        for key in ("logo", "favicon"):
-            if key in theme and (why := url_problem(str(theme[key]), frozenset())):
-                yield f"theme {key}: {why}"
+        yield from _theme_problems(theme)
     for item in config.get("plugins") or []:
         options = next(iter(item.values())) if isinstance(item, dict) else None
         for option in options if isinstance(options, dict) else {}:
             if option not in _SEARCH_OPTIONS:
                 yield f"search option {option!r} is not allowed (allowed: {', '.join(sorted(_SEARCH_OPTIONS))})"
+        separator = options.get("separator") if isinstance(options, dict) else None
+        if separator is not None:
+            try:
+                re.compile(str(separator))
+            except re.error as exc:
+                yield f"search separator is not a regular expression: {exc}"
 
 
 def load(root: Path, **overrides: Any) -> Any:

@@ -22,9 +22,12 @@ SITE_DIR = "site"
 """The hand-written pages (MkDocs ``docs_dir``): a fixed top-level folder."""
 PAGE_SUFFIXES = (".md", ".markdown", ".mdown", ".mkdn", ".mkd")
 """What MkDocs builds as a Markdown page (``mkdocs.utils.markdown_extensions``): validation reads every one."""
-RAW_SUFFIXES = (".html", ".htm", ".xhtml", ".shtml", ".svg", ".svgz", ".xml", ".xsl", ".js", ".mjs")
-"""Files MkDocs would publish as they are, which a browser renders or runs: a page written this way is never read as
-Markdown, so neither its figures nor its script would be checked."""
+STYLE_SUFFIXES = (".css",)
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".avif", ".ico")
+PUBLISHED_SUFFIXES = PAGE_SUFFIXES + STYLE_SUFFIXES + IMAGE_SUFFIXES
+"""What site/ may hold (by name, in any case): pages, which validation reads as Markdown; stylesheets, which it reads
+with a CSS parser; and raster images, which show no text a check could miss and run nothing. MkDocs publishes any
+other file as it is (a browser may render or run it: ``.html``, ``.xht``, ``.svg``, ``.js``...), unread by any check."""
 _DRIVE = re.compile(r"^[A-Za-z]:")
 
 
@@ -75,8 +78,14 @@ def unsafe_files(root: Path, folder: str) -> Iterator[tuple[str, str]]:
                 yield rel, "it is not a regular file"
             elif name.lower() in VCS_FOLDERS:
                 yield rel, "it is a version-control folder"
-            elif stat.S_ISREG(mode) and name.lower().endswith(RAW_SUFFIXES):
-                yield rel, "it would be published as it is, unchecked (hand-written pages are Markdown: .md)"
+            elif stat.S_ISREG(mode) and not name.lower().endswith(PUBLISHED_SUFFIXES):
+                yield (
+                    rel,
+                    (
+                        "it would be published as it is, unchecked: site/ holds Markdown pages (.md), "
+                        "stylesheets (.css) and raster images only"
+                    ),
+                )
         dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(current, d)) and d.lower() not in VCS_FOLDERS]
 
 
@@ -91,6 +100,6 @@ def regular_files(root: Path, folder: str, suffix: str | tuple[str, ...] = "") -
         dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(current, d)) and d.lower() not in VCS_FOLDERS]
         for name in files:
             full = os.path.join(current, name)
-            if name.endswith(suffix) and stat.S_ISREG(os.lstat(full).st_mode):
+            if name.lower().endswith(suffix) and stat.S_ISREG(os.lstat(full).st_mode):
                 out.append(os.path.relpath(full, root).replace(os.sep, "/"))
     return sorted(out)

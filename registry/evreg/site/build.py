@@ -234,6 +234,11 @@ class SitePlugin(BasePlugin):
                 codes.SITE_FILE_UNSAFE.at(f"{SITE_DIR}/{src}", "", f"{p.piece} in the built page is not published")
                 for p in sanitize.problems(content)
             ]
+            # the theme prints a page's title and front matter into the HTML as they are (its templates do not
+            # escape); MkDocs takes them unescaped from the Markdown (``# &lt;b&gt;``) and from YAML, so they are
+            # escaped here, the one place they become HTML
+            page.title = html.escape(page.title or "", quote=True)
+            page.meta = {k: html.escape(v, quote=True) if isinstance(v, str) else v for k, v in page.meta.items()}
         if generated is not None:  # the theme and the search plugin get a mark; on_post_page puts the body there
             self.bodies[src] = content
             return CONTENT_MARK_H1 if "<h1" in content else CONTENT_MARK  # the theme adds an h1 where none is
