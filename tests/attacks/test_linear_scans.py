@@ -115,7 +115,7 @@ def test_a_stylesheet_is_read_in_linear_time(sheet: str) -> None:
 
 def test_a_stylesheet_string_is_read_as_css_reads_it() -> None:
     found = [piece for *_, piece in htmlscan.stylesheet(r""".a{content: "52 \"x\" ms"} .b{content: "\35 2" " ms"}""")]
-    assert found == ["52 ms"]
+    assert found == ['52 "x" ms', "52 ms"]  # every string that shows a number
 
 
 def test_script_tags_with_long_runs_of_blanks() -> None:

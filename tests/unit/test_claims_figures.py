@@ -151,20 +151,47 @@ def test_every_invisible_character_hides_nothing_from_the_page_scan() -> None:
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.text(alphabet=st.sampled_from("0123456789. tok/s,x½²µ\u200b\u00ad\u2066…ﬁ①\ufeff\u0301e"), max_size=60))
+@given(
+    st.text(
+        alphabet=st.sampled_from(
+            "0123456789. tok/s,x½²µ\u200b\u00ad\u2066…ﬁ①\ufeff\u0301e\u043e\u2800\u0665\ufe00\u2215"
+        ),
+        max_size=60,
+    )
+)
 def test_folding_by_translation_is_folding_character_by_character(text: str) -> None:
     """The scan folds only the characters that change (fast): the same text and the same index of each character's
     origin as folding one character at a time."""
-    import unicodedata
-
     out: list[str] = []
     where: list[int] = []
     for i, ch in enumerate(text):
-        if ch in figures._INVISIBLE or (ord(ch) > 127 and unicodedata.category(ch) == "Cf"):
-            continue
-        folded = unicodedata.normalize("NFKC", ch) if ord(ch) > 127 else ch
+        folded = figures._fold(ch) if ord(ch) > 127 else ch
         out.append(folded)
         where.extend([i] * len(folded))
     got, got_where = figures._folded(text)
     assert got == "".join(out)
     assert [got_where[k] if got_where is not None else k for k in range(len(got))] == where
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "It runs at 52.3\u2800tok/s",  # a braille blank between number and unit
+        "It runs at 61.7\ufe00 tok/s",  # a variation selector
+        "It runs at 61.7\u180b tok/s",  # a Mongolian free variation selector
+        "It runs at 61.7\u17b4 tok/s",  # a Khmer inherent vowel (invisible)
+        "It runs at 70.1 t\u043ek/s",  # Cyrillic o
+        "with 24 G\u0392 of memory",  # Greek capital beta
+        "at 45.6 tok\u2215s",  # a division slash
+        "after 12\u3164ms",  # a Hangul filler
+        "runs at \u0665\u0662 tok/s",  # Arabic-Indic digits
+        "runs at \u096b\u0968 tok/s",  # Devanagari digits
+        "runs at \U0001d7d3\U0001d7d0 tok/s",  # mathematical bold digits
+    ],
+)
+def test_text_is_folded_as_a_reader_sees_it_before_the_grammar_reads_it(text: str) -> None:
+    """Default-ignorable characters dropped, blank-looking ones read as a space, digits of every script read as
+    digits, Unicode's confusables read as the ASCII character they look like: the figure is found, spanning the
+    original text."""
+    [fig] = figures.find_figures(text)
+    assert text.endswith(fig.text) or fig.text in text

@@ -2,11 +2,13 @@
 citations. One definition, used by validation (``orphan-number``), the build's check of rendered
 pages, the site's marking of baselined figures and the importer's binding of lab prose.
 
-Text is read as a reader sees it: Unicode compatibility forms are folded (NFKC: superscript digits,
-fullwidth digits, ``µ``, ``½``) and invisible characters (zero-width spaces and joiners, soft
-hyphens, byte-order marks) are dropped before scanning; the spans found are spans of the original
-text. The methodology page (``registry/evreg/site/static/methodology.md``, *What counts as an orphan number*) has a
-table of examples that the tests check both ways.
+Text is read as a reader sees it, folded one character at a time before scanning: default-ignorable characters
+(zero-width spaces and joiners, soft hyphens, variation selectors, fillers, format characters) dropped, blank-looking
+ones read as a space, Unicode compatibility forms folded (NFKC: superscript and fullwidth digits, ``µ``, ``½``),
+digits of every script read as ASCII digits, and characters Unicode lists as confusable with an ASCII character read
+as that character (Cyrillic ``о``, Greek ``Β``, ``∕``); the spans found are spans of the original text. The
+methodology page (``registry/evreg/site/static/methodology.md``, *What counts as an orphan number*) has a table of
+examples that the tests check both ways.
 """
 
 from __future__ import annotations
@@ -36,13 +38,37 @@ WORD_METRICS = {
 }
 """Metric words that make the number after them a figure (``TTFT 274``)."""
 
-_INVISIBLE = frozenset("\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e\u2061\u2062\u2063\u2064\u034f")
-"""Characters a reader does not see; with them, every format character (Unicode category Cf: direction marks
-and isolates such as U+200E, U+2066)."""
+_IGNORABLE = (
+    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x180F),
+    (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164), (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF),
+    (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF),
+)  # fmt: skip
+"""Unicode's default-ignorable code points (DerivedCoreProperties: ``Default_Ignorable_Code_Point``): characters a
+reader does not see (zero-width spaces and joiners, soft hyphens, variation selectors, fillers); with them every
+format character (category Cf)."""
+_BLANK = frozenset("\u2800")
+"""Characters that are not spaces but show as blank (the braille blank)."""
 
 
 def _invisible(ch: str) -> bool:
-    return ch in _INVISIBLE or (ord(ch) > 127 and unicodedata.category(ch) == "Cf")
+    code = ord(ch)
+    return code > 127 and (unicodedata.category(ch) == "Cf" or any(low <= code <= high for low, high in _IGNORABLE))
+
+
+@functools.cache
+def _confusables() -> dict[str, str]:
+    """Each letter Unicode lists as confusable with one ASCII character (confusables.txt, through the
+    ``confusable_homoglyphs`` package), and each look-alike of ``/``: Cyrillic ``о`` is ``o``, ``∕`` is ``/``."""
+    from confusable_homoglyphs import confusables
+
+    out = {}
+    for ch, entries in confusables.confusables_data.items():
+        ascii_forms = [e["c"] for e in entries if len(e["c"]) == 1 and e["c"].isascii() and e["c"].isprintable()]
+        # letters, and look-alikes of the slash of a rate: the grammar reads other punctuation (dashes, signs) itself
+        slash = ascii_forms[:1] == ["/"] and ch != "\u2044"  # the fraction slash is the grammar's own (``1⁄2``)
+        if len(ch) == 1 and ascii_forms and (unicodedata.category(ch)[0] == "L" or slash):
+            out[ch] = ascii_forms[0]
+    return out
 
 
 # A number: thousands groups, decimals, an exponent, a vulgar fraction (NFKC writes ½ as 1⁄2).
@@ -340,8 +366,20 @@ def _folded(text: str) -> tuple[str, _Where | None]:
 
 @functools.lru_cache(maxsize=4096)
 def _fold(ch: str) -> str:
-    """One character as a reader sees it: nothing when invisible, else its NFKC form."""
-    return "" if _invisible(ch) else unicodedata.normalize("NFKC", ch)
+    """One character as a reader sees it: nothing when invisible, a space when it shows as one, a digit of any script
+    as its ASCII digit, a character Unicode lists as confusable with an ASCII one as that one, else its NFKC form."""
+    if _invisible(ch):
+        return ""
+    if ch in _BLANK:
+        return " "
+    folded = unicodedata.normalize("NFKC", ch)
+    if len(folded) != 1 or folded.isascii():
+        return folded
+    if unicodedata.category(folded) == "Nd":
+        return str(unicodedata.decimal(folded))
+    if unicodedata.category(folded) == "Zs":
+        return " "
+    return _confusables().get(folded, folded)
 
 
 def _without_citations(text: str) -> str:
