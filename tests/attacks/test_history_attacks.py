@@ -37,6 +37,7 @@ from helpers import (
     blocking,
     copy_run,
     edit_json,
+    evreg,
     has,
 )
 
@@ -436,8 +437,21 @@ def test_a_cache_committed_behind_a_link_is_not_used(reg: Reg) -> None:
     (reg.root / "build").symlink_to("cachedir")
     reg.repo.git.add("-f", "build", "cachedir")
     reg.commit("a cache of our own")
-    assert validate(reg.root)[1].errors()
+    report = validate(reg.root)[1]
+    assert report.errors() and "build is a symlink" in report.summary()["cache_unused"]
     assert validate(reg.root, base="HEAD~1")[1].errors()
+
+
+def test_a_cache_that_cannot_be_used_is_said_once_with_the_fix(reg: Reg) -> None:
+    """A registry whose build/ git tracks is checked without the cache, and the summary line says why and how to
+    fix it (never ignored silently)."""
+    reg.raw("build/notes.txt", b"tracked by mistake\n")
+    reg.repo.git.add("-f", "build/notes.txt")
+    reg.commit("build/ tracked")
+    done = evreg("validate", cwd=reg.root)
+    [line] = [x for x in done.stdout.splitlines() if "without the cache" in x]
+    assert "git rm -r --cached build" in line and ".gitignore" in line
+    assert "cache_unused" not in validate(reg.root, use_cache=False)[1].summary()
 
 
 def test_evidence_through_a_linked_folder_validates_against_a_base(reg: Reg) -> None:

@@ -45,14 +45,16 @@ def validate(
         raise BaseNotFound("--base is empty: name the commit to compare with (CI: the merge base)")
     unborn = base == "HEAD" and _unborn(root)
     change = change_base(root, base) if base and not unborn else None
-    trusted = use_cache and _own_cache(root)
-    cache = ResultCache.open(root, pack, keep=rev is None) if trusted else None
+    unusable = cache_problem(root) if use_cache else None
+    cache = ResultCache.open(root, pack, keep=rev is None) if use_cache and unusable is None else None
     with no_cycle_collection():
         registry = load_commit(root, rev, cache) if rev else load_worktree(root, cache)
         if change is not None:
             registry.base = load_commit(root, change[0], cache)
             registry.changed = change[1]
         report = check(registry, pack, cache)
+    if unusable is not None:
+        report.extra["cache_unused"] = unusable
     if change is not None or unborn:
         before = [] if change is None else base_findings(root, change[0], pack, cache)
         report.findings = mark_introduced(report.findings, before)
@@ -117,12 +119,16 @@ def _unborn(root: Path) -> bool:
     )
 
 
-def _own_cache(root: Path) -> bool:
-    """Whether the cache folder is this machine's own: git tracks nothing under its top folder (a cache that
-    arrives in a commit, a pull request's, is the author's word, not ours), and no folder on the way to it
-    is a symlink (a link committed as ``build`` would lead the cache into tracked files)."""
+def cache_problem(root: Path) -> str | None:
+    """Why the cache folder is not this machine's own, with the fix; None when it is. It is not when git tracks
+    anything under its top folder (a cache that arrives in a commit, a pull request's, is the author's word, not
+    ours), or when a folder on the way to it is a symlink (a link committed as ``build`` would lead the cache into
+    tracked files)."""
     top = Path(CACHE_DIR).parts[0]
     parts = Path(CACHE_DIR).parts
-    if any((root.joinpath(*parts[:i])).is_symlink() for i in range(1, len(parts) + 1)):
-        return False
-    return not _git(root, "ls-files", "--", top)[1].strip()
+    for i in range(1, len(parts) + 1):
+        if root.joinpath(*parts[:i]).is_symlink():
+            return f"{'/'.join(parts[:i])} is a symlink: make it a folder of its own"
+    if _git(root, "ls-files", "--", top)[1].strip():
+        return f"git tracks files under {top}/: `git rm -r --cached {top}` and add `{top}/` to .gitignore"
+    return None

@@ -43,6 +43,8 @@ class Human(Reporter):
             extra = f", {summary['baselined']} baselined{listed}"
         if "introduced" in summary:
             extra += f"; {summary['introduced']} findings introduced by this change"
+        if summary.get("cache_unused"):
+            extra += f"; checked without the cache, which cannot be trusted: {visible(summary['cache_unused'])}"
         ext = summary.get("external_evidence_refs", 0)
         yield (
             f"{summary.get('records', 0)} records in {summary.get('files', 0)} files: "
@@ -129,6 +131,8 @@ class Summary(Reporter):
         yield "## Registry validation"
         yield ""
         yield counts + f"; {summary.get('baselined', 0)} accepted in the baseline."
+        if summary.get("cache_unused"):
+            yield f"\nChecked without the cache, which cannot be trusted: {_cell(summary['cache_unused'])}"
         ordered = action_order(findings)
         groups = [("Findings", ordered)]
         if "introduced" in summary:  # a change against its base
