@@ -100,3 +100,31 @@ def test_schema_command_writes_and_checks(reg: Reg) -> None:
     schema = json.loads((reg.root / "schema/run-measurement.schema.json").read_text())
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     assert schema["$id"].endswith("/run-measurement.schema.json")
+
+
+def test_long_work_shows_progress_on_a_terminal_only(reg: Reg) -> None:
+    """Validation rewrites one progress line on standard error when it is a terminal, and clears it; piped (CI logs,
+    machine-readable output), it prints nothing extra."""
+    import os
+    import pty
+    import sys
+
+    reg.put("packets/oth/family.json", {"kind": "family", "id": "oth"})  # a second unit: progress to show
+    piped = evreg("validate", "--no-cache", cwd=reg.root)
+    assert "checking:" not in piped.stderr + piped.stdout
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: evreg on a terminal
+        os.chdir(reg.root)
+        os.execv(sys.executable, [sys.executable, "-m", "evreg", "validate", "--no-cache"])
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.waitpid(pid, 0)
+    text = shown.decode("utf-8", "replace")
+    assert "checking: 2/2 (100 %)" in text and "\r" in text and " errors, " in text

@@ -489,7 +489,7 @@ def build(
         with no_cycle_collection(), tempfile.TemporaryDirectory(prefix=".rows-", dir=db.parent) as staging:
             folder = Path(staging)
             parts = workers.map_units(
-                registry, list(registry.unit_paths), functools.partial(_write_unit_rows, folder=folder)
+                registry, list(registry.unit_paths), functools.partial(_write_unit_rows, folder=folder), "cataloguing"
             )
             idents = {path: ident for results in parts.values() for part in results for path, ident in part.items()}
             _stage(store_rows(registry, findings, history, idents), folder, "store")

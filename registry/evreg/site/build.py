@@ -33,6 +33,7 @@ from evreg.core import codes
 from evreg.core.containment import SITE_DIR, outside_repository
 from evreg.core.findings import Finding
 from evreg.core.layout import PAGES_DIR
+from evreg.core.progress import Progress
 from evreg.site.cite import Pages
 from evreg.site.html import Page, evidence_url, page_base, page_url
 from evreg.site.pages import Job, make, record_jobs, site_jobs
@@ -167,12 +168,14 @@ class SitePlugin(BasePlugin):
             for job in site_jobs(self.pages, downloads, self.code_docs):
                 self._take(*make(self.pages, job))
             entries = index.entries if isinstance(getattr(index, "entries", None), list) else []
-            for part in made:
-                for m in part:
-                    entries.extend(m.entries)
-                    self.findings.extend(m.findings)
-                    m.entries, m.findings = [], []
-                    self.records.append(m)
+            with Progress("making record pages", len(parts)) as progress:
+                for part in made:
+                    for m in part:
+                        entries.extend(m.entries)
+                        self.findings.extend(m.findings)
+                        m.entries, m.findings = [], []
+                        self.records.append(m)
+                    progress.advance()
         return downloads
 
     def _take(self, path: str, page: Page) -> None:

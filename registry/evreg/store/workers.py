@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
+from evreg.core.progress import Progress
 from evreg.store import Registry, WorkTree, forgetting
 
 T = TypeVar("T")
@@ -99,17 +100,24 @@ def cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def map_units(registry: Registry, units: list[str], fn: Callable[[Registry, str, list[str]], T]) -> dict[str, list[T]]:
+def map_units(
+    registry: Registry, units: list[str], fn: Callable[[Registry, str, list[str]], T], label: str = "checking"
+) -> dict[str, list[T]]:
     """``fn(registry, unit, paths)`` over every unit, in worker processes when it pays.
 
     With workers, a large unit is cut into parts (``fn`` then sees some of its paths,
     and must give for them what it would give for the part of the whole unit), so one
     big unit does not leave the other cores idle. Results come back per unit, parts in
-    path order."""
+    path order. A terminal is shown how many parts are done (``label``)."""
     workers = count(registry, units)
     parts = [(u, registry.paths_of(u)) for u in units]
     if workers < 2:
-        return {unit: [fn(registry, unit, paths)] for unit, paths in parts}
+        with Progress(label, len(parts)) as progress:
+            out_here = {}
+            for unit, paths in parts:
+                out_here[unit] = [fn(registry, unit, paths)]
+                progress.advance()
+            return out_here
     size = max(PART_FILES, sum(len(p) for _, p in parts) // (workers * 8) + 1)
     parts = [(u, paths[i : i + size]) for u, paths in parts for i in range(0, max(len(paths), 1), size)]
     global _job
@@ -120,13 +128,17 @@ def map_units(registry: Registry, units: list[str], fn: Callable[[Registry, str,
     done: dict[int, Any] = {}
     returned: dict[int, float] = {}  # part -> when its worker was first seen ended with the result not received
     try:
-        with context.Pool(workers, maxtasksperchild=PARTS_PER_WORKER) as pool:
+        with (
+            context.Pool(workers, maxtasksperchild=PARTS_PER_WORKER) as pool,
+            Progress(label, len(parts)) as progress,
+        ):
             results = pool.imap_unordered(_in_worker, [(i, parts[i]) for i in order], chunksize=1)
             while len(done) < len(parts):
                 try:
                     i, result = results.next(timeout=1.0)
                     done[i] = result
                     working[i] = 0
+                    progress.advance()
                 except multiprocessing.TimeoutError:
                     # A pool replaces a worker that died (killed for its memory, say) but its part is lost: waiting
                     # for it would never end. A part whose worker is gone before the part was done is an error; so
