@@ -447,3 +447,15 @@ def test_titles_and_front_matter_are_text_on_the_built_page(reg: Reg) -> None:
     for page in ("x", "y"):
         html = (reg.root / "build/site" / page / "index.html").read_text()
         assert "<img src=x" not in html and "&lt;img src=x onerror" in html, page
+
+
+def test_the_renderers_allowlist_is_a_net_for_generated_pages() -> None:
+    """What the renderer writes passes; anything a missed escape would let in does not."""
+    ours = (
+        '<table data-metric="x"><tbody data-tier="t"><tr data-measurement="m"><td data-key="1">a</td></tr></tbody>'
+        '</table><svg viewBox="0 0 10 10" role="img" aria-label="c"><g fill="none"><polyline points="0,0 1,1"/>'
+        '<text x="1" y="2">t</text><title>t</title></g></svg><button type="button">b</button>'
+    )
+    assert list(sanitize.problems(ours, generated=True)) == []
+    for escaped_badly in ("<script>x</script>", '<svg onload="x">', "<foreignObject>", '<a href="javascript:x">a</a>'):
+        assert list(sanitize.problems(escaped_badly, generated=True)), escaped_badly

@@ -59,6 +59,23 @@ URL_SCHEMES = frozenset({"http", "https", "mailto"})
 SHOWN_ATTRIBUTES = frozenset({"title", "alt"})
 """Attributes whose text a reader is shown (a tooltip, an image that does not load)."""
 
+GENERATED_TAGS = TAGS | frozenset(
+    {
+        "article", "button", "input", "label", "svg", "g", "path", "polyline", "polygon", "line", "rect", "circle",
+        "text", "tspan", "title",
+    }
+)  # fmt: skip
+"""What the renderer's own pages may hold besides a hand-written page's elements: the comparison tables' controls
+and the charts' SVG drawing elements (no script, ``foreignObject``, ``use`` or animation)."""
+GENERATED_ATTRIBUTES = frozenset(
+    {
+        "role", "hidden", "type", "placeholder", "scope", "colspan", "rowspan", "viewbox", "transform", "fill",
+        "stroke", "stroke-dasharray", "stroke-width", "text-anchor", "x", "y", "x1", "y1", "x2", "y2", "cx", "cy",
+        "r", "d", "points", "width", "height", "open",
+    }
+)  # fmt: skip
+"""Attributes the renderer writes (with ``data-*`` and ``aria-*``), none of them an event handler or a style."""
+
 _URL_NOISE = re.compile(r"[\t\n\r]")
 _SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*):")
 _C0_AND_SPACE = "".join(map(chr, range(0x21)))
@@ -109,18 +126,25 @@ def _tree(html: str) -> Any:
     return LexborHTMLParser(f"<body>{html}</body>").body
 
 
-def problems(html: str) -> Iterator[Problem]:
-    """What the page's HTML holds beyond the allowlist, in the page's order."""
+def problems(html: str, generated: bool = False) -> Iterator[Problem]:
+    """What the page's HTML holds beyond the allowlist, in the page's order; ``generated``: a page the renderer
+    made, held to the renderer's wider allowlist (tables with controls, SVG charts) as a final net."""
     body = _tree(html)
+    tags = GENERATED_TAGS if generated else TAGS
     for node in body.traverse(include_text=False) if body is not None else ():
         tag = node.tag
         if tag in ("body", "-comment"):
             continue
-        if tag not in TAGS:
+        if tag not in tags:
             yield Problem("element", f"<{tag}>", f"<{tag}")
             continue
         allowed = GLOBAL_ATTRIBUTES | ATTRIBUTES.get(tag, frozenset())
-        for name, value in node.attributes.items():
+        if generated:
+            allowed |= GENERATED_ATTRIBUTES
+        for written, value in node.attributes.items():
+            name = written.lower()  # SVG attributes keep their case in the tree (viewBox)
+            if generated and name.startswith(("data-", "aria-")):
+                continue
             if name not in allowed:
                 yield Problem("attribute", f"{name} on <{tag}>", name)
             elif name in URL_ATTRIBUTES and (why := url_problem(value or "", loads=name == "src")):

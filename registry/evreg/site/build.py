@@ -184,6 +184,7 @@ class SitePlugin(BasePlugin):
         data files and the HTML the page's script makes of them (``evreg.site.compare``)."""
         self.generated[path] = page
         self.findings += orphan_findings(path, path, md.html_figures(page.html), page.html)
+        self.findings += unsafe_findings(path, page.html)
         for name, (content, made) in page.data.items():
             for figure in md.html_figures(made):
                 message = f"data file {name} of page {path} shows figure {figure!r}, not through a citation"
@@ -348,10 +349,19 @@ def make_records(pages: Pages, part: tuple[int, list[Job]], pending: Path) -> li
             data = body.encode("utf-8")
             sections = not path.startswith("packets/")  # a packet's: its title and measurements (42,000 at 100k)
             entries = page.search_entries(page_url(path), sections) if page.search else []
-            orphans = orphan_findings(path, path, md.html_figures(body), body)
+            orphans = orphan_findings(path, path, md.html_figures(body), body) + unsafe_findings(path, body)
             out.append(Made(path, page.plain_title(), n, spill.tell(), len(data), entries, orphans))
             spill.write(data)
     return out
+
+
+def unsafe_findings(path: str, html: str) -> list[Finding]:
+    """The final net on a page the renderer made: markup outside the renderer's allowlist (record text is escaped
+    into it, so any is a defect of the renderer) is not published."""
+    return [
+        codes.SITE_FILE_UNSAFE.at(path, "", f"{p.piece} in the generated page {path} is not published")
+        for p in sanitize.problems(html, generated=True)
+    ]
 
 
 def orphan_findings(rel: str, name: str, figures: list[str], source: str) -> list[Finding]:
