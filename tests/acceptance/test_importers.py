@@ -253,6 +253,20 @@ def test_scaffolds_refuse_what_the_registry_does_not_know(reg: Reg) -> None:
     assert refused.returncode == 1 and "index 7 is out of range" in refused.stderr
 
 
+def test_feature_can_make_a_packet_its_familys_primary(reg: Reg) -> None:
+    """A contributor sets a headline and makes its packet the family's primary in one command, both or neither; the
+    family page then shows that headline (the family declares no featured results of its own)."""
+    reg.edit(f"{F}/family.json", lambda d: (d.pop("featured_results", None), d.pop("primary_packet_id", None)))
+    done = evreg("feature", "fam/pkt", "run-1", "decode_tok_s", "--sample", "1", "--primary", cwd=reg.root)
+    assert done.returncode == 0, done.stderr
+    assert reg.read(f"{F}/family.json")["primary_packet_id"] == "pkt"
+    assert reg.read(f"{F}/pkt/packet.json")["featured_metric"]["sample_index"] == 1
+    before = {p: (reg.root / p).read_bytes() for p in (f"{F}/family.json", f"{F}/pkt/packet.json")}
+    refused = evreg("feature", "fam/nope", "run-1", "decode_tok_s", "--sample", "1", "--primary", cwd=reg.root)
+    assert refused.returncode == 1
+    assert {p: (reg.root / p).read_bytes() for p in before} == before  # neither written
+
+
 def test_an_importer_is_one_module_and_one_entry_point(
     reg: Reg, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

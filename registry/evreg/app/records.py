@@ -134,13 +134,20 @@ def new_packet(
     return path
 
 
-def feature(root: Path, packet: str, measurement: str, metric: str, sample: int) -> str:
+def feature(root: Path, packet: str, measurement: str, metric: str, sample: int, primary: bool = False) -> list[str]:
     """Make one stored sample the headline of ``packet`` (FAMILY/PACKET): value, unit, workload and evidence
-    copied exactly; the packet's path."""
+    copied exactly; with ``primary``, also make the packet its family's primary packet (one write: both or neither).
+    The paths written."""
     family, _, packet_id = packet.partition("/")
-    path = record_path("packet", family, packet_id)
-    scaffold.replace(root, path, scaffold.featured(root, family, packet_id, measurement, metric, sample))
-    return path
+    files = {
+        record_path("packet", family, packet_id): scaffold.featured(
+            root, family, packet_id, measurement, metric, sample
+        )
+    }
+    if primary:
+        files[record_path("family", family, family)] = scaffold.primary(root, family, packet_id)
+    scaffold.replace_all(root, files)
+    return sorted(files)
 
 
 def export_parquet(root: Path, out_dir: Path, db: Path | None = None, as_of: str | None = None) -> list[str]:

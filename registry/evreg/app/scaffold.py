@@ -36,8 +36,23 @@ def write_new(root: Path, path: str, record: dict[str, Any]) -> None:
 
 def replace(root: Path, path: str, record: dict[str, Any]) -> None:
     """Write a changed version of an existing record (atomic, canonical); never a published observation."""
-    if writer.write(root, {path: jsonio.canonical(record)}, overwrite=True).conflicts:
-        raise ScaffoldRefused(f"{path} is a published observation: add a record that supersedes it")
+    replace_all(root, {path: record})
+
+
+def replace_all(root: Path, records: dict[str, dict[str, Any]]) -> None:
+    """Write changed versions of existing records, all or none (atomic, canonical); never a published observation."""
+    done = writer.write(root, {p: jsonio.canonical(r) for p, r in records.items()}, overwrite=True)
+    if done.conflicts:
+        raise ScaffoldRefused(f"{', '.join(done.conflicts)}: a published observation; add a record that supersedes it")
+
+
+def primary(root: Path, family_id: str, packet_id: str) -> dict[str, Any]:
+    """The family record with ``packet_id`` (a packet of the family) as its primary packet."""
+    _ids(family=family_id, packet=packet_id)
+    registry = load(root)
+    if registry.document(record_path("packet", family_id, packet_id)) is None:
+        raise ScaffoldRefused(f"no packet {packet_id!r} in family {family_id!r}")
+    return {**_family(registry, family_id), "primary_packet_id": packet_id}
 
 
 def family(family_id: str, name: str, revision: str, repository: str, commit: str | None) -> dict[str, Any]:

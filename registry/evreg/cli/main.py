@@ -603,11 +603,20 @@ def new_packet(
 @click.argument("measurement")
 @click.argument("metric")
 @click.option("--sample", type=click.IntRange(min=0), required=True, help="Index of the sample to feature.")
+@click.option(
+    "--primary",
+    is_flag=True,
+    help="Also make the packet its family's primary packet: its headline becomes the family's (on the family and "
+    "home pages) where the family declares no featured results.",
+)
 @pass_ctx
-def feature(ctx: Context, packet: str, measurement: str, metric: str, sample: int) -> None:
+def feature(ctx: Context, packet: str, measurement: str, metric: str, sample: int, primary: bool) -> None:
     """Make one stored sample a packet's headline: value, unit, workload and evidence copied exactly."""
-    path = records.feature(ctx.root, packet, measurement, metric, sample)
-    click.echo(f"wrote {path}: featured {measurement}.{metric}[{sample}]")
+    for path in records.feature(ctx.root, packet, measurement, metric, sample, primary):
+        click.echo(f"wrote {path}")
+    click.echo(
+        f"featured {measurement}.{metric}[{sample}]" + (f"; {packet} is its family's primary" if primary else "")
+    )
 
 
 # -- export ------------------------------------------------------------------------

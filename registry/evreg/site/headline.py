@@ -17,7 +17,17 @@ def featured_rows(p: Pages, page: Page, fam: dict[str, Any]) -> None:
     it is not simply the best value the family holds."""
     rows = fam.get("featured_results") or _primary_headline(p, fam)
     if not rows:
-        page.note("This family declares no headline, and its primary packet features no metric.")
+        primary = fam.get("primary_packet_id")
+        if not primary:
+            page.note(
+                "This family declares no headline and names no primary packet "
+                "(<code>evreg feature FAMILY/PACKET MEASUREMENT METRIC --sample N --primary</code> sets both)."
+            )
+        else:
+            page.note(
+                f"This family declares no headline, and its primary packet {p.link('packet', primary, primary)} "
+                "features no metric (<code>evreg feature</code> sets one)."
+            )
         return
     if not fam.get("featured_results"):
         page.p("The headline is the primary packet's featured metric (the family declares no featured results).")
