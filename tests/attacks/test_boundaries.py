@@ -408,6 +408,7 @@ def test_non_finite_numbers_that_tools_write_are_read() -> None:
     assert str(jsonio.loads(b'{"a": NaN, "b": Infinity, "c": -Infinity}')) == "{'a': nan, 'b': inf, 'c': -inf}"
 
 
+@pytest.mark.slow
 def test_a_page_of_a_super_linear_shape_is_a_finding_not_a_hang() -> None:
     found = within(lambda: list(site_pages._rendered_page("site/x.md", "[" * 40_000, ["tables"])), seconds=60)
     assert [f.code for f in found] == ["site-page-too-slow"]
