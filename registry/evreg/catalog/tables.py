@@ -271,7 +271,7 @@ def _plain(table: type[SQLModel]) -> Any:
 def rows_of(con: duckdb.DuckDBPyConnection, table: type[_Row], order: str) -> Iterator[_Row]:
     """Every row of ``table`` with the fields of its typed class (read as they are typed there), in ``order``,
     fetched in batches. Plain named tuples, not instances of the class: building SQLModel instances was 40 % of the
-    site's build at 10,000 measurements (issue 17)."""
+    site's build at 10,000 measurements."""
     plain = _plain(table)
     cur = con.execute(f"SELECT {', '.join(plain._fields)} FROM {table.__tablename__} ORDER BY {order}")
     while batch := cur.fetchmany(10_000):

@@ -1,4 +1,4 @@
-"""Where each kind of record lives under ``packets/`` (DESIGN §3).
+"""Where each kind of record lives under ``packets/``.
 
 packets/<family>/family.json                      family (revisions, artifacts)
 packets/<family>/<packet>/packet.json             packet

@@ -1,6 +1,6 @@
 """The benchmark: whole ``evreg`` processes, as users run them, on registries of real shape
 (``evreg.devtools.realshape``: clones of the real records), each phase against the floor of just reading
-and parsing the same files (DESIGN §9).
+and parsing the same files.
 
 Run: ``evreg bench --sizes 10000,100000 --repeat 5`` (prints JSON).
 """
@@ -231,7 +231,7 @@ def _progress(result: dict[str, Any]) -> None:
     stopped keeps what it measured."""
     print(json.dumps(result), file=sys.stderr, flush=True)
     site = (result.get("build") or {}).get("site")
-    if site:  # the site's figures once more as a line a reader takes in at a glance (issue 17)
+    if site:  # the site's figures once more as a line a reader takes in at a glance
         build = result["build"]
         print(
             f"site: {site['pages']} pages, {site['mb']} MB (downloads {site['downloads_mb']} MB, search index "
@@ -315,7 +315,7 @@ def _build(b: Bench, floor_s: float) -> dict[str, Any]:
 
 
 def site_facts(out: Path, tail: str) -> dict[str, Any]:
-    """The built site (issue 17): the MkDocs part of the build's seconds (from its last line), its pages, bytes
+    """The built site: the MkDocs part of the build's seconds (from its last line), its pages, bytes
     (the data downloads apart), the search index's bytes, and the bytes of each top-level folder (packets,
     families, compare, downloads, evidence, assets ...; files at the top as ``.``)."""
     import re
@@ -383,7 +383,7 @@ PHASE_RUNNERS: dict[str, Callable[[Bench, float], dict[str, Any]]] = {
 
 
 def ratios(result: dict[str, Any]) -> dict[str, Any]:
-    """The targets' quantities in one place (DESIGN §9, issue 18)."""
+    """The targets' quantities in one place (the performance page's targets)."""
     full = result.get("validate_full", {}).get("median_s")
     one = result.get("validate_one_measurement", {}).get("median_s")
     return {

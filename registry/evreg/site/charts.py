@@ -4,7 +4,7 @@ Every plotted point is a link to its measurement and carries its value in a
 tooltip that was formatted through the citation path (``point_html``).
 Axis ticks are bare numbers; units live in the axis titles.
 
-Why not a chart library: Vega-Lite through Altair and ``vl-convert-python`` (1.9, tried for issue 17)
+Why not a chart library: Vega-Lite through Altair and ``vl-convert-python`` (1.9, tried)
 renders a chart of this size in 33-50 ms once warm (0.6 s for the first), against about 0.1 ms here;
 the 100,000-measurement registry of ``evreg bench`` has some 20,000 series charts, so the library alone
 would take 11-17 minutes of a 5-minute build budget. Its SVG also resolves point links against its
