@@ -195,3 +195,18 @@ def test_text_is_folded_as_a_reader_sees_it_before_the_grammar_reads_it(text: st
     original text."""
     [fig] = figures.find_figures(text)
     assert text.endswith(fig.text) or fig.text in text
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [("(32 GB)", "32 GB"), ("memory (52.3 tok/s) here", "52.3 tok/s"), ("52.3 (tok/s)", "52.3 (tok/s)")],
+)
+def test_a_figure_takes_a_closing_parenthesis_only_with_its_opening_one(text: str, shown: str) -> None:
+    assert [f.text for f in figures.find_figures(text)] == [shown]
+
+
+@pytest.mark.parametrize("text", ["Card memory ({{ set:32 GB }}) is fixed.", "a timeout [{{ set:30 s }}]"])
+def test_a_setting_in_punctuation_is_still_a_setting(text: str) -> None:
+    from evreg_rules.prose import form_problems
+
+    assert list(form_problems(text, "caveat", {})) == []

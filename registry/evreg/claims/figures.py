@@ -184,7 +184,8 @@ _FIGURE = re.compile(
     + r")|(?<=\.)\d++)"
     r"(?P<more>(?:" + _SEP + _DIGITS + r")*+)"
     r"(?P<scale>[kK](?=\s?[A-Za-zμ%(]))?" + _EMPHASIS + r"(?P<sp>[ \u00a0-]?)(?=[^\W\d]|[%(\[*])" + _QUALIFIER + r"?"
-    r"(?:\*{1,2}|_{1,2}|\[)?\(?(?:" + _UNIT + r")\)?"  # emphasis or a link on the unit: 52.3 **tok/s**
+    # emphasis or a link on the unit (52.3 **tok/s**); a unit in parentheses takes its closing one, no other
+    r"(?:\*{1,2}|_{1,2}|\[)?(?P<upar>\()?(?:" + _UNIT + r")(?(upar)\))"
     r"(?P<per>/[A-Za-z]+)?(?![\w/])"
     r"|(?<=\d)(?<![\w.@/-].)(?=\d*+(?:\.\d++)?[xX×])(?P<mnum>\d*\.\d+|\d{0,2}(?=[xX×]" + _COMPARES + r")"
     r"|\d*(?=[xX×]" + _COMPARES_WORD + r"))(?P<mult>[xX×])(?![\w/])"
