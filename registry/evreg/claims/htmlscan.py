@@ -64,7 +64,7 @@ def stylesheet(text: str) -> Iterator[tuple[int, int, str, str]]:
     in a string (``FIGURE``: ``content: "52 ms"``, escapes decoded as CSS decodes them)."""
     import tinycss2
 
-    from evreg.claims.siteconfig import url_problem
+    from evreg.claims.sanitize import LOADED, url_problem
 
     top = tinycss2.parse_stylesheet(text, skip_comments=True, skip_whitespace=True)
     yield from _string_figures(top)
@@ -74,7 +74,7 @@ def stylesheet(text: str) -> Iterator[tuple[int, int, str, str]]:
         kind = node.type
         if kind == "at-rule" and node.lower_at_keyword == "import":
             yield node.source_line, node.source_column, IMPORT, "@import"
-        if kind == "url" and url_problem(node.value, frozenset()):
+        if kind == "url" and url_problem(node.value, LOADED):
             yield node.source_line, node.source_column, REMOTE, f"url({node.value})"
         if kind == "function":
             name = node.lower_name
@@ -82,7 +82,7 @@ def stylesheet(text: str) -> Iterator[tuple[int, int, str, str]]:
                 yield node.source_line, node.source_column, PULL, f"{name}()"
             if name in _LOADS:
                 for arg in node.arguments:
-                    if arg.type in ("string", "url") and url_problem(arg.value, frozenset()):
+                    if arg.type in ("string", "url") and url_problem(arg.value, LOADED):
                         yield node.source_line, node.source_column, REMOTE, f"{name}({arg.value})"
         for part in ("arguments", "content", "prelude"):  # pushed last-first: popped prelude first
             children = getattr(node, part, None) or ()

@@ -56,6 +56,8 @@ ATTRIBUTES: dict[str, frozenset[str]] = {
 URL_ATTRIBUTES = frozenset({"href", "src", "cite"})
 URL_SCHEMES = frozenset({"http", "https", "mailto"})
 """Schemes a page's addresses may have (or none: relative to the site)."""
+LOADED: frozenset[str] = frozenset()
+"""Schemes what a page loads (an image) may have: none, it is the site's own."""
 SHOWN_ATTRIBUTES = frozenset({"title", "alt"})
 """Attributes whose text a reader is shown (a tooltip, an image that does not load)."""
 
@@ -93,12 +95,14 @@ def url_scheme(url: str) -> str | None:
     return m.group(1).lower() if m else None
 
 
-def url_problem(url: str, loads: bool = False) -> str | None:
-    """Why a page may not carry ``url``: a scheme outside ``URL_SCHEMES``, or, for what the page loads (an image),
-    anything but an address of the site itself (no scheme, no ``//`` another host)."""
+def url_problem(url: str, schemes: frozenset[str] = URL_SCHEMES) -> str | None:
+    """Why ``url`` may not be carried, read as a browser reads it: a scheme outside ``schemes`` (none: only an
+    address of the site itself, as for what a page loads), or ``//`` another host. The one reading of addresses for
+    pages, stylesheets and the site's configuration."""
     scheme = url_scheme(url)
-    if scheme is not None and (loads or scheme not in URL_SCHEMES):
-        return f"{scheme}: {'loads from outside the site' if loads else 'is not ' + ', '.join(sorted(URL_SCHEMES))}"
+    if scheme is not None and scheme not in schemes:
+        allowed = ", ".join(sorted(schemes))
+        return f"scheme {scheme}: " + (f"not {allowed}" if schemes else "it loads from outside the site")
     bare = browser_form(url).replace("\\", "/")
     if bare.startswith("//"):
         return "another host"
@@ -147,7 +151,7 @@ def problems(html: str, generated: bool = False) -> Iterator[Problem]:
                 continue
             if name not in allowed:
                 yield Problem("attribute", f"{name} on <{tag}>", name)
-            elif name in URL_ATTRIBUTES and (why := url_problem(value or "", loads=name == "src")):
+            elif name in URL_ATTRIBUTES and (why := url_problem(value or "", LOADED if name == "src" else URL_SCHEMES)):
                 yield Problem("url", f"{name}={value!r} on <{tag}> ({why})", value or name)
 
 

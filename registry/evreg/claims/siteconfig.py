@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evreg.claims import figures
+from evreg.claims import figures, sanitize
 from evreg.core import codes
 from evreg.core.containment import SITE_DIR, outside_repository, unsafe_files
 from evreg.core.findings import join_pointer
@@ -61,21 +61,14 @@ _URL_SETTINGS = ("site_url", "edit_uri")
 NOT_PLAIN = re.compile(r"[<>&\"'`\\]|[\x00-\x20\x7f-\x9f\u2028\u2029]")
 """What plain text printed into HTML may not hold: markup, an entity a browser would decode, a quote that ends an
 attribute (and, in a URL, a blank or a control character, which browsers drop or decode)."""
-_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 
 
 def url_problem(url: str, schemes: frozenset[str] = frozenset({"https"})) -> str | None:
-    """Why ``url`` is no address a page may carry, or None: it is plain (``NOT_PLAIN``), and either relative to the
-    site (no scheme, not ``//`` another host) or of one of ``schemes``."""
+    """Why ``url`` is no address the configuration may give: not plain (``NOT_PLAIN``: the theme prints it into
+    HTML as it is), or not one ``sanitize.url_problem`` lets a page carry with ``schemes`` (none: the site's own)."""
     if NOT_PLAIN.search(url):
         return "it holds markup, an entity, a quote, a blank or a control character"
-    scheme = _SCHEME.match(url)
-    if scheme:
-        name = scheme.group(1).lower()
-        return None if name in schemes else f"its scheme {name!r} is not {' or '.join(sorted(schemes))}"
-    if url.startswith("//"):
-        return "it names another host (//)"
-    return None
+    return sanitize.url_problem(url, schemes)
 
 
 def text_problem(text: str) -> str | None:
