@@ -12,6 +12,7 @@ from evreg.claims import figures, sanitize
 from evreg.core import codes
 from evreg.core.containment import SITE_DIR, outside_repository, unsafe_files
 from evreg.core.findings import join_pointer
+from evreg.core.printing import CONTROL
 
 if TYPE_CHECKING:
     from evreg.core.findings import Finding
@@ -73,7 +74,7 @@ def url_problem(url: str, schemes: frozenset[str] = frozenset({"https"})) -> str
 
 def text_problem(text: str) -> str | None:
     """Why ``text`` is not plain text the theme may print unescaped into every page, or None."""
-    if re.search(r"[<>&\"'`]|[\x00-\x1f\x7f-\x9f\u2028\u2029]", text):
+    if re.search(r"[<>&\"'`]", text) or CONTROL.search(text):
         return "it holds markup, an entity, a quote or a control character (it is printed into every page as HTML)"
     return None
 
