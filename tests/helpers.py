@@ -23,6 +23,7 @@ from evreg.check.pipeline import validate
 from evreg.core.evidence import TEXT_NUMBER, text_lines
 from evreg.core.findings import Finding
 from evreg.core.jsonio import canonical
+from evreg.core.vocab import model_of_repository
 from evreg.store import load
 
 REPO = Path(__file__).resolve().parents[1]
@@ -32,6 +33,8 @@ F = "packets/fam"
 EVIDENCE = f"{F}/pkt/evidence/run.json"
 EVIDENCE_BYTES = b'{"decode_tok_s": [30.21, 30.25]}\n'
 REV_A, REV_B = "rev-a.1", "rev-b.2"
+QWEN38_COMMIT, QWEN36_COMMIT = "1d4bf0f2ff6012fd82039f2fa52739d0dd7c60c0", "6a9e13bd6fc8f0983b9b99948120bc37f49c13e9"
+"""The fixture's revisions are of two canonical models (registry/evreg/vocab/models.json) at their known commits."""
 
 # -- the fixture registry: a small but complete registry in a real git repository --------------------------------------
 
@@ -46,14 +49,15 @@ def family() -> dict[str, Any]:
         "weight_revisions": [
             {
                 "id": REV_A,
-                "repository": "org/model-a",
-                "revision": "a" * 40,
+                "model": "qwen3.8-27b",
+                "repository": "Qwen/Qwen3.8-27B",
+                "revision": QWEN38_COMMIT,
                 "quantized_artifacts": [
                     {
                         "id": "art-a",
                         "label": "INT4 A",
                         "quantization": "INT4",
-                        "repository": "org/a-int4",
+                        "repository": "Inferact/Qwen3.8-27B-NVFP4",
                         "revision": "b" * 40,
                         "evidence": EVIDENCE,
                     }
@@ -61,14 +65,15 @@ def family() -> dict[str, Any]:
             },
             {
                 "id": REV_B,
-                "repository": "org/model-b",
-                "revision": "c" * 40,
+                "model": "qwen3.6-27b",
+                "repository": "Qwen/Qwen3.6-27B",
+                "revision": QWEN36_COMMIT,
                 "quantized_artifacts": [
                     {
                         "id": "art-b",
                         "label": "INT4 B",
                         "quantization": "INT4",
-                        "repository": "org/b-int4",
+                        "repository": "unsloth/Qwen3.6-27B-GGUF",
                         "revision_status": "not captured",
                         "evidence": EVIDENCE,
                     }
@@ -333,6 +338,8 @@ def one_packet_registry(
     rev: dict[str, Any] = {"id": "rev-1", "repository": repository, "revision_status": "not captured"}
     if commit:
         rev = {"id": "rev-1", "repository": repository, "revision": commit}
+    if known := model_of_repository(repository):  # as `evreg new family` names it
+        rev["model"] = known[0]
     if artifact:
         rev["quantized_artifacts"] = [
             {

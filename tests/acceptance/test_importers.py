@@ -101,6 +101,7 @@ def tool_packet(reg: Reg, tool: str, artifact: bool = True) -> tuple[str, ...]:
         d["weight_revisions"].append(
             {
                 "id": "rev-q.1",
+                "model": "qwen2.5-7b-instruct",
                 "repository": "Qwen/Qwen2.5-7B-Instruct",
                 "revision": "a09a35458c702b33eeacc393d103063234e8bc28",
                 "quantized_artifacts": [

@@ -98,3 +98,22 @@ def test_baseline_entries_name_the_exact_message(reg: Reg) -> None:
     findings = reg.findings()
     assert not any(f.baselined for f in findings)
     expect(findings, "schema", "packets/baseline.json", "/entries/0")
+
+
+def test_a_published_record_may_gain_its_model_and_workload_fields_once(reg: Reg) -> None:
+    """Linking published data is adding what was unstated: a revision's canonical model and a run's workload
+    fields; once stated they are identity like the rest."""
+    family = f"{F}/family.json"
+    reg.edit(family, lambda d: d["weight_revisions"][1].pop("model"))
+    reg.edit(RUN, lambda d: d.pop("workload_fields", None))
+    reg.commit("published without them")
+    reg.edit(family, lambda d: d["weight_revisions"][1].update(model="qwen3.6-27b"))
+    reg.edit(RUN, lambda d: d.update(workload_fields={"phase": "serving", "output_tokens": 512}))
+    assert only(_with_base(reg), "history-rewrite") == []
+    reg.commit("linked")
+    reg.edit(family, lambda d: d["weight_revisions"][1].update(model="qwen3.8-27b"))
+    reg.edit(RUN, lambda d: d["workload_fields"].update(output_tokens=128))
+    rewrites = {(f.file, f.pointer) for f in only(_with_base(reg), "history-rewrite")}
+    assert rewrites == {(family, "/weight_revisions"), (RUN, "/workload_fields")}
+    reg.edit(RUN, lambda d: d.pop("workload_fields"))  # dropping them again is a rewrite too
+    assert (RUN, "/workload_fields") in {(f.file, f.pointer) for f in only(_with_base(reg), "history-rewrite")}

@@ -539,7 +539,9 @@ CASES: list[tuple[str, Edit, str, str, str]] = [
     ),
     (
         "model variant repeating a revision id (the family-ids rule)",
-        lambda r: r.edit(FAMILY, lambda d: d.update(format=LAB_FORMAT, model_variants=[{"id": REV_B}])),
+        lambda r: r.edit(
+            FAMILY, lambda d: d.update(format=LAB_FORMAT, model_variants=[{"id": REV_B, "model": "qwen3.6-27b"}])
+        ),
         "duplicate-id",
         FAMILY,
         "/model_variants/0/id",
@@ -625,7 +627,11 @@ def test_passing_variants(reg: Reg) -> None:
     )
     reg.edit(
         FAMILY,
-        lambda d: d.update(format=LAB_FORMAT, collapse_coverage_contracts=True, model_variants=[{"id": "rev-c"}]),
+        lambda d: d.update(
+            format=LAB_FORMAT,
+            collapse_coverage_contracts=True,
+            model_variants=[{"id": "rev-c", "model": "qwen3.6-27b"}],
+        ),
     )
     assert reg.findings() == []
 
@@ -672,7 +678,7 @@ def test_a_byte_identical_duplicate_in_a_lab_manifest_is_imported_and_reported(e
         "format": LAB_FORMAT,
         "id": "mini",
         "name": "Mini",
-        "weight_revisions": [{"id": "rev-a"}],
+        "weight_revisions": [{"id": "rev-a", "label": "Qwen3.8-27B"}],
         "run_measurements": [run],
         "views": [view, view],
     }

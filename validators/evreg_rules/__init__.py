@@ -15,6 +15,7 @@ from evreg_rules import (
     history,
     lab,
     lab_coverage,
+    models,
     plausibility,
     promotion,
     prose,
@@ -27,6 +28,7 @@ from evreg_rules import (
 RULES: list[Rule] = [
     *structure.RULES,
     *references.RULES,
+    *models.RULES,
     *evidence.RULES,
     *prose.RULES,
     *site_pages.RULES,

@@ -72,8 +72,13 @@ RULE_PATHS = ("validators/", "registry/", "pyproject.toml", ".github/", ".pre-co
 MUTABLE = frozenset({"retired"})
 """The only fields of a published measurement a later change may set: a measurement is otherwise the same
 forever (a correction is a new record with ``supersedes``, which never unlocks editing the old one)."""
+ADDABLE = frozenset({"workload_fields"})
+"""Fields a published measurement may gain when it has none: the structured reading of its workload text (the
+text itself never changes); once set, they are fixed like the rest."""
 PACKET_IDENTITY = ("revision", "artifact_id", "quantization", "runtime", "hardware", "cards", "topologies")
-REVISION_IDENTITY = ("repository", "revision")
+REVISION_IDENTITY = ("repository", "revision", "model")
+ONCE = frozenset({"model"})
+"""Identity a published revision may gain when it has none (the canonical model it is); once set, it is fixed."""
 ARTIFACT_IDENTITY = ("quantization", "repository", "revision", "file_sha256")
 RANK = {"D": 1, "C": 2, "B": 3, "A": 4}
 
@@ -224,7 +229,12 @@ def _rewritten_measurements(change: Change) -> Iterator[Finding]:
     for old in change.published_of(*MEASUREMENT_KINDS, "estimate"):
         for new in change.successors(old):
             keys = sorted((set(old.data) | set(new.data)) - MUTABLE)
-            changed = [k for k in keys if k not in old.data or k not in new.data or not _same(old.data[k], new.data[k])]
+            gained = {k for k in ADDABLE if k not in old.data}
+            changed = [
+                k
+                for k in keys
+                if k not in gained and (k not in old.data or k not in new.data or not _same(old.data[k], new.data[k]))
+            ]
             if changed:
                 yield REWRITE.at(
                     new,
@@ -246,7 +256,10 @@ def _rewritten_identity(change: Change) -> Iterator[Finding]:
         for new in change.successors(old):
             now = _identities(new.data)
             for (what, rid, key), value in _identities(old.data).items():
-                if not _same(after := now.get((what, rid, key)), value):
+                after = now.get((what, rid, key))
+                if key in ONCE and value is None:
+                    continue  # named once: a published revision may gain its canonical model
+                if not _same(after, value):
                     message = f"published {what} {rid!r} changed its {key} (was {value!r}, now {after!r})"
                     yield REWRITE.at(new, "/weight_revisions", message)
 

@@ -67,10 +67,13 @@ def init(directory: Path) -> tuple[list[str], list[str]]:
     return scaffold.init_registry(root)
 
 
-def new_family(root: Path, family: str, name: str, revision: str, repository: str, commit: str | None) -> str:
-    """Scaffold packets/FAMILY/family.json with one weight revision; its path."""
+def new_family(
+    root: Path, family: str, name: str, revision: str, repository: str, commit: str | None, model: str | None = None
+) -> str:
+    """Scaffold packets/FAMILY/family.json with one weight revision of canonical ``model`` (else the vocabulary's
+    model of ``repository``); its path."""
     path = record_path("family", family, family)
-    scaffold.write_new(root, path, scaffold.family(family, name, revision, repository, commit))
+    scaffold.write_new(root, path, scaffold.family(family, name, revision, repository, commit, model))
     return path
 
 

@@ -13,6 +13,7 @@ from evreg.claims.citations import lookup, unit_of
 from evreg.core import jsonio
 from evreg.core.errors import Refused
 from evreg.core.layout import PACKETS, PAGES_DIR, id_problem, record_path
+from evreg.core.vocab import model_for, model_of_repository
 from evreg.records.models import revisions_of
 from evreg.store import MEASUREMENT_KINDS, Registry, load, writer
 
@@ -55,9 +56,16 @@ def primary(root: Path, family_id: str, packet_id: str) -> dict[str, Any]:
     return {**_family(registry, family_id), "primary_packet_id": packet_id}
 
 
-def family(family_id: str, name: str, revision: str, repository: str, commit: str | None) -> dict[str, Any]:
+def family(
+    family_id: str, name: str, revision: str, repository: str, commit: str | None, model: str | None = None
+) -> dict[str, Any]:
+    """A new family of one weight revision; its canonical model is ``model``, else the one the vocabulary knows
+    ``repository`` (or ``name``) as, else none (validation then says how to add one)."""
     _ids(family=family_id, revision=revision)
-    rev: dict[str, Any] = {"id": revision, "repository": repository, "quantized_artifacts": []}
+    known = model_of_repository(repository)
+    model = model or (known[0] if known else model_for(name))
+    rev: dict[str, Any] = {"id": revision, **({"model": model} if model else {})}
+    rev |= {"repository": repository, "quantized_artifacts": []}
     rev.update({"revision": commit} if commit else {"revision_status": "Commit not recorded yet."})
     return {"kind": "family", "id": family_id, "name": name, "weight_revisions": [rev]}
 

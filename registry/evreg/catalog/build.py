@@ -108,7 +108,7 @@ def _family_rows(out: Rows, fam: str | None, path: str, data: dict[str, Any]) ->
                 "key": f"{fam}/{rev['id']}",
                 "id": rev["id"],
                 "family": fam,
-                **{k: rev.get(k) for k in ("label", "role", "repository", "revision", "revision_status")},
+                **{k: rev.get(k) for k in ("label", "role", "model", "repository", "revision", "revision_status")},
             }
         )
         for art in rev.get("quantized_artifacts", []):

@@ -63,6 +63,7 @@ class RevisionRow(SQLModel, table=True):
     family: str
     label: str | None = None
     role: str | None = None
+    model: str | None = None  # the canonical model (vocab/models.json)
     repository: str | None = None
     revision: str | None = None
     revision_status: str | None = None

@@ -502,10 +502,17 @@ def _scaffolded(path: str, next_steps: str) -> None:
 @click.option("--revision", "revision_id", required=True, help="Id of its first weight revision (e.g. model-1.0).")
 @click.option("--repository", required=True, help="Repository of the base weights (org/name).")
 @click.option("--commit", help="40-hex commit of the weights; without it the revision is unpinned.")
+@click.option(
+    "--model",
+    help="Canonical model id (registry/evreg/vocab/models.json); default: the model the vocabulary knows the "
+    "repository as.",
+)
 @pass_ctx
-def new_family(ctx: Context, family: str, name: str, revision_id: str, repository: str, commit: str | None) -> None:
+def new_family(
+    ctx: Context, family: str, name: str, revision_id: str, repository: str, commit: str | None, model: str | None
+) -> None:
     """Scaffold packets/FAMILY/family.json with one weight revision."""
-    path = records.new_family(ctx.root, family, name, revision_id, repository, commit)
+    path = records.new_family(ctx.root, family, name, revision_id, repository, commit, model)
     _scaffolded(
         path,
         f"  - evreg new artifact {family} {revision_id} ARTIFACT --quantization Q ...\n"

@@ -50,6 +50,7 @@ from evreg.core.layout import (
     id_problem,
     record_path,
 )
+from evreg.core.vocab import model_for, model_of_repository
 from evreg.formats import (
     Importer,
     ImportRefused,
@@ -59,6 +60,7 @@ from evreg.formats import (
     refuse,
     refuse_other_format,
     sniff,
+    workload_text,
 )
 from evreg.records.models import REVISION_LISTS, in_cell, iter_prose, map_prose, revisions_of
 from evreg.store import MEASUREMENT_KINDS, Registry
@@ -123,6 +125,7 @@ def plan_import(
     _refuse_bad_ids(file, [("", [manifest], "family id"), *lists, *revisions, *artifacts])
     if hardware:
         _state_hardware(file, hardware, records, sources[source])
+    _state_identity(family, records)
     family = map_refs(family, local_to_external)
     bound, left = bind_figures([family, *(r for _, r in records)])
     family["record_order"] = order
@@ -348,6 +351,29 @@ def _state_hardware(
     source["hardware"] = hardware
 
 
+def _workload_fields(record: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The workload fields the lab's workload text and config state (``evreg.formats.workload_text``), or None."""
+    return workload_text.fields(record.get("workload"), record.get("config")) or None
+
+
+def _read_model(rev: Mapping[str, Any]) -> str | None:
+    """The canonical model a lab's revision names by its repository or label, if the vocabulary knows it."""
+    hit = model_of_repository(rev["repository"]) if isinstance(rev.get("repository"), str) else None
+    return hit[0] if hit else model_for(rev.get("label"), rev.get("id"))
+
+
+def _state_identity(family: dict[str, Any], records: list[tuple[str, dict[str, Any]]]) -> None:
+    """What the lab's manifest states in words, as fields: each revision's canonical model (by its repository or
+    label) and each measurement's workload fields (by its text). The lab's format has neither: its export drops
+    them."""
+    for _, rev in revisions_of(family):
+        if "model" not in rev and (model := _read_model(rev)):
+            rev["model"] = model
+    for kind, record in records:
+        if kind in MEASUREMENT_KINDS and "workload_fields" not in record and (found := _workload_fields(record)):
+            record["workload_fields"] = found
+
+
 def _stated_hardware(family: Mapping[str, Any]) -> set[str]:
     sources = family.get("sources")
     if not isinstance(sources, dict):
@@ -380,6 +406,11 @@ def export(registry: Registry, family_id: str) -> dict[str, Any]:
         if kind in LIST_OF_KIND:
             by_list[LIST_OF_KIND[kind]][str(doc.data.get("id", doc.place.id))] = doc.data
     manifest = {k: v for k, v in family.items() if k not in ADDED_FAMILY_FIELDS}
+    for key in REVISION_LISTS:  # the canonical model is the registry's link between labs, not the lab's field
+        if isinstance(manifest.get(key), list):
+            manifest[key] = [
+                {k: v for k, v in r.items() if k != "model"} if isinstance(r, dict) else r for r in manifest[key]
+            ]
     stated = _stated_hardware(family)
     for key, kind in LISTS:
         if key not in order and not by_list.get(key):
@@ -392,6 +423,7 @@ def export(registry: Registry, family_id: str) -> dict[str, Any]:
             item = {k: v for k, v in records[rid].items() if k != "kind"}
             if kind in HARDWARE_KINDS and item.get("hardware") in stated:
                 del item["hardware"]  # the contributor's statement at import, not the lab's field
+            item.pop("workload_fields", None)  # the registry's reading of the lab's text, not a field of its format
             if kind == "closure":
                 item.pop("id", None)
             items.append(item)

@@ -43,6 +43,7 @@ from evreg.claims import figures
 from evreg.core import jsonio
 from evreg.core.findings import join_pointer
 from evreg.core.layout import record_path, slug
+from evreg.core.vocab import model_for
 from evreg.formats import (
     Importer,
     ImportRefused,
@@ -51,6 +52,7 @@ from evreg.formats import (
     refuse,
     refuse_other_format,
     sniff,
+    workload_text,
 )
 
 EVIDENCE_NAME = "rtx5090-vllm-runs.json"
@@ -165,6 +167,7 @@ class _RunLog:
                         {
                             "id": self.rev_of[m],
                             "label": m,
+                            **({"model": known} if (known := model_for(m)) else {}),
                             "revision_status": "The run log names no base-weight commit.",
                             "quantized_artifacts": arts,
                         }
@@ -237,6 +240,7 @@ class _RunLog:
                     **self.base(model, c),
                     "config": config,
                     "workload": self.workload,
+                    "workload_fields": run_workload(self.workload),
                     "measurement_class": "single-request-decode",
                     "metrics": metrics,
                     "evidence_locators": locators,
@@ -311,6 +315,7 @@ class _RunLog:
             **self.base(sweep["model"], c),
             "config": _sweep_config(sweep),
             "workload": _sweep_workload(sweep),
+            "workload_fields": sweep_workload_fields(sweep),
             "measurement_class": "concurrency-sweep",
             "axis": "concurrency",
             "points": points,
@@ -456,6 +461,23 @@ def _sweep_checkpoint(sweep: dict[str, Any], profile_checkpoint: dict[str, set[s
     found = profile_checkpoint.get(_profile(sweep), set())
     notes = str(sweep.get("notes", ""))
     return next(iter(found)) if len(found) == 1 and "MODEL=" not in notes else None
+
+
+def run_workload(text: str) -> dict[str, Any]:
+    """A run's workload fields: what the method's text states, and what the log's runs are -- requests to a vLLM
+    server, the first after start-up discarded, each sample one request (the method says so for every run)."""
+    return {"phase": "serving", **workload_text.fields(text), "warmup": 1, "sample": "request"}
+
+
+def sweep_workload_fields(sweep: dict[str, Any]) -> dict[str, Any]:
+    """A sweep's workload fields from its structured ``workload`` (the prompt is stated in words, not tokens)."""
+    w = sweep.get("workload") or {}
+    out: dict[str, Any] = {"phase": "serving"}
+    if isinstance(w.get("output_tokens"), int) and not isinstance(w.get("output_tokens"), bool):
+        out["output_tokens"] = w["output_tokens"]
+    if isinstance(w.get("ignore_eos"), bool):
+        out["output_end"] = "fixed" if w["ignore_eos"] else "natural"
+    return out
 
 
 def _sweep_workload(sweep: dict[str, Any]) -> str:

@@ -138,6 +138,11 @@ class WeightRevision(Open):
     id: Id = Field(description="The revision's id; packets and measurements name it.")
     label: Text | None = None
     role: Text | None = None
+    model: Id | None = Field(
+        default=None,
+        description="The canonical model these weights are (an id of registry/evreg/vocab/models.json): "
+        "families of one model, of any lab, meet on it.",
+    )
     repository: Text | None = Field(default=None, description="Repository of the base weights (org/name).")
     revision: Hex40 | None = Field(default=None, description="40-hex commit of the weights.")
     revision_status: Text | None = Field(default=None, description="Why there is no commit, when there is none.")
@@ -274,6 +279,40 @@ class SampleAnnotation(Open):
     value: Number | None = None
 
 
+class Workload(Open):
+    """What was run, as fields: each one the run's file or record states, absent when nothing states it (never
+    guessed). The workload text stays beside it, as written."""
+
+    phase: Literal["prefill", "decode", "serving"] | None = Field(
+        default=None,
+        description="What the numbers time: prompt processing, token generation, or whole requests end to end.",
+    )
+    input_tokens: Count | None = Field(default=None, description="Prompt tokens per request (or per repeat).")
+    output_tokens: Count | None = Field(
+        default=None, description="Generated tokens per request: the fixed length, or the cap of a natural end."
+    )
+    output_end: Literal["fixed", "natural"] | None = Field(
+        default=None,
+        description="fixed: generation runs to output_tokens (end of sequence ignored); natural: it stops at the "
+        "model's end of sequence (output_tokens is then the cap).",
+    )
+    context_depth: Count | None = Field(default=None, description="Tokens already in context before the prompt.")
+    concurrency: Count | None = Field(default=None, description="Requests in flight at once (1: a single stream).")
+    request_rate: Number | None = Field(default=None, description="Requests per second offered (an open loop).")
+    arrival: Literal["closed-loop", "poisson", "constant", "burst"] | None = Field(
+        default=None, description="How requests arrive: as earlier ones finish, or at a rate by a process."
+    )
+    requests: Count | None = Field(default=None, description="Requests (or prompts) per run.")
+    dataset: Name | None = Field(default=None, description="Where the prompts come from (random, sharegpt, a suite).")
+    sampling: Literal["greedy", "sampled"] | None = Field(default=None, description="Greedy or sampled decoding.")
+    warmup: Count | None = Field(default=None, description="Warm-up runs or requests discarded before measuring.")
+    sample: Literal["repeat", "request", "percentile", "prompt", "run"] | None = Field(
+        default=None,
+        description="What one stored sample is: a repeat of the whole test, one request, a percentile over "
+        "requests, one prompt of a suite, or one run's aggregate.",
+    )
+
+
 class Measurement(Record):
     id: Id = Field(description="The file name; citations name it ({{ m:ID.METRIC[INDEX] }}).")
     state: ObservedState = Field(
@@ -295,6 +334,10 @@ class Measurement(Record):
         default=None, description="Settings of the run: tp, cards, mtp, batch sizes, flags."
     )
     workload: Text | None = Field(default=None, description="What was run: prompts, lengths, concurrency.")
+    workload_fields: Workload | None = Field(
+        default=None,
+        description="The workload as fields (phase, tokens, concurrency, ...): what comparisons group results by.",
+    )
     measurement_class: Text | None = Field(
         default=None, description="The kind of run; a class containing 'diagnostic' never backs a promotion."
     )
