@@ -295,3 +295,34 @@ def test_an_importer_is_one_module_and_one_entry_point(
     assert result.returncode == 0, result.stdout + result.stderr
     assert (reg.root / f"{F}/pkt/evidence/raw.txt").read_text() == "tok/s 52.3\n"
     assert evreg("import", "demo-copy", str(data), cwd=reg.root).returncode == 2  # --packet is required
+
+
+@pytest.mark.parametrize(
+    ("tool", "fixture", "expected"),
+    [
+        (
+            "llama-bench",
+            "llama-bench.json",
+            [
+                {"phase": "prefill", "input_tokens": 512, "context_depth": 0, "concurrency": 1, "sample": "repeat"},
+                {"phase": "decode", "output_tokens": 128, "output_end": "fixed", "context_depth": 0}
+                | {"concurrency": 1, "sample": "repeat"},
+            ],
+        ),
+        (
+            "vllm-bench",
+            "vllm-bench-serve.json",
+            [{"phase": "serving", "sample": "run", "concurrency": 16, "arrival": "burst", "requests": 200}],
+        ),
+    ],
+)
+def test_a_tool_import_fills_the_workload_fields_its_file_states(
+    reg: Reg, tool: str, fixture: str, expected: list[dict]
+) -> None:
+    """The file's own settings become fields (a rate of ``inf`` is every request at once); nothing it does not state
+    is filled (vLLM's file here names no dataset or lengths)."""
+    args = tool_packet(reg, tool)
+    assert evreg("import", tool, str(TOOLS / fixture), *args, cwd=reg.root).returncode == 0
+    records = [json.loads(p.read_text()) for p in sorted((reg.root / f"{F}/tool/measurements").glob("*.json"))]
+    found = sorted((r["workload_fields"] for r in records), key=lambda f: f.get("phase", ""))
+    assert found == sorted(expected, key=lambda f: f.get("phase", ""))

@@ -299,6 +299,11 @@ def plan(request: formats.Request) -> formats.Plan:
     body: dict[str, Any] = {
         "measurement_class": f"{name}-profile",
         "workload": _workload(name, settings, tool),
+        "workload_fields": sv.serving_fields(
+            concurrency=settings.get("concurrency"),
+            request_rate=settings.get("request_rate"),
+            requests=tool.get("request_count"),
+        ),
         "config": settings,
         "tool": tool,
         **numbers.body(),

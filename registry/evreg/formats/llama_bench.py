@@ -115,6 +115,19 @@ def name_of_test(n_prompt: int, n_gen: int, depth: Any) -> tuple[str, str]:
     return metric, test + (f"-d{depth}" if depth else "")
 
 
+def test_fields(n_prompt: int, n_gen: int, depth: Any) -> dict[str, Any]:
+    """What one llama-bench test is: prompt processing of ``n_prompt`` tokens or generation of exactly ``n_gen``
+    (it runs to the count, never to an end of sequence), one sequence, after ``depth`` tokens of context; each
+    sample one repetition. A test of both (``pp+tg``) times them together: no phase."""
+    phase = "prefill" if n_gen == 0 else "decode" if n_prompt == 0 else None
+    out: dict[str, Any] = {"phase": phase} if phase else {}
+    out |= {"input_tokens": n_prompt} if n_prompt else {}
+    out |= {"output_tokens": n_gen, "output_end": "fixed"} if n_gen else {}
+    if isinstance(depth, int) and not isinstance(depth, bool) and depth >= 0:
+        out["context_depth"] = depth
+    return out | {"concurrency": 1, "sample": "repeat"}
+
+
 def plan_request(request: Request) -> Plan:
     target, file, raw = request.packet(), request.file, request.raw
     source = read_source(raw, file, "llama-bench results", logs=True)
@@ -178,6 +191,7 @@ def test_record(
         **({"hardware": found.hardware} if found.hardware else {}),
         "config": {k: v for k, v in row.items() if k not in RESULT_KEYS} | stated(request.cards),
         "workload": f"llama-bench {test}, {len(samples)} repetitions",
+        "workload_fields": test_fields(n_prompt, n_gen, depth),
         "measurement_class": "llama-bench",
         "metrics": {metric: samples},
         "evidence": evidence,

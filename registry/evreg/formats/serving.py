@@ -256,3 +256,49 @@ class Numbers:
         if self.rejected:
             out["out_of_bounds"] = self.rejected
         return out
+
+
+def _whole(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _rate(value: Any) -> float | None:
+    """A request rate as a tool writes it: a number, or ``inf`` (every request at once)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    return math.inf if isinstance(value, str) and value.strip().lower() in ("inf", "infinity") else None
+
+
+def serving_fields(
+    *,
+    concurrency: Any = None,
+    request_rate: Any = None,
+    requests: Any = None,
+    input_tokens: Any = None,
+    output_tokens: Any = None,
+    dataset: Any = None,
+    burstiness: Any = None,
+) -> dict[str, Any]:
+    """The workload fields a serving benchmark's result states (requests sent to a server; each stored value is one
+    run's aggregate over its requests): what is absent or not a plain value stays unstated."""
+    out: dict[str, Any] = {"phase": "serving", "sample": "run"}
+    if _whole(input_tokens) is not None:
+        out["input_tokens"] = input_tokens
+    if _whole(output_tokens) is not None:
+        out["output_tokens"] = output_tokens
+    if _whole(concurrency):
+        out["concurrency"] = concurrency
+    rate = _rate(request_rate)
+    if rate is not None and math.isinf(rate) and rate > 0:
+        out["arrival"] = "burst"  # every request at once
+    elif rate is not None and math.isfinite(rate) and rate > 0:
+        out["request_rate"] = rate
+        if burstiness == 1 and not isinstance(burstiness, bool):
+            out["arrival"] = "poisson"
+    if _whole(requests) is not None:
+        out["requests"] = requests
+    if isinstance(dataset, str) and dataset.strip():
+        out["dataset"] = dataset.strip()
+    return out

@@ -99,6 +99,14 @@ def _run(request: formats.Request, n: int, line: str, obj: dict[str, Any], evide
     body |= {
         "measurement_class": "sglang-bench-serving",
         "workload": _workload(obj, n),
+        "workload_fields": sv.serving_fields(
+            concurrency=obj.get("max_concurrency"),
+            request_rate=obj.get("request_rate"),
+            requests=obj.get("num_prompts"),
+            input_tokens=obj.get("random_input_len") if obj.get("dataset_name") == "random" else None,
+            output_tokens=obj.get("random_output_len") if obj.get("dataset_name") == "random" else None,
+            dataset=obj.get("dataset_name"),
+        ),
         "config": config,
         "tool": tool,
         **numbers.body(),

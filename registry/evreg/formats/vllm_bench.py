@@ -47,6 +47,7 @@ from evreg.formats import (
     sha256,
     stated,
 )
+from evreg.formats.serving import serving_fields
 
 LATENCY = re.compile(r"^(mean|median|std|p\d+(?:\.\d+)?)_([a-z0-9_]+?)_ms$")
 THROUGHPUT = {
@@ -151,6 +152,15 @@ def result_record(
         **({"runtime": found.runtime, "runtime_family": found.runtime.split()[0]} if found.runtime else {}),
         "config": settings(row) | stated(request.cards),
         "workload": workload(row, completed, failed),
+        "workload_fields": serving_fields(
+            concurrency=row.get("max_concurrency"),
+            request_rate=row.get("request_rate"),
+            requests=row.get("num_prompts"),
+            input_tokens=row.get("random_input_len"),
+            output_tokens=row.get("random_output_len"),
+            dataset=row.get("dataset_name"),
+            burstiness=row.get("burstiness"),
+        ),
         "measurement_class": "vllm-bench-serve",
         "metrics": metrics,
         "evidence": evidence,
