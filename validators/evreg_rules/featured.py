@@ -19,7 +19,8 @@ UNBOUND = Code(
     "A featured result that does not bind exactly one measurement and one sample",
     "A headline must name one observation; without an exact binding a renderer falls back to picking "
     "a maximum, which is cherry-picking.",
-    "Give exactly one of sample_index or point_x, selecting a value that exists; a family lists exactly one hero.",
+    "Give `statistic: median` (the median of the run's samples), or exactly one of sample_index or point_x selecting "
+    "a value that exists; a family lists exactly one hero.",
     '{"measurement_id": "run-1", "metric": "decode_tok_s"}  (no sample_index or point_x)',
 )
 FEATURED_MISMATCH = Code(
@@ -32,10 +33,20 @@ FEATURED_MISMATCH = Code(
 
 
 def _selected(doc: Document, base: str, binding: dict[str, Any], m: dict[str, Any]) -> tuple[Any, Finding | None]:
+    """The value a featured result states: the median of the run's samples (``statistic``), or the one sample or
+    point it selects; or the finding that it binds none or several."""
     has_index, has_x = binding.get("sample_index") is not None, binding.get("point_x") is not None
+    if binding.get("statistic") is not None:
+        if has_index or has_x:
+            message = "a featured result states a statistic or selects one sample, not both"
+            return None, UNBOUND.at(doc, f"{base}/statistic", message, UNBOUND.hint)
+        median = citations.median_of(m, binding.get("metric", ""))
+        if isinstance(median, str):
+            return None, UNBOUND.at(doc, f"{base}/statistic", f"measurement {m['id']!r} {median}", UNBOUND.hint)
+        return median, None
     if has_index == has_x:
         return None, UNBOUND.at(
-            doc, base, "a featured result needs exactly one of sample_index and point_x", UNBOUND.hint
+            doc, base, "a featured result needs exactly one of sample_index, point_x and statistic", UNBOUND.hint
         )
     value = citations.lookup(m, binding.get("metric", ""), binding.get("sample_index"), binding.get("point_x"))
     if isinstance(value, str):
@@ -51,7 +62,8 @@ def _copied_exactly(doc: Document, fm: dict[str, Any], value: Any, m: dict[str, 
         yield FEATURED_MISMATCH.at(
             doc,
             "/featured_metric/value",
-            f"featured value {fm['value']!r} differs from the cited sample {value!r}",
+            f"featured value {fm['value']!r} differs from the cited {'median' if fm.get('statistic') else 'sample'} "
+            f"{value!r}",
             FEATURED_MISMATCH.hint,
         )
     unit = citations.unit_of(fm["metric"])

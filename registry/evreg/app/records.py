@@ -137,10 +137,12 @@ def new_packet(
     return path
 
 
-def feature(root: Path, packet: str, measurement: str, metric: str, sample: int, primary: bool = False) -> list[str]:
-    """Make one stored sample the headline of ``packet`` (FAMILY/PACKET): value, unit, workload and evidence
-    copied exactly; with ``primary``, also make the packet its family's primary packet (one write: both or neither).
-    The paths written."""
+def feature(
+    root: Path, packet: str, measurement: str, metric: str, sample: int | None = None, primary: bool = False
+) -> list[str]:
+    """Make the median of a run's samples (or, with ``sample``, one stored sample) the headline of ``packet``
+    (FAMILY/PACKET): value, unit, workload and evidence copied exactly; with ``primary``, also make the packet its
+    family's primary packet (one write: both or neither). The paths written."""
     family, _, packet_id = packet.partition("/")
     files = {
         record_path("packet", family, packet_id): scaffold.featured(

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from evreg.claims.citations import lookup, unit_of
+from evreg.claims.citations import lookup, median_of, unit_of
 from evreg.core import jsonio
 from evreg.core.errors import Refused
 from evreg.core.layout import PACKETS, PAGES_DIR, id_problem, record_path
@@ -172,10 +172,11 @@ def packet(
 
 
 def featured(
-    root: Path, family_id: str, packet_id: str, measurement_id: str, metric: str, sample: int
+    root: Path, family_id: str, packet_id: str, measurement_id: str, metric: str, sample: int | None = None
 ) -> dict[str, Any]:
-    """The packet record with ``featured_metric`` bound to one stored sample, its value, unit, workload
-    and evidence copied exactly (a hand copy is how headline and receipt drift apart)."""
+    """The packet record with ``featured_metric`` the median of a run's samples (or, with ``sample``, one stored
+    sample), its value, unit, workload and evidence copied exactly (a hand copy is how headline and receipt drift
+    apart)."""
     _ids(family=family_id, packet=packet_id)
     registry = load(root)
     doc = registry.document(record_path("packet", family_id, packet_id))
@@ -184,7 +185,7 @@ def featured(
     m = registry.get(MEASUREMENT_KINDS, measurement_id)
     if m is None or not m.valid:
         raise ScaffoldRefused(f"no valid measurement {measurement_id!r}")
-    value = lookup(m.data, metric, sample, None)
+    value = lookup(m.data, metric, sample, None) if sample is not None else median_of(m.data, metric)
     if isinstance(value, str):
         raise ScaffoldRefused(f"measurement {measurement_id!r} {value}")
     if "workload" not in m.data:
@@ -193,7 +194,7 @@ def featured(
     record["featured_metric"] = {
         "metric": metric,
         "measurement_id": measurement_id,
-        "sample_index": sample,
+        **({"sample_index": sample} if sample is not None else {"statistic": "median"}),
         "value": value,
         "unit": unit_of(metric),
         "workload": m.data["workload"],

@@ -599,7 +599,7 @@ def new_packet(
         path,
         f"  - evreg import {'|'.join(imports.packet_importer_names())} FILE "
         f"--packet {family}/{packet}\n"
-        f"  - evreg feature {family}/{packet} MEASUREMENT METRIC --sample N\n"
+        f"  - evreg feature {family}/{packet} MEASUREMENT METRIC\n"
         "  - write numbers in prose as {{ m:ID.METRIC[INDEX] }}\n"
         "  - evreg fmt && evreg validate --base origin/main\n  - open the pull request",
     )
@@ -609,7 +609,11 @@ def new_packet(
 @click.argument("packet", metavar="FAMILY/PACKET")
 @click.argument("measurement")
 @click.argument("metric")
-@click.option("--sample", type=click.IntRange(min=0), required=True, help="Index of the sample to feature.")
+@click.option(
+    "--sample",
+    type=click.IntRange(min=0),
+    help="Feature this one sample (by index) instead of the median of the run's samples.",
+)
 @click.option(
     "--primary",
     is_flag=True,
@@ -617,13 +621,13 @@ def new_packet(
     "home pages) where the family declares no featured results.",
 )
 @pass_ctx
-def feature(ctx: Context, packet: str, measurement: str, metric: str, sample: int, primary: bool) -> None:
-    """Make one stored sample a packet's headline: value, unit, workload and evidence copied exactly."""
+def feature(ctx: Context, packet: str, measurement: str, metric: str, sample: int | None, primary: bool) -> None:
+    """Make a run's median (or one stored sample) a packet's headline: value, unit, workload and evidence copied
+    exactly."""
     for path in records.feature(ctx.root, packet, measurement, metric, sample, primary):
         click.echo(f"wrote {path}")
-    click.echo(
-        f"featured {measurement}.{metric}[{sample}]" + (f"; {packet} is its family's primary" if primary else "")
-    )
+    what = f"{measurement}.{metric}[{sample}]" if sample is not None else f"the median of {measurement}.{metric}"
+    click.echo(f"featured {what}" + (f"; {packet} is its family's primary" if primary else ""))
 
 
 # -- export ------------------------------------------------------------------------

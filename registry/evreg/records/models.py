@@ -150,6 +150,10 @@ class WeightRevision(Open):
     grades: Grades | None = None
 
 
+Statistic = Literal["median"]
+"""What a headline states of its measurement's repeats, instead of one chosen sample."""
+
+
 class FeaturedResult(Open):
     role: Literal["hero", "support"]
     label: Text
@@ -158,6 +162,9 @@ class FeaturedResult(Open):
     metric: MetricName
     sample_index: Count | None = None
     point_x: Number | None = None
+    statistic: Statistic | None = Field(
+        default=None, description="median: the median of the run's samples (instead of sample_index or point_x)."
+    )
 
 
 class ExternalSource(Open):
@@ -212,6 +219,9 @@ class FeaturedMetric(Open):
     measurement_id: Id
     sample_index: Count | None = None
     point_x: Number | None = None
+    statistic: Statistic | None = Field(
+        default=None, description="median: the value is the median of the run's samples (`evreg feature`'s default)."
+    )
     value: Number
     unit: str = Field(description="The metric's unit (metrics.json); empty for a unitless score.")
     workload: Text
@@ -238,7 +248,9 @@ class Packet(Record):
         default=None, description="EVID (evidence) and CAP (capability) grades per the rubric (vocab/rubric.json)."
     )
     featured_metric: FeaturedMetric | None = Field(
-        default=None, description="The headline: one stored sample, copied exactly (`evreg feature`)."
+        default=None,
+        description="The headline: the median of a run's samples, or one stored sample, copied exactly "
+        "(`evreg feature`).",
     )
     manifest: EvidenceRef | None = Field(default=None, description="The packet's manifest file, if the lab keeps one.")
 

@@ -1,0 +1,60 @@
+"""A headline is a statistic of its repeats: ``statistic: median`` states the median of the run's samples, copied
+exactly, and binds nothing else."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from helpers import EVIDENCE, F, Reg, evreg, only
+
+PACKET = f"{F}/pkt/packet.json"
+RUN = f"{F}/pkt/measurements/run-1.json"
+
+
+def _headline(**fields: Any) -> dict[str, Any]:
+    return {
+        "metric": "decode_tok_s",
+        "measurement_id": "run-1",
+        "statistic": "median",
+        "value": 30.23,  # the median of 30.21 and 30.25
+        "unit": "tok/s",
+        "workload": "12 cold prompts, 512 output tokens",
+        "evidence": EVIDENCE,
+    } | fields
+
+
+def test_the_median_of_the_runs_samples_is_a_headline(reg: Reg) -> None:
+    reg.edit(PACKET, lambda d: d.update(featured_metric=_headline()))
+    assert reg.findings() == []
+
+
+@pytest.mark.parametrize(
+    ("fields", "code", "pointer"),
+    [
+        ({"value": 30.25}, "featured-mismatch", "/featured_metric/value"),  # a sample is not the median
+        ({"sample_index": 0}, "featured-unbound", "/featured_metric/statistic"),  # both at once
+        ({"measurement_id": "sweep-1"}, "featured-unbound", "/featured_metric/statistic"),  # a series has no repeats
+    ],
+)
+def test_a_median_headline_that_misstates_or_overbinds_is_a_finding(
+    reg: Reg, fields: dict[str, Any], code: str, pointer: str
+) -> None:
+    reg.edit(PACKET, lambda d: d.update(featured_metric=_headline(**fields)))
+    assert (PACKET, pointer) in [(f.file, f.pointer) for f in only(reg.findings(), code)]
+
+
+def test_feature_makes_the_median_by_default_and_one_sample_on_request(reg: Reg) -> None:
+    reg.edit(RUN, lambda d: d["metrics"].update(decode_tok_s=[30.21, 29.0, 30.25]))
+    reg.commit("three repeats")
+    done = evreg("feature", "fam/pkt", "run-1", "decode_tok_s", cwd=reg.root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "the median of run-1.decode_tok_s" in done.stdout
+    fm = json.loads((reg.root / PACKET).read_text())["featured_metric"]
+    assert fm["statistic"] == "median" and fm["value"] == 30.21 and "sample_index" not in fm
+    one = evreg("feature", "fam/pkt", "run-1", "decode_tok_s", "--sample", "1", cwd=reg.root)
+    assert one.returncode == 0
+    fm = json.loads((reg.root / PACKET).read_text())["featured_metric"]
+    assert fm["sample_index"] == 1 and fm["value"] == 29.0 and "statistic" not in fm
