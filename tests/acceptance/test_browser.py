@@ -147,7 +147,7 @@ def test_reader_path_headline_to_grade_hardware_measurement_and_evidence(real_si
     page.goto(real_site)
     row = page.locator("article table tr", has=page.locator("td", has_text="hero")).first
     cells = row.locator("td")
-    assert "evreg-grade" in cells.nth(4).inner_html() and cells.nth(5).inner_text().strip()  # grade, hardware
+    assert "evreg-grade" in cells.nth(2).inner_html() and cells.nth(4).inner_text().strip()  # grade, hardware
     cite = cells.nth(2).locator("a.evreg-cite")
     trust = cite.get_attribute("title") or ""
     assert " · lab-measured · EVID " in trust or " · community-measured · EVID " in trust, trust
@@ -430,7 +430,8 @@ def test_download_holds_exactly_the_rows_shown(compare_url: str, tab: object) ->
     rows = list(csv.DictReader(io.StringIO(Path(download.path()).read_text("utf-8"))))
     assert [r["measurement"] for r in rows] == visible and len(rows) == 6
     first = rows[0]
-    assert first["workload"] == WORKLOAD and first["Value"].startswith("29.00 tok/s") and first["Rank"] == "3"
+    assert first["workload"] == WORKLOAD and first["Value (tok/s)"].startswith("29.00 tok/s") and first["Rank"] == "3"
+    assert "lab-measured ungraded · evidence checked" in first["Value (tok/s)"]  # its trust, in the value's cell
     assert first["State"] == "lab-measured" and first["url"].endswith(
         "/packets/pkt/#m-run-3--decode-tok-s-0"
     )  # its section, sample row
@@ -491,7 +492,7 @@ def test_a_wide_comparison_adds_the_rows_of_its_data_file_and_sorts_filters_and_
             tab.locator(".evreg-download").click()  # type: ignore[attr-defined]
         rows = list(csv.DictReader(io.StringIO(Path(info.value.path()).read_text("utf-8"))))
         assert [r["measurement"] for r in rows] == [f"run-w1{n}" for n in range(10)]
-        assert rows[0]["Value"].startswith("11.00 tok/s") and rows[0]["url"].endswith(
+        assert rows[0]["Value (tok/s)"].startswith("11.00 tok/s") and rows[0]["url"].endswith(
             "/packets/pkt/#m-run-w10--decode-tok-s-0"
         )
         link = tab.locator("tr[data-measurement='run-w10'] a.evreg-cite")  # type: ignore[attr-defined]

@@ -314,18 +314,22 @@ def test_every_number_in_a_coverage_grid_carries_its_trust_line(repo_site: Path)
 
 @pytest.mark.slow
 def test_headline_tables_show_grade_hardware_and_runtime(repo_site: Path) -> None:
+    """A headline value's state, grades and whether its evidence was checked are in the value's own cell; its packet,
+    hardware and setup and runtime beside it."""
     for rel in ("index.html", "families/qwen-27b/index.html"):  # the families that declare a headline
         built = (repo_site / rel).read_text("utf-8")
         tables = [t for t in re.findall(r"<table>.*?</table>", built, re.S) if "<th>Role</th>" in t]
         assert tables, rel
         for table in tables:
-            assert re.search(r"<th>Grade \(packet\)</th><th>Hardware</th><th>Runtime</th>", table), rel
+            assert re.search(r"<th>Value</th><th>Packet</th><th>Hardware · setup</th><th>Runtime</th>", table), rel
             for row in re.findall(r"<tr><td>(?:hero|support)</td>.*?</tr>", table, re.S):
                 cells = re.findall(r"<td>(.*?)</td>", row, re.S)
-                assert "evreg-state" in cells[3], (rel, cells[3])
-                assert "evreg-grade" in cells[4] or "ungraded" in cells[4], (rel, cells[4])
-                assert _plain(cells[5]).strip() and _plain(cells[6]).strip(), (rel, cells)
-                assert "Best " in _plain(cells[8]) or "None: it is the best" in _plain(cells[8]), (rel, cells[8])
+                value = cells[2]
+                assert value.index("evreg-cite") < value.index('<span class="evreg-trust">'), (rel, value)
+                assert "evreg-state" in value and ("evreg-grade" in value or "ungraded" in value), (rel, value)
+                assert "checked" in _plain(value) or "no evidence" in _plain(value), (rel, value)
+                assert _plain(cells[4]).strip() and _plain(cells[5]).strip(), (rel, cells)
+                assert "Best " in _plain(cells[7]) or "None: it is the best" in _plain(cells[7]), (rel, cells[7])
 
 
 def test_a_measurement_page_shows_its_supersession_chain_and_sample_annotations(reg: Reg) -> None:

@@ -52,10 +52,33 @@ def test_direction_comes_from_the_unit() -> None:
 def test_workload_tier_separates_points_and_stated_context() -> None:
     sweep = {"workload": "context  sweep", "axis": "active_context_tokens", "config": {"tp": 1}}
     short, long = ranking.workload_tier(sweep, 1024.0), ranking.workload_tier(sweep, 100000.0)
-    assert short[0] != long[0] and short[0][0] == "context sweep"
+    assert short[0] != long[0] and short[0][0] == ("text", "context sweep")
     run = {"workload": "context sweep", "config": {"active_context_tokens": 1024, "concurrency": 4, "tp": 2}}
     assert ranking.workload_tier(run)[1] == [("active_context_tokens", 1024.0), ("concurrency", 4.0)]
     assert ranking.workload_tier(run)[0] != ranking.workload_tier({**run, "config": {"tp": 2}})[0]
     # a series along concurrency states its concurrency once: the point's x, not the config's
     along = {"workload": "w", "axis": "concurrency", "config": {"concurrency": 8}}
     assert ranking.workload_tier(along, 2.0)[1] == [("concurrency", 2.0)]
+
+
+def test_a_stated_phase_ranks_by_class_not_by_text() -> None:
+    """Two labs' texts differ; their fields put them in one class, and a different load or context is another."""
+    a = {
+        "workload": "one-slot HTTP, 128 returned IDs",
+        "workload_fields": {"phase": "serving", "concurrency": 1, "input_tokens": 700, "output_end": "natural"},
+    }
+    b = {
+        "workload": "single request, 300 output tokens",
+        "workload_fields": {"phase": "serving", "concurrency": 1, "input_tokens": 900, "output_end": "natural"},
+    }
+    assert ranking.workload_tier(a)[0] == ranking.workload_tier(b)[0]
+    four = {**b, "workload_fields": {**b["workload_fields"], "concurrency": 4}}
+    long = {**b, "workload_fields": {**b["workload_fields"], "input_tokens": 9000}}
+    unstated = {**b, "workload_fields": {k: v for k, v in b["workload_fields"].items() if k != "concurrency"}}
+    tiers = {ranking.workload_tier(m)[0] for m in (b, four, long, unstated)}
+    assert len(tiers) == 4
+    # a series along an axis that sweeps a field: each point's x is that field
+    sweep = {"axis": "concurrency", "workload_fields": {"phase": "serving"}}
+    assert ranking.workload_tier(sweep, 1.0)[0] != ranking.workload_tier(sweep, 8.0)[0]
+    # no phase: the text decides, as before
+    assert ranking.workload_tier({"workload": "x", "workload_fields": {"concurrency": 1}})[0][0] == ("text", "x")

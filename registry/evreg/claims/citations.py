@@ -19,6 +19,7 @@ number needs to pass as prose:
     {{ set:32 GiB }}                               a specification or setting, shown as one
     {{ change:ID.METRIC[I] from ID.METRIC[J] }}    a derived change in percent, computed here
     {{ ratio:ID.METRIC[I] to ID.METRIC[J] }}       a derived ratio (1.08x), computed here
+    {{ median:m:ID.METRIC }}                       the median of a run's samples, computed here
     {{ e:LOCATOR = TEXT }}                         a quote from the record's own evidence file at a
                                                    locator (JSON pointer, csv:ROW/COLUMN, line:N[:K]),
                                                    re-read and checked by validation
@@ -50,6 +51,10 @@ REF = re.compile(_REF)
 SETTING = re.compile(r"\{\{\s*set:\s*(?P<text>[^{}|]{1,80}?)\s*\}\}")
 DERIVED = re.compile(
     r"\{\{\s*(?P<op>change|ratio):\s*(?P<a>m:\S+)\s+(?:from|to)\s+(?P<b>m:\S+?)"
+    r"(?:\s*\|\s*(?P<decimals>\d{1,2}))?\s*\}\}"
+)
+STATISTIC = re.compile(
+    r"\{\{\s*(?P<op>median):\s*m:(?P<id>" + _ID + r")\.(?P<metric>" + METRIC_NAME + r")"
     r"(?:\s*\|\s*(?P<decimals>\d{1,2}))?\s*\}\}"
 )
 QUOTE = re.compile(r"\{\{\s*e:\s*(?P<locator>[^\s={}]{1,200})\s*=\s*(?P<text>[^{}]{1,200}?)\s*\}\}")
@@ -121,6 +126,24 @@ class Derived(NamedTuple):
     decimals: int | None
 
 
+class Statistic(NamedTuple):
+    """``{{ median:m:ID.METRIC }}``: a statistic of a run's samples of one metric, computed from them."""
+
+    raw: str
+    start: int
+    end: int
+    op: str
+    measurement: str
+    metric: str
+    decimals: int | None
+
+    @property
+    def sample(self) -> Citation:
+        """A citation of the run's first sample: what the statistic stands on, for the rules that check a cited
+        run (it exists, is of the scope, may be promoted)."""
+        return Citation(self.raw, self.start, self.end, self.measurement, self.metric, 0, None, self.decimals)
+
+
 class Quote(NamedTuple):
     """``{{ e:LOCATOR = TEXT }}``: text quoted from the record's own evidence file, re-read at the locator."""
 
@@ -131,7 +154,7 @@ class Quote(NamedTuple):
     text: str
 
 
-Form = Citation | Setting | Derived | Quote
+Form = Citation | Setting | Derived | Statistic | Quote
 """Every well-formed ``{{ ... }}``: the only ways a figure reaches text."""
 
 
@@ -163,6 +186,9 @@ def _one(raw: str, start: int, end: int) -> Form | CitationError:
         return Setting(raw, start, end, s.group("text"))
     if q := QUOTE.fullmatch(raw):
         return Quote(raw, start, end, q.group("locator"), q.group("text"))
+    if st := STATISTIC.fullmatch(raw):
+        decimals = int(st.group("decimals")) if st.group("decimals") else None
+        return Statistic(raw, start, end, st.group("op"), st.group("id"), st.group("metric"), decimals)
     if d := DERIVED.fullmatch(raw):
         a, b = (_one("{{ " + d.group(k) + " }}", start, end) for k in ("a", "b"))
         if not isinstance(a, Citation) or not isinstance(b, Citation):
@@ -173,7 +199,8 @@ def _one(raw: str, start: int, end: int) -> Form | CitationError:
     if not c:
         return CitationError(
             f"{raw!r} is not a citation: write {{{{ m:ID.METRIC[INDEX] }}}} or {{{{ m:ID.METRIC@X }}}} (or a "
-            "setting {{ set:TEXT }}, a derived {{ change:A from B }} or a quote {{ e:LOCATOR = TEXT }})"
+            "setting {{ set:TEXT }}, a derived {{ change:A from B }}, a {{ median:m:ID.METRIC }} or a quote "
+            "{{ e:LOCATOR = TEXT }})"
         )
     measurement, metric, index, x, filters = c.groups()
     decimals, flags = None, set()
@@ -205,9 +232,12 @@ def _one(raw: str, start: int, end: int) -> Form | CitationError:
 
 
 def cited(form: Form) -> tuple[Citation, ...]:
-    """The measurement citations a form stands on (a derived figure: both; a setting or quote: none)."""
+    """The measurement citations a form stands on (a derived figure: both; a statistic: its run's samples; a setting
+    or quote: none)."""
     if isinstance(form, Citation):
         return (form,)
+    if isinstance(form, Statistic):
+        return (form.sample,)
     if isinstance(form, Derived):
         return (form.a, form.b)
     return ()
@@ -309,10 +339,41 @@ UNWRITTEN_UNITS = ("ratio", "score")
 perplexity 5.2, a correlation 0.61), whose scale the metric's label says."""
 
 
+COUNT_UNITS = frozenset({"", "count", "tokens", "requests", "samples", "queries"})
+"""Units of a count (and no unit: a metric the vocabulary does not know, such as a sample count): a whole value of
+one is shown whole (``256 tokens``, not ``256.00 tokens``) unless a citation asks for decimals."""
+SIGNIFICANT = 2
+"""The significant digits a value smaller than one keeps at least when a citation asks for no decimals: a small
+ratio reads ``0.0042``, not ``0.00``."""
+
+
+def number_text(value: float, decimals: int, sep: bool = False) -> str:
+    """``value`` with ``decimals`` decimals (thousands grouped with ``sep``)."""
+    return f"{value:,.{decimals}f}" if sep else f"{value:.{decimals}f}"
+
+
+def shown_number(value: float, decimals: int, sep: bool = False, count: bool = False) -> str:
+    """A value as shown when a citation asks for no decimals: a ``count``'s whole value whole; else ``decimals``
+    decimals (the metric's precision), with more (at most twelve, the zeros past the precision dropped) where the
+    precision would show fewer than ``SIGNIFICANT`` significant digits of a nonzero value."""
+    if count and float(value).is_integer():
+        return f"{int(value):,}" if sep else str(int(value))
+    size = abs(value)
+    if 0 < size < 10 ** (SIGNIFICANT - 1 - decimals) and math.isfinite(size):
+        wanted = min(max(decimals, SIGNIFICANT - 1 - math.floor(math.log10(size))), 12)
+        text = number_text(value, wanted, sep)
+        keep = len(text) - (wanted - decimals)  # only the digits past the precision may be dropped
+        while len(text) > keep and text.endswith("0"):
+            text = text[:-1]
+        return text.removesuffix(".")
+    return number_text(value, decimals, sep)
+
+
 def _format(value: float, metric: str, decimals: int | None, u: str, sep: bool = False) -> str:
     if decimals is None:
-        decimals = _precision(metric)
-    number = f"{value:,.{decimals}f}" if sep else f"{value:.{decimals}f}"
+        number = shown_number(value, _precision(metric), sep, unit_of(metric) in COUNT_UNITS)
+    else:
+        number = number_text(value, decimals, sep)
     if not u or u in UNWRITTEN_UNITS:
         return number
     return f"{number}{u}" if u in ("%", "×") else f"{number} {u}"
@@ -342,6 +403,38 @@ def lookup(measurement: dict[str, Any], metric: str, index: int | None, x: float
     return float(value)
 
 
+def median_of(measurement: dict[str, Any], metric: str) -> float | str:
+    """The median of a run's samples of ``metric`` (the middle one, or the mean of the middle two), or why there is
+    none: a headline is a statistic of its repeats, not one chosen sample."""
+    samples = (measurement.get("metrics") or {}).get(metric)
+    if not isinstance(samples, list) or not samples:
+        have = ", ".join(sorted(measurement.get("metrics") or {})) or "none"
+        return f"has no metric {metric!r} with samples (metrics: {have})"
+    if any(isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) for v in samples):
+        return f"a sample of {metric!r} is not a finite number"
+    ordered = sorted(float(v) for v in samples)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+WARMUP_SHARE = 0.10
+"""How far (a share of the others' median) a first repeat must lie outside the range of the others to be flagged as a
+likely warm-up: llama-bench's first prompt-processing repeat measures about half of the others."""
+
+
+def warmup(samples: list[float]) -> bool:
+    """Whether the first of a run's repeats lies outside the range of the others by more than ``WARMUP_SHARE`` of
+    their median (at least three repeats: the others need a range)."""
+    first, rest = samples[0], samples[1:]
+    if len(rest) < 2:
+        return False
+    ordered = sorted(rest)
+    mid = len(ordered) // 2
+    median = ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+    margin = abs(median) * WARMUP_SHARE
+    return first < min(rest) - margin or first > max(rest) + margin
+
+
 def resolve(c: Form, measurements: Mapping[str, dict[str, Any]]) -> Resolved | str:
     """What a reader sees for a form, or why it cannot be shown. A setting and a quote show their text (validation
     checks a setting holds no rate and re-reads a quote in the record's evidence); a derived figure is computed."""
@@ -349,6 +442,14 @@ def resolve(c: Form, measurements: Mapping[str, dict[str, Any]]) -> Resolved | s
         return Resolved(c, math.nan, "", c.text)
     if isinstance(c, Derived):
         return _derive(c, measurements)
+    if isinstance(c, Statistic):
+        run = measurements.get(c.measurement)
+        if run is None:
+            return f"names no measurement {c.measurement!r}"
+        median = median_of(run, c.metric)
+        if isinstance(median, str):
+            return f"measurement {c.measurement!r} {median}"
+        return Resolved(c, median, unit_of(c.metric), _format(median, c.metric, c.decimals, unit_of(c.metric)))
     m = measurements.get(c.measurement)
     if m is None:
         return f"names no measurement {c.measurement!r}"
@@ -359,8 +460,11 @@ def resolve(c: Form, measurements: Mapping[str, dict[str, Any]]) -> Resolved | s
     if "pct" in c.flags:
         if unit != "ratio":
             return f"| pct shows a ratio as a percentage; {c.metric!r} is in {unit or 'no unit'}"
-        decimals = c.decimals if c.decimals is not None else max(_precision(c.metric) - 2, 0)
-        return Resolved(c, value, "%", f"{value * 100:.{decimals}f}" + ("%" if c.unit else ""))
+        if c.decimals is not None:
+            shown = number_text(value * 100, c.decimals)
+        else:
+            shown = shown_number(value * 100, max(_precision(c.metric) - 2, 0))
+        return Resolved(c, value, "%", shown + ("%" if c.unit else ""))
     text = _format(value, c.metric, c.decimals, unit if c.unit else "", "sep" in c.flags)
     if "dot" in c.flags and text.startswith(("0.", "-0.")):
         text = text.replace("0.", ".", 1)

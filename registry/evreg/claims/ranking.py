@@ -6,8 +6,9 @@ or through a chain of overlapping results, are one *tie group*: nothing the regi
 share one rank. Groups are ranked by how good they are (higher is better for a rate, lower for a time); a group's
 rank is one more than the number of results in the groups ahead of it (competition ranking: 1, 1, 3).
 
-Results are only ever ranked against results of the same workload (``workload_tier``): the workload text as the
-record states it, the point along a series' axis, and the context, output length and concurrency its config states.
+Results are only ever ranked against results of the same workload (``workload_tier``): one workload class when the
+result's workload fields state its phase (``evreg.claims.workload``), else the workload text as the record states it,
+the point along a series' axis, and the context, output length and concurrency its config states.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from evreg.claims import workload
 
 TIME_UNITS = frozenset({"ns", "µs", "us", "ms", "s"})
 CONFIG_WORKLOAD_KEYS = ("active_context_tokens", "max_tokens", "concurrency")
@@ -98,9 +101,13 @@ def number(value: Any) -> float | None:
 
 
 def workload_tier(m: dict[str, Any], x: float | None = None) -> tuple[tuple[Any, ...], list[tuple[str, float]]]:
-    """The workload a result was measured under, as its record states it: a key (equal keys, same workload) and the
-    stated numbers (name, value) beside the workload text -- the series axis and the point's x, then the config's
-    context, output length and concurrency."""
+    """The workload a result was measured under: a key (equal keys, same workload) and the stated numbers (name,
+    value) shown beside it. A result whose workload fields state its phase is keyed by its class
+    (``evreg.claims.workload.class_of``: ``(("class", WorkloadClass),)``); any other by its workload text as the record
+    states it (``(("text", TEXT), *stated)``) and the stated numbers -- the series axis and the point's x, then the
+    config's context, output length and concurrency."""
+    if (cls := workload.class_of(m, x)) is not None:
+        return (("class", cls),), []
     text = " ".join(str(m.get("workload") or "").split())
     stated: list[tuple[str, float]] = []
     if x is not None:
@@ -112,4 +119,4 @@ def workload_tier(m: dict[str, Any], x: float | None = None) -> tuple[tuple[Any,
         value = number(config.get(key))
         if value is not None and key != (m.get("axis") if x is not None else None):
             stated.append((key, value))
-    return (text, *stated), stated
+    return (("text", text), *stated), stated

@@ -30,7 +30,7 @@ from typing import Any
 from evreg.core import jsonio
 from evreg.core.jsonio import canonical
 from evreg.core.layout import BASELINE, FAMILY_LIST, PACKETS
-from evreg.records.models import MODELS
+from evreg.records.models import MODELS, revisions_of
 
 FAMILY_MEASUREMENTS = 1000
 MEASUREMENT_KINDS = ("run-measurement", "series-measurement")
@@ -304,6 +304,9 @@ def write_family(root: Path, t: Template, index: int, copies: int, rnd: random.R
                 target.write_text(f.content.fill(fam, cop, [values[v] for v in f.numbers]), "utf-8")
             written.add(rel)
     family = jsonio.loads(t.family.fill(fam, f"{fam}-c0"))
+    for _, rev in revisions_of(family):  # a canonical model is the vocabulary's id, never a clone's
+        if isinstance(rev.get("model"), str):
+            rev["model"] = rev["model"].removesuffix(fam)
     order = family.get("record_order")
     if isinstance(order, dict):  # every copy's records, in the lab's order within each copy
         family["record_order"] = {

@@ -11,17 +11,18 @@ from __future__ import annotations
 import contextlib
 import json
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from html import escape
 from pathlib import Path
 from typing import Any
 
+from evreg.catalog.tables import FindingRow
 from evreg.claims import citations
 from evreg.core.vocab import states as state_vocab
 from evreg.records.models import NAME_KEYS, claims_in
 from evreg.site import charts
 from evreg.site.data import Catalog
-from evreg.site.html import Cell, Page, attr, esc, m_anchor, sample_anchor
+from evreg.site.html import Cell, Page, attr, defect_anchor, esc, m_anchor, sample_anchor
 
 TRUST_LABELS = ("", "", "hardware ", "runtime ")
 """How a tooltip names a part of a trust line when it gives only some of them."""
@@ -36,6 +37,7 @@ class Pages(Catalog):
         self.here = ""  # the URL path of the page being rendered (relative to the site root)
         self.said: tuple[str, str, str, str] | None = None  # the trust line stated once for the grid being rendered
         self._titles: dict[tuple[str, tuple[str, str, str, str] | None], str] = {}
+        self._trust_spans: dict[tuple[str, str], str] = {}  # (measurement, base) -> its trust_span
 
     # -- the citation path ----------------------------------------------------------------
 
@@ -55,6 +57,40 @@ class Pages(Catalog):
         """The same as HTML, for the line under a measurement's heading (hardware and runtime are names)."""
         state, grades, hardware, runtime = self.trust_parts(mid)
         return f"{esc(state)} · {esc(grades)} · {self.text(hardware, 'hardware')} · {self.text(runtime, 'runtime')}"
+
+    def trust_span(self, mid: str, more: Sequence[FindingRow] = ()) -> str:
+        """A shown value's trust inside the value's own cell (a line under the number, ``evreg-trust``): the
+        measurement's state, its packet's grades with each accepted defect of the measurement or its packet (and
+        ``more``, such as a family's defect in the headline naming it) marked beside them and linked to it on the page
+        of known data defects, and whether its evidence was checked. No number is in it (a comparison's data file
+        stores each value cell as a template of its numbers)."""
+        key = (mid, self.base)
+        if more or (span := self._trust_spans.get(key)) is None:
+            m = self.measurements.get(mid, {})
+            pk = self.records.get("packet", {}).get(self.packet_of(mid) or "", {})
+            grades = [self.grade_badge(a, g, scope=False) for a, g in (pk.get("grades") or {}).items()]
+            marks: dict[str, FindingRow] = {}
+            for f in [*self.defects_of(mid), *more]:
+                marks.setdefault(f.code, f)
+            defects = "".join(" " + self.defect_mark(f) for f in marks.values())
+            checked = self.evidence_checked(mid) if m else "no evidence"
+            evidence = checked if checked == "no evidence" else f"evidence {checked}"
+            span = (
+                f'<span class="evreg-trust">{self.state(m["state"], meaning=False) if m else "no measurement"} '
+                f"{' '.join(g for g in grades if g) or 'ungraded'}{defects} · "
+                f'<span class="evreg-checked evreg-checked-{checked.replace(" ", "-")}">{evidence}</span></span>'
+            )
+            if not more:
+                self._trust_spans[key] = span
+        return span
+
+    def defect_mark(self, f: FindingRow) -> str:
+        """An accepted defect's mark beside a grade: its code, linked to its row on the page of known data defects."""
+        anchor = defect_anchor(f.code, f.file, f.pointer, f.message)
+        return (
+            f'<a class="evreg-defect" href="{self.base}defects/#{anchor}" title="An accepted defect of this data, kept '
+            f'in the reviewed baseline: see it on the page of known data defects">&#9888; {esc(f.code)}</a>'
+        )
 
     @contextlib.contextmanager
     def stated(self, page: Page, mids: list[str], what: str) -> Iterator[None]:
@@ -177,6 +213,12 @@ class Pages(Catalog):
         resolved = citations.resolve(c, self.measurements)
         if isinstance(resolved, str):
             return f'<mark class="evreg-unresolved" title="{attr(resolved)}">{esc(c.raw)}</mark>'
+        if isinstance(c, citations.Statistic):
+            n = len((self.measurements[c.measurement].get("metrics") or {}).get(c.metric) or [])
+            title = f"Derived: the {c.op} of the {n} samples of {c.measurement}.{c.metric}"
+            title += f"; {tip}" if self.said is not None and (tip := self.trust_tip(c.measurement)) else ""
+            href = self.m_url(c.measurement, sample_anchor(c.metric, citations.selector(0, None)))
+            return f'<a class="evreg-derived" href="{href}" title="{attr(title)}">{esc(resolved.text)}</a>'
         verb = "change from" if c.op == "change" else "ratio to"
         title = (
             f"Derived: {c.a.measurement}.{c.a.metric}{c.a.selector} {verb} {c.b.measurement}.{c.b.metric}{c.b.selector}"
@@ -186,6 +228,32 @@ class Pages(Catalog):
                 title += f"; {mid}: {tip}" if (tip := self.trust_tip(mid)) else ""
         href = self.m_url(c.a.measurement, sample_anchor(c.a.metric, c.a.selector))
         return f'<a class="evreg-derived" href="{href}" title="{attr(title)}">{esc(resolved.text)}</a>'
+
+    def repeats(self, mid: str, metric: str, featured: int | None = None) -> str:
+        """A headline over a run's repeats: the median, the range and the count (a single sample says so), and a first
+        repeat far outside the others marked as a likely warm-up; with ``featured`` (a declared sample), that sample
+        first, the median beside it."""
+        samples = (self.measurements.get(mid, {}).get("metrics") or {}).get(metric)
+        values = [v for v in samples or [] if isinstance(v, int | float) and not isinstance(v, bool)]
+        if len(values) != len(samples or []) or not values:
+            return self.cite(mid, metric, featured or 0)
+        median = self.form(citations.Statistic("", 0, 0, "median", mid, metric, None))
+        if len(values) == 1:
+            return f'{self.cite(mid, metric, 0)} <span class="evreg-spread">single sample</span>'
+        low, high = values.index(min(values)), values.index(max(values))
+        spread = (
+            f'<span class="evreg-spread">range {self.cite(mid, metric, low)} – {self.cite(mid, metric, high)}, '
+            f"{len(values)} samples</span>"
+        )
+        warm = ""
+        if len(values) >= 3 and citations.warmup(values):
+            warm = (
+                f' <span class="evreg-warmup">first repeat {self.cite(mid, metric, 0)} lies far outside the others: '
+                "a warm-up?</span>"
+            )
+        if featured is not None:
+            return f"{self.cite(mid, metric, featured)} (declared sample; median {median}, {spread}){warm}"
+        return f"median {median} {spread}{warm}"
 
     def text(self, value: Any, key: str = "") -> str:
         """Any stored value under ``key`` as readers see it: a string as prose (every string a record holds is
@@ -225,11 +293,13 @@ class Pages(Catalog):
         title = f' title="{escape(state_vocab().get(state, {}).get("meaning", ""))}"' if meaning else ""
         return f'<span class="evreg-state evreg-state-{escape(state)}"{title}>{escape(state)}</span>'
 
-    def grade_badge(self, axis: str, grade: dict[str, Any] | None) -> str:
+    def grade_badge(self, axis: str, grade: dict[str, Any] | None, scope: bool = True) -> str:
+        """A grade's badge (``EVID B``), its scope on hover (not with ``scope=False``: a comparison's value cell)."""
         if not grade:
             return ""
         name = "EVID" if axis == "evidence" else "CAP"
+        title = f' title="{esc(grade.get("scope", ""))}"' if scope else ""
         return (
-            f'<span class="evreg-grade evreg-grade-{escape(str(grade.get("grade")))}" '
-            f'title="{esc(grade.get("scope", ""))}">{name} {esc(grade.get("grade"))}</span>'
+            f'<span class="evreg-grade evreg-grade-{escape(str(grade.get("grade")))}"{title}>'
+            f"{name} {esc(grade.get('grade'))}</span>"
         )

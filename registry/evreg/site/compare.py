@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from html import unescape
 from typing import TYPE_CHECKING, Any
 
-from evreg.claims import citations, ranking
+from evreg.claims import citations, ranking, topology, workload
 from evreg.core.layout import slug
 from evreg.core.vocab import metrics as metric_vocab
 from evreg.core.vocab import promotable
@@ -137,7 +137,8 @@ class Context:
             for rev in [*(fam.get("weight_revisions") or []), *(fam.get("model_variants") or [])]:
                 if isinstance(rev, dict) and isinstance(rev.get("id"), str):
                     self.revision_label[(fid, rev["id"])] = str(rev.get("label") or rev["id"])
-        self.fixed: dict[str, tuple[list[str], bool]] = {}  # measurement -> its row's cells after the value
+        # (measurement, differs line) -> the row's cells after the value
+        self.fixed: dict[tuple[str, str], tuple[list[str], bool]] = {}
         self.same: dict[str, str] = {}  # one copy of each such cell (many rows share them)
         self.ranks: dict[tuple[int, bool] | None, str] = {}  # (rank, tied) -> its cell
 
@@ -145,24 +146,27 @@ class Context:
         pid = self.packet_of.get(mid)
         return pid, (self.p.records.get("packet", {}).get(pid or "") or {})
 
-    def fixed_tds(self, row: Row) -> tuple[list[str], bool]:
+    def fixed_tds(self, row: Row, differs: str = "") -> tuple[list[str], bool]:
         """The cells of a row after its value (model, hardware, runtime, quantization, topology, grade, state) as
         ``td`` elements, and whether one holds a character the data file uses as a mark: the same for every row of
-        a measurement (a series' points are rows of their own), so made once per measurement."""
-        if (done := self.fixed.get(row.mid)) is None:
-            tds = [self.same.setdefault(td, td) for td in (_td(html, key, "") for html, key in self._cells(row))]
-            done = self.fixed[row.mid] = (tds, any(c in td for td in tds for c in MARKS))
+        a measurement (a series' points are rows of their own) with the same ``differs`` line (what sets it apart
+        in its workload, ``_differs``), so made once per measurement and line."""
+        if (done := self.fixed.get((row.mid, differs))) is None:
+            cells = self._cells(row, differs)
+            tds = [self.same.setdefault(td, td) for td in (_td(html, key, "") for html, key in cells)]
+            done = self.fixed[(row.mid, differs)] = (tds, any(c in td for td in tds for c in MARKS))
         return done
 
     def rank_td(self, row: Row) -> str:
         """A row's rank cell (the same for every row of a rank)."""
         key = (row.place.rank, row.place.tied) if row.place else None
         if (td := self.ranks.get(key)) is None:
-            td = self.ranks[key] = _td(*_rank_cell(row), row.place.rank if row.place else "")
+            td = self.ranks[key] = _td(*rank_cell(row), row.place.rank if row.place else "")
         return td
 
-    def _cells(self, row: Row) -> list[tuple[str, str]]:
-        """Each column's (HTML, filter key) after the value, for a row."""
+    def _cells(self, row: Row, differs: str = "") -> list[tuple[str, str]]:
+        """Each column's (HTML, filter key) after the value, for a row (``differs``: the HTML of what sets it apart
+        in its workload, under its model)."""
         p, m = self.p, self.p.measurements[row.mid]
         family = str(p.measurement_where(row.mid).family)
         fam = p.records.get("family", {}).get(family, {})
@@ -178,6 +182,8 @@ class Context:
         model = f"{esc_trimmed(revision)} · {p.link('family', family, name)}"
         if pid:
             model += f" · {p.link('packet', pid, 'packet')}"
+        if differs:
+            model += f"<br>{differs}"
         topo = _topology(m, pk)
         return [
             (model, f"{name} · {revision}"),
@@ -201,21 +207,75 @@ def _td(html: str, key: str, sort: Any) -> str:
 
 
 def _topology(m: dict[str, Any], pk: dict[str, Any]) -> str:
-    config = m.get("config")
-    if not isinstance(config, dict):
-        config = {}
-    cards = ranking.number(config.get("cards")) or ranking.number(pk.get("cards"))
-    parts = [f"{int(cards)} card{'s' if cards != 1 else ''}"] if cards else []
-    for key, name in (("tp", "TP"), ("pp", "PP"), ("ep", "EP")):
-        value = config.get(key)
-        if isinstance(value, int) and not isinstance(value, bool):
-            parts.append(f"{name}{value}")
-        elif isinstance(value, bool) and value:
-            parts.append(name)
-    return " · ".join(parts) or "not recorded"
+    """A row's setup in the one topology vocabulary (``evreg.claims.topology``): ``2 cards · TP2``."""
+    return topology.of(m, pk)
 
 
-def _rank_cell(row: Row) -> tuple[str, str]:
+SETUP_KEYS = frozenset({"cards", *(key for key, _ in topology.DEGREES)})
+"""Config keys the topology column shows (in its own words): not repeated in a row's ``differs`` line."""
+DIFFERS_SHOWN = 4
+"""The config keys a ``differs`` line names at most (then an ellipsis)."""
+_UNSTATED = object()
+_UNSTATED_KEY = "\0unstated"  # what _config_key makes of a key a config does not state
+
+
+def _differs(p: Pages, tier: Tier) -> dict[str, str]:
+    """What sets each row of a workload apart from the others: the config keys whose values differ between the
+    tier's measurements (the setup's keys aside: the topology column shows them), as a ``differs: mtp=true`` line
+    (HTML) by measurement; nothing when their configs are the same. A line names the keys its row states, those every
+    row states and with the fewest values first (``mtp``, ``graph`` before a run's own id), at most
+    ``DIFFERS_SHOWN`` of them; a row that states none of them says so."""
+    configs: dict[str, dict[str, Any]] = {}
+    for row in tier.rows:
+        if row.mid not in configs:
+            config = p.measurements[row.mid].get("config")
+            configs[row.mid] = config if isinstance(config, dict) else {}
+    if len(configs) < 2:
+        return {}
+    keys = sorted({k for c in configs.values() for k in c if isinstance(k, str)} - SETUP_KEYS)
+    values = {k: [_config_key(c.get(k, _UNSTATED)) for c in configs.values()] for k in keys}
+    differing = sorted(
+        (k for k in keys if len(set(values[k])) > 1),
+        key=lambda k: (values[k].count(_UNSTATED_KEY), len(set(values[k])), k),
+    )
+    if not differing:
+        return {}
+    out = {}
+    for mid, config in configs.items():
+        own = [k for k in differing if k in config]
+        if own:
+            parts = [f"<code>{esc_trimmed(k)}={esc_trimmed(_config_text(config[k]))}</code>" for k in own]
+        else:
+            parts = [f"<code>{esc_trimmed(k)}</code>" for k in differing]
+            parts[0] = "states none of " + parts[0]
+        more = len(parts) > DIFFERS_SHOWN
+        out[mid] = (
+            f'<span class="evreg-differs">differs: {" ".join(parts[:DIFFERS_SHOWN])}{" …" if more else ""}</span>'
+        )
+    return out
+
+
+def _config_key(value: Any) -> str:
+    """A config value as one comparable text, its type included (``1``, ``1.0`` and ``true`` differ), lists and
+    objects as their JSON (a comparison page compares every config of a workload: plain values are not dumped)."""
+    if value is _UNSTATED:
+        return _UNSTATED_KEY
+    if isinstance(value, str | bool | int | float) or value is None:
+        return f"{type(value).__name__}:{value!r}"
+    return _json(value)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def _config_text(value: Any, limit: int = 40) -> str:
+    """A config value as a ``differs`` line shows it: a string as written, anything else as its JSON, cut short."""
+    text = value if isinstance(value, str) else _json(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def rank_cell(row: Row) -> tuple[str, str]:
     if row.place is None:
         return '<span class="evreg-unranked">not ranked</span>', "not ranked"
     tied = ' <span class="evreg-tied">tied</span>' if row.place.tied else ""
@@ -228,32 +288,58 @@ def _state_cell(p: Pages, state: str, why_not: str | None) -> str:
     )
 
 
-def _value_cell(p: Pages, row: Row, metric: str) -> str:
-    """The value as citations: one sample, or the lowest and highest of the repeats with their count."""
+def value_cell(p: Pages, row: Row, metric: str) -> str:
+    """The value as citations: one sample, or the lowest and highest of the repeats with their count; under it, in
+    the same cell, its trust (state, grades, accepted defects, whether its evidence was checked: ``Pages.trust_span``),
+    which no scrolling of the table can part from it."""
     if row.x is not None:
-        return (
+        shown = (
             p.cite(row.mid, metric, None, row.x, tooltip=False)
             + ' <span class="evreg-spread">one value (series point)</span>'
         )
-    if len(row.values) == 1:
-        return (
+    elif len(row.values) == 1:
+        shown = (
             p.cite(row.mid, metric, row.indices[0], tooltip=False) + ' <span class="evreg-spread">single sample</span>'
         )
-    low = row.indices[row.values.index(min(row.values))]
-    high = row.indices[row.values.index(max(row.values))]
-    return (
-        f"{p.cite(row.mid, metric, low, tooltip=False)} – {p.cite(row.mid, metric, high, tooltip=False)} "
-        f'<span class="evreg-spread">range of {len(row.values)} samples</span>'
-    )
+    else:
+        low = row.indices[row.values.index(min(row.values))]
+        high = row.indices[row.values.index(max(row.values))]
+        shown = (
+            f"{p.cite(row.mid, metric, low, tooltip=False)} – {p.cite(row.mid, metric, high, tooltip=False)} "
+            f'<span class="evreg-spread">range of {len(row.values)} samples</span>'
+        )
+    return f"{shown} {p.trust_span(row.mid)}"
 
 
 def tier_label(p: Pages, tier: Tier) -> str:
-    """The workload as the records state it (their text, with its citations resolved), then the stated numbers."""
-    text = tier.key[0]
+    """A workload class by its fields (``evreg.claims.workload``), or a workload as the records state it (their text,
+    with its citations resolved) then the stated numbers."""
+    kind, what = tier.key[0]
+    if kind == "class":
+        return class_label(what)
     m = p.measurements[tier.rows[0].mid]
-    parts = [p.text(m.get("workload"), "workload") if text else "workload not stated"]
+    parts = [p.text(m.get("workload"), "workload") if what else "workload not stated"]
     parts += [f"{esc_trimmed(name)} = {esc_trimmed(citations.fmt_x(value))}" for name, value in tier.key[1:]]
     return " · ".join(parts)
+
+
+def part_html(text: str, setting: bool) -> str:
+    """A part of a workload class's label as HTML: an offered request rate marked as the setting it is."""
+    title = "A setting of the workload, not a measurement"
+    return f'<span class="evreg-setting" title="{title}">{esc_trimmed(text)}</span>' if setting else esc_trimmed(text)
+
+
+def class_label(cls: workload.WorkloadClass) -> str:
+    """A workload class as HTML, its parts in order."""
+    return '<span class="evreg-class">' + " · ".join(part_html(*part) for part in cls.parts()) + "</span>"
+
+
+def tier_key(tier: Tier) -> str:
+    """A workload's key as the page's script filters by it: the class, or the text and its stated numbers."""
+    kind, what = tier.key[0]
+    if kind == "class":
+        return f"class: {what.label()}"
+    return " · ".join([what, *(f"{n} = {citations.fmt_x(v)}" for n, v in tier.key[1:])])
 
 
 def metric_title(metric: str) -> str:
@@ -276,8 +362,11 @@ def metric_page(p: Pages, page: Page, metric: str) -> None:
         "comparisons rank</a>). Every value links to its sample."
     )
     ctx = Context(p)
+    unit = metric_vocab()[metric].get("unit")
     head = "".join(
-        f'<th scope="col" data-col="{i}"' + (' data-filter="1"' if filt else "") + f">{esc_trimmed(name)}</th>"
+        f'<th scope="col" data-col="{i}"'
+        + (' data-filter="1"' if filt else "")
+        + f">{esc_trimmed(f'{name} ({unit})' if name == 'Value' and unit else name)}</th>"
         for i, (name, filt) in enumerate(COLUMNS)
     )
     data = Rows(p.base)
@@ -344,22 +433,24 @@ class Rows:
         self.cells: dict[str, int] = {}
         self.tiers: list[list[list[Any]]] = []
         self.count = 0
-        self.fixed: dict[str, list[int]] = {}  # measurement -> the numbers of its cells after the value
+        self.fixed: dict[tuple[str, str], list[int]] = {}  # (measurement, setup) -> its cells' numbers after the value
 
     def cell(self, td: str) -> int:
         return self.cells.setdefault(td, len(self.cells))
 
-    def add(self, mid: str, home: str, cls: str, low: str, high: str, own: list[str], fixed: list[str]) -> None:
+    def add(
+        self, mid: str, home: str, cls: str, low: str, high: str, own: list[str], fixed: list[str], setup: str = ""
+    ) -> None:
         """A row: its rank and value cells (``own``) and the cells after them (``fixed``: the same list for every row
-        of a measurement, whose cell numbers are then looked up once)."""
+        of a measurement with the same ``setup`` line, whose cell numbers are then looked up once)."""
         rank, value = [td.replace(f"{self.base}{home}", BASE + HOME) for td in own] if home else own
         value = value.replace(mid, MID)
         if self.base:
             value = value.replace(self.base, BASE)
         template, numbers = self.cell(_NUMBER.sub(NUMBER, value)), _NUMBER.findall(value)
         first = self.cell(rank)
-        if (after := self.fixed.get(mid)) is None:
-            after = self.fixed[mid] = [
+        if (after := self.fixed.get((mid, setup))) is None:
+            after = self.fixed[(mid, setup)] = [
                 self.cell(td.replace(f"{self.base}{home}", BASE + HOME) if home else td) for td in fixed
             ]
         self.tiers[-1].append([mid, home, cls, low, high, template, numbers, [first, *after]])
@@ -388,7 +479,7 @@ def _tier_body(p: Pages, ctx: Context, tier: Tier, metric: str, rows: Rows) -> s
     ranked = sum(r.place is not None for r in tier.rows)
     label = tier_label(p, tier)
     count = f"{len(tier.rows)} result{'s' if len(tier.rows) != 1 else ''}, {ranked} ranked"
-    key = esc_trimmed(" · ".join([tier.key[0], *(f"{n} = {citations.fmt_x(v)}" for n, v in tier.key[1:])]))
+    key = esc_trimmed(tier_key(tier))
     more = len(tier.rows) - INLINE_ROWS
     note = f' <span class="evreg-tier-more">({more} more in the data file)</span>' if more > 0 else ""
     out = [
@@ -396,16 +487,18 @@ def _tier_body(p: Pages, ctx: Context, tier: Tier, metric: str, rows: Rows) -> s
         f'scope="rowgroup">Workload: {label} <span class="evreg-tier-count">({count})</span>{note}</th></tr>'
     ]
     rows.tiers.append([])
+    differs = _differs(p, tier)
     for n, row in enumerate(tier.rows):
-        fixed, marked = ctx.fixed_tds(row)
+        setup = differs.get(row.mid, "")
+        fixed, marked = ctx.fixed_tds(row, setup)
         own = [
             ctx.rank_td(row),
-            _td(_value_cell(p, row, metric), "", repr(ranking.median(row.values))),
+            _td(value_cell(p, row, metric), "", repr(ranking.median(row.values))),
         ]
         state = "ranked" if row.place else "unranked"
         low, high = ranking.interval(row.values)
         if n >= INLINE_ROWS and not marked and not any(c in td for td in own for c in MARKS):
-            rows.add(row.mid, p.home.get(row.mid, ""), state, repr(low), repr(high), own, fixed)
+            rows.add(row.mid, p.home.get(row.mid, ""), state, repr(low), repr(high), own, fixed, setup)
             continue
         out.append(
             f'<tr class="evreg-row evreg-{state}" data-measurement="{esc_trimmed(row.mid)}" data-low="{low!r}" '

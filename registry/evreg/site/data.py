@@ -38,6 +38,9 @@ class Catalog:
             for change in rows_of(con, ProvenanceRow, "path, seq"):
                 self.provenance[change.path].append(change)
             self.defects = [f for f in rows_of(con, FindingRow, "file, pointer") if f.baselined]
+            self.defects_in: dict[str, list[FindingRow]] = defaultdict(list)  # file -> its accepted defects
+            for f in self.defects:
+                self.defects_in[f.file].append(f)
             self.meta = {m.key: m.value for m in rows_of(con, Meta, "key")}
         finally:
             con.close()
@@ -98,6 +101,26 @@ class Catalog:
             " ".join(str(hardware).split()),
             " ".join(str(runtime).split()),
         )
+
+    def evidence_checked(self, mid: str) -> str:
+        """Whether a measurement's evidence was checked (its own references, else its packet's): ``checked`` when
+        every reference is a local file that is present (validation reads it and its sha256), ``not checked`` when
+        none is (an external file or a link is referenced, not read), ``partly checked`` between, ``no evidence``
+        when it references none."""
+        refs = self.evidence.get(self.measurement_where(mid).file, []) if mid in self.measurements else []
+        if not refs and (pid := self.packet_of(mid)) and ("packet", pid) in self.where:
+            refs = self.evidence.get(self.where[("packet", pid)].file, [])
+        if not refs:
+            return "no evidence"
+        read = sum(ev.ref_kind == "local" and bool(ev.present) for ev in refs)
+        return "checked" if read == len(refs) else "not checked" if read == 0 else "partly checked"
+
+    def defects_of(self, mid: str) -> list[FindingRow]:
+        """The accepted defects (baselined findings) of a measurement's record and of its packet's."""
+        files = [self.measurement_where(mid).file] if mid in self.measurements else []
+        if (pid := self.packet_of(mid)) and ("packet", pid) in self.where:
+            files.append(self.where[("packet", pid)].file)
+        return [f for file in dict.fromkeys(files) for f in self.defects_in.get(file, [])]
 
     def family_records(self, kind: str, fid: str) -> dict[str, dict[str, Any]]:
         """The records of ``kind`` in a family, by id (the records of a kind are sorted by family once: a family's

@@ -1,27 +1,29 @@
-"""A family's headline: the results it declares (or its primary packet's featured metric), each with its state,
-grade, hardware and runtime beside it, and why it is not simply the best value the family holds."""
+"""A family's headline: the results it declares (or its primary packet's featured metric), each value with its
+trust in its own cell (state, grades, accepted defects, whether its evidence was checked), hardware, setup and
+runtime beside it, and why it is not simply the best value the family holds."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from evreg.claims import citations
+from evreg.claims import citations, topology
 from evreg.core.vocab import promotable
 from evreg.site.cite import Pages
 from evreg.site.html import Page, esc
 
 
 def featured_rows(p: Pages, page: Page, fam: dict[str, Any]) -> None:
-    """A family's headline: each declared result with its state, grade, hardware and runtime beside it, and why
-    it is not simply the best value the family holds."""
+    """A family's headline: each declared result with its trust under its value in the same cell (``Pages.trust_span``;
+    a family's accepted defect of the result is marked there too), its packet, hardware and setup, runtime, and why it
+    is not simply the best value the family holds."""
     rows = fam.get("featured_results") or _primary_headline(p, fam)
     if not rows:
         primary = fam.get("primary_packet_id")
         if not primary:
             page.note(
                 "This family declares no headline and names no primary packet "
-                "(<code>evreg feature FAMILY/PACKET MEASUREMENT METRIC --sample N --primary</code> sets both)."
+                "(<code>evreg feature FAMILY/PACKET MEASUREMENT METRIC --primary</code> sets both)."
             )
         else:
             page.note(
@@ -32,30 +34,44 @@ def featured_rows(p: Pages, page: Page, fam: dict[str, Any]) -> None:
     if not fam.get("featured_results"):
         page.p("The headline is the primary packet's featured metric (the family declares no featured results).")
     table = []
-    for fr in rows:
+    where = p.where.get(("family", fam["id"]))
+    own = p.defects_in.get(where.file, []) if where and fam.get("featured_results") else []
+    for n, fr in enumerate(rows):
         mid = fr["measurement_id"]
         m = p.measurements.get(mid, {})
         pid = p.packet_of(mid)
         pk = p.records.get("packet", {}).get(pid or "", {})
-        grade = " ".join(p.grade_badge(a, g) for a, g in (pk.get("grades") or {}).items()) or "ungraded"
+        about = f"/featured_results/{n}"  # the family's accepted defects of this result
+        defects = [f for f in own if f.pointer == about or f.pointer.startswith(about + "/")]
+        setup = topology.of(m, pk)
         table.append(
             [
                 esc(fr["role"]),
                 p.prose(fr["label"]),
-                p.cite(mid, fr["metric"], fr.get("sample_index"), fr.get("point_x")),
-                p.state(m["state"]) if m else "—",
-                f"{grade} · {p.link('packet', pid, 'packet')}" if pid else grade,
+                headline_value(p, fr) + " " + p.trust_span(mid, defects),
+                p.link("packet", pid, pid) if pid else "no packet",
                 p.text(m.get("hardware") or pk.get("hardware") or "not recorded", "hardware")
-                + (f" · {esc(pk['cards'])} cards" if pk.get("cards") else ""),
+                + (f" · {esc(setup)}" if setup != topology.NOT_RECORDED else ""),
                 p.text(m.get("runtime") or pk.get("runtime") or "not recorded", "runtime"),
                 p.prose(fr.get("quality_label")),
                 _why_not_best(p, fam["id"], fr),
             ]
         )
     page.table(
-        ["Role", "Result", "Value", "State", "Grade (packet)", "Hardware", "Runtime", "Quality", "Better values"],
+        ["Role", "Result", "Value", "Packet", "Hardware · setup", "Runtime", "Quality", "Better values"],
         table,
     )
+
+
+def headline_value(p: Pages, fr: Mapping[str, Any]) -> str:
+    """A featured value as readers see it: a statistic of the run's repeats (median, range, count, a warm-up flagged),
+    a declared sample with the median beside it, or a series point."""
+    mid, metric = fr["measurement_id"], fr["metric"]
+    if fr.get("statistic") is not None:
+        return p.repeats(mid, metric)
+    if fr.get("sample_index") is not None:
+        return p.repeats(mid, metric, featured=fr["sample_index"])
+    return p.cite(mid, metric, None, fr.get("point_x"))
 
 
 def _lower_is_better(metric: str) -> bool:
@@ -89,7 +105,11 @@ def _why_not_best(p: Pages, fid: str, fr: dict[str, Any]) -> str:
     mid, metric = fr["measurement_id"], fr["metric"]
     head = p.measurements.get(mid)
     where = (fr.get("sample_index"), fr.get("point_x"))
-    own = next((v for v, i, x in _values(head or {}, metric) if (i, x) == where), None)
+    if fr.get("statistic") is not None:
+        median = citations.median_of(head or {}, metric)
+        own = None if isinstance(median, str) else median
+    else:
+        own = next((v for v, i, x in _values(head or {}, metric) if (i, x) == where), None)
     if head is None or own is None:
         return "—"
     sign = -1.0 if _lower_is_better(metric) else 1.0
@@ -111,7 +131,7 @@ def _why_not_best(p: Pages, fid: str, fr: dict[str, Any]) -> str:
     for key, label in ((False, "Best promotable"), (True, "Best not promotable")):
         if key in best:
             v, other, i, x, why = best[key]
-            out.append(f"{label}: {p.cite(other, metric, i, x)} ({esc(why)})")
+            out.append(f"{label}: {p.cite(other, metric, i, x)} ({esc(why)}) {p.trust_span(other)}")
     return '<span class="evreg-why">' + "<br>".join(out) + "</span>"
 
 
@@ -130,5 +150,5 @@ def _primary_headline(p: Pages, fam: dict[str, Any]) -> list[dict[str, Any]]:
     fm = pk.get("featured_metric")
     if not isinstance(fm, dict):
         return []
-    keys = ("measurement_id", "metric", "sample_index", "point_x")
+    keys = ("measurement_id", "metric", "sample_index", "point_x", "statistic")
     return [{"role": "hero", "label": pk.get("label") or pk["id"], **{k: fm.get(k) for k in keys}}]

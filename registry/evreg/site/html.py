@@ -9,6 +9,7 @@ nothing else); ``esc_trimmed`` is the same for a whole value, without the white 
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import re
 from collections import Counter
@@ -120,6 +121,13 @@ def sample_anchor(metric: str, selector: str) -> str:
     """The id of a sample's or point's row on its measurement page (``decode-tok-s-0``); a negative x keeps its sign
     (``@-1`` and ``@1`` are two rows)."""
     return slug(f"{metric}-{selector.replace('@-', '@minus-')}")
+
+
+def defect_anchor(code: str, file: str, pointer: str, message: str) -> str:
+    """The id of an accepted defect's row on the page of known data defects (``defects/``): from what the finding
+    says and where, so a page that links it needs no other page's ids."""
+    digest = hashlib.sha256("\0".join((code, file, pointer, message)).encode()).hexdigest()[:12]
+    return f"defect-{slug(code)}-{digest}"
 
 
 _TAGS = re.compile(r"<[^>]+>")

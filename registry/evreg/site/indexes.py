@@ -13,7 +13,7 @@ from evreg.site import compare
 from evreg.site.cite import Pages
 from evreg.site.family import closure_rows
 from evreg.site.headline import featured_rows
-from evreg.site.html import Page, doc_text, esc
+from evreg.site.html import Cell, Page, defect_anchor, doc_text, esc
 
 if TYPE_CHECKING:
     from evreg.core.findings import Code  # the rule docs are handed in: rendering runs no rule code
@@ -157,7 +157,8 @@ def defects(p: Pages) -> Page:
     page.p(
         "Findings on imported lab data that are genuine defects of that data. They are accepted in the "
         "reviewed baseline (<code>packets/baseline.json</code>) so that CI can pass, and shown here rather than "
-        "hidden. Typed figures in prose are marked where they appear. The findings are grouped by the reason "
+        "hidden. Typed figures in prose are marked where they appear, and a value of a record with an accepted "
+        "defect is marked beside its grade with a link to its row here. The findings are grouped by the reason "
         "they were accepted for (one baseline entry can accept the same defect in many records)."
     )
     groups: dict[tuple[str, str], list[Any]] = {}
@@ -167,7 +168,16 @@ def defects(p: Pages) -> Page:
         page.p(f"<code>{esc(code)}</code> ({len(found)}) · <strong>Why accepted:</strong> {p.literal(reason)}")
         page.table(
             ["Where", "Finding"],
-            [[f"<code>{esc(f.file)}</code> <code>{esc(f.pointer)}</code>", p.literal(f.message)] for f in found],
+            [
+                [
+                    Cell(
+                        f' id="{defect_anchor(f.code, f.file, f.pointer, f.message)}"',
+                        f"<code>{esc(f.file)}</code> <code>{esc(f.pointer)}</code>",
+                    ),
+                    p.literal(f.message),
+                ]
+                for f in found
+            ],
         )
     return page
 

@@ -8,9 +8,9 @@ from collections import defaultdict
 from typing import Any
 
 from evreg.catalog.tables import EvidenceRow
-from evreg.claims import citations
+from evreg.claims import citations, topology
 from evreg.core.vocab import load as load_vocab
-from evreg.site import charts
+from evreg.site import charts, headline
 from evreg.site.cite import Pages
 from evreg.site.html import Cell, Page, esc, evidence_url, m_anchor, source_url
 
@@ -34,7 +34,11 @@ def packet_page(p: Pages, pid: str) -> Page:
     page.h(1, esc(pk.get("label") or pid))
     page.p(f"Packet <code>{esc(pid)}</code> of family {p.link('family', str(family))} · file <code>{esc(file)}</code>")
     page.h(2, "Scope")
-    rows = [[esc(key), esc(pk[key])] for key in PACKET_SCOPE_FIELDS if key in pk]
+    rows = [  # the packet's cards in the one topology vocabulary ("1 card"), as every page shows a setup
+        [esc(key), esc(topology.label(None, pk[key]) if key == "cards" and topology.cards(None, pk[key]) else pk[key])]
+        for key in PACKET_SCOPE_FIELDS
+        if key in pk
+    ]
     if pk.get("coverage"):
         rows.append(["coverage", ", ".join(esc(c) for c in pk["coverage"])])
     page.table(["Field", "Value"], rows)
@@ -44,11 +48,7 @@ def packet_page(p: Pages, pid: str) -> Page:
     fm = pk.get("featured_metric")
     if fm:
         page.h(2, "Featured result")
-        page.p(
-            f"{esc(fm['metric'])}: "
-            f"{p.cite(fm['measurement_id'], fm['metric'], fm.get('sample_index'), fm.get('point_x'))} "
-            f"({esc(fm['workload'])})"
-        )
+        page.p(f"{esc(fm['metric'])}: {headline.headline_value(p, fm)} ({esc(fm['workload'])})")
     grades = pk.get("grades") or {}
     if grades:
         page.h(2, "Grades")

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from evreg.site import compare, contracts, family, indexes, measurements
+from evreg.site import compare, contracts, family, indexes, measurements, models
 from evreg.site.cite import Pages
 from evreg.site.html import Page, page_base, page_url
 
@@ -71,6 +71,7 @@ def site_jobs(p: Pages, downloads: list[tuple[str, str, int]] | None = None, cod
         ("measurements/index.md", indexes.measurements_index, ()),
         ("coverage/index.md", contracts.contracts_index, (None,)),  # every folder URL has a page
         *((f"coverage/{fid}/index.md", contracts.contracts_index, (fid,)) for fid in families),
+        *models.jobs(p, metrics),
         ("compare/index.md", indexes.comparisons, (metrics,)),
         *((compare.page_path(metric), indexes.comparison, (metric,)) for metric in metrics),
         ("quarantine.md", indexes.quarantine, ()),

@@ -1,0 +1,432 @@
+"""A page per canonical model, and the replications across sources.
+
+A model's page gathers every result of its weights, whichever family and lab filed them (a weight revision names
+its canonical model: ``evreg.core.vocab.models``): per headline metric, the best promotable value of each setup
+(hardware, runtime, quantization, topology) in each workload, with the setups nobody measured in a workload shown
+as gaps; then the results ranked within each workload, and what keeps each workload from being ranked against the
+first. Results of one scope and workload from independent sources (by provenance: ``source_of``) are
+*replications*: they agree when their spreads overlap, else they disagree by the gap between their nearest samples
+(a derived figure of two stored samples).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from evreg.claims import citations, ranking, scope, topology
+from evreg.core.evidence import parse_ref
+from evreg.core.layout import slug
+from evreg.core.vocab import models as model_vocab
+from evreg.site import compare
+from evreg.site.html import Page, esc, esc_trimmed
+
+if TYPE_CHECKING:
+    from evreg.site.cite import Pages
+
+SETUP_COLUMNS = 6
+"""Workloads a model's setup table shows as columns (the ones with the most results); the ranked tables below it hold
+every workload."""
+
+
+def page_path(model: str) -> str:
+    return f"models/{slug(model)}.md"
+
+
+def revisions_of_model(p: Pages) -> dict[str, list[tuple[str, str]]]:
+    """Canonical model -> the (family, revision id) pairs that name it, in the family list's order."""
+    out: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for fid, fam in p.records.get("family", {}).items():
+        for key in ("weight_revisions", "model_variants"):
+            for rev in fam.get(key) or []:
+                if isinstance(rev, dict) and isinstance(rev.get("model"), str) and isinstance(rev.get("id"), str):
+                    out[rev["model"]].append((fid, rev["id"]))
+    return dict(out)
+
+
+def model_of(p: Pages) -> dict[str, str]:
+    """Measurement id -> the canonical model of its revision (measurements of revisions that name none are absent)."""
+    pairs = {pair: model for model, revs in revisions_of_model(p).items() for pair in revs}
+    out = {}
+    for mid, m in p.measurements.items():
+        model = pairs.get((str(p.measurement_where(mid).family), str(m.get("revision"))))
+        if model:
+            out[mid] = model
+    return out
+
+
+def source_of(p: Pages, mid: str) -> str:
+    """Who a result comes from, by provenance: the lab repository its evidence is read from (a family's declared
+    source), else the author of the commit that added its record, else its family."""
+    m, row = p.measurements[mid], p.measurement_where(mid)
+    fam = p.records.get("family", {}).get(str(row.family), {})
+    evidence = m.get("evidence")
+    if isinstance(evidence, str):
+        ref = parse_ref(evidence)
+        source = (fam.get("sources") or {}).get(ref.source or "") if ref.kind == "external" else None
+        if isinstance(source, dict) and isinstance(source.get("repository"), str):
+            return f"lab {source['repository']}"
+    history = p.provenance.get(row.file) or []
+    if history:
+        return f"contributor {history[0].author}"
+    return f"family {row.family}"
+
+
+@dataclass(frozen=True)
+class Setup:
+    hardware: str
+    runtime: str
+    quantization: str
+    topology: str
+
+    def html(self, p: Pages) -> str:
+        """The setup as a page shows it: hardware, runtime and quantization as the names they are (a memory size in a
+        name is part of it, not a figure)."""
+        names = (p.text(self.hardware, "hardware"), p.text(self.runtime, "runtime"))
+        return " · ".join((*names, p.text(self.quantization, "quantization"), esc(self.topology)))
+
+
+def setup_of(p: Pages, mid: str) -> Setup:
+    """A result's setup: hardware, runtime family (its runtime's name, else its runtime), quantization, topology."""
+    m = p.measurements[mid]
+    pk = p.records.get("packet", {}).get(p.packet_of(mid) or "", {})
+    hardware = m.get("hardware") or pk.get("hardware") or "hardware not recorded"
+    runtime = m.get("runtime_family") or m.get("runtime") or pk.get("runtime") or "runtime not recorded"
+    quant = m.get("quantization") or pk.get("quantization") or "quantization not recorded"
+    hardware, runtime, quant = (" ".join(str(v).split()) for v in (hardware, runtime, quant))
+    return Setup(hardware, runtime, quant, topology.of(m, pk))
+
+
+def same_setup(a: Setup, b: Setup) -> bool:
+    """One setup however its parts are spelled (``RTX 5090`` is ``NVIDIA GeForce RTX 5090``; ``Q4_K_M`` is
+    ``q4-k-m``)."""
+    return (
+        scope.same_hardware(a.hardware, b.hardware)
+        and a.runtime.casefold() == b.runtime.casefold()
+        and scope.same_quantization(a.quantization, b.quantization)
+        and a.topology == b.topology
+    )
+
+
+@dataclass
+class Replication:
+    """Results of one model, metric, workload and setup from two or more sources."""
+
+    model: str
+    metric: str
+    tier: compare.Tier
+    setup: Setup
+    rows: list[compare.Row]
+    sources: list[str]
+
+    @property
+    def agree(self) -> bool:
+        """Whether every pair of results' spreads (lowest to highest sample) overlap."""
+        spans = [ranking.interval(r.values) for r in self.rows]
+        return max(low for low, _ in spans) <= min(high for _, high in spans)
+
+    def apart(self) -> tuple[tuple[compare.Row, int | None], tuple[compare.Row, int | None]]:
+        """The two results furthest apart (by median), each with the sample nearest the other: the lower result's
+        highest sample and the higher result's lowest (a series point is its one value)."""
+        by_median = sorted(self.rows, key=lambda r: ranking.median(r.values))
+        low, high = by_median[0], by_median[-1]
+        return (low, low.indices[low.values.index(max(low.values))]), (
+            high,
+            high.indices[high.values.index(min(high.values))],
+        )
+
+
+class ModelResults:
+    """The results of every canonical model, per headline metric, grouped by workload (``compare.tiers_of``)."""
+
+    def __init__(self, p: Pages, metrics: list[str]) -> None:
+        self.p = p
+        self.model_of = model_of(p)
+        self.revisions = revisions_of_model(p)
+        self.tiers: dict[str, dict[str, list[compare.Tier]]] = defaultdict(dict)  # model -> metric -> tiers
+        for metric in metrics:
+            rows: dict[str, list[compare.Row]] = defaultdict(list)
+            for row in compare.rows_of(p, metric):
+                if (model := self.model_of.get(row.mid)) is not None:
+                    rows[model].append(row)
+            for model, mine in rows.items():
+                self.tiers[model][metric] = compare.tiers_of(mine, metric)
+
+    def models(self) -> list[str]:
+        """The vocabulary's models that some revision names, in the vocabulary's order."""
+        return [m for m in model_vocab() if m in self.revisions]
+
+    def replications(self, model: str) -> list[Replication]:
+        """Each setup of each workload and metric that two or more sources measured (promotable results only)."""
+        out = []
+        for metric, tiers in self.tiers.get(model, {}).items():
+            for tier in tiers:
+                groups: list[tuple[Setup, list[compare.Row]]] = []
+                for row in tier.rows:
+                    if row.why_not is not None:
+                        continue
+                    setup = setup_of(self.p, row.mid)
+                    group = next((g for s, g in groups if same_setup(s, setup)), None)
+                    if group is None:
+                        groups.append((setup, [row]))
+                    else:
+                        group.append(row)
+                for setup, rows in groups:
+                    sources = sorted({source_of(self.p, r.mid) for r in rows})
+                    if len(sources) > 1:
+                        out.append(Replication(model, metric, tier, setup, rows, sources))
+        return out
+
+
+def _tier_name(p: Pages, tier: compare.Tier) -> str:
+    return compare.tier_label(p, tier)
+
+
+def not_ranked_against(first: compare.Tier, other: compare.Tier) -> str:
+    """Why a workload's results are not ranked against the first workload's, as HTML: the parts of their classes
+    that differ, or that one of them states its workload only as text."""
+    (ka, a), (kb, b) = first.key[0], other.key[0]
+    if ka == "class" and kb == "class":
+        return "; ".join(
+            f"{compare.part_html(*x)} vs {compare.part_html(*y)}"
+            for x, y in zip(a.parts(), b.parts(), strict=True)
+            if x != y
+        )
+    if ka == "class":
+        return "its workload states no phase, only text: it is grouped by that text"
+    if kb == "class":
+        return "the first workload states no phase, only text: it is grouped by that text"
+    return "both workloads are stated only as text, and the texts differ"
+
+
+def model_page(p: Pages, model: str, results: ModelResults) -> Page:
+    spec = model_vocab()[model]
+    page = Page(f"Model {spec['name']}")
+    page.h(1, esc_trimmed(spec["name"]))
+    facts = [f"Publisher: {esc(spec.get('publisher') or 'not recorded')}"]
+    if spec.get("repository"):
+        facts.append(f"upstream repository <code>{esc(spec['repository'])}</code>")
+    params = spec.get("parameters") or {}
+    if params:
+        facts.append(
+            "parameters: "
+            + " · ".join(
+                f"{esc(k.removesuffix('_b'))} {esc(v)}B" for k, v in params.items() if isinstance(v, int | float)
+            )
+        )
+    page.p(" · ".join(facts) + f" (canonical model <code>{esc(model)}</code>).")
+    revs = results.revisions.get(model, [])
+    rows = []
+    for fid, rid in revs:
+        fam = p.records["family"][fid]
+        rev = next(r for k in ("weight_revisions", "model_variants") for r in fam.get(k) or [] if r.get("id") == rid)
+        where = f"<code>{esc(rev['repository'])}</code>" if rev.get("repository") else "no repository recorded"
+        commit = f" @ <code>{esc(rev['revision'][:12])}</code>" if rev.get("revision") else ""
+        sources = sorted(
+            {source_of(p, mid) for mid in p.of_family.get(fid, []) if p.measurements[mid].get("revision") == rid}
+        )
+        rows.append(
+            [
+                p.link("family", fid, str(fam.get("display_name") or fam.get("name") or fid)),
+                esc(rev.get("label") or rid),
+                where + commit,
+                esc(", ".join(sources) or "no results"),
+            ]
+        )
+    page.h(2, "Where these weights are filed")
+    page.table(["Family", "Revision", "Weights", "Sources"], rows)
+    metrics = results.tiers.get(model, {})
+    if not metrics:
+        page.note("No headline metric of these weights is measured yet.")
+        return page
+    for metric, tiers in metrics.items():
+        page.h(2, esc_trimmed(compare.metric_title(metric)), hid=slug(metric))
+        _setups(p, page, metric, tiers)
+        _ranked(p, page, metric, tiers)
+    reps = results.replications(model)
+    page.h(2, "Replications")
+    if reps:
+        page.p(
+            f'Results of one setup and workload from independent sources (<a href="{p.base}replications/">every '
+            "replication</a>):"
+        )
+        page.add(replication_table(p, reps, show_model=False))
+    else:
+        page.note("No setup of these weights has been measured by two independent sources yet.")
+    return page
+
+
+def _best_per_setup(p: Pages, tier: compare.Tier) -> list[tuple[Setup, compare.Row, int]]:
+    """Each setup of a workload once: its best promotable result (else its best result), and how many results it
+    has there; in the tier's order (ranked first)."""
+    out: list[tuple[Setup, compare.Row, int]] = []
+    for row in tier.rows:
+        s = setup_of(p, row.mid)
+        n = next((i for i, (t, _, _) in enumerate(out) if same_setup(s, t)), None)
+        if n is None:
+            out.append((s, row, 1))
+        else:
+            t, best, count = out[n]
+            out[n] = (t, row if best.why_not is not None and row.why_not is None else best, count + 1)
+    return out
+
+
+def _columns(p: Pages, tiers: list[compare.Tier]) -> list[compare.Tier]:
+    """The workloads a setup table shows: classes (a workload stated only as text is one lab's own) with the most
+    setups first, at most ``SETUP_COLUMNS``."""
+    classes = [t for t in tiers if t.key[0][0] == "class"]
+    ranked = sorted(classes, key=lambda t: -len(_best_per_setup(p, t)))
+    return ranked[:SETUP_COLUMNS]
+
+
+def _setups(p: Pages, page: Page, metric: str, tiers: list[compare.Tier]) -> None:
+    """The best promotable value of each setup in each workload class; a class nobody measured on a setup is a gap."""
+    shown = _columns(p, tiers)
+    if not shown:
+        page.note("No result of this metric states its workload's phase: the results below are grouped by their text.")
+        return
+    setups: list[Setup] = []
+    for tier in shown:
+        for s, _, _ in _best_per_setup(p, tier):
+            if not any(same_setup(s, t) for t in setups):
+                setups.append(s)
+    head = "".join(f'<th scope="col">{_tier_name(p, t)}</th>' for t in shown)
+    best = {id(t): _best_per_setup(p, t) for t in shown}
+    body = []
+    for s in setups:
+        cells = []
+        for tier in shown:
+            hit = next(((row, n) for t, row, n in best[id(tier)] if same_setup(s, t)), None)
+            if hit is None:
+                cells.append('<td class="evreg-gap">not measured</td>')
+                continue
+            row, n = hit
+            more = f' <span class="evreg-spread">best of {n} results</span>' if n > 1 else ""
+            why = f'<span class="evreg-reason">not promotable: {esc(row.why_not)}</span> ' if row.why_not else ""
+            cells.append(f"<td>{why}{compare.value_cell(p, row, metric)}{more}</td>")
+        body.append(f'<tr><th scope="row">{s.html(p)}</th>{"".join(cells)}</tr>')
+    page.p(
+        "The best promotable result of each setup (hardware · runtime · quantization · topology) in each workload "
+        "class; <em>not measured</em> is a gap nobody has filled. Every workload, ranked, is below."
+    )
+    page.add(
+        f'<div class="evreg-scroll"><table class="evreg-setups"><thead><tr><th scope="col">Setup</th>{head}'
+        f"</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
+    )
+
+
+def _ranked(p: Pages, page: Page, metric: str, tiers: list[compare.Tier]) -> None:
+    """Each workload's setups ranked by their best promotable result, and what keeps the workload from being ranked
+    against the first."""
+    better = ranking.direction(compare.metric_vocab()[metric].get("unit")) != -1
+    for n, tier in enumerate(tiers):
+        apart = not_ranked_against(tiers[0], tier) if n else ""
+        page.p(
+            f"<strong>Workload:</strong> {_tier_name(p, tier)}"
+            + (f'<br><span class="evreg-apart">Not ranked against the first workload: {apart}</span>' if apart else "")
+        )
+        setups = _best_per_setup(p, tier)
+        promotable = [row for _, row, _ in setups if row.why_not is None]
+        places = dict(zip(map(id, promotable), ranking.rank([r.values for r in promotable], better), strict=True))
+        placed = [(s, replace(row, place=places.get(id(row))), k) for s, row, k in setups]
+        placed.sort(key=lambda e: (e[1].place is None, e[1].place.rank if e[1].place else 0))
+        rows = []
+        for s, row, k in placed:
+            fid = str(p.measurement_where(row.mid).family)
+            fam = p.records["family"].get(fid, {})
+            count = f' <span class="evreg-spread">best of {k} results</span>' if k > 1 else ""
+            rows.append(
+                [
+                    compare.rank_cell(row)[0],
+                    compare.value_cell(p, row, metric) + count,
+                    s.html(p),
+                    p.link("family", fid, str(fam.get("display_name") or fam.get("name") or fid))
+                    + f" · {esc(source_of(p, row.mid))}",
+                ]
+            )
+        page.table(["Rank", "Value", "Setup", "Filed by"], rows)
+
+
+def replication_table(p: Pages, reps: list[Replication], show_model: bool = True) -> str:
+    """Replications as a table: what was measured, by whom, and whether the sources agree."""
+    out = []
+    for rep in reps:
+        values = "<br>".join(
+            f"{compare.value_cell(p, r, rep.metric)} <span class='evreg-source'>({esc(source_of(p, r.mid))})</span>"
+            for r in rep.rows
+        )
+        if rep.agree:
+            verdict = '<span class="evreg-agree">agree</span>: their spreads overlap'
+        else:
+            (low, i), (high, j) = rep.apart()
+            a = "m:" + low.mid + "." + rep.metric + citations.selector(i, low.x)
+            b = "m:" + high.mid + "." + rep.metric + citations.selector(j, high.x)
+            gap = p.prose("{{ change:" + b + " from " + a + " }}")
+            verdict = (
+                f'<span class="evreg-disagree">disagree</span>: the spreads do not overlap; the nearest samples are '
+                f"{gap} apart"
+            )
+        model = (
+            f'<td><a href="{p.base}models/{slug(rep.model)}/">{esc(model_vocab()[rep.model]["name"])}</a></td>'
+            if show_model
+            else ""
+        )
+        out.append(
+            f"<tr>{model}<td>{esc_trimmed(compare.metric_title(rep.metric))}</td><td>{_tier_name(p, rep.tier)}</td>"
+            f"<td>{rep.setup.html(p)}</td><td>{values}</td><td>{verdict}</td></tr>"
+        )
+    head = ("<th>Model</th>" if show_model else "") + "<th>Metric</th><th>Workload</th><th>Setup</th><th>Results</th>"
+    return f"<table><thead><tr>{head}<th>Verdict</th></tr></thead><tbody>{''.join(out)}</tbody></table>"
+
+
+def models_index(p: Pages, results: ModelResults) -> Page:
+    page = Page("Models")
+    page.h(1, "Models")
+    page.p(
+        "Every canonical model the registry holds results of, whichever family and lab filed them: a model's page "
+        "compares its weights across hardware, runtimes, quantizations and topologies."
+    )
+    rows = []
+    for model in results.models():
+        spec = model_vocab()[model]
+        mids = [mid for mid, m in results.model_of.items() if m == model]
+        families = dict.fromkeys(fid for fid, _ in results.revisions[model])
+        rows.append(
+            [
+                f'<a href="{p.base}models/{slug(model)}/">{esc(spec["name"])}</a>',
+                esc(spec.get("publisher") or "not recorded"),
+                ", ".join(p.link("family", fid, fid) for fid in families),
+                str(len(mids)),
+                str(len({source_of(p, mid) for mid in mids})),
+            ]
+        )
+    page.table(["Model", "Publisher", "Families", "Measurements", "Sources"], rows)
+    return page
+
+
+def replications_page(p: Pages, results: ModelResults) -> Page:
+    page = Page("Replications")
+    page.h(1, "Replications")
+    page.p(
+        "Results of one model, setup (hardware · runtime · quantization · topology), workload and metric from "
+        "independent sources (by provenance: the lab repository an evidence file is read from, else who committed "
+        "the record). They <em>agree</em> when their spreads (lowest to highest sample) overlap; else they "
+        "<em>disagree</em>, by how far apart their nearest samples are."
+    )
+    reps = [r for model in results.models() for r in results.replications(model)]
+    if reps:
+        page.add(replication_table(p, reps))
+    else:
+        page.note("No setup has been measured by two independent sources yet.")
+    return page
+
+
+def jobs(p: Pages, metrics: list[str]) -> list[tuple[str, Any, tuple[Any, ...]]]:
+    """The pages of models: the index, one per model, the replications."""
+    results = ModelResults(p, metrics)
+    return [
+        ("models/index.md", models_index, (results,)),
+        *((page_path(model), model_page, (model, results)) for model in results.models()),
+        ("replications.md", replications_page, (results,)),
+    ]
