@@ -291,29 +291,28 @@ def _setups(p: Pages, page: Page, metric: str, tiers: list[compare.Tier]) -> Non
         for s, _, _ in _best_per_setup(p, tier):
             if not any(same_setup(s, t) for t in setups):
                 setups.append(s)
-    head = "".join(f'<th scope="col">{_tier_name(p, t)}</th>' for t in shown)
     best = {id(t): _best_per_setup(p, t) for t in shown}
-    body = []
+    rows = []
     for s in setups:
-        cells = []
+        cells = [s.html(p)]
         for tier in shown:
             hit = next(((row, n) for t, row, n in best[id(tier)] if same_setup(s, t)), None)
             if hit is None:
-                cells.append('<td class="evreg-gap">not measured</td>')
+                cells.append('<span class="evreg-gap">not measured</span>')
                 continue
             row, n = hit
             more = f' <span class="evreg-spread">best of {n} results</span>' if n > 1 else ""
             why = f'<span class="evreg-reason">not promotable: {esc(row.why_not)}</span> ' if row.why_not else ""
-            cells.append(f"<td>{why}{compare.value_cell(p, row, metric)}{more}</td>")
-        body.append(f'<tr><th scope="row">{s.html(p)}</th>{"".join(cells)}</tr>')
+            cells.append(f"{why}{compare.value_cell(p, row, metric)}{more}")
+        rows.append(cells)
     page.p(
         "The best promotable result of each setup (hardware · runtime · quantization · topology) in each workload "
         "class; <em>not measured</em> is a gap nobody has filled. Every workload, ranked, is below."
     )
-    page.add(
-        f'<div class="evreg-scroll"><table class="evreg-setups"><thead><tr><th scope="col">Setup</th>{head}'
-        f"</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
-    )
+    page.ul([f"<strong>W{n}</strong>: {_tier_name(p, t)}" for n, t in enumerate(shown, 1)])
+    page.add('<div class="evreg-scroll">')
+    page.table(["Setup", *(f"W{n}" for n in range(1, len(shown) + 1))], rows)
+    page.add("</div>")
 
 
 def _ranked(p: Pages, page: Page, metric: str, tiers: list[compare.Tier]) -> None:
