@@ -116,3 +116,18 @@ def test_one_class_means_no_class_field_differs(a: dict, b: dict) -> None:
         assert not named & {"phase", "concurrency"} and "output end" not in " ".join(workload.differences(a, b))
     if a == b:
         assert ca == cb and workload.differences(a, b) == []
+
+
+def test_a_files_model_is_the_packets_when_the_vocabulary_says_so() -> None:
+    """A derivative repository the words would miss is the revision's model; one of another model is not, however
+    many words they share."""
+    from evreg.formats.api import Target
+    from evreg.formats.identity import FileIdentity, scope_conflicts
+
+    target = Target(
+        "fam", "pkt", {"quantization": "Q4_K_M"}, weights={"model": "qwen3.8-27b", "repository": "Qwen/Qwen3.8-27B"}
+    )
+    assert scope_conflicts(target, FileIdentity(model="Inferact/Qwen3.8-27B-NVFP4")) == []
+    assert scope_conflicts(target, FileIdentity(model="/models/ggml-org/Qwen3.8-27B-GGUF")) == []
+    [(field, message)] = scope_conflicts(target, FileIdentity(model="unsloth/Qwen3.6-27B-GGUF"))
+    assert field == "model" and "unsloth/Qwen3.6-27B-GGUF" in message

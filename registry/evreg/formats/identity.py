@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from evreg.claims import scope
 from evreg.core import codes, jsonio
 from evreg.core.findings import Finding, Severity
+from evreg.core.vocab import model_for
 from evreg.formats.api import ImportRefused, Plan, Target
 from evreg.store import MEASUREMENT_KINDS
 
@@ -56,8 +57,12 @@ def quantization_of_name(name: str) -> str | None:
 
 
 def _same_model(named: str, target: Target) -> bool:
-    """A file's model name is the packet's weights: it names the weights' or the artifact's repository, or
-    (a file name or path) its words are those of one of them, quantization and file suffix aside."""
+    """A file's model name is the packet's weights: the vocabulary knows it as the revision's canonical model (a
+    repository, derivative or name of it); else it names the weights' or the artifact's repository, or (a file name
+    or path) its words are those of one of them, quantization and file suffix aside."""
+    own, stated = target.weights.get("model"), model_for(named)
+    if isinstance(own, str) and stated is not None:
+        return stated == own  # the vocabulary knows both: one canonical model, or two
     repos = [str(r) for r in (target.weights.get("repository"), target.artifact.get("repository")) if r]
     if not repos:
         return True  # nothing to compare with: the family does not say
