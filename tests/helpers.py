@@ -483,7 +483,7 @@ RESULTS_PAGE = """# Results
 WORKLOAD = "12 cold prompts, 512 output tokens"  # run-1's
 EXTRA_RUNS: dict[str, dict[str, Any]] = {
     # id: fields over run-1 (decode [30.21, 30.25]), each in run-1's workload unless it says otherwise
-    "run-2": {"metrics": {"decode_tok_s": [30.24, 30.3]}},  # overlaps run-1: tied
+    "run-2": {"metrics": {"decode_tok_s": [30.22, 30.24, 30.3]}},  # its spread reaches run-1's median: tied
     "run-3": {"metrics": {"decode_tok_s": [29.0]}},  # below both, one sample: rank 3
     "run-q": {"metrics": {"decode_tok_s": [99.0]}, "state": "quarantined", "caveat": "Cache was not zero."},
     "run-s": {"metrics": {"decode_tok_s": [98.0]}, "state": "lab-screened"},

@@ -71,7 +71,10 @@ def test_comparison_ranks_within_one_workload_with_ties_and_leaves_unpromotable_
     row = ROW.search(page[page.index('data-measurement="run-2"') - 40 :])
     assert row is not None
     cites = re.findall(r'class="evreg-cite" href="[^"#]*#([^"]+)"', row.group(3))
-    assert cites == ["m-run-2--decode-tok-s-0", "m-run-2--decode-tok-s-1"] and "range of 2 samples" in row.group(3)
+    assert cites == ["m-run-2--decode-tok-s-0", "m-run-2--decode-tok-s-2"] and "3 samples" in row.group(3)
+    assert "median" in row.group(3)
+    one = page.split('data-measurement="run-1"')[1].split("</tr>")[0]
+    assert "2 samples (too few to know the spread)" in one
     assert "single sample" in page.split('data-measurement="run-3"')[1].split("</tr>")[0]
     # the script is the product's own file, loaded after the page content (content never holds a script element)
     script = '<script src="../../assets/evreg-compare.js" defer></script>'

@@ -87,7 +87,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
         },
     )
     for mid, values, extra in (
-        ("two-h100", [31.5, 32.5, 33.5], {"hardware": "H100 80GB"}),  # overlaps lab one's: they agree
+        ("two-h100", [30.8, 31.2, 31.6], {"hardware": "H100 80GB"}),  # overlaps lab one's: they agree
         ("two-l40", [24.0, 24.5, 25.0], {"hardware": "L40S"}),  # far above lab one's: they disagree
     ):
         reg.put(f"packets/other/measurements/{mid}.json", _run(mid, values, evidence=f"lab2:{mid}.json", **extra))

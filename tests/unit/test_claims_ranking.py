@@ -11,22 +11,39 @@ from evreg.claims import ranking
 
 
 def test_overlapping_spreads_tie_and_the_next_rank_skips_the_tied_places() -> None:
-    places = ranking.rank([[30.21, 30.25], [30.24, 30.30], [29.0], [31.0, 31.5]])
+    places = ranking.rank([[30.2, 30.3, 30.4], [30.3, 30.35, 30.45], [29.0], [31.0, 31.5, 32.0]])
     expected = [(2, True, False), (2, True, False), (4, False, True), (1, False, False)]
     assert [(r.rank, r.tied, r.single) for r in places] == expected
-    assert (places[0].low, places[0].high) == (30.21, 30.25)
+    assert (places[0].low, places[0].high) == pytest.approx((30.25, 30.35))  # the interquartile range
 
 
 def test_lower_is_better_for_a_time_and_ranks_reverse() -> None:
-    places = ranking.rank([[100.0], [90.0, 95.0], [94.0]], higher_is_better=False)
+    places = ranking.rank([[100.0], [90.0, 94.0, 95.0], [94.0]], higher_is_better=False)
     assert [(r.rank, r.tied) for r in places] == [(3, False), (1, True), (1, True)]
 
 
 def test_ties_chain_through_an_overlapping_middle_result() -> None:
     # a and c do not overlap, but each overlaps b: nothing stored separates a from b or b from c, so all three tie
-    places = ranking.rank([[10.0, 11.0], [10.5, 12.5], [12.0, 13.0], [20.0]])
+    places = ranking.rank([[10.0, 10.5, 11.0], [10.0, 11.5, 13.0], [12.0, 12.5, 13.0], [20.0]])
     assert [r.rank for r in places] == [2, 2, 2, 1]
     assert [r.tied for r in places] == [True, True, True, False]
+
+
+def test_one_outlying_repeat_neither_ties_the_leader_nor_moves_a_spread() -> None:
+    """A warm-up repeat at half the others' rate: with min-max spreads it tied the leader; the interquartile range
+    of the others' repeats stays where they are, and the repeat is flagged."""
+    leader = [100.0, 101.0, 102.0, 101.5, 100.5]
+    warm = [50.0, 90.0, 90.5, 91.0, 90.2]
+    places = ranking.rank([leader, warm])
+    assert [(r.rank, r.tied) for r in places] == [(1, False), (2, False)]
+    assert ranking.outliers(warm) == [0] and ranking.outliers(leader) == []
+
+
+def test_fewer_than_three_repeats_are_marked_and_never_tied_by_their_range() -> None:
+    """Two repeats say nothing about the spread: a result is its median, marked ``few``."""
+    places = ranking.rank([[10.0, 20.0], [14.0, 14.5, 15.0]])
+    assert [r.few for r in places] == [True, False]
+    assert [(r.rank, r.tied) for r in places] == [(1, False), (2, False)]  # its median 15.0 is above 14.25-14.75
 
 
 def test_equal_single_samples_tie_and_distinct_ones_do_not() -> None:

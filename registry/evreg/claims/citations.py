@@ -417,24 +417,6 @@ def median_of(measurement: dict[str, Any], metric: str) -> float | str:
     return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
-WARMUP_SHARE = 0.10
-"""How far (a share of the others' median) a first repeat must lie outside the range of the others to be flagged as a
-likely warm-up: llama-bench's first prompt-processing repeat measures about half of the others."""
-
-
-def warmup(samples: list[float]) -> bool:
-    """Whether the first of a run's repeats lies outside the range of the others by more than ``WARMUP_SHARE`` of
-    their median (at least three repeats: the others need a range)."""
-    first, rest = samples[0], samples[1:]
-    if len(rest) < 2:
-        return False
-    ordered = sorted(rest)
-    mid = len(ordered) // 2
-    median = ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
-    margin = abs(median) * WARMUP_SHARE
-    return first < min(rest) - margin or first > max(rest) + margin
-
-
 def resolve(c: Form, measurements: Mapping[str, dict[str, Any]]) -> Resolved | str:
     """What a reader sees for a form, or why it cannot be shown. A setting and a quote show their text (validation
     checks a setting holds no rate and re-reads a quote in the record's evidence); a derived figure is computed."""

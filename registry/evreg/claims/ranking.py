@@ -1,10 +1,13 @@
 """Uncertainty-aware ranking within one workload: the one rule the comparison pages rank by.
 
 A result is the samples one measurement stored for one metric (its repeats), or the one value of a series point. Its
-interval is its lowest to its highest sample (a single sample is a point). Results whose intervals overlap, directly
-or through a chain of overlapping results, are one *tie group*: nothing the registry stores separates them, so they
-share one rank. Groups are ranked by how good they are (higher is better for a rate, lower for a time); a group's
-rank is one more than the number of results in the groups ahead of it (competition ranking: 1, 1, 3).
+*spread* is robust, so that one outlying repeat (a warm-up) cannot move it: from three repeats on, the interquartile
+range (the first to the third quartile, linearly interpolated); with fewer, the median alone (one or two repeats say
+nothing about the spread, and are marked ``few``). Results whose spreads overlap, directly or through a chain of
+overlapping results, are one *tie group*: nothing the registry stores separates them, so they share one rank. Groups
+are ranked by how good they are (higher is better for a rate, lower for a time); a group's rank is one more than the
+number of results in the groups ahead of it (competition ranking: 1, 1, 3). Repeats beyond the quartiles by more than
+1.5 interquartile ranges (Tukey's fences) are *outliers*, flagged beside the value.
 
 Results are only ever ranked against results of the same workload (``workload_tier``): one workload class when the
 result's workload fields state its phase (``evreg.claims.workload``), else the workload text as the record states it,
@@ -38,23 +41,64 @@ def direction(unit: str | None) -> int | None:
     return None
 
 
+ROBUST_FROM = 3
+"""Repeats from which a result's spread is its interquartile range; with fewer it is its median alone."""
+
+
 @dataclass(frozen=True)
 class Ranked:
-    """One result's place in its workload: ``rank`` (1 is best), ``tied`` (it shares its rank because its interval
-    overlaps another's), ``single`` (one sample: no spread is known), and its interval."""
+    """One result's place in its workload: ``rank`` (1 is best), ``tied`` (it shares its rank because its spread
+    overlaps another's), ``single`` (one value), ``few`` (fewer than ``ROBUST_FROM`` repeats: no spread is known), and
+    the spread it was ranked by."""
 
     rank: int
     tied: bool
     single: bool
     low: float
     high: float
+    few: bool = False
+
+
+def _finite(values: Sequence[float]) -> list[float]:
+    finite = sorted(v for v in values if math.isfinite(v))
+    if not finite:
+        raise ValueError("a result needs at least one finite value")
+    return finite
 
 
 def interval(values: Sequence[float]) -> tuple[float, float]:
+    """The lowest and the highest of the values (what a page shows as the range)."""
+    finite = _finite(values)
+    return finite[0], finite[-1]
+
+
+def quantile(ordered: Sequence[float], q: float) -> float:
+    """The ``q`` quantile of sorted values, linearly interpolated between the two nearest."""
+    pos = (len(ordered) - 1) * q
+    low = math.floor(pos)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
+
+
+def spread(values: Sequence[float]) -> tuple[float, float]:
+    """The robust spread a result is ranked by: its interquartile range from ``ROBUST_FROM`` repeats, else its
+    median (a point)."""
+    finite = _finite(values)
+    if len(finite) < ROBUST_FROM:
+        m = median(finite)
+        return m, m
+    return quantile(finite, 0.25), quantile(finite, 0.75)
+
+
+def outliers(values: Sequence[float]) -> list[int]:
+    """The positions of repeats beyond the quartiles by more than 1.5 interquartile ranges (at least
+    ``ROBUST_FROM`` + 1 repeats: with three, the quartiles are made of the repeats they would judge)."""
     finite = [v for v in values if math.isfinite(v)]
-    if not finite:
-        raise ValueError("a result needs at least one finite value")
-    return min(finite), max(finite)
+    if len(finite) <= ROBUST_FROM:
+        return []
+    q1, q3 = spread(finite)
+    fence = 1.5 * (q3 - q1)
+    return [i for i, v in enumerate(values) if math.isfinite(v) and (v < q1 - fence or v > q3 + fence)]
 
 
 def median(values: Sequence[float]) -> float:
@@ -65,8 +109,9 @@ def median(values: Sequence[float]) -> float:
 
 def rank(results: Sequence[Sequence[float]], higher_is_better: bool = True) -> list[Ranked]:
     """The rank of each result (its samples) among ``results``, in their order: tie groups are the connected runs of
-    overlapping intervals (touching ends overlap); a group ahead of another lies wholly on its better side."""
-    spans = [interval(r) for r in results]
+    overlapping spreads (``spread``; touching ends overlap); a group ahead of another lies wholly on its better
+    side."""
+    spans = [spread(r) for r in results]
     order = sorted(range(len(spans)), key=lambda i: spans[i])  # by low end, then high end
     groups: list[list[int]] = []
     reach = -math.inf
@@ -84,8 +129,8 @@ def rank(results: Sequence[Sequence[float]], higher_is_better: bool = True) -> l
     ahead = 0
     for group in groups:
         for i in group:
-            singles = sum(1 for v in results[i] if math.isfinite(v)) == 1
-            out[i] = Ranked(ahead + 1, len(group) > 1, singles, *spans[i])
+            n = sum(1 for v in results[i] if math.isfinite(v))
+            out[i] = Ranked(ahead + 1, len(group) > 1, n == 1, *spans[i], few=n < ROBUST_FROM)
         ahead += len(group)
     return [out[i] for i in range(len(spans))]
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from evreg.catalog.tables import FindingRow
-from evreg.claims import citations
+from evreg.claims import citations, ranking
 from evreg.core.vocab import states as state_vocab
 from evreg.records.models import NAME_KEYS, claims_in
 from evreg.site import charts
@@ -229,31 +229,34 @@ class Pages(Catalog):
         href = self.m_url(c.a.measurement, sample_anchor(c.a.metric, c.a.selector))
         return f'<a class="evreg-derived" href="{href}" title="{attr(title)}">{esc(resolved.text)}</a>'
 
-    def repeats(self, mid: str, metric: str, featured: int | None = None) -> str:
-        """A headline over a run's repeats: the median, the range and the count (a single sample says so), and a first
-        repeat far outside the others marked as a likely warm-up; with ``featured`` (a declared sample), that sample
-        first, the median beside it."""
+    def repeats(self, mid: str, metric: str, featured: int | None = None, tooltip: bool = True) -> str:
+        """A value over a run's repeats: the median, the range and the count (a single sample says so; fewer than
+        ``ranking.ROBUST_FROM`` say their spread is unknown), each repeat far outside the others flagged
+        (``ranking.outliers``: a warm-up?); with ``featured`` (a declared sample), that sample first, the median
+        beside it. ``tooltip=False`` where the trust stands in the same cell."""
         samples = (self.measurements.get(mid, {}).get("metrics") or {}).get(metric)
         values = [v for v in samples or [] if isinstance(v, int | float) and not isinstance(v, bool)]
         if len(values) != len(samples or []) or not values:
-            return self.cite(mid, metric, featured or 0)
-        median = self.form(citations.Statistic("", 0, 0, "median", mid, metric, None))
+            return self.cite(mid, metric, featured or 0, tooltip=tooltip)
         if len(values) == 1:
-            return f'{self.cite(mid, metric, 0)} <span class="evreg-spread">single sample</span>'
+            return f'{self.cite(mid, metric, 0, tooltip=tooltip)} <span class="evreg-spread">single sample</span>'
+        median = self.form(citations.Statistic("", 0, 0, "median", mid, metric, None))
         low, high = values.index(min(values)), values.index(max(values))
+        few = " (too few to know the spread)" if len(values) < ranking.ROBUST_FROM else ""
         spread = (
-            f'<span class="evreg-spread">range {self.cite(mid, metric, low)} – {self.cite(mid, metric, high)}, '
-            f"{len(values)} samples</span>"
+            f'<span class="evreg-spread">range {self.cite(mid, metric, low, tooltip=tooltip)} – '
+            f"{self.cite(mid, metric, high, tooltip=tooltip)}, {len(values)} samples{few}</span>"
         )
-        warm = ""
-        if len(values) >= 3 and citations.warmup(values):
-            warm = (
-                f' <span class="evreg-warmup">first repeat {self.cite(mid, metric, 0)} lies far outside the others: '
-                "a warm-up?</span>"
-            )
+        far = [
+            f'<span class="evreg-warmup">{"first " if i == 0 else ""}repeat '
+            f"{self.cite(mid, metric, i, tooltip=tooltip)} lies far outside the others (a warm-up?)</span>"
+            for i in ranking.outliers(values)
+        ]
+        flags = "".join(" " + f for f in far)
         if featured is not None:
-            return f"{self.cite(mid, metric, featured)} (declared sample; median {median}, {spread}){warm}"
-        return f"median {median} {spread}{warm}"
+            shown = self.cite(mid, metric, featured, tooltip=tooltip)
+            return f"{shown} (declared sample; median {median}, {spread}){flags}"
+        return f"median {median} {spread}{flags}"
 
     def text(self, value: Any, key: str = "") -> str:
         """Any stored value under ``key`` as readers see it: a string as prose (every string a record holds is

@@ -289,25 +289,17 @@ def _state_cell(p: Pages, state: str, why_not: str | None) -> str:
 
 
 def value_cell(p: Pages, row: Row, metric: str) -> str:
-    """The value as citations: one sample, or the lowest and highest of the repeats with their count; under it, in
-    the same cell, its trust (state, grades, accepted defects, whether its evidence was checked: ``Pages.trust_span``),
+    """The value as citations: a series point, one sample, or the median of the repeats with their range and count
+    and any repeat far outside the others flagged (``Pages.repeats``); under it, in the same cell, its trust (state,
+    grades, accepted defects, whether its evidence was checked: ``Pages.trust_span``),
     which no scrolling of the table can part from it."""
     if row.x is not None:
         shown = (
             p.cite(row.mid, metric, None, row.x, tooltip=False)
             + ' <span class="evreg-spread">one value (series point)</span>'
         )
-    elif len(row.values) == 1:
-        shown = (
-            p.cite(row.mid, metric, row.indices[0], tooltip=False) + ' <span class="evreg-spread">single sample</span>'
-        )
     else:
-        low = row.indices[row.values.index(min(row.values))]
-        high = row.indices[row.values.index(max(row.values))]
-        shown = (
-            f"{p.cite(row.mid, metric, low, tooltip=False)} – {p.cite(row.mid, metric, high, tooltip=False)} "
-            f'<span class="evreg-spread">range of {len(row.values)} samples</span>'
-        )
+        shown = p.repeats(row.mid, metric, tooltip=False)
     return f"{shown} {p.trust_span(row.mid)}"
 
 
@@ -496,7 +488,7 @@ def _tier_body(p: Pages, ctx: Context, tier: Tier, metric: str, rows: Rows) -> s
             _td(value_cell(p, row, metric), "", repr(ranking.median(row.values))),
         ]
         state = "ranked" if row.place else "unranked"
-        low, high = ranking.interval(row.values)
+        low, high = ranking.spread(row.values)  # the spread it is ranked by
         if n >= INLINE_ROWS and not marked and not any(c in td for td in own for c in MARKS):
             rows.add(row.mid, p.home.get(row.mid, ""), state, repr(low), repr(high), own, fixed, setup)
             continue

@@ -122,8 +122,9 @@ class Replication:
 
     @property
     def agree(self) -> bool:
-        """Whether every pair of results' spreads (lowest to highest sample) overlap."""
-        spans = [ranking.interval(r.values) for r in self.rows]
+        """Whether every pair of results' spreads overlap (``ranking.spread``: the interquartile range, or the
+        median of fewer than three repeats)."""
+        spans = [ranking.spread(r.values) for r in self.rows]
         return max(low for low, _ in spans) <= min(high for _, high in spans)
 
     def apart(self) -> tuple[tuple[compare.Row, int | None], tuple[compare.Row, int | None]]:
