@@ -517,7 +517,7 @@ def test_comparison_page_and_coverage_grid_fit_the_screen(real_site: str, browse
     context = browser.new_context(viewport={"width": width, "height": 900})  # type: ignore[attr-defined]
     pg = context.new_page()
     pg.goto(real_site + "compare/decode-tok-s/")
-    assert pg.locator(".evreg-compare-controls").is_visible()
+    pg.locator(".evreg-compare-controls").wait_for(state="visible")  # shown once the rows' data file is read
     assert pg.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0  # the table scrolls inside
     shot = ARTIFACTS / f"compare-{width}.png"
     pg.screenshot(path=str(shot))

@@ -337,7 +337,7 @@ def test_cached_findings_take_the_baseline_as_it_is_now(reg: Reg) -> None:
     reg.edit(f"{F}/pkt/measurements/run-1.json", lambda d: d.update(caveat="decode reached 91.5 tok/s here"))
     reg.commit("an orphan figure")
     [orphan] = [f for f in checked(reg.root) if f["code"] == "orphan-number"]
-    entry = {k: orphan[k] for k in ("code", "file", "pointer", "message")}
+    entry = {k: orphan[k] for k in ("code", "file", "pointer", "message", "digest")}
 
     def baseline(*entries: dict[str, Any]) -> list[dict[str, Any]]:
         reg.put("packets/baseline.json", {"kind": "baseline", "entries": list(entries)})

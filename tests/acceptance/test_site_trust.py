@@ -43,7 +43,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Page]:
         reg.put(f"{F}/pkt/measurements/{mid}.json", {**base, "id": mid, **fields, **own_evidence(reg, mid, fields)})
     reg.edit(PKT, lambda d: d.update(caveat="Peak decode 40.1 tok/s once."))
     [f] = only(reg.findings(), "orphan-number")
-    entry = {k: getattr(f, k) for k in ("code", "file", "pointer", "fields")} | {"reason": "a genuine defect"}
+    entry = {k: getattr(f, k) for k in ("code", "file", "pointer", "fields", "digest")} | {"reason": "a genuine defect"}
     reg.put("packets/baseline.json", {"kind": "baseline", "entries": [entry]})
     reg.commit("runs to compare, an accepted defect")
     registry = load(reg.root)

@@ -103,7 +103,7 @@ def test_every_markdown_suffix_is_a_page(real: Path, suffix: str) -> None:
         ("site_name: Evidence registry", "site_name: 52.3 tok/s", "/site_name"),
         ("site_description: LLM", "site_description: 52.3 tok/s LLM", "/site_description"),
         ("  - Home: index.md", "  - Home at 52.3 tok/s: index.md", "/nav/0/Home at 52.3 tok~1s"),
-        ("      - Grade rubric:", "      - Grade rubric (TTFT 274):", "/nav/8/Methodology/1/Grade rubric (TTFT 274)"),
+        ("      - Grade rubric:", "      - Grade rubric (TTFT 274):", "/nav/10/Methodology/1/Grade rubric (TTFT 274)"),
     ],
 )
 def test_what_mkdocs_yml_shows_on_every_page_is_prose(real: Path, before: str, after: str, pointer: str) -> None:

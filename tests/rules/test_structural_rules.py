@@ -129,7 +129,7 @@ def test_baseline_has_its_own_larger_limit(reg: Reg) -> None:
     limit it is still read and applied, in the work tree and from a commit; over its own limit it is refused."""
     reg.edit(RUN, lambda d: d.update(caveat="decode reached 91.5 tok/s here"))
     [orphan] = only(reg.findings(), "orphan-number")
-    entry = {k: getattr(orphan, k) for k in ("code", "file", "pointer", "message")}
+    entry = {k: getattr(orphan, k) for k in ("code", "file", "pointer", "message", "digest")}
     reason = "accepted: " + "x" * (jsonio.MAX_RECORD_BYTES + 1024)
     reg.put("packets/baseline.json", {"kind": "baseline", "entries": [{**entry, "reason": reason}]})
     assert (reg.root / "packets/baseline.json").stat().st_size > jsonio.MAX_RECORD_BYTES

@@ -7,6 +7,7 @@ by name and a lab can ship its own pack.
 
 from __future__ import annotations
 
+import hashlib
 import traceback
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -14,11 +15,11 @@ from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any
 
-from evreg.core import codes
+from evreg.core import codes, jsonio
 from evreg.core.evidence import parse_ref
 from evreg.core.findings import Code, Finding, Severity, code_named, resolve_pointer
-from evreg.core.layout import BASELINE
-from evreg.store import Document, Reads, Registry, recording, workers
+from evreg.core.layout import BASELINE, PACKETS
+from evreg.store import Document, EvidenceState, Reads, Registry, recording, workers
 
 ENTRY_POINT_GROUP = "evreg.rules"
 
@@ -162,7 +163,6 @@ def report(registry: Registry, rules: list[Rule], results: dict[str, UnitResult]
     findings.extend(_checked((r for r in rules if r.scope != UNIT), registry))
     findings = apply_baseline(registry, findings)
     if registry.base is not None:
-        findings = [_reopened(registry, f) for f in findings]
         findings = [marked_introduced(f, f.file in registry.changed or not f.file) for f in findings]
         findings.sort(key=lambda f: (f.introduced is False, *f.sort_key()))
     else:
@@ -188,15 +188,17 @@ def _baseline_entries(doc: Document, entries: list[Any]) -> tuple[_Accepted, lis
             or not all(isinstance(entry.get(k), str) for k in keys)
             or not entry["reason"].strip()
             or not _says_what(entry)
+            or not isinstance(entry.get("digest", ""), str)
         ):
             malformed.append(
                 codes.SCHEMA.at(
                     doc,
                     f"/entries/{i}",
                     "a baseline entry needs string code, file, pointer, the finding's fields (an object of strings; "
-                    "or, for a finding without fields, its exact message: no wildcards) and a non-empty reason",
-                    "copy the finding's code, file, pointer and fields (`evreg validate --format json` lists them); "
-                    "say why it is a genuine defect of the data",
+                    "or, for a finding without fields, its exact message: no wildcards), its digest (what it was "
+                    "found in) and a non-empty reason",
+                    "copy the finding's code, file, pointer, fields and digest (`evreg validate --format json` lists "
+                    "them); say why it is a genuine defect of the data",
                 )
             )
             continue
@@ -213,17 +215,48 @@ def _says_what(entry: dict[str, Any]) -> bool:
 
 
 def _match(
-    accepted: _Accepted, code: str, file: str, pointer: str, message: str, fields: dict[str, str]
+    accepted: _Accepted, code: str, file: str, pointer: str, message: str, fields: dict[str, str], digest: str | None
 ) -> tuple[int, dict[str, Any]] | None:
     """The first entry that accepts a finding of ``code`` at ``file`` and ``pointer``: an entry that gives the
     finding's ``fields`` matches them exactly (so rewording a message keeps it accepted), one that gives a message
-    matches it exactly; never a finding whose code is not baselinable."""
+    matches it exactly, and its ``digest`` is the finding's (``occurrence``: the text it was found in, as reviewed);
+    never a finding whose code is not baselinable."""
     for i_e in accepted.get((code, file, pointer), ()):
         entry = i_e[1]
         same = entry["fields"] == fields if "fields" in entry else entry.get("message") == message
-        if same and code_named(code).baselinable:
+        if same and entry.get("digest") == digest and code_named(code).baselinable:
             return i_e
     return None
+
+
+def occurrence(registry: Registry, file: str, pointer: str, line: int | None) -> str | None:
+    """What a finding was found in, as a digest a baseline entry binds: the value at its pointer of a record (the
+    pointer named with it), else the number and text of its line of a page; None for a finding of neither."""
+    doc = registry.document(file) if file.startswith(PACKETS + "/") else None
+    if doc is not None and isinstance(doc.data, dict):
+        return record_digest(doc.data, pointer)
+    if line is not None and registry.evidence(file) is EvidenceState.FILE:
+        lines = registry.read_file(file).decode("utf-8", "replace").splitlines()
+        return _digest(f"{line}\n{lines[line - 1] if 0 < line <= len(lines) else ''}")
+    return None
+
+
+def record_digest(data: dict[str, Any], pointer: str) -> str:
+    """The digest of a record's value at ``pointer``, named with it (``occurrence`` of a finding there)."""
+    found, value = _at(data, pointer)
+    return _digest(f"{pointer}\n{jsonio.canonical(value) if found else ''}")
+
+
+def _digest(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def with_occurrence(registry: Registry, f: Finding) -> Finding:
+    """``f`` with its ``occurrence`` digest (made once)."""
+    if f.digest is not None:
+        return f
+    digest = occurrence(registry, f.file, f.pointer, f.line)
+    return f if digest is None else f.model_copy(update={"digest": digest})
 
 
 def _marked(findings: list[Finding], accepted: _Accepted) -> tuple[list[Finding], set[int]]:
@@ -233,7 +266,7 @@ def _marked(findings: list[Finding], accepted: _Accepted) -> tuple[list[Finding]
     out: list[Finding] = []
     used: set[int] = set()
     for f in findings:
-        match = _match(accepted, f.code, f.file, f.pointer, f.message, f.fields)
+        match = _match(accepted, f.code, f.file, f.pointer, f.message, f.fields, f.digest)
         if match:
             used.add(match[0])
             reason = match[1]["reason"]
@@ -241,8 +274,8 @@ def _marked(findings: list[Finding], accepted: _Accepted) -> tuple[list[Finding]
                 out.append(f)
             else:
                 out.append(f.model_copy(update={"baselined": True, "baseline_reason": reason}))
-        else:
-            out.append(f)
+        else:  # a finding marked from the cache that no entry accepts now (its text changed) is open again
+            out.append(f.model_copy(update={"baselined": False, "baseline_reason": None}) if f.baselined else f)
     return out, used
 
 
@@ -254,7 +287,11 @@ def baseline_marker(registry: Registry) -> Callable[[dict[str, Any]], dict[str, 
         return lambda f: f
 
     def mark(f: dict[str, Any]) -> dict[str, Any]:
-        match = _match(accepted, f["code"], f["file"], f["pointer"], f["message"], f.get("fields") or {})
+        if f.get("digest") is None and (f["code"], f["file"], f["pointer"]) in accepted:
+            f = {**f, "digest": occurrence(registry, f["file"], f["pointer"], f.get("line"))}
+        match = _match(
+            accepted, f["code"], f["file"], f["pointer"], f["message"], f.get("fields") or {}, f.get("digest")
+        )
         return f if match is None else {**f, "baselined": True, "baseline_reason": match[1]["reason"]}
 
     return mark
@@ -305,30 +342,12 @@ def marked_introduced(f: Finding, introduced: bool) -> Finding:
     return f if f.introduced is introduced else f.model_copy(update={"introduced": introduced})
 
 
-def _reopened(registry: Registry, f: Finding) -> Finding:
-    """A baselined finding at a place the change edits, shown again: an entry accepts the reviewed text at its
-    place, not whatever is written there next (``89 tok/s`` accepted in one sentence does not carry a new one)."""
-    if not f.baselined or f.file not in registry.changed or registry.base is None:
-        return f
-    head, base = registry.document(f.file), registry.base.document(f.file)
-    if head is None or base is None:
-        return f
-    if _at(head.data, f.pointer) == _at(base.data, f.pointer):
-        return f
-    return f.model_copy(
-        update={
-            "baselined": False,
-            "baseline_reason": None,
-            "message": f"{f.message} (this change edits the baselined text at this place: the entry accepted the "
-            "text as it was, so the finding is new)",
-        }
-    )
-
-
 def apply_baseline(registry: Registry, findings: list[Finding]) -> list[Finding]:
     """Mark findings the reviewed baseline accepts. An entry matches on code, file, pointer and the finding's
-    fields (what it is about: the figure, the evidence, the grade), so a claim that gets worse at the same place
-    (say, a grade raised further) is not hidden, and a reworded message is still accepted."""
+    fields (what it is about: the figure, the evidence, the grade) and the text it was found in (its digest), so a
+    claim that gets worse at the same place (say, a grade raised further) or is written again elsewhere is not
+    hidden, and a reworded message is still accepted. Every finding gets its digest, for the entry that accepts it."""
+    findings = [with_occurrence(registry, f) for f in findings]
     doc = registry.document(BASELINE)
     if doc is None or not isinstance(doc.data, dict):
         return findings

@@ -46,6 +46,9 @@ class Finding(BaseModel):
     introduced: bool | None = None
     baselined: bool = False
     baseline_reason: str | None = None
+    digest: str | None = None
+    """What the finding was found in, as reviewed: a digest of the value at its pointer (a record) or of its line
+    (a page). A baseline entry binds it: the same finding in other text, or at another line, is not accepted."""
 
     @field_validator("code")
     @classmethod

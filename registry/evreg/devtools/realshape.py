@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evreg.check.rules import record_digest
 from evreg.core import jsonio
 from evreg.core.jsonio import canonical
 from evreg.core.layout import BASELINE, FAMILY_LIST, PACKETS
@@ -352,6 +353,10 @@ def generate(
     for index, (t, copies) in enumerate(dealt):
         written += write_family(root, t, index, copies, rnd)
         entries.extend(baseline_entries(t, index, copies))
+    for entry in entries:  # an entry binds the text it accepted: the clone's own
+        path = root / entry["file"]
+        if "digest" in entry and entry["file"].endswith(".json") and path.is_file():
+            entry["digest"] = record_digest(jsonio.loads(path.read_bytes()), entry["pointer"])
     base = jsonio.loads((source / BASELINE).read_bytes()) if (source / BASELINE).is_file() else {"kind": "baseline"}
     (root / BASELINE).write_text(canonical({**base, "entries": entries}), "utf-8")
     _family_list(source, root, [f"{t.name}-f{index}" for index, (t, _) in enumerate(dealt)])
