@@ -95,7 +95,7 @@ def test_a_shared_model_shows_both_labs_and_what_keeps_them_from_being_ranked(re
     tab.wait_for_load_state()
     filed = _text(tab.locator("table").first)
     assert "Qwen 27B · 3.6 → 3.8" in filed and "Qwen3.8-27B" in filed
-    assert "lab https://github.com/steveseguin/b70-optimization-lab" in filed
+    assert "lab steveseguin/b70-optimization-lab" in filed
     body = _text(tab.locator("article"))
     assert "NVIDIA GeForce RTX 5090" in body and "Intel Arc Pro B70" in body
     assert re.search(r"Not ranked against the first workload: context [0-9,–]+ tokens vs context unstated", body)

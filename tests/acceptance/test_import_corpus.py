@@ -563,3 +563,18 @@ def test_lm_eval_a_score_of_zero_is_a_score(tmp_path: Path) -> None:
     assert run["hardware"] == "NVIDIA A100-SXM4-80GB" and run["workload"].endswith("0-shot, 10 samples")
     code, report, _ = attempt(tmp_path / "b", EXAONE, quantization="BF16")
     assert code == 1 and "not the packet's 'BF16'" in str(report["findings"])
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        # a random dataset at range ratio 0.0: lengths drawn from [0, len], so no length is stated
+        (
+            "sglang/corpus/tonyli15-qwen25-3b-agg-c8/agg_n50_in128_out64_c8.jsonl",
+            {"phase": "serving", "sample": "run", "concurrency": 8, "arrival": "burst"} | {"dataset": "random"},
+        ),
+    ],
+)
+def test_real_files_fill_the_workload_fields_they_state(tmp_path: Path, name: str, expected: dict[str, Any]) -> None:
+    _, _, records = run_import(tmp_path, name)
+    assert [r["workload_fields"] for r in records if "workload_fields" in r] == [expected]

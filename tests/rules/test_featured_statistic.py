@@ -58,3 +58,21 @@ def test_feature_makes_the_median_by_default_and_one_sample_on_request(reg: Reg)
     assert one.returncode == 0
     fm = json.loads((reg.root / PACKET).read_text())["featured_metric"]
     assert fm["sample_index"] == 1 and fm["value"] == 29.0 and "statistic" not in fm
+
+
+def test_a_median_in_prose_is_checked_and_catalogued_as_the_median(reg: Reg) -> None:
+    """``{{ median:m:ID.METRIC }}`` resolves to the median of the run's samples everywhere: validation, the catalog's
+    citations and headlines."""
+    reg.edit(PACKET, lambda d: d.update(caveat="Decode {{ median:m:run-1.decode_tok_s }} at the median."))
+    reg.edit(PACKET, lambda d: d.update(featured_metric=_headline()))
+    assert reg.findings() == []
+    reg.commit("a median in prose and as the headline")
+    cited = evreg(
+        "query", "SELECT selector, value, text FROM citations WHERE field = '/caveat'", "--format", "json", cwd=reg.root
+    )
+    assert cited.returncode == 0, cited.stderr
+    assert json.loads(cited.stdout) == [{"selector": "[median]", "value": 30.23, "text": "30.23 tok/s"}]
+    heads = evreg("query", "SELECT value, unit, statistic FROM headlines", "--format", "json", cwd=reg.root)
+    assert json.loads(heads.stdout) == [{"value": 30.23, "unit": "tok/s", "statistic": "median"}]
+    reg.edit(PACKET, lambda d: d.update(caveat="Decode {{ median:m:sweep-1.decode_tok_s }}."))  # a series: no repeats
+    assert [f.code for f in reg.findings()] == ["citation-unresolved"]

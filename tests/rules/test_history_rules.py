@@ -108,7 +108,10 @@ def test_a_published_record_may_gain_its_model_and_workload_fields_once(reg: Reg
     reg.edit(RUN, lambda d: d.pop("workload_fields", None))
     reg.commit("published without them")
     reg.edit(family, lambda d: d["weight_revisions"][1].update(model="qwen3.6-27b"))
-    reg.edit(RUN, lambda d: d.update(workload_fields={"phase": "serving", "output_tokens": 512}))
+    reg.edit(RUN, lambda d: d.update(workload_fields={"phase": "decode", "concurrency": 1}))  # a reclassification
+    assert {f.pointer for f in only(_with_base(reg), "history-rewrite")} == {"/workload_fields"}
+    read = {"output_tokens": 512, "output_end": "natural", "requests": 12}  # what its text and config state
+    reg.edit(RUN, lambda d: d.update(workload_fields=read))
     assert only(_with_base(reg), "history-rewrite") == []
     reg.commit("linked")
     reg.edit(family, lambda d: d["weight_revisions"][1].update(model="qwen3.8-27b"))

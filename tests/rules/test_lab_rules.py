@@ -27,6 +27,9 @@ CONTEXT = f"{F}/coverage/context.json"
 CONTRACT = f"{F}/coverage/contract.json"
 BOUND = {"revision": REV_A, "artifact_id": "art-a", "quantization": "INT4"}
 
+SIBLING = {"id": REV_B, "model": "qwen3.6-27b", "label": "Qwen3.6-27B"}
+"""A sibling weight revision of a known model, tied to it by its label."""
+
 
 def estimate(**changes: Any) -> dict[str, Any]:
     return {
@@ -540,7 +543,8 @@ CASES: list[tuple[str, Edit, str, str, str]] = [
     (
         "model variant repeating a revision id (the family-ids rule)",
         lambda r: r.edit(
-            FAMILY, lambda d: d.update(format=LAB_FORMAT, model_variants=[{"id": REV_B, "model": "qwen3.6-27b"}])
+            FAMILY,
+            lambda d: d.update(format=LAB_FORMAT, model_variants=[SIBLING]),
         ),
         "duplicate-id",
         FAMILY,
@@ -630,7 +634,7 @@ def test_passing_variants(reg: Reg) -> None:
         lambda d: d.update(
             format=LAB_FORMAT,
             collapse_coverage_contracts=True,
-            model_variants=[{"id": "rev-c", "model": "qwen3.6-27b"}],
+            model_variants=[{**SIBLING, "id": "rev-c"}],
         ),
     )
     assert reg.findings() == []

@@ -18,17 +18,20 @@ SIX = "Qwen/Qwen3.6-27B"
 
 
 def test_the_vocabulary_gives_every_repository_and_name_one_model() -> None:
-    owners: Counter[str] = Counter()
+    repositories: Counter[str] = Counter()
+    names: Counter[str] = Counter()
     for mid, spec in vocab.models().items():
         assert re.fullmatch(ID_PATTERN, mid), mid
         assert spec["name"] and spec.get("publisher"), mid
         for commit in spec.get("commits", []):
             assert re.fullmatch(r"[0-9a-f]{40}", commit), (mid, commit)
         assert not spec.get("commits") or spec.get("repository"), f"{mid}: commits of no repository"
-        keys = {vocab.model_key(r) for r in [spec.get("repository"), *spec.get("derivatives", [])] if r}
-        keys |= {vocab.model_key(n) for n in [mid, spec["name"], *spec.get("names", [])]}
-        owners.update(keys)  # a key twice within one model is one key
-    assert [k for k, n in owners.items() if n > 1] == []
+        repositories.update(
+            {vocab.repository_key(r) for r in [spec.get("repository"), *spec.get("derivatives", [])] if r}
+        )
+        names.update({vocab.model_key(n) for n in [mid, spec["name"], *spec.get("names", [])]})
+    assert [k for k, n in repositories.items() if n > 1] == []
+    assert [k for k, n in names.items() if n > 1] == []
 
 
 def test_the_vocabulary_reads_the_spellings_a_file_states() -> None:
@@ -38,6 +41,8 @@ def test_the_vocabulary_reads_the_spellings_a_file_states() -> None:
     assert vocab.model_for(None, "", "Qwen3.6-27B") == "qwen3.6-27b"  # the first statement it knows
     assert vocab.model_for("Qwen3.8-27B-NVFP4-experimental") is None  # never a prefix or a guess
     assert vocab.model_of_repository("Qwen3.8 27B") is None  # a name is not a repository
+    assert vocab.model_of_repository("https://huggingface.co/Qwen/Qwen3.6-27B/") == ("qwen3.6-27b", "repository")
+    assert vocab.model_of_repository("Unsloth-Qwen3.6/27B_GGUF") is None  # another owner, however it is folded
 
 
 def _rev(d: dict[str, Any], **fields: Any) -> None:
@@ -80,6 +85,22 @@ def _rev(d: dict[str, Any], **fields: Any) -> None:
             "/model_variants/0/repository",
         ),
         (lambda d: d.update(model_variants=[{"id": "sib"}]), "model-missing", "/model_variants/0"),
+        # a revision that states nothing the vocabulary knows as its model, or a label of another model
+        (
+            lambda d: d.update(model_variants=[{"id": "phi4-alt", "label": "Phi-4 re-run", "model": "qwen3.8-27b"}]),
+            "model-untied",
+            "/model_variants/0/model",
+        ),
+        (
+            lambda d: _rev(d, label="Qwen3.6 27B"),
+            "model-contradicted",
+            "/weight_revisions/0/label",
+        ),
+        (
+            lambda d: _rev(d, repository="https://huggingface.co/Qwen/Qwen3.6-27B"),
+            "model-contradicted",
+            "/weight_revisions/0/repository",
+        ),
     ],
 )
 def test_a_revision_that_contradicts_or_lacks_its_model_is_a_finding(
@@ -135,3 +156,27 @@ def test_the_real_families_of_one_model_meet() -> None:
     assert by_model["qwen3.8-27b"] == {"qwen-27b", "qwen3-8-27b"}
     assert by_model["qwen3.6-35b-a3b"] == {"qwen-35b", "qwen3-6-35b-a3b"}
     assert by_model["nemotron-3.5-lightning-30b-a3b"] == {"nemotron-3-5", "nemotron-3-5-lightning-30b-a3b"}
+
+
+RUN = f"{F}/pkt/measurements/run-1.json"
+
+
+@pytest.mark.parametrize(
+    ("fields", "pointer"),
+    [
+        ({"output_tokens": 128}, "/workload_fields/output_tokens"),  # the text says 512
+        ({"output_end": "fixed"}, "/workload_fields/output_end"),  # the config says natural_eos
+        ({"requests": 25}, "/workload_fields/requests"),  # the text says 12 cold prompts
+    ],
+)
+def test_workload_fields_that_contradict_the_records_own_text_are_a_finding(
+    reg: Reg, fields: dict[str, Any], pointer: str
+) -> None:
+    reg.edit(RUN, lambda d: d.update(workload_fields={"phase": "serving", **fields}))
+    assert [f.pointer for f in only(reg.findings(), "workload-contradicted")] == [pointer]
+
+
+def test_a_series_states_its_swept_field_only_along_its_axis(reg: Reg) -> None:
+    sweep = f"{F}/measurements/sweep-1.json"
+    reg.edit(sweep, lambda d: d.update(workload_fields={"phase": "serving", "context_depth": 0}))
+    assert [f.pointer for f in only(reg.findings(), "workload-contradicted")] == ["/workload_fields/context_depth"]

@@ -9,8 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evreg.claims import workload
-from evreg.formats import workload_text
+from evreg.claims import workload, workload_text
 from evreg.records.models import Workload
 
 REPO = Path(__file__).resolve().parents[2]
@@ -131,3 +130,25 @@ def test_a_files_model_is_the_packets_when_the_vocabulary_says_so() -> None:
     assert scope_conflicts(target, FileIdentity(model="/models/ggml-org/Qwen3.8-27B-GGUF")) == []
     [(field, message)] = scope_conflicts(target, FileIdentity(model="unsloth/Qwen3.6-27B-GGUF"))
     assert field == "model" and "unsloth/Qwen3.6-27B-GGUF" in message
+
+
+def test_a_number_no_workload_states_is_no_field_and_no_crash() -> None:
+    """A figure longer than any token count (thousands of digits) is read as nothing, never as a crash or a bound
+    breaking value."""
+    assert workload_text.fields("9" * 5000 + " output tokens") == {}
+    assert workload_text.fields("9" * 30 + " output tokens") == {}
+    assert workload_text.fields("1,024 output tokens, 12 unique prompts") == {"output_tokens": 1024, "requests": 12}
+
+
+def test_a_series_along_an_axis_no_field_names_keeps_its_points_apart() -> None:
+    from evreg.claims import ranking
+
+    m = {"workload_fields": {"phase": "serving", "concurrency": 1}, "points": [{"x": 510}, {"x": 16288}]}
+    unnamed = [
+        ranking.workload_tier(m | {"axis": axis}, x)[0] for axis in (None, "prompt_length") for x in (510, 16288)
+    ]
+    assert len(set(unnamed)) == 4
+    both = workload.load({"concurrency": 8, "request_rate": 2.0})
+    assert both == "8 concurrent at 2 requests/s offered"
+    sweep = {"axis": "concurrency", "workload_fields": {"phase": "serving", "request_rate": 2.0}}
+    assert ranking.workload_tier(sweep, 1.0)[0] != ranking.workload_tier(sweep, 8.0)[0]

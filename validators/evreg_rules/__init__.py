@@ -23,6 +23,7 @@ from evreg_rules import (
     site_pages,
     structure,
     views,
+    workloads,
 )
 
 RULES: list[Rule] = [
@@ -37,6 +38,7 @@ RULES: list[Rule] = [
     *grades.RULES,
     *coverage.RULES,
     *views.RULES,
+    *workloads.RULES,
     *plausibility.RULES,
     *lab.RULES,
     *lab_coverage.RULES,

@@ -9,6 +9,7 @@ from functools import partial
 from typing import Any
 
 from evreg.check.rules import Rule
+from evreg.claims import workload_text
 from evreg.claims.scope import differing
 from evreg.core.evidence import parse_ref
 from evreg.core.findings import Code, Finding, Severity
@@ -73,8 +74,8 @@ MUTABLE = frozenset({"retired"})
 """The only fields of a published measurement a later change may set: a measurement is otherwise the same
 forever (a correction is a new record with ``supersedes``, which never unlocks editing the old one)."""
 ADDABLE = frozenset({"workload_fields"})
-"""Fields a published measurement may gain when it has none: the structured reading of its workload text (the
-text itself never changes); once set, they are fixed like the rest."""
+"""Fields a published measurement may gain when it has none: exactly the structured reading of its workload text and
+config (``evreg.claims.workload_text``; the text itself never changes); once set, they are fixed like the rest."""
 PACKET_IDENTITY = ("revision", "artifact_id", "quantization", "runtime", "hardware", "cards", "topologies")
 REVISION_IDENTITY = ("repository", "revision", "model")
 ONCE = frozenset({"model"})
@@ -229,7 +230,12 @@ def _rewritten_measurements(change: Change) -> Iterator[Finding]:
     for old in change.published_of(*MEASUREMENT_KINDS, "estimate"):
         for new in change.successors(old):
             keys = sorted((set(old.data) | set(new.data)) - MUTABLE)
-            gained = {k for k in ADDABLE if k not in old.data}
+            gained = {  # the structured reading of the record's own text, and nothing else
+                k
+                for k in ADDABLE
+                if k not in old.data
+                and new.data.get(k) == workload_text.fields(new.data.get("workload"), new.data.get("config"))
+            }
             changed = [
                 k
                 for k in keys

@@ -13,7 +13,7 @@ from typing import Any
 
 from evreg.check.rules import UNIT, Rule
 from evreg.core.findings import Code, Finding, Severity
-from evreg.core.vocab import model_of_repository, models
+from evreg.core.vocab import model_of_name, model_of_repository, models
 from evreg.records.models import revisions_of
 from evreg.store import Document, Registry
 
@@ -46,6 +46,15 @@ CONTRADICTED = Code(
     "another model's repository or commit is two identities at once, and one of them is wrong.",
     "Name the model the repository belongs to, or correct the repository or commit.",
     '{"model": "qwen3.8-27b", "repository": "Qwen/Qwen3.6-27B"}',
+)
+UNTIED = Code(
+    "model-untied",
+    "A weight revision that states nothing tying it to the model it names",
+    "Naming a model links a family's results to every other lab's results of those weights; a revision whose "
+    "repository, artifacts, label and id are none the vocabulary knows as that model could be any weights.",
+    "State the weights' repository (or an artifact's), or a label the model's entry lists among its `names`; add the "
+    f"spelling to {VOCABULARY} in a pull request of its own if it is one.",
+    '{"id": "phi4-alt", "label": "Phi-4 re-run", "model": "qwen3.8-27b"}',
 )
 UNLISTED = Code(
     "model-unlisted",
@@ -90,6 +99,32 @@ def _commit(doc: Document, pointer: str, rev: dict[str, Any], model: str) -> Ite
         )
 
 
+def _known(repository: Any) -> str | None:
+    hit = model_of_repository(repository) if isinstance(repository, str) and repository.strip() else None
+    return hit[0] if hit else None
+
+
+def _named(
+    doc: Document, pointer: str, rev: dict[str, Any], model: str, artifacts: list[dict[str, Any]]
+) -> Iterator[Finding]:
+    """A revision's label or id that the vocabulary knows as another model contradicts it; a revision none of whose
+    repository, artifacts' repositories, label or id the vocabulary knows as its model is not tied to it."""
+    names = {
+        key: found for key in ("label", "id") if isinstance(rev.get(key), str) and (found := model_of_name(rev[key]))
+    }
+    for key, found in names.items():
+        if found != model:
+            message = f"the revision's {key} {rev[key]!r} names model {found!r}, not {model!r}"
+            yield CONTRADICTED.at(doc, f"{pointer}/{key}", message, fields={"model": model, key: rev[key]})
+    ties = [_known(rev.get("repository")), *(_known(a.get("repository")) for a in artifacts), *names.values()]
+    if model not in ties:
+        message = (
+            f"weight revision {rev.get('id')!r} states nothing the vocabulary knows as model {model!r} "
+            "(no repository, artifact repository, label or id of it)"
+        )
+        yield UNTIED.at(doc, f"{pointer}/model", message, fields={"model": model, "revision": str(rev.get("id"))})
+
+
 def check_family(registry: Registry) -> Iterator[Finding]:
     for doc in registry.records("family"):
         for pointer, rev in revisions_of(doc.data):
@@ -103,10 +138,15 @@ def check_family(registry: Registry) -> Iterator[Finding]:
                 continue
             yield from _repository(doc, f"{pointer}/repository", rev.get("repository"), model, "revision")
             yield from _commit(doc, pointer, rev, model)
-            for i, art in enumerate(rev.get("quantized_artifacts") or []):
-                if isinstance(art, dict) and art.get("role") != SPECULATOR:
-                    where = f"{pointer}/quantized_artifacts/{i}/repository"
-                    yield from _repository(doc, where, art.get("repository"), model, f"artifact {art.get('id')!r}")
+            artifacts = [
+                (i, a)
+                for i, a in enumerate(rev.get("quantized_artifacts") or [])
+                if isinstance(a, dict) and a.get("role") != SPECULATOR
+            ]
+            for i, art in artifacts:
+                where = f"{pointer}/quantized_artifacts/{i}/repository"
+                yield from _repository(doc, where, art.get("repository"), model, f"artifact {art.get('id')!r}")
+            yield from _named(doc, pointer, rev, model, [a for _, a in artifacts])
 
 
-RULES = [Rule("model-identity", (MISSING, UNKNOWN, CONTRADICTED, UNLISTED), check_family, UNIT)]
+RULES = [Rule("model-identity", (MISSING, UNKNOWN, CONTRADICTED, UNTIED, UNLISTED), check_family, UNIT)]

@@ -129,7 +129,9 @@ def _packet_prose(doc: Document, pointer: str, text: str, measurements: Any) -> 
                 yield from _foreign(doc, pointer, c, measurements)
 
 
-def _foreign(doc: Document, pointer: str, c: citations.Citation, measurements: Any) -> Iterator[Finding]:
+def _foreign(
+    doc: Document, pointer: str, c: citations.Citation | citations.Statistic, measurements: Any
+) -> Iterator[Finding]:
     """A citation in a packet's prose of a run of another scope, written as the packet's own."""
     m = measurements.get(c.measurement)
     differs = scope.mismatches(doc.data, m, claim_name="the packet") if isinstance(m, dict) else []

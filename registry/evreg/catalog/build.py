@@ -148,6 +148,8 @@ def _packet_rows(out: Rows, fam: str | None, rid: str | None, path: str, data: d
             "featured_measurement": fm.get("measurement_id"),
             "featured_metric": fm.get("metric"),
             "featured_value": fm.get("value"),
+            "featured_unit": fm.get("unit"),
+            "featured_statistic": fm.get("statistic"),
             **{
                 k: data.get(k)
                 for k in (

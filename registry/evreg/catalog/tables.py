@@ -99,6 +99,8 @@ class PacketRow(SQLModel, table=True):
     featured_measurement: str | None = None
     featured_metric: str | None = None
     featured_value: float | None = real()
+    featured_unit: str | None = None
+    featured_statistic: str | None = None  # median: the featured value is the median of the run's samples
     file: str
 
 
@@ -243,9 +245,8 @@ TABLES: list[type[SQLModel]] = [
 VIEWS = {
     "headlines": """
         SELECT p.family, p.id AS packet, p.featured_measurement AS measurement, p.featured_metric AS metric,
-               p.featured_value AS value, s.unit, m.state
+               p.featured_value AS value, p.featured_unit AS unit, p.featured_statistic AS statistic, m.state
         FROM packets p JOIN measurements m ON m.id = p.featured_measurement
-        LEFT JOIN samples s ON s.measurement = m.id AND s.metric = p.featured_metric AND s.value = p.featured_value
         WHERE p.featured_measurement IS NOT NULL""",
     "packet_scope": """
         SELECT p.id AS packet, m.*

@@ -50,7 +50,7 @@ CITATION = re.compile(r"\{\{\s*" + _REF + r"(?P<filters>(?:\s*\|\s*[a-z0-9]+)*)\
 REF = re.compile(_REF)
 SETTING = re.compile(r"\{\{\s*set:\s*(?P<text>[^{}|]{1,80}?)\s*\}\}")
 DERIVED = re.compile(
-    r"\{\{\s*(?P<op>change|ratio):\s*(?P<a>m:\S+)\s+(?:from|to)\s+(?P<b>m:\S+?)"
+    r"\{\{\s*(?P<op>change|ratio):\s*(?P<a>(?:median:)?m:\S+)\s+(?:from|to)\s+(?P<b>(?:median:)?m:\S+?)"
     r"(?:\s*\|\s*(?P<decimals>\d{1,2}))?\s*\}\}"
 )
 STATISTIC = re.compile(
@@ -121,8 +121,8 @@ class Derived(NamedTuple):
     start: int
     end: int
     op: str
-    a: Citation
-    b: Citation
+    a: Citation | Statistic
+    b: Citation | Statistic
     decimals: int | None
 
 
@@ -136,6 +136,14 @@ class Statistic(NamedTuple):
     measurement: str
     metric: str
     decimals: int | None
+
+    @property
+    def selector(self) -> str:
+        return f"[{self.op}]"
+
+    @property
+    def flags(self) -> frozenset[str]:
+        return frozenset()
 
     @property
     def sample(self) -> Citation:
@@ -191,8 +199,11 @@ def _one(raw: str, start: int, end: int) -> Form | CitationError:
         return Statistic(raw, start, end, st.group("op"), st.group("id"), st.group("metric"), decimals)
     if d := DERIVED.fullmatch(raw):
         a, b = (_one("{{ " + d.group(k) + " }}", start, end) for k in ("a", "b"))
-        if not isinstance(a, Citation) or not isinstance(b, Citation):
-            return CitationError(f"{raw!r}: both sides of a derived figure are citations m:ID.METRIC[INDEX]")
+        if not isinstance(a, Citation | Statistic) or not isinstance(b, Citation | Statistic):
+            return CitationError(
+                f"{raw!r}: both sides of a derived figure are citations m:ID.METRIC[INDEX] or medians "
+                "median:m:ID.METRIC"
+            )
         decimals = int(d.group("decimals")) if d.group("decimals") else None
         return Derived(raw, start, end, d.group("op"), a, b, decimals)
     c = CITATION.fullmatch(raw)
@@ -231,13 +242,10 @@ def _one(raw: str, start: int, end: int) -> Form | CitationError:
     )
 
 
-def cited(form: Form) -> tuple[Citation, ...]:
-    """The measurement citations a form stands on (a derived figure: both; a statistic: its run's samples; a setting
-    or quote: none)."""
-    if isinstance(form, Citation):
+def cited(form: Form) -> tuple[Citation | Statistic, ...]:
+    """The measurement values a form stands on (a derived figure: both sides; a setting or quote: none)."""
+    if isinstance(form, Citation | Statistic):
         return (form,)
-    if isinstance(form, Statistic):
-        return (form.sample,)
     if isinstance(form, Derived):
         return (form.a, form.b)
     return ()
@@ -467,6 +475,8 @@ def _derive(d: Derived, measurements: Mapping[str, dict[str, Any]]) -> Resolved 
         return f"derives from {d.a.metric!r} ({a.unit}) and {d.b.metric!r} ({b.unit}): one unit on both sides"
     if b.value == 0:
         return "derives by dividing by a stored zero"
+    if not math.isfinite(a.value / b.value):
+        return "derives a value too large to show (a stored value is near zero)"
     if d.op == "change":
         value = (a.value - b.value) / b.value * 100
         decimals = 1 if d.decimals is None else d.decimals

@@ -152,7 +152,10 @@ def workload_tier(m: dict[str, Any], x: float | None = None) -> tuple[tuple[Any,
     states it (``(("text", TEXT), *stated)``) and the stated numbers -- the series axis and the point's x, then the
     config's context, output length and concurrency."""
     if (cls := workload.class_of(m, x)) is not None:
-        return (("class", cls),), []
+        axis = str(m.get("axis") or "x")
+        if x is None or axis in workload.AXIS_FIELDS:
+            return (("class", cls),), []
+        return (("class", cls), (axis, x)), [(axis, x)]  # an axis no field names: its points stay apart
     text = " ".join(str(m.get("workload") or "").split())
     stated: list[tuple[str, float]] = []
     if x is not None:

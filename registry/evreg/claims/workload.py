@@ -67,13 +67,13 @@ def context_band(f: Mapping[str, Any]) -> str:
 
 
 def load(f: Mapping[str, Any]) -> str:
+    """The load: concurrency (one is a single stream) and an offered request rate, each as stated."""
+    n = _count(f.get("concurrency"))
+    parts = [] if n is None else ["single stream" if n == 1 else f"{n} concurrent"]
     rate = f.get("request_rate")
     if isinstance(rate, int | float) and not isinstance(rate, bool):
-        return f"{rate:g} requests/s offered" + (f" ({f['arrival']})" if f.get("arrival") else "")
-    n = _count(f.get("concurrency"))
-    if n is None:
-        return "load unstated"
-    return "single stream" if n == 1 else f"{n} concurrent"
+        parts.append(f"{rate:g} requests/s offered" + (f" ({f['arrival']})" if f.get("arrival") else ""))
+    return " at ".join(parts) or "load unstated"
 
 
 def output(f: Mapping[str, Any]) -> str:

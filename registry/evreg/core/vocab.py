@@ -66,43 +66,57 @@ def models() -> dict[str, dict[str, Any]]:
 
 
 _SEPARATORS = re.compile(r"[\s_/-]+")
+_FORGE = re.compile(r"^(?:[a-z][a-z0-9+.-]*://)?(?:www\.)?(?:github\.com|gitlab\.com|huggingface\.co)/", re.I)
 
 
 def model_key(name: str) -> str:
-    """A model name or repository as it is matched: case folded, runs of blanks, ``_``, ``/`` and ``-`` one ``-``."""
+    """A model name as it is matched: case folded, runs of blanks, ``_``, ``/`` and ``-`` one ``-``."""
     return _SEPARATORS.sub("-", name.casefold()).strip("-")
 
 
+def repository_key(repository: str) -> str:
+    """A repository as it is matched: its host (GitHub, GitLab, Hugging Face) and scheme, case, a trailing ``.git``
+    and slashes aside (``https://huggingface.co/Qwen/Qwen3.8-27B/`` is ``qwen/qwen3.8-27b``); owner and name keep
+    every other character (``Unsloth-Qwen3.6/27B_GGUF`` is not ``unsloth/Qwen3.6-27B-GGUF``)."""
+    return _FORGE.sub("", repository.strip()).rstrip("/").casefold().removesuffix(".git")
+
+
 @cache
-def _model_index() -> dict[str, tuple[str, str]]:
-    """Every repository and name of the vocabulary (``model_key``) -> (model id, what it is: ``repository``,
-    ``derivative`` or ``name``). The vocabulary's own test keeps each one pointing at one model."""
-    out: dict[str, tuple[str, str]] = {}
+def _model_index() -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
+    """Every repository of the vocabulary (``repository_key``) -> (model id, ``repository`` or ``derivative``), and
+    every name (``model_key``) -> model id. The vocabulary's own test keeps each pointing at one model."""
+    repos: dict[str, tuple[str, str]] = {}
+    names: dict[str, str] = {}
     for mid, spec in models().items():
-        out.setdefault(model_key(mid), (mid, "name"))
-        out.setdefault(model_key(spec["name"]), (mid, "name"))
-        for name in spec.get("names", []):
-            out.setdefault(model_key(name), (mid, "name"))
+        for name in (mid, spec["name"], *spec.get("names", [])):
+            names.setdefault(model_key(name), mid)
         for repo in spec.get("derivatives", []):
-            out[model_key(repo)] = (mid, "derivative")
+            repos[repository_key(repo)] = (mid, "derivative")
         if spec.get("repository"):
-            out[model_key(spec["repository"])] = (mid, "repository")
-    return out
+            repos[repository_key(spec["repository"])] = (mid, "repository")
+    return repos, names
 
 
 def model_of_repository(repository: str) -> tuple[str, str] | None:
     """The model whose upstream repository (``repository``) or derivative (``derivative``) ``repository`` is."""
-    hit = _model_index().get(model_key(repository))
-    return hit if hit and hit[1] != "name" else None
+    return _model_index()[0].get(repository_key(repository))
+
+
+def model_of_name(name: str) -> str | None:
+    """The model the vocabulary knows ``name`` (an id, a name, a lab's spelling) as."""
+    return _model_index()[1].get(model_key(name))
 
 
 def model_for(*stated: str | None) -> str | None:
     """The canonical model a file's statements name (a repository, a model id, a GGUF ``general.name``, a path),
-    or None: the first statement the vocabulary knows by repository, derivative or name (a path by its last two
-    parts, then its last part)."""
+    or None: the first statement the vocabulary knows as a repository (a path by its last two parts) or a name (a
+    path by its last part)."""
     for text in stated:
-        parts = [p for p in (text or "").strip().split("/") if p]
-        for candidate in ("/".join(parts), "/".join(parts[-2:]), "".join(parts[-1:])):
-            if candidate and (hit := _model_index().get(model_key(candidate))):
+        parts = [p for p in _FORGE.sub("", (text or "").strip()).split("/") if p]
+        for candidate in ("/".join(parts), "/".join(parts[-2:])):
+            if candidate and (hit := model_of_repository(candidate)):
                 return hit[0]
+        for candidate in ("/".join(parts), "".join(parts[-1:])):
+            if candidate and (found := model_of_name(candidate)):
+                return found
     return None

@@ -34,7 +34,7 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from evreg.claims import citations, figures, scope
+from evreg.claims import citations, figures, scope, workload_text
 from evreg.core import codes, jsonio
 from evreg.core.errors import Refused
 from evreg.core.evidence import map_refs, parse_ref
@@ -60,7 +60,6 @@ from evreg.formats import (
     refuse,
     refuse_other_format,
     sniff,
-    workload_text,
 )
 from evreg.records.models import REVISION_LISTS, in_cell, iter_prose, map_prose, revisions_of
 from evreg.store import MEASUREMENT_KINDS, Registry
@@ -352,7 +351,7 @@ def _state_hardware(
 
 
 def _workload_fields(record: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The workload fields the lab's workload text and config state (``evreg.formats.workload_text``), or None."""
+    """The workload fields the lab's workload text and config state (``evreg.claims.workload_text``), or None."""
     return workload_text.fields(record.get("workload"), record.get("config")) or None
 
 

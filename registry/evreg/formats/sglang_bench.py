@@ -103,8 +103,9 @@ def _run(request: formats.Request, n: int, line: str, obj: dict[str, Any], evide
             concurrency=obj.get("max_concurrency"),
             request_rate=obj.get("request_rate"),
             requests=obj.get("num_prompts"),
-            input_tokens=obj.get("random_input_len") if obj.get("dataset_name") == "random" else None,
-            output_tokens=obj.get("random_output_len") if obj.get("dataset_name") == "random" else None,
+            # SGLang draws random lengths from [ratio x len, len]: a length is fixed only at a ratio of one
+            input_tokens=obj.get("random_input_len") if _fixed_lengths(obj, 1) else None,
+            output_tokens=obj.get("random_output_len") if _fixed_lengths(obj, 1) else None,
             dataset=obj.get("dataset_name"),
         ),
         "config": config,
@@ -116,6 +117,12 @@ def _run(request: formats.Request, n: int, line: str, obj: dict[str, Any], evide
         body["partial_failure"] = {"completed": completed, "num_prompts": prompts}
         body["caveat"] = "Not every prompt completed; partial_failure says how many did."
     return sv.run_record(request, formats.content_id("sglang", raw, target, f"l{n}"), evidence, body)
+
+
+def _fixed_lengths(obj: dict[str, Any], fixed_at: float) -> bool:
+    """Whether a random dataset's request lengths are all its stated lengths: its range ratio is ``fixed_at``."""
+    ratio = obj.get("random_range_ratio")
+    return obj.get("dataset_name") == "random" and isinstance(ratio, int | float) and ratio == fixed_at
 
 
 def _workload(obj: dict[str, Any], n: int) -> str:

@@ -156,8 +156,9 @@ def result_record(
             concurrency=row.get("max_concurrency"),
             request_rate=row.get("request_rate"),
             requests=row.get("num_prompts"),
-            input_tokens=row.get("random_input_len"),
-            output_tokens=row.get("random_output_len"),
+            # vLLM draws random lengths from len x [1 - ratio, 1 + ratio]: a length is fixed only at a ratio of zero
+            input_tokens=row.get("random_input_len") if row.get("random_range_ratio") == 0 else None,
+            output_tokens=row.get("random_output_len") if row.get("random_range_ratio") == 0 else None,
             dataset=row.get("dataset_name"),
             burstiness=row.get("burstiness"),
         ),

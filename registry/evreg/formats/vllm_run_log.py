@@ -39,7 +39,7 @@ import re
 from collections import defaultdict
 from typing import Any
 
-from evreg.claims import figures
+from evreg.claims import figures, workload_text
 from evreg.core import jsonio
 from evreg.core.findings import join_pointer
 from evreg.core.layout import record_path, slug
@@ -52,7 +52,6 @@ from evreg.formats import (
     refuse,
     refuse_other_format,
     sniff,
-    workload_text,
 )
 
 EVIDENCE_NAME = "rtx5090-vllm-runs.json"

@@ -54,6 +54,8 @@ MetricName = Annotated[
 ]
 """A metric name: what a citation can name (``{{ m:ID.METRIC[0] }}``) and a page can anchor."""
 Count = Annotated[int, Strict(), Field(ge=0)]
+Rate = Annotated[float, Strict(), AllowInfNan(False), Field(gt=0, le=NUMBER_BOUND)]
+"""A positive, finite rate (requests per second)."""
 Scalar = Annotated[str, Strict()] | Annotated[bool, Strict()] | Number
 State = Literal[STATES]  # type: ignore[valid-type]  # the states are data (registry/evreg/vocab/states.json)
 ObservedState = Literal[OBSERVED_STATES]  # type: ignore[valid-type]  # ditto
@@ -310,7 +312,7 @@ class Workload(Open):
     )
     context_depth: Count | None = Field(default=None, description="Tokens already in context before the prompt.")
     concurrency: Count | None = Field(default=None, description="Requests in flight at once (1: a single stream).")
-    request_rate: Number | None = Field(default=None, description="Requests per second offered (an open loop).")
+    request_rate: Rate | None = Field(default=None, description="Requests per second offered (an open loop).")
     arrival: Literal["closed-loop", "poisson", "constant", "burst"] | None = Field(
         default=None, description="How requests arrive: as earlier ones finish, or at a rate by a process."
     )

@@ -226,7 +226,8 @@ class Pages(Catalog):
         if self.said is not None:  # under a stated line (``stated``): what of its two measurements' lines differs
             for mid in dict.fromkeys((c.a.measurement, c.b.measurement)):
                 title += f"; {mid}: {tip}" if (tip := self.trust_tip(mid)) else ""
-        href = self.m_url(c.a.measurement, sample_anchor(c.a.metric, c.a.selector))
+        first = c.a.sample if isinstance(c.a, citations.Statistic) else c.a  # a median links to its run's samples
+        href = self.m_url(first.measurement, sample_anchor(first.metric, first.selector))
         return f'<a class="evreg-derived" href="{href}" title="{attr(title)}">{esc(resolved.text)}</a>'
 
     def repeats(self, mid: str, metric: str, featured: int | None = None, tooltip: bool = True) -> str:

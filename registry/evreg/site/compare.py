@@ -308,9 +308,10 @@ def tier_label(p: Pages, tier: Tier) -> str:
     with its citations resolved) then the stated numbers."""
     kind, what = tier.key[0]
     if kind == "class":
-        return class_label(what)
-    m = p.measurements[tier.rows[0].mid]
-    parts = [p.text(m.get("workload"), "workload") if what else "workload not stated"]
+        parts = [class_label(what)]
+    else:
+        m = p.measurements[tier.rows[0].mid]
+        parts = [p.text(m.get("workload"), "workload") if what else "workload not stated"]
     parts += [f"{esc_trimmed(name)} = {esc_trimmed(citations.fmt_x(value))}" for name, value in tier.key[1:]]
     return " · ".join(parts)
 
@@ -329,9 +330,8 @@ def class_label(cls: workload.WorkloadClass) -> str:
 def tier_key(tier: Tier) -> str:
     """A workload's key as the page's script filters by it: the class, or the text and its stated numbers."""
     kind, what = tier.key[0]
-    if kind == "class":
-        return f"class: {what.label()}"
-    return " · ".join([what, *(f"{n} = {citations.fmt_x(v)}" for n, v in tier.key[1:])])
+    first = f"class: {what.label()}" if kind == "class" else what
+    return " · ".join([first, *(f"{n} = {citations.fmt_x(v)}" for n, v in tier.key[1:])])
 
 
 def metric_title(metric: str) -> str:

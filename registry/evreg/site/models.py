@@ -5,8 +5,8 @@ its canonical model: ``evreg.core.vocab.models``): per headline metric, the best
 (hardware, runtime, quantization, topology) in each workload, with the setups nobody measured in a workload shown
 as gaps; then the results ranked within each workload, and what keeps each workload from being ranked against the
 first. Results of one scope and workload from independent sources (by provenance: ``source_of``) are
-*replications*: they agree when their spreads overlap, else they disagree by the gap between their nearest samples
-(a derived figure of two stored samples).
+*replications*: they agree when their spreads (``ranking.spread``) overlap, else they disagree; each verdict says how
+far apart the values are, as a derived figure of their shown values (medians, or a series point's value).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from evreg.claims import citations, ranking, scope, topology
 from evreg.core.evidence import parse_ref
 from evreg.core.layout import slug
 from evreg.core.vocab import models as model_vocab
+from evreg.core.vocab import repository_key
 from evreg.site import compare
 from evreg.site.html import Page, esc, esc_trimmed
 
@@ -58,7 +59,8 @@ def model_of(p: Pages) -> dict[str, str]:
 
 def source_of(p: Pages, mid: str) -> str:
     """Who a result comes from, by provenance: the lab repository its evidence is read from (a family's declared
-    source), else the author of the commit that added its record, else its family."""
+    source, however its address is spelled: ``same_source``), else the author of the commit that added its record,
+    else its family."""
     m, row = p.measurements[mid], p.measurement_where(mid)
     fam = p.records.get("family", {}).get(str(row.family), {})
     evidence = m.get("evidence")
@@ -66,7 +68,7 @@ def source_of(p: Pages, mid: str) -> str:
         ref = parse_ref(evidence)
         source = (fam.get("sources") or {}).get(ref.source or "") if ref.kind == "external" else None
         if isinstance(source, dict) and isinstance(source.get("repository"), str):
-            return f"lab {source['repository']}"
+            return f"lab {repository_key(source['repository'])}"
     history = p.provenance.get(row.file) or []
     if history:
         return f"contributor {history[0].author}"
@@ -121,21 +123,29 @@ class Replication:
     sources: list[str]
 
     @property
+    def known(self) -> bool:
+        """Whether every result has a spread to compare (``ranking.ROBUST_FROM`` repeats or more)."""
+        return all(r.x is None and len(r.values) >= ranking.ROBUST_FROM for r in self.rows)
+
+    @property
     def agree(self) -> bool:
-        """Whether every pair of results' spreads overlap (``ranking.spread``: the interquartile range, or the
-        median of fewer than three repeats)."""
+        """Whether every pair of results' spreads overlap (``ranking.spread``: the interquartile range)."""
         spans = [ranking.spread(r.values) for r in self.rows]
         return max(low for low, _ in spans) <= min(high for _, high in spans)
 
-    def apart(self) -> tuple[tuple[compare.Row, int | None], tuple[compare.Row, int | None]]:
-        """The two results furthest apart (by median), each with the sample nearest the other: the lower result's
-        highest sample and the higher result's lowest (a series point is its one value)."""
-        by_median = sorted(self.rows, key=lambda r: ranking.median(r.values))
-        low, high = by_median[0], by_median[-1]
-        return (low, low.indices[low.values.index(max(low.values))]), (
-            high,
-            high.indices[high.values.index(min(high.values))],
-        )
+    def apart(self) -> str:
+        """How far apart the lowest and the highest result are, as a derived figure of their values as shown (the
+        median of a run's repeats, a series point's value): the change from the lower to the higher."""
+        by_value = sorted(self.rows, key=lambda r: ranking.median(r.values))
+        return "{{ change:" + _side(by_value[-1], self.metric) + " from " + _side(by_value[0], self.metric) + " }}"
+
+
+def _side(row: compare.Row, metric: str) -> str:
+    if row.x is not None:
+        return f"m:{row.mid}.{metric}{citations.selector(None, row.x)}"
+    if len(row.values) == 1:
+        return f"m:{row.mid}.{metric}{citations.selector(row.indices[0], None)}"
+    return f"median:m:{row.mid}.{metric}"
 
 
 class ModelResults:
@@ -356,16 +366,18 @@ def replication_table(p: Pages, reps: list[Replication], show_model: bool = True
             f"{compare.value_cell(p, r, rep.metric)} <span class='evreg-source'>({esc(source_of(p, r.mid))})</span>"
             for r in rep.rows
         )
-        if rep.agree:
-            verdict = '<span class="evreg-agree">agree</span>: their spreads overlap'
-        else:
-            (low, i), (high, j) = rep.apart()
-            a = "m:" + low.mid + "." + rep.metric + citations.selector(i, low.x)
-            b = "m:" + high.mid + "." + rep.metric + citations.selector(j, high.x)
-            gap = p.prose("{{ change:" + b + " from " + a + " }}")
+        gap = p.prose(rep.apart())
+        if not rep.known:
             verdict = (
-                f'<span class="evreg-disagree">disagree</span>: the spreads do not overlap; the nearest samples are '
-                f"{gap} apart"
+                f'<span class="evreg-unknown">too few repeats to tell</span>: a result has fewer than '
+                f"{ranking.ROBUST_FROM} repeats, so its spread is not known; the values are {gap} apart"
+            )
+        elif rep.agree:
+            verdict = f'<span class="evreg-agree">agree</span>: their spreads overlap (the values are {gap} apart)'
+        else:
+            verdict = (
+                f'<span class="evreg-disagree">disagree</span>: their spreads do not overlap; the values are {gap} '
+                "apart"
             )
         model = (
             f'<td><a href="{p.base}models/{slug(rep.model)}/">{esc(model_vocab()[rep.model]["name"])}</a></td>'
@@ -411,8 +423,10 @@ def replications_page(p: Pages, results: ModelResults) -> Page:
     page.p(
         "Results of one model, setup (hardware · runtime · quantization · topology), workload and metric from "
         "independent sources (by provenance: the lab repository an evidence file is read from, else who committed "
-        "the record). They <em>agree</em> when their spreads (lowest to highest sample) overlap; else they "
-        "<em>disagree</em>, by how far apart their nearest samples are."
+        "the record). They <em>agree</em> when their spreads (the interquartile range of three or more repeats) "
+        "overlap, and <em>disagree</em> when they do not; with fewer repeats, or a series point, the spread is not "
+        "known and the page says so. Each verdict says how far apart the values are (the change from the lower "
+        "median to the higher)."
     )
     reps = [r for model in results.models() for r in results.replications(model)]
     if reps:

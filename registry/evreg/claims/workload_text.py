@@ -13,7 +13,9 @@ from collections.abc import Mapping
 from typing import Any
 
 _WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "eight": 8}
-_N = r"(\d[\d,]*|one|two|three|four|five|six|eight)"
+_D = r"\d{1,3}(?:,\d{3})*(?!\d)|\d{1,12}(?!\d)"
+"""A whole number of at most twelve digits (or grouped by commas): a longer one is no token count a workload states."""
+_N = rf"({_D}|one|two|three|four|five|six|eight)"
 
 
 def _int(text: str) -> int:
@@ -23,10 +25,10 @@ def _int(text: str) -> int:
 OUTPUT = [
     re.compile(p, re.I)
     for p in (
-        r"\b(?:up to |up-to-)?(\d[\d,]*)(?: |-)(?:output|generated|completion|returned)(?: token)?(?:s| IDs)?\b",
-        r"\b(\d[\d,]*)-token (?:output ceiling|cap|responses|output)\b",
-        r"\b(\d[\d,]*)-output requests?\b",
-        r"\b[pi]\d+/[ong](\d+)\b",
+        rf"\b(?:up to |up-to-)?({_D})(?: |-)(?:output|generated|completion|returned)(?: token)?(?:s| IDs)?\b",
+        rf"\b({_D})-token (?:output ceiling|cap|responses|output)\b",
+        rf"\b({_D})-output requests?\b",
+        rf"\b[pi]\d{{1,12}}/[ong]({_D})\b",
     )
 ]
 """Statements of the output length per request (the first that matches gives it)."""
@@ -39,8 +41,8 @@ SINGLE = re.compile(
     re.I,
 )
 SIMULTANEOUS = re.compile(rf"\b{_N} simultaneous (?:users|requests)\b|\b{_N} simultaneous\b", re.I)
-INPUT = [re.compile(p, re.I) for p in (r"\b[pi](\d+)/[ong]\d+\b", r"\b(\d[\d,]*) actual prompt tokens\b")]
-REQUESTS = re.compile(rf"\b{_N}(?: unique)?(?: cold)? prompts\b|\b(\d+)-prompt\b", re.I)
+INPUT = [re.compile(p, re.I) for p in (rf"\b[pi]({_D})/[ong]\d{{1,12}}\b", rf"\b({_D}) actual prompt tokens\b")]
+REQUESTS = re.compile(rf"\b{_N}(?: unique)?(?: cold)? prompts\b|\b({_D})-prompt\b", re.I)
 SERVING = re.compile(r"\bHTTP\b|/v1/|\bserver\b|\bservers\b|\bendpoint\b|\bcompletions?\b|fresh-server", re.I)
 ENGINE = re.compile(r"llama-bench|llama-batched-bench|raw-engine|raw engine", re.I)
 GREEDY = re.compile(r"\btemperature 0\b(?![.\d])|\bgreedy\b", re.I)
