@@ -8,6 +8,7 @@ import functools
 import http.server
 import io
 import os
+import re
 import shutil
 import threading
 import typing
@@ -96,7 +97,12 @@ def browser() -> Iterator[object]:
 
 @pytest.fixture
 def page(browser: object) -> Iterator[object]:
-    context = browser.new_context(viewport={"width": 1280, "height": 900})  # type: ignore[attr-defined]
+    yield from _opened(browser, 1280)
+
+
+def _opened(browser: object, width: int) -> Iterator[object]:
+    """A page of ``width`` px that records dialogs and fails the test on any request outside the site."""
+    context = browser.new_context(viewport={"width": width, "height": 900})  # type: ignore[attr-defined]
     pg = context.new_page()
     pg.dialogs = []  # type: ignore[attr-defined]
     pg.on("dialog", lambda d: (pg.dialogs.append(d.message), d.dismiss()))  # type: ignore[attr-defined]
@@ -177,12 +183,13 @@ def test_local_evidence_opens_from_its_measurement(fixture_site: str, page: obje
     assert "decode_tok_s" in page.locator("body").inner_text()  # the evidence file itself, in 2 clicks
 
 
-@pytest.mark.parametrize("width", [1280, 390])
-def test_screenshots_of_home_and_a_family(real_site: str, browser: object, width: int) -> None:
+@pytest.mark.parametrize("width", [1280, 1400, 390])
+def test_screenshots_of_home_a_family_a_model_and_a_comparison(real_site: str, browser: object, width: int) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
     context = browser.new_context(viewport={"width": width, "height": 900})  # type: ignore[attr-defined]
     pg = context.new_page()
-    for name, path in (("home", ""), ("family", "families/qwen-27b/")):
+    pages = (("home", ""), ("family", "families/qwen-27b/"), ("model", "models/qwen3-8-27b/"))
+    for name, path in (*pages, ("compare-top", "compare/decode-tok-s/")):
         pg.goto(real_site + path)
         shot = ARTIFACTS / f"{name}-{width}.png"
         pg.screenshot(path=str(shot), full_page=False)
@@ -827,3 +834,73 @@ def test_legend_marks_keep_their_series_colours_in_forced_colours_and_print(real
         assert ring == rgb, (cls, ring)  # the series' colour, not a system colour
         assert fill == ("rgb(255, 255, 255)" if "evreg-hollow" in cls else rgb), (cls, fill)
         assert print_adjust == "exact", cls
+
+
+# -- a reader's questions across labs, hardware and runtimes, each in at most two clicks from the home page ---------
+
+
+@pytest.fixture
+def wide(browser: object) -> Iterator[object]:
+    """A page at 1400 px, where a comparison's trust once sat outside the visible table."""
+    yield from _opened(browser, 1400)
+
+
+def _text(locator: Any) -> str:
+    return re.sub(r"\s+", " ", locator.inner_text())
+
+
+def _inside(inner: Any, outer: Any) -> bool:
+    """Whether ``inner`` is drawn within the visible box of ``outer`` (no scrolling needed to see it)."""
+    a, b = inner.bounding_box(), outer.bounding_box()
+    return bool(a and b and a["x"] >= b["x"] - 1 and a["x"] + a["width"] <= b["x"] + b["width"] + 1)
+
+
+def test_fastest_decode_of_qwen38_on_one_b70_with_its_trust_in_the_same_cell(real_site: str, wide: Any) -> None:
+    wide.goto(real_site)
+    wide.get_by_role("link", name="Models").first.click()  # 1
+    wide.get_by_role("link", name="Qwen3.8-27B", exact=True).click()  # 2
+    wide.wait_for_url("**/models/qwen3-8-27b/")
+    wide.wait_for_load_state()
+    # the first ranked table of the decode section: every setup's best result, fastest first
+    ranked = wide.locator("table", has=wide.locator("th", has_text="Rank")).first
+    rows = ranked.locator("tbody tr")
+    one_b70 = [rows.nth(i) for i in range(rows.count()) if re.search(r"Arc Pro B70 .* · 1 card\b", _text(rows.nth(i)))]
+    assert one_b70, "no result of one Arc Pro B70 in the first workload"
+    best = one_b70[0]
+    value = best.locator("td").nth(1)
+    assert re.search(r"\d+\.\d\d tok/s", _text(value))
+    trust = value.locator(".evreg-trust")
+    assert re.search(r"(lab|community)-measured .*(EVID|ungraded).* evidence (not )?checked", _text(trust))
+    assert _inside(trust, wide.locator("article")), "the trust of the value is not in view beside it"
+
+
+def test_qwen36_on_rtx5090_with_and_without_mtp_side_by_side(real_site: str, wide: Any) -> None:
+    wide.goto(real_site)
+    wide.get_by_role("link", name="Comparisons").first.click()  # 1
+    wide.get_by_role("link", name=re.compile(r"^Decode")).first.click()  # 2
+    wide.wait_for_function("(document.querySelector('.evreg-shown') || {}).textContent?.includes('rows shown')")
+    rows = wide.locator("tr.evreg-row", has_text="Qwen3.6-35B-A3B").filter(has_text="RTX 5090")
+    rows = rows.filter(has_text="3 samples")
+    found = {_text(rows.nth(i)) for i in range(rows.count())}
+    on = [r for r in found if "spec_decode=true" in r]
+    off = [r for r in found if "spec_decode=false" in r]
+    assert on and off, found
+    # in one workload, one after the other, each row saying what sets it apart
+    tier = wide.locator("tbody.evreg-tier", has=rows.first)
+    assert tier.locator("tr.evreg-row", has_text="spec_decode=true").count() >= 1
+    assert tier.locator("tr.evreg-row", has_text="spec_decode=false").count() >= 1
+    first = rows.first
+    assert _inside(first.locator(".evreg-trust"), wide.locator(".evreg-scroll").first)
+
+
+def test_a_shared_model_shows_both_labs_and_what_keeps_them_from_being_ranked(real_site: str, wide: Any) -> None:
+    wide.goto(real_site + "models/")
+    wide.get_by_role("link", name="Qwen3.8-27B", exact=True).click()
+    wide.wait_for_url("**/models/qwen3-8-27b/")
+    wide.wait_for_load_state()
+    filed = _text(wide.locator("table").first)
+    assert "Qwen 27B · 3.6 → 3.8" in filed and "Qwen3.8-27B" in filed
+    assert "lab steveseguin/b70-optimization-lab" in filed
+    body = _text(wide.locator("article"))
+    assert "NVIDIA GeForce RTX 5090" in body and "Intel Arc Pro B70" in body
+    assert re.search(r"Not ranked against the first workload: context [0-9,–]+ tokens vs context unstated", body)
