@@ -37,6 +37,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
+from evreg.claims import ranking
 from evreg.core.vocab import metrics as metric_vocab
 
 _ID = r"[a-z0-9]+(?:[.-][a-z0-9]+)*"
@@ -420,9 +421,7 @@ def median_of(measurement: dict[str, Any], metric: str) -> float | str:
         return f"has no metric {metric!r} with samples (metrics: {have})"
     if any(isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) for v in samples):
         return f"a sample of {metric!r} is not a finite number"
-    ordered = sorted(float(v) for v in samples)
-    mid = len(ordered) // 2
-    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+    return ranking.median([float(v) for v in samples])
 
 
 def resolve(c: Form, measurements: Mapping[str, dict[str, Any]]) -> Resolved | str:

@@ -59,7 +59,7 @@ def model_of(p: Pages) -> dict[str, str]:
 
 def source_of(p: Pages, mid: str) -> str:
     """Who a result comes from, by provenance: the lab repository its evidence is read from (a family's declared
-    source, however its address is spelled: ``same_source``), else the author of the commit that added its record,
+    source, however its address is spelled: ``repository_key``), else the author of the commit that added its record,
     else its family."""
     m, row = p.measurements[mid], p.measurement_where(mid)
     fam = p.records.get("family", {}).get(str(row.family), {})
@@ -190,10 +190,6 @@ class ModelResults:
         return out
 
 
-def _tier_name(p: Pages, tier: compare.Tier) -> str:
-    return compare.tier_label(p, tier)
-
-
 def not_ranked_against(first: compare.Tier, other: compare.Tier) -> str:
     """Why a workload's results are not ranked against the first workload's, as HTML: the parts of their classes
     that differ, or that one of them states its workload only as text."""
@@ -240,7 +236,7 @@ def model_page(p: Pages, model: str, results: ModelResults) -> Page:
         rows.append(
             [
                 p.link("family", fid, str(fam.get("display_name") or fam.get("name") or fid)),
-                esc(rev.get("label") or rid),
+                p.text(rev.get("label") or rid, "label"),
                 where + commit,
                 esc(", ".join(sources) or "no results"),
             ]
@@ -320,7 +316,7 @@ def _setups(p: Pages, page: Page, metric: str, tiers: list[compare.Tier]) -> Non
         "The best promotable result of each setup (hardware · runtime · quantization · topology) in each workload "
         "class; <em>not measured</em> is a gap nobody has filled. Every workload, ranked, is below."
     )
-    page.ul([f"<strong>W{n}</strong>: {_tier_name(p, t)}" for n, t in enumerate(shown, 1)])
+    page.ul([f"<strong>W{n}</strong>: {compare.tier_label(p, t)}" for n, t in enumerate(shown, 1)])
     page.add('<div class="evreg-scroll">')
     page.table(["Setup", *(f"W{n}" for n in range(1, len(shown) + 1))], rows)
     page.add("</div>")
@@ -333,7 +329,7 @@ def _ranked(p: Pages, page: Page, metric: str, tiers: list[compare.Tier]) -> Non
     for n, tier in enumerate(tiers):
         apart = not_ranked_against(tiers[0], tier) if n else ""
         page.p(
-            f"<strong>Workload:</strong> {_tier_name(p, tier)}"
+            f"<strong>Workload:</strong> {compare.tier_label(p, tier)}"
             + (f'<br><span class="evreg-apart">Not ranked against the first workload: {apart}</span>' if apart else "")
         )
         setups = _best_per_setup(p, tier)
@@ -385,8 +381,9 @@ def replication_table(p: Pages, reps: list[Replication], show_model: bool = True
             else ""
         )
         out.append(
-            f"<tr>{model}<td>{esc_trimmed(compare.metric_title(rep.metric))}</td><td>{_tier_name(p, rep.tier)}</td>"
-            f"<td>{rep.setup.html(p)}</td><td>{values}</td><td>{verdict}</td></tr>"
+            f"<tr>{model}<td>{esc_trimmed(compare.metric_title(rep.metric))}</td>"
+            f"<td>{compare.tier_label(p, rep.tier)}</td><td>{rep.setup.html(p)}</td><td>{values}</td>"
+            f"<td>{verdict}</td></tr>"
         )
     head = ("<th>Model</th>" if show_model else "") + "<th>Metric</th><th>Workload</th><th>Setup</th><th>Results</th>"
     return f"<table><thead><tr>{head}<th>Verdict</th></tr></thead><tbody>{''.join(out)}</tbody></table>"
