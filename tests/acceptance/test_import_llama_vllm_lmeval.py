@@ -506,3 +506,17 @@ def test_vllm_sweep_folder_imports_each_point_once(tmp_path: Path) -> None:
     assert "wrote 0 files" in again.stderr
     single = imports("import", "llama-bench", str(folder), "--packet", "fam/pkt", cwd=root)
     assert single.returncode == 2  # an importer without folders takes a file
+
+
+@pytest.mark.parametrize("bad", ["oom", None, True, [1.0]])
+def test_llama_bench_malformed_samples_are_refused_not_published_as_a_failure(tmp_path: Path, bad: object) -> None:
+    """A sample that is no number is a file the importer cannot read, refused with its pointer; nothing is written
+    (a closure would publish "measured nothing" about a run that measured something)."""
+    root = tmp_path / "reg"
+    one_packet_registry(root, **LLAMA["llamacpp-b5606-rtx4090.json"])
+    rows = json.loads(B5606.read_text())
+    rows[1]["samples_ts"][2] = bad
+    (tmp_path / "bad.json").write_text(json.dumps(rows, indent=2))
+    result = llama(root, tmp_path / "bad.json")
+    assert result.returncode == 1 and "/1/samples_ts/2" in result.stdout + result.stderr
+    assert records(root) == {} and not (root / "packets/fam/closures").exists()

@@ -15,6 +15,7 @@ kept in the evidence, whose numbers are then located by line (``line:N:K``).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from evreg.core.findings import join_pointer
@@ -174,8 +175,16 @@ def test_record(
     plan.warn(check_scope(target, found, file, base))
     metric, test = name_of_test(n_prompt, n_gen, depth)
     rid = content_id(f"llama-bench-{test}", raw, target, i)
-    numbers = [s for s in samples if isinstance(s, int | float) and not isinstance(s, bool)]
-    if not numbers or len(numbers) != len(samples) or all(s <= 0 for s in numbers):
+    for j, s in enumerate(samples):  # a malformed sample is refused, never published as a failed run
+        if isinstance(s, bool) or not isinstance(s, int | float) or not math.isfinite(s):
+            raise refuse(
+                file,
+                f"{base}/samples_ts/{j}",
+                f"llama-bench {test}: sample {j} is {s!r}, not a finite number of tokens per second",
+                "pass the file as llama-bench wrote it",
+            )
+    numbers = list(samples)
+    if not numbers or all(s <= 0 for s in numbers):
         reason = f"llama-bench {test}: no positive throughput sample ({len(samples)} samples: {samples[:5]})"
         path, closure = failed_run(target, rid, evidence, raw, reason, {"test": test, "row": i})
         closure["imported_from"] = {"file": request.name, "row": str(i)}
