@@ -34,6 +34,15 @@ def test_the_vocabulary_gives_every_repository_and_name_one_model() -> None:
     assert [k for k, n in names.items() if n > 1] == []
 
 
+def test_what_a_model_page_prints_from_the_vocabulary_holds_no_figure() -> None:
+    """A model's name, publisher and names are printed on its page: like record text, none may be a figure (the
+    build refuses one, so validate clean could not build)."""
+    from evreg.claims import figures
+
+    shown = [t for spec in vocab.models().values() for t in (spec["name"], spec["publisher"], *spec.get("names", []))]
+    assert [t for t in shown if figures.find_figures(t)] == []
+
+
 def test_the_vocabulary_reads_the_spellings_a_file_states() -> None:
     assert vocab.model_for("Qwen/Qwen3.8-27B-FP8") == "qwen3.8-27b"  # a derivative repository
     assert vocab.model_for("/models/unsloth/Qwen3.8-27B-GGUF") == "qwen3.8-27b"  # a path ending in one
