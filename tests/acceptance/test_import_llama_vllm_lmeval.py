@@ -520,3 +520,16 @@ def test_llama_bench_malformed_samples_are_refused_not_published_as_a_failure(tm
     result = llama(root, tmp_path / "bad.json")
     assert result.returncode == 1 and "/1/samples_ts/2" in result.stdout + result.stderr
     assert records(root) == {} and not (root / "packets/fam/closures").exists()
+
+
+@pytest.mark.parametrize(("bad", "said"), [("512", "a string '512'"), (None, "missing"), (True, "true")])
+def test_a_field_of_the_wrong_type_is_named_as_json_names_it(tmp_path: Path, bad: object, said: str) -> None:
+    root = tmp_path / "reg"
+    one_packet_registry(root, **LLAMA["llamacpp-b5606-rtx4090.json"])
+    rows = json.loads(B5606.read_text())
+    rows[0]["n_prompt"] = bad
+    (tmp_path / "bad.json").write_text(json.dumps(rows, indent=2))
+    out = llama(root, tmp_path / "bad.json")
+    text = out.stdout + out.stderr
+    assert out.returncode == 1 and f"n_prompt at /0/n_prompt should be a whole number; it is {said}" in text
+    assert "<class" not in text

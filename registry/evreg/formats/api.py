@@ -122,13 +122,35 @@ def refuse(file: str, pointer: str, message: str, hint: str) -> ImportRefused:
 def need(value: Any, kind: type | tuple[type, ...], file: str, pointer: str, what: str) -> Any:
     """``value`` if it has the expected type, else refuse naming the field."""
     if isinstance(value, bool) or not isinstance(value, kind):
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        expected = " or ".join(dict.fromkeys(JSON_KIND.get(k, k.__name__) for k in kinds))
+        if value is None or isinstance(value, bool):
+            found = "missing" if value is None else str(value).lower()
+        else:
+            found = f"{JSON_KIND.get(type(value), type(value).__name__)} {_short(value)}"
         raise refuse(
             file,
             pointer,
-            f"{what} at {pointer or '/'} is missing or not a {getattr(kind, '__name__', kind)}",
+            f"{what} at {pointer or '/'} should be {expected}; it is {found}",
             "pass the tool's unmodified JSON output",
         )
     return value
+
+
+JSON_KIND: dict[type, str] = {
+    int: "a whole number",
+    float: "a number",
+    str: "a string",
+    list: "a list",
+    dict: "an object",
+    bool: "true or false",
+}
+"""What a Python type is called in a JSON file, for messages (a reader of the file never sees Python's names)."""
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:39] + "…"
 
 
 def stated(cards: int | None) -> dict[str, int]:
