@@ -533,3 +533,22 @@ def test_a_field_of_the_wrong_type_is_named_as_json_names_it(tmp_path: Path, bad
     text = out.stdout + out.stderr
     assert out.returncode == 1 and f"n_prompt at /0/n_prompt should be a whole number; it is {said}" in text
     assert "<class" not in text
+
+
+def test_lm_eval_a_diverging_score_is_named_and_every_other_task_kept(tmp_path: Path) -> None:
+    """The harness writes NaN or Infinity for a metric that diverged (a perplexity): that score is named on its task,
+    never a sample, and the file's other tasks and scores import."""
+    root = tmp_path / "reg"
+    one_packet_registry(root, **EIGHT_B)
+    text = LEADERBOARD.read_text()
+    doc = json.loads(text)
+    doc["results"]["hellaswag"]["acc,none"] = float("nan")
+    doc["results"]["hellaswag"]["acc_norm_stderr,none"] = float("inf")
+    (tmp_path / "nan.json").write_text(json.dumps(doc, indent=2))  # Python writes NaN and Infinity, as the tool does
+    result = imports("import", "lm-eval", str(tmp_path / "nan.json"), "--packet", "fam/pkt", cwd=root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    recs = by_row(records(root))
+    assert len(recs) == 4
+    hella = recs["hellaswag"]
+    assert "acc_none" not in hella["metrics"] and hella["metrics"]["acc_norm_none"]
+    assert hella["scores_not_finite"] == ["acc_none", "acc_norm_stderr_none"] and "acc_norm_none" not in hella["stderr"]

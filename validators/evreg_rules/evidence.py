@@ -176,7 +176,9 @@ class _Evidence:
         if m := _LINE.match(locator):
             return _number(self.line_number(m)[0])
         if self._json is None:
-            value, problems = jsonio.parse(decode(self.raw)[0].encode("utf-8"), self.path)  # UTF-16, BOM: decoded
+            value, problems = jsonio.parse(
+                decode(self.raw)[0].encode("utf-8"), self.path, finite=False
+            )  # UTF-16, BOM: decoded
             if problems:
                 raise ValueError(f"evidence {self.path!r} is not readable JSON, so a JSON pointer cannot be checked")
             self._json = (value,)

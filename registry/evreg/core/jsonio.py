@@ -270,7 +270,7 @@ _Problem = tuple[Code, Callable[[], tuple[str, str, str]]]
 (a file may hold a million problems: only the first few of a code are reported, and made)."""
 
 
-def _problems_at(path: Any, node: Any, locator: Locator) -> Iterator[_Problem]:
+def _problems_at(path: Any, node: Any, locator: Locator, finite: bool = True) -> Iterator[_Problem]:
     """The problems of one node of a parsed value: lone surrogates, numbers JSON cannot
     carry exactly, repeated keys."""
     texts = [node] if isinstance(node, str) else list(node) if isinstance(node, dict) else []
@@ -284,7 +284,7 @@ def _problems_at(path: Any, node: Any, locator: Locator) -> Iterator[_Problem]:
                 "write the character itself, or its full surrogate pair",
             ),
         )
-    if isinstance(node, _NonFinite) or (isinstance(node, float) and not math.isfinite(node)):
+    if finite and (isinstance(node, _NonFinite) or (isinstance(node, float) and not math.isfinite(node))):
         yield (
             codes.JSON_NON_FINITE,
             lambda: (
@@ -321,13 +321,14 @@ MAX_PROBLEMS_PER_CODE = 20
 a long key would otherwise make a million findings, each holding the key)."""
 
 
-def _problems(value: Any, text: str, file: str) -> list[Finding]:
-    """Findings, at their line and column, for every node of ``value`` with a problem."""
+def _problems(value: Any, text: str, file: str, finite: bool = True) -> list[Finding]:
+    """Findings, at their line and column, for every node of ``value`` with a problem (with ``finite``, a NaN or
+    Infinity is one)."""
     findings: list[Finding] = []
     counts: dict[Code, int] = {}
     locator = Locator(text)  # only for the rare file that needs a closer look
     for path, node in _walk(value):
-        for code, made in _problems_at(path, node, locator):
+        for code, made in _problems_at(path, node, locator, finite):
             counts[code] = counts.get(code, 0) + 1
             if counts[code] <= MAX_PROBLEMS_PER_CODE:
                 at, message, hint = made()
@@ -340,8 +341,9 @@ def _problems(value: Any, text: str, file: str) -> list[Finding]:
     return findings
 
 
-def parse(raw: bytes, file: str) -> tuple[Any, list[Finding]]:
-    """Parse one JSON file. Returns (value, []) or (None, findings)."""
+def parse(raw: bytes, file: str, finite: bool = True) -> tuple[Any, list[Finding]]:
+    """Parse one JSON file. Returns (value, []) or (None, findings). ``finite=False`` (a tool's output, which may
+    write NaN or Infinity for a diverging metric) reads those as the floats they name instead of refusing them."""
     if len(raw) > (limit := size_limit(file)):
         return _refuse(
             file,
@@ -361,10 +363,34 @@ def parse(raw: bytes, file: str) -> tuple[Any, list[Finding]]:
         return None, findings
     if not _Seen.suspicious and not _HUGE_EXPONENT.search(text) and not _SURROGATE_ESCAPE.search(text):
         return value, []
-    findings = _problems(value, text, file)
+    if not finite:
+        value = _as_floats(value)
+    findings = _problems(value, text, file, finite)
     if findings:
         return None, findings
     return value, []
+
+
+def _as_floats(value: Any) -> Any:
+    """``value`` with each NaN or Infinity the parser marked as the float it names."""
+    if isinstance(value, _NonFinite):
+        return float(value)
+    for path, node in list(_walk(value)):
+        if path and isinstance(node, _NonFinite):
+            parent, token = path
+            container = value
+            for key in _tokens(parent):
+                container = container[key]
+            container[token] = float(node)
+    return value
+
+
+def _tokens(path: Any) -> list[Any]:
+    out: list[Any] = []
+    while path:
+        path, token = path
+        out.append(token)
+    return out[::-1]
 
 
 _WS = re.compile(r"[ \t\n\r]*")

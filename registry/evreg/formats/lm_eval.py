@@ -15,6 +15,7 @@ model, its revision, the harness's backend and the host's GPU are compared with 
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -238,7 +239,14 @@ def plan_request(request: Request) -> Plan:
 
 def scores_of(source: Source, task: str, scores: dict[str, Any]) -> dict[str, Any]:
     """A task's metrics, stderrs (numbers, with locators) and the stderrs the harness wrote as N/A."""
-    out: dict[str, Any] = {"metrics": {}, "locators": {}, "stderr": {}, "stderr_locators": {}, "missing": []}
+    out: dict[str, Any] = {
+        "metrics": {},
+        "locators": {},
+        "stderr": {},
+        "stderr_locators": {},
+        "missing": [],
+        "not_finite": [],
+    }
     for key, value in scores.items():
         if "," not in key:
             continue
@@ -246,6 +254,9 @@ def scores_of(source: Source, task: str, scores: dict[str, Any]) -> dict[str, An
         name = slug(f"{metric}_{filt}").replace("-", "_")
         pointer = join_pointer("results", task, key)
         number = isinstance(value, int | float) and not isinstance(value, bool)
+        if number and not math.isfinite(value):  # a diverging metric (NaN, Infinity): named, never a sample
+            out["not_finite"].append(name)
+            continue
         if metric.endswith("_stderr"):
             bare = slug(f"{metric[: -len('_stderr')]}_{filt}").replace("-", "_")
             if number:
@@ -289,6 +300,7 @@ def task_record(
         "measurement_class": "quality-eval-group" if subtasks else "quality-eval",
         "metrics": found_scores["metrics"],
         "stderr": found_scores["stderr"],
+        **({"scores_not_finite": found_scores["not_finite"]} if found_scores["not_finite"] else {}),
         "config": {k: config[k] for k in RUN_KEYS if k in config}
         | {"task": {k: task_config[k] for k in TASK_KEYS if k in task_config}}
         | stated(request.cards),

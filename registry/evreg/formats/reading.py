@@ -101,7 +101,7 @@ def past_log_lines(text: str) -> tuple[Any, tuple[int, ...]] | None:
     if not logs:
         return None
     kept = "\n".join("" if n in logs else line for n, line in enumerate(lines, 1))
-    value, findings = jsonio.parse(kept.encode("utf-8"), "")
+    value, findings = jsonio.parse(kept.encode("utf-8"), "", finite=False)
     return None if findings else (value, logs)
 
 
@@ -111,7 +111,9 @@ def read_source(raw: bytes, file: str, what: str, logs: bool = False) -> Source:
     text, encoding = decode(raw)
     if not text.strip():
         raise refuse(file, "", f"the file is empty: no {what} to import", "pass the tool's output file")
-    value, findings = jsonio.parse(text.encode("utf-8"), file)
+    value, findings = jsonio.parse(
+        text.encode("utf-8"), file, finite=False
+    )  # a tool may write NaN for a diverging metric
     if not findings:
         return Source([value], False, encoding, text)
     if logs and (recovered := past_log_lines(text)) is not None:
@@ -122,7 +124,7 @@ def read_source(raw: bytes, file: str, what: str, logs: bool = False) -> Source:
     if len(lines) > 1 and all(line.strip() for line in lines):
         objects = []
         for n, line in enumerate(lines, 1):
-            obj, problems = jsonio.parse(line.encode("utf-8"), f"{file}:{n}")
+            obj, problems = jsonio.parse(line.encode("utf-8"), f"{file}:{n}", finite=False)
             if problems:
                 raise ImportRefused(log_lines_finding(file, lines) or findings)
             objects.append(obj)
