@@ -142,3 +142,9 @@ def test_different_metrics_and_models_are_never_ranked_together(site: Path) -> N
     text = _text(site / "models/qwen3-8-27b/index.html")
     decode = text.split("Time to first token")[0] if "Time to first token" in text else text
     assert "20.00 ms" not in decode  # a latency never sits in the decode ranking
+
+
+def test_a_measurement_page_states_its_workload_fields_in_words(site: Path) -> None:
+    text = _text(site / "families/fam/measurements/index.html")
+    assert "workload_fields phase serving · input 600 tokens · output end natural · concurrency 1" in text
+    assert "Other stored fields" not in text.split("one-h100")[1].split("Measurement")[0]

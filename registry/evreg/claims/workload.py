@@ -134,10 +134,18 @@ def _shown(value: Any, unit: str) -> str:
     return str(value)
 
 
+def described(f: Mapping[str, Any]) -> list[tuple[str, bool]]:
+    """The stated fields in words, each with whether it is a setting a page marks as one (an offered rate)."""
+    return [
+        (f"{name} {_shown(f[key], unit)}", key == "request_rate")
+        for key, name, unit in DESCRIBED
+        if f.get(key) is not None
+    ]
+
+
 def describe(f: Mapping[str, Any]) -> str:
     """The stated fields in words ("phase decode · input 512 tokens · concurrency 1"), or "fields unstated"."""
-    parts = [f"{name} {_shown(f[key], unit)}" for key, name, unit in DESCRIBED if f.get(key) is not None]
-    return " · ".join(parts) or "fields unstated"
+    return " · ".join(text for text, _ in described(f)) or "fields unstated"
 
 
 def differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:

@@ -8,9 +8,9 @@ from collections import defaultdict
 from typing import Any
 
 from evreg.catalog.tables import EvidenceRow
-from evreg.claims import citations, topology
+from evreg.claims import citations, topology, workload
 from evreg.core.vocab import load as load_vocab
-from evreg.site import charts, headline
+from evreg.site import charts, compare, headline
 from evreg.site.cite import Pages
 from evreg.site.html import Cell, Page, esc, evidence_url, m_anchor, source_url
 
@@ -106,7 +106,8 @@ IDENTITY_FIELDS = (
 )
 IDENTITY_MAPS = ("identity", "runtime_identity")
 SHOWN_FIELDS = frozenset(
-    {*IDENTITY_FIELDS, *IDENTITY_MAPS, "kind", "id", "config", "metrics", "points", "sample_annotations"}
+    {*IDENTITY_FIELDS, *IDENTITY_MAPS, "kind", "id", "config", "workload_fields", "metrics", "points"}
+    | {"sample_annotations"}
     | {"quality", "caveat", "evidence", "evidence_sha256", "evidence_locators", "supersedes", "retired"}
 )
 """The fields a measurement page shows in their own sections; every other stored field is listed verbatim."""
@@ -141,6 +142,9 @@ def _measurement(p: Pages, page: Page, mid: str) -> None:
             rows += [[f"{key}.{esc(k)}", f"<code>{esc(v)}</code>"] for k, v in m[key].items()]
         elif key in m:  # a lab may write its runtime identity as text
             rows.append([esc(key), p.text(m[key], key)])
+    if isinstance(m.get("workload_fields"), dict):
+        shown = (compare.part_html(*part) for part in workload.described(m["workload_fields"]))
+        rows.append(["workload_fields", " · ".join(shown) or "none stated"])
     rows += [[f"config.{esc(k)}", p.text(v)] for k, v in (m.get("config") or {}).items()]
     page.table(["Identity and config", "Value"], rows)
     if m.get("metrics"):
