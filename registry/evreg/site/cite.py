@@ -215,7 +215,7 @@ class Pages(Catalog):
             return f'<mark class="evreg-unresolved" title="{attr(resolved)}">{esc(c.raw)}</mark>'
         if isinstance(c, citations.Statistic):
             n = len((self.measurements[c.measurement].get("metrics") or {}).get(c.metric) or [])
-            title = f"Derived: the {c.op} of the {n} samples of {c.measurement}.{c.metric}"
+            title = f"Derived: the {c.op} of its {n} samples"  # the link names the run
             title += f"; {tip}" if self.said is not None and (tip := self.trust_tip(c.measurement)) else ""
             href = self.m_url(c.measurement, sample_anchor(c.metric, citations.selector(0, None)))
             return f'<a class="evreg-derived" href="{href}" title="{attr(title)}">{esc(resolved.text)}</a>'
@@ -254,9 +254,9 @@ class Pages(Catalog):
             for i in ranking.outliers(values)
         ]
         flags = "".join(" " + f for f in far)
-        if featured is not None:
+        if featured is not None:  # the declared sample, the median beside it (the range is in the run's section)
             shown = self.cite(mid, metric, featured, tooltip=tooltip)
-            return f"{shown} (declared sample; median {median}, {spread}){flags}"
+            return f"{shown} (declared sample; median {median} of {len(values)} samples){flags}"
         return f"median {median} {spread}{flags}"
 
     def text(self, value: Any, key: str = "") -> str:
