@@ -223,9 +223,8 @@ def _other_fields(page: Page, m: dict[str, Any]) -> None:
     if not rest:
         return
     page.sub("Other stored fields")
-    page.p("As stored in the record (JSON). Numbers here are not citations: they are not checked against evidence.")
-    page.table(
-        ["Field", "Stored value"],
+    page.table(  # on every section of 100,000 measurements: the caveat is the column's heading, not a paragraph
+        ["Field", "As stored (JSON; its numbers are no citations, not checked against evidence)"],
         [[f"<code>{esc(k)}</code>", f"<code>{esc(json.dumps(v, ensure_ascii=False))}</code>"] for k, v in rest.items()],
         cls="evreg-stored",
     )
