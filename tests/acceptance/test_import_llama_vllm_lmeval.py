@@ -552,3 +552,21 @@ def test_lm_eval_a_diverging_score_is_named_and_every_other_task_kept(tmp_path: 
     hella = recs["hellaswag"]
     assert "acc_none" not in hella["metrics"] and hella["metrics"]["acc_norm_none"]
     assert hella["scores_not_finite"] == ["acc_none", "acc_norm_stderr_none"] and "acc_norm_none" not in hella["stderr"]
+
+
+def test_llama_bench_cpu_only_run_of_a_gpu_build_is_on_the_cpu(tmp_path: Path) -> None:
+    """``-ngl 0`` on a CUDA build: ``gpu_info`` names the build's device, the run used the CPU. A packet of the GPU
+    refuses it; a packet of the CPU takes it."""
+    rows = json.loads(B5606.read_text())
+    for row in rows:
+        row["n_gpu_layers"] = 0
+    (tmp_path / "cpu.json").write_text(json.dumps(rows, indent=2))
+    gpu = tmp_path / "gpu"
+    one_packet_registry(gpu, **LLAMA["llamacpp-b5606-rtx4090.json"])
+    refused = llama(gpu, tmp_path / "cpu.json")
+    assert refused.returncode == 1 and rows[0]["cpu_info"] in refused.stdout + refused.stderr
+    cpu = tmp_path / "cpu"
+    one_packet_registry(cpu, **(LLAMA["llamacpp-b5606-rtx4090.json"] | {"hardware": rows[0]["cpu_info"]}))
+    done = llama(cpu, tmp_path / "cpu.json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert {r["hardware"] for r in records(cpu).values()} == {rows[0]["cpu_info"]}

@@ -74,11 +74,14 @@ def engine(row: dict[str, Any]) -> str:
 
 
 def identity(row: dict[str, Any], base: str) -> FileIdentity:
-    """The run's identity as the test object states it."""
+    """The run's identity as the test object states it: the hardware is its GPU, or its CPU when it offloaded no
+    layer (``n_gpu_layers`` 0) or names no GPU."""
     build = row.get("build_number")
     runtime = f"{engine(row)} {'b' + str(build) + ' ' if isinstance(build, int) else ''}({row['build_commit']})"
     gpu = row.get("gpu_info") if isinstance(row.get("gpu_info"), str) and row.get("gpu_info") else None
     cpu = row.get("cpu_info") if isinstance(row.get("cpu_info"), str) and row.get("cpu_info") else None
+    if row.get("n_gpu_layers") == 0 and not isinstance(row.get("n_gpu_layers"), bool) and cpu:
+        gpu = None  # a GPU build run with no layer offloaded runs on the CPU: gpu_info names the build's device
     model = row.get("model_filename") if isinstance(row.get("model_filename"), str) else None
     quant = quantization_of_name(model) if model else None
     if quant is None and isinstance(row.get("model_type"), str):
