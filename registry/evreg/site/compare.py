@@ -3,10 +3,11 @@
 The headline metrics are read from the vocabulary and the records: a metric of the vocabulary's point grammar (it has
 a ``point_code``) whose unit says which way is better (a rate or a time, ``evreg.claims.ranking.direction``) and which
 some measurement stores. A row is one measurement's samples of the metric (a run) or one point of a series. Rows are
-grouped by workload tier (``evreg.claims.ranking.workload_tier``); only promotable rows are ranked
-(``evreg.core.vocab.promotable`` and not superseded), with ties where the spreads overlap
-(``evreg.claims.ranking.rank``); the others are listed unranked, with their state and why. Every value on the page is
-a citation (``Pages.cite``) and links to its sample.
+grouped by workload (``evreg.claims.ranking.workload_tier``: a workload class where the fields state a phase, else
+the text); only promotable rows are ranked (``evreg.core.vocab.promotable`` and not superseded), with ties where the
+robust spreads overlap (``evreg.claims.ranking.rank``); the others are listed unranked, with their state and why.
+Every value on the page is a citation (``Pages.cite``) with its trust in the same cell (``Pages.trust_span``), and
+links to its sample.
 
 The page works as a plain table; ``assets/evreg-compare.js`` (local, no library) adds sorting within each workload,
 filters and a CSV download of exactly the rows shown.
