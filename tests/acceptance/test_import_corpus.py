@@ -578,3 +578,21 @@ def test_lm_eval_a_score_of_zero_is_a_score(tmp_path: Path) -> None:
 def test_real_files_fill_the_workload_fields_they_state(tmp_path: Path, name: str, expected: dict[str, Any]) -> None:
     _, _, records = run_import(tmp_path, name)
     assert [r["workload_fields"] for r in records if "workload_fields" in r] == [expected]
+
+
+def test_lm_eval_a_served_model_is_not_on_the_evaluating_hosts_gpu(tmp_path: Path) -> None:
+    """A run against a server (``local-chat-completions``) lists the evaluating host's GPUs: they did not run the
+    model, so the packet of the server's hardware takes the run, and the host's GPUs are kept as the host's."""
+    doc = json.loads((REAL / GEMMA).read_text())
+    doc["pretty_env_info"] = (doc.get("pretty_env_info") or "") + "\nGPU 0: NVIDIA RTX A2000 12GB\n"
+    other = tmp_path / "host" / Path(GEMMA).name
+    other.parent.mkdir()
+    other.write_text(json.dumps(doc))
+    root = tmp_path / "reg"
+    spec = one_packet_registry(root, **CASES[GEMMA].packet)  # the server's NVIDIA L40S
+    stated = ("--hardware", "NVIDIA L40S", "--cards", "1")  # what the file cannot say: the server's accelerators
+    result = evreg("import", "lm-eval", str(other), "--packet", spec, *stated, "--format", "json", cwd=root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    [run] = [json.loads(p.read_text()) for p in (root / "packets/fam").rglob("measurements/*.json")]
+    assert run["hardware"] == "NVIDIA L40S"
+    assert run["tool"]["evaluating_host"] == {"hardware": ["NVIDIA RTX A2000 12GB"]} and "hardware" not in run["tool"]

@@ -122,7 +122,8 @@ def identity(request: Request, doc: dict[str, Any], target: Target) -> tuple[Fil
     if runtime is None and engine == "transformers" and isinstance(doc.get("transformers_version"), str):
         runtime = f"transformers {doc['transformers_version']}"
     tp = args.get("tensor_parallel_size")
-    gpus = host_gpus(doc.get("pretty_env_info"))
+    # a server's model runs on the server's accelerators: the evaluating host's GPUs say nothing about them
+    gpus = [] if config.get("model") in API_BACKENDS else host_gpus(doc.get("pretty_env_info"))
     return FileIdentity(
         model=model,
         quantization=quant,
@@ -172,9 +173,14 @@ def served_alias(doc: dict[str, Any], file: str) -> list[Finding]:
 
 def host_hardware(doc: dict[str, Any]) -> dict[str, Any]:
     """The host's GPUs as ``pretty_env_info`` lists them, under ``hardware``: each a hardware name (``NVIDIA H100
-    80GB HBM3``), whose memory size is part of the name, not a claimed figure (``models.NAME_KEYS``)."""
+    80GB HBM3``), whose memory size is part of the name, not a claimed figure (``models.NAME_KEYS``). For a server
+    backend they are the evaluating host's (``evaluating_host``), not the hardware that ran the model."""
     gpus = host_gpus(doc.get("pretty_env_info"))
-    return {"hardware": gpus} if gpus else {}
+    if not gpus:
+        return {}
+    config = doc["config"] if isinstance(doc.get("config"), dict) else {}
+    served = str(config.get("model")) in API_BACKENDS
+    return {"evaluating_host": {"hardware": gpus}} if served else {"hardware": gpus}
 
 
 def check_backend(found: FileIdentity, engine: str | None, target: Target, file: str) -> None:
