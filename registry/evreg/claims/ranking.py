@@ -66,12 +66,6 @@ def _finite(values: Sequence[float]) -> list[float]:
     return finite
 
 
-def interval(values: Sequence[float]) -> tuple[float, float]:
-    """The lowest and the highest of the values (what a page shows as the range)."""
-    finite = _finite(values)
-    return finite[0], finite[-1]
-
-
 def quantile(ordered: Sequence[float], q: float) -> float:
     """The ``q`` quantile of sorted values, linearly interpolated between the two nearest."""
     pos = (len(ordered) - 1) * q

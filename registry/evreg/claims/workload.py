@@ -141,18 +141,3 @@ def described(f: Mapping[str, Any]) -> list[tuple[str, bool]]:
         for key, name, unit in DESCRIBED
         if f.get(key) is not None
     ]
-
-
-def describe(f: Mapping[str, Any]) -> str:
-    """The stated fields in words ("phase decode · input 512 tokens · concurrency 1"), or "fields unstated"."""
-    return " · ".join(text for text, _ in described(f)) or "fields unstated"
-
-
-def differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
-    """What keeps two workloads apart, field by field ("input 512 vs 2,048 tokens"); unstated is a value."""
-    out = []
-    for key, name, unit in DESCRIBED:
-        va, vb = a.get(key), b.get(key)
-        if va != vb:
-            out.append(f"{name} {_shown(va, '')} vs {_shown(vb, '')}{unit}".replace("unstated" + unit, "unstated"))
-    return out
