@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from evreg.formats.api import (
     ENTRY_POINT_GROUP,
+    FileIdentity,
     Importer,
     ImportRefused,
     Option,
@@ -35,7 +36,6 @@ from evreg.formats.api import (
 from evreg.formats.identity import (
     GGUF_QUANT,
     QUANT_WORDS,
-    FileIdentity,
     check_scope,
     quantization_of_name,
     scope_conflicts,

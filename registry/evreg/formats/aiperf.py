@@ -280,7 +280,7 @@ def plan(request: formats.Request) -> formats.Plan:
     out = formats.Plan()
     found = _scope(request, doc, settings, tool)
     out.warn(served_alias(doc, tool, found, request.file))
-    out.warn(formats.check_scope(target, found, request.file))
+    formats.check_scope(out, target, found, request.file)
     numbers = _numbers(doc, request.file)
     evidence = formats.evidence_for(target, request.name, raw)
     out.add_file(evidence, raw)

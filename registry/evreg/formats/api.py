@@ -25,6 +25,25 @@ class ImportRefused(Refused):
         super().__init__(findings=findings)
 
 
+@dataclass(frozen=True)
+class FileIdentity:
+    """What a tool's file says about its run (None where it says nothing)."""
+
+    model: str | None = None
+    """The model as the file names it: a repository id, a path or a GGUF file name."""
+    quantization: str | None = None
+    runtime: str | None = None
+    hardware: str | None = None
+    cards: int | None = None
+    where: dict[str, str] = field(default_factory=dict)
+    """The pointer of each field in the file, for messages."""
+    stated: tuple[str, ...] = ()
+    """Fields the contributor stated on the command line (the file does not hold them)."""
+
+    def said(self, key: str) -> str:
+        return "the stated" if key in self.stated else "the file's"
+
+
 @dataclass
 class Plan:
     """Files an import would write: repository-relative path -> file bytes."""
@@ -33,6 +52,8 @@ class Plan:
     notes: list[str] = field(default_factory=list)
     warnings: list[Finding] = field(default_factory=list)
     """What the importer noticed but wrote anyway (identity the file does not hold), reported with the import."""
+    identities: list[FileIdentity] = field(default_factory=list)
+    """The identity each run of the file states (``check_scope``), in file order."""
 
     def warn(self, findings: list[Finding]) -> None:
         for f in findings:
@@ -245,6 +266,7 @@ def merge(plans: list[Plan]) -> Plan:
             out.add_file(path, content)
         out.notes.extend(plan.notes)
         out.warn(plan.warnings)
+        out.identities.extend(plan.identities)
     return out
 
 

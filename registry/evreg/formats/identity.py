@@ -4,35 +4,16 @@ with the packet it joins (``check_scope``), and what the contributor states wher
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 from evreg.claims import scope
 from evreg.core import codes, jsonio
 from evreg.core.findings import Finding, Severity
 from evreg.core.vocab import model_for
-from evreg.formats.api import ImportRefused, Plan, Target
+from evreg.formats.api import FileIdentity, ImportRefused, Plan, Target
 from evreg.store import MEASUREMENT_KINDS
 
 # identity -----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class FileIdentity:
-    """What a tool's file says about its run (None where it says nothing)."""
-
-    model: str | None = None
-    """The model as the file names it: a repository id, a path or a GGUF file name."""
-    quantization: str | None = None
-    runtime: str | None = None
-    hardware: str | None = None
-    cards: int | None = None
-    where: dict[str, str] = field(default_factory=dict)
-    """The pointer of each field in the file, for messages."""
-    stated: tuple[str, ...] = ()
-    """Fields the contributor stated on the command line (the file does not hold them)."""
-
-    def said(self, key: str) -> str:
-        return "the stated" if key in self.stated else "the file's"
 
 
 def _tokens(text: str) -> list[str]:
@@ -118,9 +99,15 @@ def scope_conflicts(target: Target, found: FileIdentity) -> list[tuple[str, str]
     return out
 
 
-def check_scope(target: Target, found: FileIdentity, file: str, pointer: str = "") -> list[Finding]:
-    """Refuse a file whose run is not the packet's (every difference named, both sides); return warnings
-    for the identity the file does not hold (it stays missing in the records, unless the contributor states it)."""
+def check_scope(plan: Plan, target: Target, found: FileIdentity, file: str, pointer: str = "") -> None:
+    """Refuse a file whose run is not the packet's (every difference named, both sides); warn (on ``plan``) of
+    the identity the file does not hold (it stays missing in the records, unless the contributor states it).
+    The identity is kept on the plan (``Plan.identities``): ``evreg add`` finds the packet by it."""
+    plan.identities.append(found)
+    plan.warn(_scope_findings(target, found, file, pointer))
+
+
+def _scope_findings(target: Target, found: FileIdentity, file: str, pointer: str) -> list[Finding]:
     if found.hardware is None and target.stated_hardware:
         found = replace(found, hardware=target.stated_hardware, stated=(*found.stated, "hardware"))
     conflicts = scope_conflicts(target, found)

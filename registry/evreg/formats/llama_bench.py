@@ -175,7 +175,7 @@ def test_record(
     need(row.get("build_commit"), str, file, f"{base}/build_commit", "build_commit")
     depth = row.get("n_depth", 0)
     found = identity(row, base)
-    plan.warn(check_scope(target, found, file, base))
+    check_scope(plan, target, found, file, base)
     metric, test = name_of_test(n_prompt, n_gen, depth)
     rid = content_id(f"llama-bench-{test}", raw, target, i)
     for j, s in enumerate(samples):  # a malformed sample is refused, never published as a failed run

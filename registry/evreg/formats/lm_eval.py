@@ -222,7 +222,7 @@ def plan_request(request: Request) -> Plan:
     check_revision(doc, target, file)
     plan = Plan()
     plan.warn(served_alias(doc, file))
-    plan.warn(check_scope(target, found, file))
+    check_scope(plan, target, found, file)
     evidence = evidence_for(target, request.name, raw)
     plan.add_file(evidence, raw)
     earlier = earlier_imports(target, request.name)

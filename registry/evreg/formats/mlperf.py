@@ -202,7 +202,7 @@ def plan(request: formats.Request) -> formats.Plan:
     target, raw = request.packet(), request.raw
     log, kind = _read(request)
     out = formats.Plan()
-    out.warn(formats.check_scope(target, sv.identity(request), request.file))
+    formats.check_scope(out, target, sv.identity(request), request.file)
     scenario = str(log.identity.get("scenario", ""))
     evidence = formats.evidence_for(target, request.name, raw)
     out.add_file(evidence, raw)

@@ -179,7 +179,7 @@ def plan(request: formats.Request) -> formats.Plan:
     runs = _objects(request)
     out = formats.Plan()
     for n, _, obj in runs:
-        out.warn(formats.check_scope(target, line_identity(request, n, obj), request.file, f"line:{n}"))
+        formats.check_scope(out, target, line_identity(request, n, obj), request.file, f"line:{n}")
     sv.add_lines(out, request, runs, _run, "SGLang bench_serving runs", "failed")
     return out
 

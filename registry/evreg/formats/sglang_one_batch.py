@@ -101,7 +101,7 @@ def plan(request: formats.Request) -> formats.Plan:
     runs = _objects(request)
     out = formats.Plan()
     found = sv.identity(request, backend=("sglang", ""))
-    out.warn(formats.check_scope(target, found, request.file))
+    formats.check_scope(out, target, found, request.file)
     sv.add_lines(out, request, runs, _run, "SGLang bench_one_batch_server results", "measured nothing")
     return out
 

@@ -127,7 +127,7 @@ def result_record(
     n, index, base = at
     completed = counts(row, file, base)
     found = identity(request, row, base)
-    plan.warn(check_scope(target, found, file, base))
+    check_scope(plan, target, found, file, base)
     concurrency = row.get("max_concurrency")
     rid = content_id("vllm-bench", raw, target, f"c{concurrency}" if concurrency is not None else "", n)
     failed = row.get("failed") if isinstance(row.get("failed"), int) else None
