@@ -169,7 +169,7 @@ def test_tool_import_never_invents_identity(reg: Reg) -> None:
     result = evreg("import", "vllm-bench", str(TOOLS / "vllm-bench-serve.json"), *args[:4], cwd=reg.root)
     assert "does not say the run's runtime, hardware" in result.stdout  # not stated: not invented, and said
     assert result.returncode == 1 and "[artifact-mismatch]" in result.stdout  # what it would leave is an error
-    assert "no artifact_id" in result.stdout and "nothing was written" in result.stderr
+    assert "names neither one (artifact_id)" in result.stdout and "nothing was written" in result.stderr
     assert not list((reg.root / f"{F}/tool").rglob("measurements/*.json"))  # taken back: the tree is as it was
     assert not (reg.root / f"{F}/tool/evidence").exists()
     assert not [f for f in reg.findings() if "/tool/measurements/" in f.file]

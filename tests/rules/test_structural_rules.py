@@ -229,9 +229,24 @@ def test_quantization_unlike_the_artifacts(reg: Reg) -> None:
     one(reg, "artifact-mismatch", RUN, "/quantization")
 
 
-def test_artifact_bound_revision_needs_the_artifact_named(reg: Reg) -> None:
+def test_an_artifacts_quantization_needs_the_artifact_named(reg: Reg) -> None:
+    reg.edit(RUN, lambda d: d.pop("artifact_id"))
+    one(reg, "artifact-mismatch", RUN, "/quantization")
+
+
+def test_artifact_bound_revision_needs_the_artifact_or_the_weights_quantization(reg: Reg) -> None:
     reg.edit(RUN, lambda d: (d.pop("artifact_id"), d.pop("quantization")))
     one(reg, "artifact-mismatch", RUN, "")
+
+
+def test_a_revision_gaining_an_artifact_keeps_its_own_weights_packets(reg: Reg) -> None:
+    """A packet of the revision's own weights (no artifact, their own precision) stays valid when the revision gains
+    an artifact, and its measurements too."""
+    before = {(f.code, f.file) for f in reg.findings()}
+    for path in (f"{F}/pkt/packet.json", RUN):
+        reg.edit(path, lambda d: (d.pop("artifact_id"), d.update(quantization="BF16")))
+    after = {(f.code, f.file) for f in reg.findings() if f.code == "artifact-mismatch"}
+    assert after == set() and not any(code == "artifact-mismatch" for code, _ in before)
 
 
 def test_closure_artifact_must_belong_to_its_revision(reg: Reg) -> None:

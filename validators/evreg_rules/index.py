@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from evreg.claims.scope import same_quantization
 from evreg.core.vocab import promotable
 from evreg.records.models import revisions_of
 from evreg.store import MEASUREMENT_KINDS, ById, Document, Registry
@@ -23,8 +24,31 @@ class FamilyIndex:
     artifacts: dict[str, tuple[dict[str, Any], str]] = field(default_factory=dict)  # id -> (artifact, revision id)
     sources: frozenset[str] = frozenset()
 
-    def artifact_bound(self, revision: str) -> bool:
-        return bool(self.revisions.get(revision, {}).get("quantized_artifacts"))
+    def unnamed_artifact(self, revision: str, quantization: object) -> str | None:
+        """Why a record of ``revision`` that names no artifact is ambiguous, or None. Such a record is of the
+        revision's own weights: it must state their quantization when the revision has artifacts, and that must
+        not be an artifact's (which one would it be?). So a revision that gains an artifact leaves its records of
+        its own weights valid."""
+        revision_artifacts = self.revisions.get(revision, {}).get("quantized_artifacts") or []
+        artifacts = [a for a in revision_artifacts if isinstance(a, dict)]
+        if not artifacts:
+            return None
+        if not isinstance(quantization, str):
+            return (
+                f"revision {revision!r} has quantized artifacts, but this names neither one (artifact_id) nor the "
+                "quantization of the revision's own weights"
+            )
+        for art in artifacts:
+            if same_quantization(str(art.get("quantization")), quantization):
+                return (
+                    f"quantization {quantization!r} is that of revision {revision!r}'s artifact {art.get('id')!r}, "
+                    "but no artifact_id names it (a record without one is of the revision's own weights)"
+                )
+        return None
+        for art in self.revisions.get(revision, {}).get("quantized_artifacts") or []:
+            if isinstance(art, dict) and same_quantization(str(art.get("quantization")), quantization):
+                return str(art.get("id"))
+        return None
 
 
 @dataclass

@@ -102,8 +102,8 @@ def _binding(cell: Cell, fam: FamilyIndex) -> None:
     if art_id is not None and art_id not in fam.artifacts:
         cell.at(DANGLING, "artifact_id", f"artifact {art_id!r} names no quantized artifact of the family", True)
     elif isinstance(rev, str) and rev in fam.revisions:
-        if art_id is None and fam.artifact_bound(rev):
-            cell.at(MISMATCH, "revision", f"revision {rev!r} has quantized artifacts; the cell names none", True)
+        if art_id is None and (why := fam.unnamed_artifact(rev, sel.get("quantization"))) is not None:
+            cell.at(MISMATCH, "revision", why, True)
         elif art_id is not None:
             art, owner = fam.artifacts[art_id]
             if owner != rev:

@@ -28,9 +28,10 @@ MISMATCH = Code(
     "Artifact not of the named revision, or quantization unlike the artifact's",
     "A quantized artifact is a deployment variant of one weight revision. Naming an artifact of "
     "another revision, or a quantization the artifact does not have, attaches numbers to the wrong "
-    "weights. A revision with quantized artifacts needs the artifact named: the bare revision is not "
-    "a surrogate for its exports.",
-    "Name an artifact of this revision and copy its exact `quantization`.",
+    "weights. A record that names no artifact is of the revision's own weights: where the revision has artifacts it "
+    "states their quantization, and not one of the artifacts': the bare revision is not a surrogate for its exports.",
+    "Name an artifact of this revision and copy its exact `quantization` (or, for the revision's own weights, "
+    "state their precision).",
     '{"revision": "qwen3.6-27b", "artifact_id": "qwen38-27b-autoround-w4a16-bce40ca"}',
 )
 
@@ -74,11 +75,12 @@ class _Checker:
         if not isinstance(revision, str) or revision not in fam.revisions:
             return
         if artifact_id is None:
-            if fam.artifact_bound(revision):
+            if (why := fam.unnamed_artifact(revision, values.get("quantization"))) is not None:
+                stated = isinstance(values.get("quantization"), str)
                 yield MISMATCH.at(
                     doc,
-                    base or "",
-                    f"revision {revision!r} has quantized artifacts, but no artifact_id says which one this is",
+                    f"{base}/quantization" if stated else base or "",
+                    why,
                     fields={"revision": revision, "artifact_id": "none"},
                 )
             return

@@ -12,7 +12,7 @@ from evreg import formats
 from evreg.check import pipeline
 from evreg.core.errors import Refused
 from evreg.core.findings import Finding
-from evreg.formats import Importer, Plan
+from evreg.formats import Importer, Plan, Target
 from evreg.store import writer
 
 __all__ = ["Imported", "Importer", "Plan", "import_file", "importer", "importer_names", "plan"]
@@ -47,44 +47,32 @@ def plan(
     importer: Importer,
     file: Path,
     options: dict[str, Any],
-    packet: str | None = None,
+    packet: str | Target | None = None,
     state: str = "community-measured",
     cards: int | None = None,
     hardware: str | None = None,
 ) -> Plan:
     """The files an import of ``file`` (a folder, for an importer that reads one) would write. ``packet``:
-    the existing packet a tool's results join; ``cards`` and ``hardware``: the run's, as the user ran it."""
+    the packet a tool's results join (``FAMILY/PACKET`` of an existing one, or its ``Target``); ``cards`` and
+    ``hardware``: the run's, as the user ran it."""
     try:
-        return _plan(root, importer, file, options, packet, state, cards, hardware)
+        target = formats.find_target(root, packet, str(file)) if isinstance(packet, str) else packet
+        if target is not None and hardware:
+            target = dataclasses.replace(target, stated_hardware=hardware)
+
+        def request(path: Path, name: str) -> formats.Request:
+            return formats.Request(path.read_bytes(), str(path), name, target, state, options, cards)
+
+        if file.is_dir() and importer.folder is not None:
+            picked = importer.folder(file)
+            if not picked:
+                raise formats.refuse(str(file), "", f"no {importer.name} output in the folder", importer.summary)
+            planned = formats.merge([importer.plan(request(p, formats.folder_name(file, p))) for p in picked])
+        else:
+            planned = importer.plan(request(file, file.name))
+        return formats.with_stated_hardware(planned, target, str(file))
     except formats.ImportRefused as exc:
         raise Refused("import refused: nothing was written", exc.findings) from None
-
-
-def _plan(
-    root: Path,
-    importer: Importer,
-    file: Path,
-    options: dict[str, Any],
-    packet: str | None,
-    state: str,
-    cards: int | None,
-    hardware: str | None,
-) -> Plan:
-    target = formats.find_target(root, packet, str(file)) if packet is not None else None
-    if target is not None and hardware:
-        target = dataclasses.replace(target, stated_hardware=hardware)
-
-    def request(path: Path, name: str) -> formats.Request:
-        return formats.Request(path.read_bytes(), str(path), name, target, state, options, cards)
-
-    if file.is_dir() and importer.folder is not None:
-        picked = importer.folder(file)
-        if not picked:
-            raise formats.refuse(str(file), "", f"no {importer.name} output in the folder", importer.summary)
-        planned = formats.merge([importer.plan(request(p, formats.folder_name(file, p))) for p in picked])
-    else:
-        planned = importer.plan(request(file, file.name))
-    return formats.with_stated_hardware(planned, target, str(file))
 
 
 def _key(f: Finding) -> tuple[str, str, str, str]:

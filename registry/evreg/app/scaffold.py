@@ -103,11 +103,60 @@ def artifact(
 ) -> dict[str, Any]:
     """The family record with one more quantized artifact under ``revision``."""
     _ids(family=family_id, artifact=artifact_id)
-    fam = _family(load(root), family_id)
+    registry = load(root)
+    fam = _family(registry, family_id)
+    refuse_unstated_weights(registry, family_id, revision)
+    return with_artifact(
+        fam,
+        revision,
+        artifact_id,
+        quantization=quantization,
+        label=label,
+        repository=repository,
+        commit=commit,
+        evidence=evidence,
+    )
+
+
+def refuse_unstated_weights(registry: Registry, family_id: str, revision: str) -> None:
+    """Refuse a revision's first artifact while records of it name neither an artifact nor their quantization: with an
+    artifact beside them they would no longer say which weights they ran (``artifact-mismatch``)."""
+    fam = registry.family(family_id)
+    if fam is None or not fam.valid or _revision(dict(fam.data), revision).get("quantized_artifacts"):
+        return
+    unstated = sorted(
+        doc.path
+        for doc in registry.records("packet", *MEASUREMENT_KINDS)
+        if doc.place.family == family_id
+        and doc.data.get("revision") == revision
+        and "artifact_id" not in doc.data
+        and "quantization" not in doc.data
+    )
+    if unstated:
+        shown = ", ".join(unstated[:5]) + (f" and {len(unstated) - 5} more" if len(unstated) > 5 else "")
+        raise ScaffoldRefused(
+            f"{len(unstated)} records of revision {revision!r} name no artifact and no quantization ({shown}); with an "
+            "artifact beside them they would not say which weights they ran. Nothing was written: state the "
+            "quantization of the revision's own weights in them first (`quantization`), then add the artifact"
+        )
+
+
+def with_artifact(
+    fam: dict[str, Any],
+    revision: str,
+    artifact_id: str,
+    *,
+    quantization: str,
+    label: str | None,
+    repository: str,
+    commit: str | None,
+    evidence: str,
+) -> dict[str, Any]:
+    """``fam`` (changed in place, and returned) with one more quantized artifact under ``revision``."""
     rev = _revision(fam, revision)
     artifacts = rev.setdefault("quantized_artifacts", [])
     if any(a.get("id") == artifact_id for _, r in revisions_of(fam) for a in r.get("quantized_artifacts", [])):
-        raise ScaffoldRefused(f"family {family_id!r} has an artifact {artifact_id!r} already; nothing was written")
+        raise ScaffoldRefused(f"family {fam['id']!r} has an artifact {artifact_id!r} already; nothing was written")
     new: dict[str, Any] = {
         "id": artifact_id,
         "label": label or artifact_id,
@@ -137,6 +186,35 @@ def packet(
     any), and that artifact's exact quantization."""
     _ids(family=family_id, packet=packet_id)
     rev = _revision(_family(load(root), family_id), revision)
+    return packet_record(
+        family_id,
+        packet_id,
+        rev,
+        artifact_id=artifact_id,
+        quantization=quantization,
+        runtime=runtime,
+        cards=cards,
+        hardware=hardware,
+        label=label,
+    )
+
+
+def packet_record(
+    family_id: str,
+    packet_id: str,
+    rev: dict[str, Any],
+    *,
+    artifact_id: str | None,
+    quantization: str | None,
+    runtime: str,
+    cards: int,
+    hardware: str,
+    label: str | None,
+) -> dict[str, Any]:
+    """The packet of weight revision ``rev``: one of its artifacts with that artifact's exact quantization, or
+    (none named) the revision's own weights in ``quantization``."""
+    _ids(family=family_id, packet=packet_id)
+    revision = str(rev.get("id"))
     artifacts = {a.get("id"): a for a in rev.get("quantized_artifacts", []) if isinstance(a, dict)}
     record: dict[str, Any] = {
         "kind": "packet",
@@ -148,11 +226,6 @@ def packet(
         "status": "candidate",
         "label": label or packet_id,
     }
-    if artifacts and artifact_id is None:
-        raise ScaffoldRefused(
-            f"revision {revision!r} has quantized artifacts ({', '.join(map(str, artifacts))}); "
-            "name one with --artifact"
-        )
     if artifact_id is not None:
         found = artifacts.get(artifact_id)
         if found is None:
@@ -166,6 +239,11 @@ def packet(
                 "leave --quantization out and the artifact's is used"
             )
         record.update(artifact_id=artifact_id, quantization=found["quantization"])
+    elif artifacts and quantization is None:
+        raise ScaffoldRefused(
+            f"revision {revision!r} has quantized artifacts ({', '.join(map(str, artifacts))}): name one with "
+            "--artifact, or state the quantization of the revision's own weights with --quantization"
+        )
     elif quantization is not None:
         record["quantization"] = quantization
     return record

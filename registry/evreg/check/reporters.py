@@ -46,9 +46,9 @@ class Human(Reporter):
         if summary.get("cache_unused"):
             extra += f"; checked without the cache, which cannot be trusted: {visible(summary['cache_unused'])}"
         ext = summary.get("external_evidence_refs", 0)
+        scope = f"{summary['records']} records in {summary.get('files', 0)} files: " if "records" in summary else ""
         yield (
-            f"{summary.get('records', 0)} records in {summary.get('files', 0)} files: "
-            f"{summary['errors']} errors, {summary['warnings']} warnings{extra}"
+            f"{scope}{summary['errors']} errors, {summary['warnings']} warnings{extra}"
             + (f"; {ext} evidence references point into external sources (not checked here)" if ext else "")
         )
 

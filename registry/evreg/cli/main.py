@@ -40,15 +40,15 @@ def _lazy(name: str) -> types.ModuleType:
     return module
 
 
-LAZY = ("app.catalog", "app.imports", "app.publish", "app.records", "app.validation", "check.reporters")
+LAZY = ("app.adding", "app.catalog", "app.imports", "app.publish", "app.records", "app.validation", "check.reporters")
 """The modules of ``evreg`` the commands call, loaded when first used."""
 
 if TYPE_CHECKING:
-    from evreg.app import catalog, imports, publish, records, validation
+    from evreg.app import adding, catalog, imports, publish, records, validation
     from evreg.check import reporters
     from evreg.core.findings import Finding
 else:
-    catalog, imports, publish, records, validation, reporters = (_lazy(f"evreg.{name}") for name in LAZY)
+    adding, catalog, imports, publish, records, validation, reporters = (_lazy(f"evreg.{name}") for name in LAZY)
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -464,24 +464,75 @@ def _import_command(importer: imports.Importer) -> click.Command:
         stated = ("packet", "state", "cards", "hardware") if importer.into_packet else ()
         identity = {k: given.pop(k) for k in stated}
         planned = imports.plan(ctx.root, importer, file, given, **identity)
-        done = imports.import_file(ctx.root, planned, overwrite, keep_errors=not importer.into_packet)
-        for note in done.notes:
-            click.echo(note, err=True)
-        click.echo(f"wrote {len(done.written)} files, {len(done.unchanged)} unchanged", err=True)
-        for path in done.written:
-            click.echo(f"  {path}", err=True)
-        emit(done.findings, done.summary, fmt)
-        if done.older:
-            click.echo(
-                f"{done.older} findings were there before this import (not shown; `evreg validate` lists them)",
-                err=True,
-            )
-        if done.errors:
-            click.echo("import done, with errors it introduced: fix them or remove the files it wrote", err=True)
-            sys.exit(EXIT_FINDINGS)
-        click.echo("import done; the findings above are what it added to what `evreg validate` reports", err=True)
+        _report_import(imports.import_file(ctx.root, planned, overwrite, keep_errors=not importer.into_packet), fmt)
 
     return click.Command(importer.name, callback=run, params=params, help=importer.summary)
+
+
+def _report_import(done: imports.Imported, fmt: str) -> None:
+    """What an import wrote and the findings it introduced; exit 1 when it introduced an error."""
+    for note in done.notes:
+        click.echo(note, err=True)
+    click.echo(f"wrote {len(done.written)} files, {len(done.unchanged)} unchanged", err=True)
+    for path in done.written:
+        click.echo(f"  {path}", err=True)
+    emit(done.findings, done.summary, fmt)
+    if done.older:
+        click.echo(
+            f"{done.older} findings were there before this import (not shown; `evreg validate` lists them)",
+            err=True,
+        )
+    if done.errors:
+        click.echo("import done, with errors it introduced: fix them or remove the files it wrote", err=True)
+        sys.exit(EXIT_FINDINGS)
+    click.echo("import done; the findings above are what it added to what `evreg validate` reports", err=True)
+
+
+@cli.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--tool", help="The importer to read every file with (default: recognised from each file).")
+@click.option("--hardware", help="The accelerators, where a file does not name them (e.g. 'NVIDIA H100 80GB HBM3').")
+@click.option(
+    "--cards", type=click.IntRange(min=1), help="How many accelerators the runs used, where a file does not say."
+)
+@click.option("--runtime", help="The runtime and its version, where a file does not say (e.g. 'vLLM 0.11.0').")
+@click.option("--quantization", help="The weights' quantization, where a file does not say (e.g. BF16).")
+@click.option("--model", help="The weights, where a file does not name them: a vocabulary model id or ORG/NAME.")
+@click.option("--weights", help="The repository a quantized file named by a file (a GGUF) is published in (ORG/NAME).")
+@click.option(
+    "--state",
+    type=click.Choice(list(OBSERVED_STATES)),
+    default="community-measured",
+    show_default=True,
+    help="State of the added measurements.",
+)
+@click.option("--yes", is_flag=True, help="Create the family, artifact and packet records the plan lists.")
+@FORMAT_OPTION
+@pass_ctx
+def add(ctx: Context, files: tuple[Path, ...], yes: bool, fmt: str, tool: str | None, **facts: Any) -> None:
+    """Add tools' output files (or folders of them) to the registry in one step.
+
+    Each file's tool is recognised, and the identity it states (model, quantization, runtime, hardware, cards)
+    finds the family, weight revision, artifact and packet the runs belong to, by the model's canonical id or
+    repository. Where none exists, the records to create are listed, and written with --yes. A fact neither the
+    file nor an option states is one question (import-fact-needed). Files are imported as `evreg import` does;
+    nothing is written when any file is refused or would bring an error."""
+    added = adding.plan(ctx.root, files, adding.Stated(tool=tool, **facts))
+    for p in added.placements:
+        where = f"{p.family}/{p.packet}" if p.packet else "its own family (a lab's export)"
+        click.echo(f"{p.source} ({p.importer.name}) -> {where}", err=True)
+    for path in added.skipped:
+        click.echo(f"not read (no tool's output evreg reads): {path}", err=True)
+    if added.creates:
+        click.echo("creates:", err=True)
+        for line in added.creates:
+            click.echo(f"  {line}", err=True)
+        if not yes:
+            click.echo(
+                "nothing was written: run the same command with --yes to create these and add the files", err=True
+            )
+            return
+    _report_import(adding.add(ctx.root, added), fmt)
 
 
 # -- scaffolding ------------------------------------------------------------------

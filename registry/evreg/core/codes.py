@@ -138,6 +138,16 @@ IMPORT_IDENTITY_MISSING = Code(
     '{"model_id": "Qwen/Qwen2.5-7B-Instruct"} (a vllm bench serve file names no vLLM version)',
 )
 
+IMPORT_FACT_NEEDED = Code(
+    "import-fact-needed",
+    "A fact a packet needs that neither the file nor the contributor states",
+    "A packet is one identity: weights, quantization, runtime build, hardware, topology. What a tool's file does not "
+    "record is stated by the person who ran it, once; evreg never guesses it or copies it from elsewhere.",
+    "State it with the option the message names (`--hardware`, `--cards`, `--runtime`, `--quantization`, `--model`, "
+    "`--weights`) and run the same command again.",
+    "a vllm bench serve file (it names no vLLM version, GPU or card count) given to `evreg add` alone",
+)
+
 IMPORT_WRONG_FORMAT = Code(
     "import-wrong-format",
     "A file given to the importer of another format",
@@ -180,6 +190,7 @@ ALL = (
     IMPORT_OUT_OF_SCOPE,
     IMPORT_IDENTITY_MISSING,
     IMPORT_WRONG_FORMAT,
+    IMPORT_FACT_NEEDED,
     TOO_MANY_FILES,
     INTERNAL_ERROR,
 )

@@ -37,11 +37,25 @@ def quantization_of_name(name: str) -> str | None:
     return words[-1].upper() if words else None
 
 
+def model_of_file(named: str) -> str | None:
+    """The canonical model a file's model statement names: a repository, id or name the vocabulary knows, or a
+    model file's name without its quantization, shard number and extension (``models/Qwen2.5-7B-Instruct-Q4_K_M.gguf``
+    is ``qwen2.5-7b-instruct``)."""
+    found = model_for(named)
+    if found is not None:
+        return found
+    base = re.sub(r"(?i)(-\d{5}-of-\d{5})?\.gguf$", "", named.replace("\\", "/").rsplit("/", 1)[-1])
+    quant = quantization_of_name(base)
+    if quant:
+        base = re.sub(r"[-_.:]?" + re.escape(quant) + r"$", "", base, flags=re.I)
+    return model_for(base) if base else None
+
+
 def _same_model(named: str, target: Target) -> bool:
     """A file's model name is the packet's weights: the vocabulary knows it as the revision's canonical model (a
     repository, derivative or name of it); else it names the weights' or the artifact's repository, or (a file name
     or path) its words are those of one of them, quantization and file suffix aside."""
-    own, stated = target.weights.get("model"), model_for(named)
+    own, stated = target.weights.get("model"), model_of_file(named)
     if isinstance(own, str) and stated is not None:
         return stated == own  # the vocabulary knows both: one canonical model, or two
     repos = [str(r) for r in (target.weights.get("repository"), target.artifact.get("repository")) if r]
