@@ -12,7 +12,6 @@ import git
 import pytest
 
 from evreg.check import rules
-from evreg.claims import citations
 from evreg.core import findings
 from helpers import REPO, SHARED, F, Reg, evreg
 
@@ -149,7 +148,17 @@ def test_the_walkthrough_runs_literally(tool: str, tmp_path: Path) -> None:
         else:
             result = subprocess.run(words, cwd=root, capture_output=True, text=True, check=False)
         assert result.returncode == 0, (line, result.stdout, result.stderr)
-    assert repo.is_dirty(untracked_files=True) is False
+        if words[1:3] == ["validate", "--base"]:
+            assert " 0 errors" in result.stdout, result.stdout
+    if not lab:  # a tool's file: three commands, the first of them `evreg add`
+        assert [shlex.split(line)[:2] for line in _walkthroughs()[tool]] == [
+            ["evreg", "add"],
+            ["evreg", "validate"],
+            ["evreg", "build"],
+        ]
+    assert (root / "build/site/index.html").is_file()
+    repo.git.add("-A")
+    repo.index.commit("the contribution")
     committed = repo.git.ls_files().splitlines()
     assert evreg("validate", "--base", "HEAD~1", cwd=root).returncode == 0
     if lab:
@@ -162,12 +171,30 @@ def test_the_walkthrough_runs_literally(tool: str, tmp_path: Path) -> None:
         return
     copies = [p for p in committed if p.rsplit("/", 1)[-1] == source.name]
     assert len(copies) == 1 and "/evidence/" in copies[0]  # the raw output is committed once, as evidence
-    packet = next((root / "packets").glob("*/*/packet.json"))
-    featured = json.loads(packet.read_text())["featured_metric"]
-    run = json.loads(next(packet.parent.rglob(f"{featured['measurement_id']}.json")).read_text())
-    assert featured["statistic"] == "median"  # the walkthrough's `evreg feature` makes the median headline
-    assert featured["value"] == citations.median_of(run, featured["metric"])
-    assert evreg("validate", "--base", "HEAD~1", cwd=root).returncode == 0
+    assert (root / copies[0]).read_bytes() == source.read_bytes()
+    packets = list((root / "packets").glob("*/*/packet.json"))
+    assert len(packets) == 1 and copies[0].startswith(str(packets[0].parent.relative_to(root)))
+    family = json.loads((packets[0].parent.parent / "family.json").read_text())
+    assert family["primary_packet_id"] == packets[0].parent.name  # a new family's first packet is its primary
+
+
+@pytest.mark.parametrize("tool", sorted(t for t in WALKTHROUGH_INPUT if t not in ("neural-download", "vllm-run-log")))
+def test_a_file_without_its_facts_is_asked_each_once(tool: str, tmp_path: Path) -> None:
+    """`evreg add FILE` alone, in an empty registry, asks exactly the facts the walkthrough states (one
+    import-fact-needed finding each, naming its option), and writes nothing."""
+    import shlex
+
+    root = tmp_path / "reg"
+    assert evreg("init", str(root), cwd=tmp_path).returncode == 0
+    before = sorted(p for p in root.rglob("*") if ".git" not in p.parts)
+    result = evreg("add", str(SHARED / WALKTHROUGH_INPUT[tool]), "--format", "json", cwd=root)
+    assert result.returncode == 1 and "nothing was written" in result.stderr, result.stderr
+    asked = [f for f in json.loads(result.stdout)["findings"] if f["code"] == "import-fact-needed"]
+    options = sorted(f["message"].split(": add ")[1].split()[0] for f in asked)
+    add_line = shlex.split(_walkthroughs()[tool][0])
+    stated = sorted(w for w in add_line if w.startswith("--") and w != "--yes")
+    assert options == stated
+    assert sorted(p for p in root.rglob("*") if ".git" not in p.parts) == before
 
 
 def _install_examples(page: Path, site: Path) -> None:

@@ -125,7 +125,7 @@ def _unrecognised(path: Path, importers: dict[str, Importer]) -> Finding:
         str(path),
         "",
         "evreg cannot tell which tool wrote this file: it has none of the keys or lines each known tool's output has",
-        f"name its tool with --format NAME ({', '.join(sorted(importers))}); a tool evreg does not read yet needs "
+        f"name its tool with --tool NAME ({', '.join(sorted(importers))}); a tool evreg does not read yet needs "
         "its records written by hand (site/contributing.md)",
     )
 
@@ -213,10 +213,17 @@ def weights_of(source: Path, found: FileIdentity, stated: Stated) -> Weights | F
     """The weights the runs used, from the file's model and the contributor's ``--model``/``--weights``; a question
     when they cannot be told."""
     named = found.model
+    if stated.model and not _known(named):
+        named = stated.model  # the file names no weights the vocabulary or a repository id tells: the stated ones
+    elif stated.model and _known(stated.model) and _canonical(stated.model) != _canonical(named or ""):
+        return codes.IMPORT_OUT_OF_SCOPE.at(
+            str(source),
+            found.where.get("model", ""),
+            f"the file names the model {named!r}, but --model says {stated.model!r}",
+            "leave --model out: it states the weights only where the file does not name them",
+        )
     hit = model_of_repository(named) if named and _is_repository(named) else None
     canonical = (hit[0] if hit else formats.model_of_file(named)) if named else None
-    if canonical is None and stated.model:
-        canonical = formats.model_of_file(stated.model)
     known = models().get(canonical or "")
     base = str(known["repository"]) if known and known.get("repository") else None
     if base is None and stated.model and _is_repository(stated.model):
@@ -235,9 +242,11 @@ def weights_of(source: Path, found: FileIdentity, stated: Stated) -> Weights | F
         artifact = named
     elif named and _is_repository(named) and repository_key(named) != repository_key(base or ""):
         artifact = named  # a quantized repository the vocabulary does not list
+    elif stated.weights:
+        artifact = stated.weights
     elif named and not _is_repository(named) and formats.quantization_of_name(named):
         # a quantized file (a GGUF name or path): published in a repository the file does not name
-        artifact = stated.weights or _only_gguf_derivative(known)
+        artifact = _only_gguf_derivative(known)
         if artifact is None:
             return _question(
                 source,
@@ -246,6 +255,16 @@ def weights_of(source: Path, found: FileIdentity, stated: Stated) -> Weights | F
                 f"the file names the quantized file {named!r} but not where it is published",
             )
     return Weights(canonical, base, artifact)
+
+
+def _canonical(name: str) -> str | None:
+    hit = model_of_repository(name) if _is_repository(name) else None
+    return hit[0] if hit else formats.model_of_file(name)
+
+
+def _known(name: str | None) -> bool:
+    """Whether ``name`` tells the weights: a model the vocabulary knows, or a repository id."""
+    return bool(name) and (_canonical(str(name)) is not None or _is_repository(str(name)))
 
 
 def _only_gguf_derivative(known: dict[str, Any] | None) -> str | None:
@@ -351,19 +370,7 @@ def place(draft: Draft, source: Path, importer: Importer, found: FileIdentity, w
     quantization = str(found.quantization)
     at = _revision_of(draft, weights)
     if at is None:
-        if weights.repository is None:
-            raise Refused(
-                "add needs 1 fact the files do not state (above); nothing was written",
-                [
-                    _question(
-                        source,
-                        "the base weights' repository",
-                        "--model ORG/NAME",
-                        f"the registry has no family of {weights.model!r} yet, and the vocabulary records no "
-                        "repository for its base weights",
-                    )
-                ],
-            )
+        assert weights.repository is not None, "plan() asks for the repository a new family needs"
         known = models().get(weights.model or "") or {}
         name = str(known.get("name") or weights.repository.rsplit("/", 1)[-1])
         fid = _new_id(weights.model or name, draft.taken_families())
@@ -440,6 +447,12 @@ def plan(root: Path, paths: Iterable[Path], stated: Stated) -> Added:
         found = identity_of(root, source, importer, stated)
         weights = weights_of(source, found, stated)
         missing = questions(source, found) + ([weights] if isinstance(weights, Finding) else [])
+        if isinstance(weights, Weights) and weights.repository is None and _revision_of(draft, weights) is None:
+            why = (
+                f"the registry has no family of {weights.model!r} yet, and the vocabulary records no repository for "
+                "its base weights"
+            )
+            missing.append(_question(source, "the base weights' repository", "--model ORG/NAME", why))
         if missing:
             asked.extend(missing)
             continue

@@ -1,0 +1,160 @@
+"""`evreg add`: a researcher's raw files into the registry in one command, on real tool output (sources in
+``tests/data/real/SOURCES.md``): the file's identity finds or plans its records, the plan is written only with
+--yes, what joins an existing packet is written at once, several files go in one call, and nothing is written when
+any of them is refused."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import git
+import pytest
+
+from helpers import SHARED, evreg
+
+LLAMA = SHARED / "tools/llama-bench.json"
+VLLM = SHARED / "tools/vllm-bench-serve.json"
+LM_EVAL = SHARED / "tools/lm-eval-results.json"
+SERVING_FACTS = ("--quantization", "BF16", "--runtime", "vLLM 0.11.0", "--hardware", "NVIDIA H100 80GB HBM3")
+SERVING_FACTS += ("--cards", "1")
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    """An empty registry, committed."""
+    root = tmp_path / "reg"
+    assert evreg("init", str(root), cwd=tmp_path).returncode == 0
+    repo = git.Repo(root)
+    with repo.config_writer() as cw:
+        cw.set_value("user", "name", "Contributor")
+        cw.set_value("user", "email", "c@example.org")
+    repo.git.add("-A")
+    repo.index.commit("an empty registry")
+    return root
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted((root / "packets").rglob("*")) if p.is_file()}
+
+
+def test_the_plan_is_printed_and_written_only_with_yes(root: Path) -> None:
+    planned = evreg("add", str(LLAMA), "--cards", "1", cwd=root)
+    assert planned.returncode == 0, planned.stderr
+    assert "creates:" in planned.stderr and "nothing was written" in planned.stderr
+    assert "family qwen2-5-7b-instruct" in planned.stderr  # the vocabulary's model of the GGUF file's name
+    assert "artifact q4-k-m" in planned.stderr and "Qwen/Qwen2.5-7B-Instruct-GGUF" in planned.stderr
+    assert tree(root) == {}
+    done = evreg("add", str(LLAMA), "--cards", "1", "--yes", cwd=root)
+    assert done.returncode == 0, done.stderr
+    family = json.loads((root / "packets/qwen2-5-7b-instruct/family.json").read_text())
+    rev = family["weight_revisions"][0]
+    assert rev["model"] == "qwen2.5-7b-instruct" and rev["repository"] == "Qwen/Qwen2.5-7B-Instruct"
+    assert "revision" not in rev  # the file names no commit: unpinned, never guessed
+    [art] = rev["quantized_artifacts"]
+    assert (art["quantization"], art["repository"]) == ("Q4_K_M", "Qwen/Qwen2.5-7B-Instruct-GGUF")
+    [packet] = (root / "packets/qwen2-5-7b-instruct").glob("*/packet.json")
+    data = json.loads(packet.read_text())
+    raw = json.loads(LLAMA.read_text())[0]
+    assert data["hardware"] == raw["gpu_info"] and data["cards"] == 1 and data["artifact_id"] == art["id"]
+    assert raw["build_commit"] in data["runtime"] and str(raw["build_number"]) in data["runtime"]
+    assert family["primary_packet_id"] == data["id"]
+    measurements = sorted(packet.parent.glob("measurements/*.json"))
+    assert len(measurements) == len(json.loads(LLAMA.read_text()))
+    assert (packet.parent / "evidence/llama-bench.json").read_bytes() == LLAMA.read_bytes()
+    check = evreg("validate", "--base", "HEAD", cwd=root)
+    assert check.returncode == 0 and "0 errors, 0 warnings" in check.stdout, check.stdout
+    before = tree(root)
+    again = evreg("add", str(LLAMA), "--cards", "1", cwd=root)  # nothing new: written at once, and changes nothing
+    assert again.returncode == 0 and "creates:" not in again.stderr and "wrote 0 files" in again.stderr
+    assert tree(root) == before
+
+
+def test_a_file_of_an_existing_packet_joins_it_without_a_plan(root: Path) -> None:
+    assert evreg("add", str(VLLM), *SERVING_FACTS, "--yes", cwd=root).returncode == 0
+    [packet] = (root / "packets").glob("*/*/packet.json")
+    joined = evreg("add", str(LM_EVAL), *SERVING_FACTS, cwd=root)  # the same weights, runtime, GPU and cards
+    assert joined.returncode == 0 and "creates:" not in joined.stderr, joined.stderr
+    assert [p.parent.parent for p in (root / "packets").glob("*/*/evidence/lm-eval-results.json")] == [packet.parent]
+    other = evreg("add", str(LM_EVAL), *SERVING_FACTS[:-1], "2", cwd=root)  # two cards: another packet
+    assert "creates:" in other.stderr and "packet " in other.stderr and "nothing was written" in other.stderr
+
+
+def test_each_missing_fact_is_one_question_and_nothing_is_written(root: Path) -> None:
+    result = evreg("add", str(VLLM), "--cards", "1", "--format", "json", cwd=root)
+    assert result.returncode == 1 and "needs 3 facts" in result.stderr
+    asked = json.loads(result.stdout)["findings"]
+    assert [f["code"] for f in asked] == ["import-fact-needed"] * 3
+    assert sorted(f["message"].split(": add ")[1].split()[0] for f in asked) == [
+        "--hardware",
+        "--quantization",
+        "--runtime",
+    ]
+    assert all(f["file"] == str(VLLM) and f["hint"] for f in asked)
+    assert tree(root) == {}
+
+
+def test_several_files_go_in_one_call_and_a_refused_one_stops_all(root: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "results"
+    folder.mkdir()
+    shutil.copy(VLLM, folder / "serve.json")
+    shutil.copy(LM_EVAL, folder / "eval.json")
+    (folder / "notes.txt").write_text("ran on the lab box\n")
+    broken = tmp_path / "broken.json"  # llama-bench's keys, a sample that is no number: refused
+    rows = json.loads(LLAMA.read_text())
+    rows[0]["samples_ts"] = ["fast"]
+    broken.write_text(json.dumps(rows))
+    refused = evreg("add", str(folder), str(broken), *SERVING_FACTS, "--yes", cwd=root)
+    assert refused.returncode == 1 and tree(root) == {}, refused.stderr
+    done = evreg("add", str(folder), *SERVING_FACTS, "--yes", cwd=root)
+    assert done.returncode == 0, done.stderr
+    assert f"not read (no tool's output evreg reads): {folder / 'notes.txt'}" in done.stderr
+    evidence = sorted(p.name for p in (root / "packets").glob("*/*/evidence/*"))
+    assert evidence == ["eval.json", "serve.json"]  # one packet: the same identity
+    assert len(list((root / "packets").glob("*/*/packet.json"))) == 1
+
+
+def test_an_unrecognised_file_names_the_way_out(root: Path, tmp_path: Path) -> None:
+    other = tmp_path / "results.json"
+    other.write_text('{"throughput": 12.5}')
+    result = evreg("add", str(other), cwd=root)
+    assert result.returncode == 1 and "[import-wrong-format]" in result.stdout
+    assert "--tool NAME" in result.stdout and "llama-bench" in result.stdout
+    wrong = evreg("add", str(LLAMA), "--tool", "lm-eval", "--cards", "1", cwd=root)
+    assert wrong.returncode == 1 and "llama-bench" in wrong.stdout + wrong.stderr
+
+
+def test_model_stated_against_the_file_is_refused(root: Path) -> None:
+    result = evreg("add", str(VLLM), *SERVING_FACTS, "--model", "meta-llama/Llama-3.1-8B", cwd=root)
+    assert result.returncode == 1 and "[import-out-of-scope]" in result.stdout
+    assert "but --model says 'meta-llama/Llama-3.1-8B'" in result.stdout
+
+
+def test_a_revision_gaining_an_artifact_keeps_its_packets(root: Path) -> None:
+    assert evreg("add", str(VLLM), *SERVING_FACTS, "--yes", cwd=root).returncode == 0
+    [packet] = (root / "packets").glob("*/*/packet.json")
+    family = packet.parent.parent.name
+    data = json.loads(packet.read_text())
+    art = ("new", "artifact", family, "qwen2.5-7b-instruct", "q4", "--quantization", "Q4_K_M")
+    art += ("--repository", "Qwen/Qwen2.5-7B-Instruct-GGUF", "--evidence", "https://huggingface.co/Qwen")
+    assert data["quantization"] == "BF16"  # the revision's own weights, their precision stated
+    assert evreg(*art, cwd=root).returncode == 0
+    check = evreg("validate", cwd=root)
+    assert check.returncode == 0 and "artifact-mismatch" not in check.stdout  # the packet keeps its meaning
+
+
+def test_new_artifact_is_refused_while_records_do_not_say_their_weights(root: Path) -> None:
+    assert evreg("add", str(VLLM), *SERVING_FACTS, "--yes", cwd=root).returncode == 0
+    [packet] = (root / "packets").glob("*/*/packet.json")
+    data = json.loads(packet.read_text())
+    data.pop("quantization")
+    packet.write_text(json.dumps(data))
+    family = packet.parent.parent.name
+    before = (packet.parent.parent / "family.json").read_bytes()
+    art = ("new", "artifact", family, "qwen2.5-7b-instruct", "q4", "--quantization", "Q4_K_M")
+    art += ("--repository", "Qwen/Qwen2.5-7B-Instruct-GGUF", "--evidence", "https://huggingface.co/Qwen")
+    result = evreg(*art, cwd=root)
+    assert result.returncode == 1 and "name no artifact and no quantization" in result.stderr
+    assert str(packet.relative_to(root)) in result.stderr
+    assert (packet.parent.parent / "family.json").read_bytes() == before
