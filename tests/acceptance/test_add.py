@@ -158,3 +158,38 @@ def test_new_artifact_is_refused_while_records_do_not_say_their_weights(root: Pa
     assert result.returncode == 1 and "name no artifact and no quantization" in result.stderr
     assert str(packet.relative_to(root)) in result.stderr
     assert (packet.parent.parent / "family.json").read_bytes() == before
+
+
+def test_a_new_registry_reviews_an_imported_labs_defects_with_the_baseline_command(root: Path) -> None:
+    """A lab's run log has genuine defects: its import keeps them, `evreg baseline --propose` writes one entry per
+    finding it brought (accepting nothing until a reason is written), reasons make validation pass, a pull request
+    that adds entries is still refused, and a fixed defect's entry is stale and pruned."""
+    log = SHARED / "rtx5090-vllm-runs.json"
+    assert evreg("import", "vllm-run-log", str(log), cwd=root).returncode == 1  # kept, with its errors
+    assert evreg("validate", cwd=root).returncode == 1
+    proposed = evreg("baseline", "--propose", "--base", "HEAD", cwd=root)
+    assert proposed.returncode == 0 and "proposed: " in proposed.stdout, proposed.stdout
+    data = json.loads((root / "packets/baseline.json").read_text())
+    entries = data["entries"]
+    assert entries and all(e["reason"] == "" and e["digest"].startswith("sha256:") for e in entries)
+    unreasoned = evreg("validate", "--format", "json", cwd=root)
+    assert unreasoned.returncode == 1  # an entry without a reason accepts nothing
+    assert any("has no reason yet" in f["message"] for f in json.loads(unreasoned.stdout)["findings"])
+    for entry in entries:
+        entry["reason"] = "The lab's log records it so; reviewed."
+    (root / "packets/baseline.json").write_text(json.dumps(data))
+    check = evreg("validate", cwd=root)
+    assert check.returncode == 0, check.stdout
+    assert "0 stale; 0 without a reason" in evreg("baseline", cwd=root).stdout
+    repo = git.Repo(root)
+    repo.git.add("-A")
+    repo.index.commit("the lab's log, its defects reviewed in the baseline")
+    self_approved = evreg("validate", "--base", "HEAD~1", cwd=root)  # as a pull request would be judged
+    assert self_approved.returncode == 1 and "[baseline-self-approval]" in self_approved.stdout
+    bad = next(e for e in entries if "/measurements/" in e["file"])
+    (root / bad["file"]).unlink()  # the defect is gone (with its record)
+    listed = evreg("baseline", cwd=root)
+    assert "1 stale" in listed.stdout and bad["file"] in listed.stdout
+    pruned = evreg("baseline", "--prune", cwd=root)
+    assert f"removed stale entry: {bad['code']} at {bad['file']}" in pruned.stdout
+    assert len(json.loads((root / "packets/baseline.json").read_text())["entries"]) == len(entries) - 1

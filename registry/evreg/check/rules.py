@@ -183,6 +183,19 @@ def _baseline_entries(doc: Document, entries: list[Any]) -> tuple[_Accepted, lis
     accepted: _Accepted = {}
     for i, entry in enumerate(entries):
         keys = ("code", "file", "pointer", "reason")
+        unreasoned = isinstance(entry, dict) and not str(entry.get("reason") or "").strip()
+        if unreasoned and isinstance(entry.get("code"), str):
+            malformed.append(
+                codes.SCHEMA.at(
+                    doc,
+                    f"/entries/{i}/reason",
+                    f"the baseline entry for {entry['code']} at {entry.get('file')}{entry.get('pointer', '')} has no "
+                    "reason yet, so it accepts nothing",
+                    "a maintainer reviews the finding and writes why it is a genuine defect of the data (or removes "
+                    "the entry and fixes the finding)",
+                )
+            )
+            continue
         if (
             not isinstance(entry, dict)
             or not all(isinstance(entry.get(k), str) for k in keys)

@@ -40,15 +40,26 @@ def _lazy(name: str) -> types.ModuleType:
     return module
 
 
-LAZY = ("app.adding", "app.catalog", "app.imports", "app.publish", "app.records", "app.validation", "check.reporters")
+LAZY = (
+    "app.adding",
+    "app.baselines",
+    "app.catalog",
+    "app.imports",
+    "app.publish",
+    "app.records",
+    "app.validation",
+    "check.reporters",
+)
 """The modules of ``evreg`` the commands call, loaded when first used."""
 
 if TYPE_CHECKING:
-    from evreg.app import adding, catalog, imports, publish, records, validation
+    from evreg.app import adding, baselines, catalog, imports, publish, records, validation
     from evreg.check import reporters
     from evreg.core.findings import Finding
 else:
-    adding, catalog, imports, publish, records, validation, reporters = (_lazy(f"evreg.{name}") for name in LAZY)
+    adding, baselines, catalog, imports, publish, records, validation, reporters = (
+        _lazy(f"evreg.{name}") for name in LAZY
+    )
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -533,6 +544,38 @@ def add(ctx: Context, files: tuple[Path, ...], yes: bool, fmt: str, tool: str | 
             )
             return
     _report_import(adding.add(ctx.root, added), fmt)
+
+
+@cli.command()
+@click.option("--propose", is_flag=True, help="Add an entry, without a reason, for each finding an entry could accept.")
+@click.option("--prune", is_flag=True, help="Remove the entries that match no finding.")
+@click.option("--base", help="Only the findings the change since this commit introduced (e.g. HEAD, after an import).")
+@pass_ctx
+def baseline(ctx: Context, propose: bool, prune: bool, base: str | None) -> None:
+    """Review packets/baseline.json, the reviewed findings of imported data.
+
+    Lists the entries that match no finding (stale), the entries without a reason (they accept nothing), and the
+    findings an entry could accept. --propose writes an entry for each of those, with an empty reason: it accepts
+    nothing until a maintainer writes why the finding is a genuine defect of the data. A pull request that adds
+    entries is still refused (baseline-self-approval): accepting a defect is a maintainer's own commit."""
+    if prune:
+        for entry in baselines.prune(ctx.root):
+            click.echo(f"removed stale entry: {entry.get('code')} at {entry.get('file')}{entry.get('pointer', '')}")
+    if propose:
+        found, proposed = baselines.propose(ctx.root, base)
+        for entry in proposed:
+            click.echo(f"proposed: {entry['code']} at {entry['file']}{entry['pointer']} (write its reason)")
+    else:
+        found = baselines.review(ctx.root, base)
+    click.echo(f"{len(found.entries)} entries; {len(found.stale)} stale; {len(found.unreasoned)} without a reason")
+    for i in found.stale:
+        entry = found.entries[i]
+        click.echo(f"  stale /entries/{i}: {entry.get('code')} at {entry.get('file')}{entry.get('pointer', '')}")
+    if not propose:
+        for f in found.open:
+            click.echo(f"  could be accepted: {f.code} at {f.file}{f.pointer} ({f.message})")
+    for f in found.refused:
+        click.echo(f"  cannot be accepted ({f.code} is never baselined): fix it at {f.file}{f.pointer}")
 
 
 # -- scaffolding ------------------------------------------------------------------
