@@ -193,3 +193,22 @@ def test_a_new_registry_reviews_an_imported_labs_defects_with_the_baseline_comma
     pruned = evreg("baseline", "--prune", cwd=root)
     assert f"removed stale entry: {bad['code']} at {bad['file']}" in pruned.stdout
     assert len(json.loads((root / "packets/baseline.json").read_text())["entries"]) == len(entries) - 1
+
+
+def test_a_run_not_committed_yet_is_replaced_by_its_corrected_import(root: Path) -> None:
+    """"Published" is committed: a corrected import replaces what an earlier one wrote and nobody committed (and says
+    so); once committed, the same correction is refused as a rewrite of a published measurement."""
+    assert evreg("add", str(LLAMA), "--cards", "1", "--yes", cwd=root).returncode == 0
+    [packet] = (root / "packets").glob("*/*/packet.json")
+    spec = f"{packet.parent.parent.name}/{packet.parent.name}"
+    runs = sorted(packet.parent.glob("measurements/*.json"))
+    tagged = ("import", "llama-bench", str(LLAMA), "--packet", spec, "--cards", "1", "--state", "lab-measured")
+    again = evreg(*tagged, cwd=root)
+    assert again.returncode == 0 and "replaced 2 files no commit holds yet" in again.stderr, again.stderr
+    assert {json.loads(p.read_text())["state"] for p in runs} == {"lab-measured"}
+    repo = git.Repo(root)
+    repo.git.add("-A")
+    repo.index.commit("the runs")
+    back = evreg("import", "llama-bench", str(LLAMA), "--packet", spec, "--cards", "1", cwd=root)
+    assert back.returncode == 1 and "published (committed) measurement is never rewritten" in back.stderr
+    assert {json.loads(p.read_text())["state"] for p in runs} == {"lab-measured"}

@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import git
 import pytest
 
 from helpers import SHARED, evreg, imports, one_packet_registry
@@ -369,6 +370,9 @@ def test_overwrite_never_rewrites_a_published_measurement(tmp_path: Path) -> Non
     root = tmp_path / "reg"
     one_packet_registry(root, **LLAMA["llamacpp-b5606-rtx4090.json"])
     assert llama(root, B5606).returncode == 0
+    repo = git.Repo(root)
+    repo.git.add("-A")
+    repo.index.commit("published")  # published: committed
     path = next((root / "packets/fam/pkt/measurements").glob("*.json"))
     edited = path.read_text().replace('"community-measured"', '"lab-measured"')
     path.write_text(edited)

@@ -18,8 +18,8 @@ from evreg.store import writer
 __all__ = ["Imported", "Importer", "Plan", "import_file", "importer", "importer_names", "plan"]
 
 _NEVER_REWRITTEN = (
-    "nothing was written. A published measurement is never rewritten, not even with --overwrite: a corrected "
-    "number is a new record, with an id of its own, that supersedes the old one (`supersedes`). A tool's "
+    "nothing was written. A published (committed) measurement is never rewritten, not even with --overwrite: a "
+    "corrected number is a new record, with an id of its own, that supersedes the old one (`supersedes`). A tool's "
     "output imported again with changed numbers does this by itself; a file that keeps its records' ids "
     "(a lab's run log or manifest) needs the corrected records renamed and marked `supersedes`"
 )
@@ -85,7 +85,7 @@ def import_file(root: Path, planned: Plan, overwrite: bool = False, keep_errors:
     it writes bring errors of their own (what it wrote is taken back), unless ``keep_errors``: a lab's catalogue
     is imported with its genuine defects, for review in the baseline."""
     before = {_key(f) for f in pipeline.validate(root)[1].findings} if planned.files else set()
-    result = writer.write(root, planned.files, overwrite=overwrite)
+    result = writer.write(root, planned.files, overwrite=overwrite, drafts=True)
     if result.conflicts:
         raise _conflicts(result)
     report = pipeline.validate(root)[1]
@@ -103,7 +103,11 @@ def import_file(root: Path, planned: Plan, overwrite: bool = False, keep_errors:
             shown,
             summary,
         )
-    return Imported(planned.notes, result.written, result.unchanged, shown, summary, older)
+    drafts = [p for p in result.replaced if writer.published(p)]
+    notes = planned.notes + (
+        [f"replaced {len(drafts)} files no commit holds yet (an earlier import's, not published)"] if drafts else []
+    )
+    return Imported(notes, result.written, result.unchanged, shown, summary, older)
 
 
 def _conflicts(result: writer.WriteResult) -> Refused:

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evreg.core import jsonio
+from evreg.core import gitcmd, jsonio
 
 PUBLISHED = ("/measurements/", "/closures/", "/evidence/")
 """Folders whose files are published observations: never rewritten, even with ``overwrite``."""
@@ -31,17 +31,38 @@ class WriteResult:
     """The earlier content of each written file that existed (``undo`` puts it back)."""
 
 
+def committed(root: Path, paths: list[str]) -> set[str]:
+    """Which of ``paths`` the work tree's last commit holds: a file there is published. Every one of them when git
+    cannot say (no repository, no commit yet: nothing tells a draft from a published file, so none is replaced)."""
+    if not paths:
+        return set()
+    done = gitcmd.run(root, "ls-tree", "-r", "-z", "--name-only", "HEAD", "--", *paths)
+    if done is None or done.returncode != 0:
+        return set(paths)
+    return {p.decode("utf-8", "surrogateescape") for p in done.stdout.split(b"\0") if p}
+
+
 def write(
-    root: Path, files: Mapping[str, bytes | str], *, overwrite: bool = False, create: bool = False
+    root: Path,
+    files: Mapping[str, bytes | str],
+    *,
+    overwrite: bool = False,
+    create: bool = False,
+    drafts: bool = False,
 ) -> WriteResult:
     """Write ``files`` (paths relative to ``root``) unless any is a conflict: a file that exists with other
-    content (any existing file with ``create``), unless ``overwrite`` allows it and it is not ``published``."""
+    content (any existing file with ``create``), unless ``overwrite`` allows it and it is not ``published``.
+    ``drafts``: a published file that no commit holds yet (an import not committed) is replaced like any file
+    (``WriteResult.replaced`` lists it): "published" means committed, not on disk."""
     data = {path: c.encode("utf-8") if isinstance(c, str) else c for path, c in files.items()}
     result = WriteResult()
-    for path, content in data.items():
-        target = root / path
-        protected = create or not overwrite or published(path)
-        if protected and target.exists() and (create or target.read_bytes() != content):
+    differing = [
+        path for path in data if (root / path).exists() and (create or (root / path).read_bytes() != data[path])
+    ]
+    held = committed(root, [p for p in differing if published(p)]) if drafts and differing else None
+    for path in differing:
+        draft = drafts and published(path) and held is not None and path not in held
+        if create or (not draft and (published(path) or not overwrite)):
             result.conflicts.append(path)
     if result.conflicts:
         return result
