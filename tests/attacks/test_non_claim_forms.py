@@ -153,3 +153,13 @@ def test_a_quote_of_the_runs_own_entry_passes(real: Path) -> None:
 def test_hand_written_markup_of_settings_quotes_and_derived_figures_is_forged(reg: Reg, cls: str) -> None:
     reg.put("site/page.md", f'# Page\n\n<span class="evreg-{cls}">52.3 tok/s</span>\n')
     assert "citation-forged" in reg.codes()
+
+
+def test_a_number_in_inline_code_takes_the_unit_after_it() -> None:
+    """Inline code that shows only a number is the number a reader sees: a unit outside it makes a figure; code that
+    shows more (a command line) stays code."""
+    from evreg.claims import markdown
+
+    page = "Runs at `52.3` tok/s.\n\nStart it with `--max-model-len 32768` tokens of context.\n"
+    assert [line for _, line in markdown.prose(page) if "52.3" in line] == ["Runs at `52.3` tok/s."]
+    assert all("32768" not in line for _, line in markdown.prose(page))

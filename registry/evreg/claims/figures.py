@@ -82,11 +82,11 @@ _UNITS: list[tuple[str, str]] = [
     ),
     (r"(?i:req(?:uest)?s?\s*/\s*(?:s|sec)\b|req(?:uest)?s?\s+per\s+(?:second|sec)\b|qps\b|rps\b)", "req/s"),
     (r"(?:[GMKT]i?B/s|[GMKT]Bps)", "B/s"),
-    (r"(?:ms|msecs?\b|milliseconds?\b)", "ms"),
-    (r"(?:μs|us)", "µs"),
-    (r"ns", "ns"),
-    (r"(?:TiB|GiB|MiB|TB|GB|MB|KiB|KB)", "bytes"),
-    (r"[kM]?W", "W"),
+    (r"(?i:ms|msecs?\b|milliseconds?\b)", "ms"),
+    (r"(?:μs|us|(?i:microseconds?)\b)", "µs"),
+    (r"(?:ns|(?i:nanoseconds?)\b)", "ns"),
+    (r"(?i:[kmgtp]i?b\b|(?:kilo|mega|giga|tera|peta)bytes?\b)", "bytes"),
+    (r"(?:[kM]?W|(?i:(?:kilo|mega)?watts?)\b)", "W"),
     (r"(?:[kMGTP]?FLOP/s|[kMGTP]?FLOPS)", "FLOP/s"),
     (r"(?:s|secs?\b|seconds?\b)", "s"),
     (r"(?:min|mins|minutes?)\b", "min"),
@@ -301,6 +301,12 @@ def _words_between(text: str, start: int, end: int) -> list[re.Match[str]]:
 
 
 _DIGIT = re.compile(r"\d")
+_TIMES = re.compile(
+    r"(?<![\w.])(?P<num>\d+(?:\.\d+)?)[ \u00a0]+(?i:times)[ \u00a0]+(?=(?i:faster|slower|higher|lower|more|less|better|"
+    r"worse|bigger|smaller|as)\b)"
+)
+"""A multiplier written as a word that compares (``3 times faster``, ``2.5 times as fast``); ``ran 3 times`` counts
+runs, and ``1.5 times the batch`` scales a setting."""
 
 
 @dataclass(frozen=True)
@@ -447,6 +453,9 @@ def find_figures(text: str, cell: bool = False) -> list[Figure]:
             last = n == len(items) - 1
             a, b = span(at, m.end() if last else at + len(item))
             found[a] = Figure(a, b, text[a:b], item, unit, None)
+    for m in _TIMES.finditer(folded) if "imes" in folded or "IMES" in folded else ():
+        a, b = span(m.start("num"), m.end())
+        found.setdefault(a, Figure(a, b, text[a:b].rstrip(), m.group("num"), "x", None))
     for m in _CODE.finditer(folded):
         a, b = span(m.start("num"), m.end("num"))
         found.setdefault(a, Figure(a, b, text[a:b], m.group("num"), "", CODE_METRICS[m.group("code")]))

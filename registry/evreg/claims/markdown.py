@@ -102,11 +102,19 @@ def spans(line: str) -> Iterator[tuple[str, bool]]:
             yield piece, i % 2 == 1
 
 
+_CODE_NUMBER = re.compile(r"`+\s*[-+]?[\d.,]*\d[\d.,]*\s*`+")
+"""Inline code that shows a number and nothing else (```52.3```): a unit after it makes it a figure like any."""
+
+
 def prose(text: str) -> Iterator[tuple[int, str]]:
-    """(line number, line) of the lines outside code, with inline code blanked (columns stay true)."""
+    """(line number, line) of the lines outside code, with inline code blanked (columns stay true), but for inline
+    code that is only a number: that reads as the number it shows (```52.3` tok/s`` is a figure)."""
     for n, line, code in lines(text):
         if not code:
-            yield n, "".join(" " * len(t) if is_code else t for t, is_code in spans(line))
+            yield (
+                n,
+                "".join(" " * len(t) if is_code and not _CODE_NUMBER.fullmatch(t) else t for t, is_code in spans(line)),
+            )
 
 
 def with_forms(text: str, render: Callable[[str], str]) -> str:

@@ -20,4 +20,4 @@ NUMBER = re.compile(r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
 def csv_cell(value: Any) -> str:
     """``value`` as the text of a CSV cell no spreadsheet evaluates (quoting is the CSV writer's)."""
     text = "" if value is None else str(value)
-    return "'" + text if FORMULA.match(text) and not NUMBER.match(text) else text
+    return "'" + text if FORMULA.match(text) and not NUMBER.fullmatch(text) else text
