@@ -156,8 +156,8 @@ class Run:
             "synchronous": "synchronous (one request at a time)",
             "concurrent": f"concurrent, {s.get('streams') or s.get('max_concurrency')} streams",
             "throughput": "throughput (all requests at once)",
-            "constant": f"constant rate {sv.plain(s.get('rate'))} requests/s",
-            "poisson": f"poisson rate {sv.plain(s.get('rate'))} requests/s",
+            "constant": f"constant, request rate {sv.plain(s.get('rate'))}",
+            "poisson": f"poisson, request rate {sv.plain(s.get('rate'))}",
         }.get(kind, kind or "strategy unstated")
         totals = self.totals
         return (
