@@ -36,12 +36,11 @@ its HTTP client, not the server, so the runtime is what ``--runtime`` states.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 from evreg import formats
-from evreg.core import codes
+from evreg.core import codes, jsonio
 from evreg.core.findings import Finding, Severity
 from evreg.formats import serving as sv
 
@@ -191,7 +190,7 @@ def _fixed_lengths(data: Any) -> dict[str, Any]:
     if not isinstance(data, str):
         return {}
     try:
-        parsed = json.loads(data)
+        parsed = jsonio.loads(data)
     except ValueError:
         parsed = dict(p.split("=", 1) for p in data.split(",") if p.count("=") == 1)
     if not isinstance(parsed, dict) or any(SPREAD.search(str(k)) for k in parsed):
