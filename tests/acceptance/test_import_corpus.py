@@ -23,7 +23,7 @@ from helpers import SHARED, evreg, one_packet_registry, stating, value_at
 
 REAL = SHARED / "real"
 TOOL = {"aiperf": "aiperf", "llama-bench": "llama-bench", "lm-eval": "lm-eval", "sglang": "sglang-bench"}
-TOOL |= {"vllm-bench": "vllm-bench", "mlperf": "mlperf"}
+TOOL |= {"vllm-bench": "vllm-bench", "mlperf": "mlperf", "llmperf": "llmperf", "guidellm": "guidellm"}
 
 
 @dataclass(frozen=True)
@@ -202,6 +202,30 @@ CASES: dict[str, Case] = {
     ),
     "sglang/corpus/william-qmul-dlora-1022/sglang_1022_1_1024_128.jsonl": Case(
         dict(repository="meta-llama/Llama-2-7b-hf", quantization="FP16", runtime=None, hardware="unknown GPU")
+    ),
+    # LLMPerf (token_benchmark_ray.py summaries) ----------------------------------------------------------------
+    "llmperf/corpus/apeterson7-triton-llama2-7b-c3/meta-llama-Llama-2-7b-chat-hf_550_150_summary.json": Case(
+        dict(repository="meta-llama/Llama-2-7b-chat-hf", quantization="FP16", runtime=None, hardware="unknown GPU")
+    ),
+    "llmperf/corpus/hongxuanzhang-llama2-7b-c24/meta-llama-Llama-2-7b-chat-hf_550_150_summary.json": Case(
+        dict(repository="meta-llama/Llama-2-7b-chat-hf", quantization="FP16", runtime=None, hardware="unknown GPU")
+    ),
+    "llmperf/corpus/leaderboard-groq-llama2-70b/groq_70b.json": Case(
+        # Groq's API, the model named by its served name ("llama2-70b-4096"); fixed lengths (stddev 0)
+        dict(repository="meta-llama/Llama-2-70b-chat-hf", quantization="FP16", runtime=None, hardware="Groq LPU")
+    ),
+    # GuideLLM (benchmarks reports) -----------------------------------------------------------------------------
+    "guidellm/corpus/danielkorat-gpt-oss-20b-synchronous/openai_gpt-oss-20b_tp4_quant-none_benchmarks.json": Case(
+        dict(repository="openai/gpt-oss-20b", quantization="MXFP4", runtime=None, hardware="unknown GPU", cards=4)
+    ),
+    "guidellm/corpus/danielkorat-qwen3-4b-fp8-c4/Qwen_Qwen3-4B-Thinking-2507_tp4_quant-fp8_benchmarks.json": Case(
+        dict(
+            repository="Qwen/Qwen3-4B-Thinking-2507", quantization="FP8", runtime=None, hardware="unknown GPU", cards=4
+        )
+    ),
+    "guidellm/corpus/guidellm-tests-sync-2025-06/benchmarks_stripped.json": Case(
+        # anonymized upstream: the backend model is "example_model", the processor "example_processor"
+        dict(repository="example/example_model", quantization="BF16", runtime=None, hardware="unknown GPU")
     ),
 }
 

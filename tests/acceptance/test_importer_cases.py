@@ -130,6 +130,10 @@ SGLANG = REAL / "sglang/datacrunch-llama-3-3-70b-online/llama_3_3_70b_online_out
 ONE_BATCH = REAL / "sglang/corpus/jiminator-glm-bisect-one-batch-server/result.jsonl"
 RUN_LOG = SHARED / "rtx5090-vllm-runs.json"
 MANIFEST = SHARED / "lab/families/deepseek-v4.json"
+LLMPERF = REAL / "llmperf/corpus/hongxuanzhang-llama2-7b-c24/meta-llama-Llama-2-7b-chat-hf_550_150_summary.json"
+GUIDELLM = (
+    REAL / "guidellm/corpus/danielkorat-qwen3-4b-fp8-c4/Qwen_Qwen3-4B-Thinking-2507_tp4_quant-fp8_benchmarks.json"
+)
 
 SUBJECTS: dict[str, Subject] = {
     "llama-bench": Subject(
@@ -275,6 +279,37 @@ SUBJECTS: dict[str, Subject] = {
         setup=_lab_registry,
         changed_mode="refuse",
     ),
+    "llmperf": Subject(
+        LLMPERF,
+        dict(repository="meta-llama/Llama-2-7b-chat-hf", quantization="FP16", runtime=None, hardware="unknown GPU"),
+        ("mean_ttft_s", 0.7092350025244135),
+        {"hardware": "unknown GPU"},
+        ({"repository": "Qwen/Qwen3-8B"}, "'meta-llama/Llama-2-7b-chat-hf'", "Qwen/Qwen3-8B"),
+        Failed(
+            "closure",
+            make=_json_edit(_set("results_num_completed_requests", value=0)),
+            says="completed no request",
+        ),
+        ("0.7092350025244135", "0.7093350025244135"),  # the mean TTFT
+        ("guidellm", GUIDELLM),
+    ),
+    "guidellm": Subject(
+        GUIDELLM,
+        dict(
+            repository="Qwen/Qwen3-4B-Thinking-2507", quantization="FP8", runtime=None, hardware="unknown GPU", cards=4
+        ),
+        ("mean_ttft_ms", 0.0),  # filled in below from the file
+        {"hardware": "unknown GPU"},
+        ({"repository": "Qwen/Qwen3-8B"}, "'Qwen/Qwen3-4B-Thinking-2507'", "Qwen/Qwen3-8B"),
+        Failed(
+            "closure",
+            make=_json_edit(lambda d: d["benchmarks"][0]["metrics"]["request_totals"].update(successful=0)),
+            says="no request succeeded",
+        ),
+        ("", ""),  # filled in below from the file
+        ("llmperf", LLMPERF),
+        extra=("--cards", "4"),
+    ),
 }
 
 
@@ -300,6 +335,12 @@ def _fill() -> None:
         SUBJECTS["sglang-bench"],
         value=("aggregate_tok_s", out),
         changed=(f"{out}", f"{out + 1}"),
+    )
+    ttft = json.loads(GUIDELLM.read_text())["benchmarks"][0]["metrics"]["time_to_first_token_ms"]["successful"]
+    SUBJECTS["guidellm"] = _replace(
+        SUBJECTS["guidellm"],
+        value=("mean_ttft_ms", ttft["mean"]),
+        changed=(f'"mean": {ttft["mean"]!r}', f'"mean": {ttft["mean"] + 1!r}'),  # the successful requests' first
     )
     log = json.loads(RUN_LOG.read_text())
     first = log["runs"][0]["decode_samples"][0]

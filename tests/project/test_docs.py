@@ -103,6 +103,9 @@ WALKTHROUGH_INPUT = {  # the tool's output, under tests/data
     "sglang-one-batch": "real/sglang/corpus/jiminator-glm-bisect-one-batch-server/result.jsonl",
     "neural-download": "lab/families/deepseek-v4.json",
     "vllm-run-log": "rtx5090-vllm-runs.json",
+    "llmperf": "real/llmperf/corpus/hongxuanzhang-llama2-7b-c24/meta-llama-Llama-2-7b-chat-hf_550_150_summary.json",
+    "guidellm": "real/guidellm/corpus/danielkorat-qwen3-4b-fp8-c4/"
+    "Qwen_Qwen3-4B-Thinking-2507_tp4_quant-fp8_benchmarks.json",
 }
 
 

@@ -176,7 +176,24 @@ def looks_like(value: Any) -> str | None:
             return "vllm-run-log"
         if str(first.get("format", "")).startswith("neural-download"):
             return "neural-download"
+        if "num_concurrent_requests" in first and any(str(k).startswith("results_") for k in first):
+            return "llmperf"  # LLMPerf's <name>_summary.json
+        if first.keys() >= LLMPERF_REQUEST:
+            return "llmperf"  # LLMPerf's <name>_individual_responses.json, one object per request
+        if _guidellm(first):
+            return "guidellm"
     return None
+
+
+LLMPERF_REQUEST = {"ttft_s", "end_to_end_latency_s", "inter_token_latency_s", "error_code"}
+"""Keys of every request object of LLMPerf's ``<name>_individual_responses.json``."""
+
+
+def _guidellm(doc: dict[str, Any]) -> bool:
+    """A GuideLLM benchmarks report: ``benchmarks``, each a ``generative_benchmark`` with ``metrics``."""
+    benchmarks = doc.get("benchmarks")
+    first = benchmarks[0] if isinstance(benchmarks, list) and benchmarks else None
+    return isinstance(first, dict) and first.get("type_") == "generative_benchmark" and "metrics" in first
 
 
 AIPERF_CONFIG = {"models", "loadgen", "phases", "service_kind", "subcommand"}
