@@ -117,3 +117,12 @@ def test_one_class_means_no_class_field_differs(a: dict, b: dict) -> None:
         assert workload.load(a) == workload.load(b)
     if a == b:
         assert ca == cb
+
+
+def test_a_length_with_its_spread_is_not_read_as_its_spread() -> None:
+    """``150±0 output tokens`` states a mean and a spread: neither is read as the output length ``0``."""
+    from evreg.claims import workload_text
+
+    assert workload_text.fields("150±0 output tokens", {}) == {}
+    assert workload_text.fields("a 1/128 output tokens split", {}) == {}
+    assert workload_text.fields("up to 128 output tokens", {})["output_tokens"] == 128
