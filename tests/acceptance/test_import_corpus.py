@@ -23,7 +23,7 @@ from helpers import SHARED, evreg, one_packet_registry, stating, value_at
 
 REAL = SHARED / "real"
 TOOL = {"aiperf": "aiperf", "llama-bench": "llama-bench", "lm-eval": "lm-eval", "sglang": "sglang-bench"}
-TOOL |= {"vllm-bench": "vllm-bench", "mlperf": "mlperf"}
+TOOL |= {"vllm-bench": "vllm-bench", "mlperf": "mlperf", "vllm-offline": "vllm-offline"}
 
 
 @dataclass(frozen=True)
@@ -202,6 +202,41 @@ CASES: dict[str, Case] = {
     ),
     "sglang/corpus/william-qmul-dlora-1022/sglang_1022_1_1024_128.jsonl": Case(
         dict(repository="meta-llama/Llama-2-7b-hf", quantization="FP16", runtime=None, hardware="unknown GPU")
+    ),
+    # vLLM offline benchmarks (vllm bench latency / throughput --output-json) -----------------------------------
+    "vllm-offline/corpus/cmontemuino-mi300x-latency-bs8-in128-out128/"
+    "Llama-3.1-8B_latency_bs8_in128_out128_float16_mem0.9_20250807_191332.json": Case(
+        # benchmark_latency.py of vLLM 0.9.2 on ROCm: ten iterations, the first one slower
+        dict(
+            repository="meta-llama/Llama-3.1-8B-Instruct",
+            quantization="FP16",
+            runtime=None,
+            hardware="AMD Instinct MI300X",
+        )
+    ),
+    "vllm-offline/corpus/cmontemuino-mi300x-latency-bs32-in128-out1024/"
+    "Llama-3.1-8B_latency_bs32_in128_out1024_float16_mem0.9_20250807_193434.json": Case(
+        dict(
+            repository="meta-llama/Llama-3.1-8B-Instruct",
+            quantization="FP16",
+            runtime=None,
+            hardware="AMD Instinct MI300X",
+        )
+    ),
+    "vllm-offline/corpus/zhangxinyuehfad-ascend-latency-llama8b/latency_llama8B_tp1.json": Case(
+        dict(
+            repository="meta-llama/Meta-Llama-3-8B-Instruct", quantization="BF16", runtime=None, hardware="Ascend 910B"
+        ),
+    ),
+    "vllm-offline/corpus/zhangxinyuehfad-ascend-throughput-llama8b/throughput_llama8B_tp1.json": Case(
+        dict(
+            repository="meta-llama/Meta-Llama-3-8B-Instruct", quantization="BF16", runtime=None, hardware="Ascend 910B"
+        ),
+    ),
+    "vllm-offline/corpus/zhangxinyuehfad-ascend-throughput-llama8b-rerun/throughput_llama8B_tp1.json": Case(
+        dict(
+            repository="meta-llama/Meta-Llama-3-8B-Instruct", quantization="BF16", runtime=None, hardware="Ascend 910B"
+        ),
     ),
 }
 

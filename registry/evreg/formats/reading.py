@@ -174,11 +174,17 @@ def looks_like(value: Any) -> str | None:
             return "vllm-bench"
         if "runs" in first and "failures" in first:
             return "vllm-run-log"
+        if first.keys() >= VLLM_LATENCY or first.keys() >= VLLM_THROUGHPUT:
+            return "vllm-offline"
         if str(first.get("format", "")).startswith("neural-download"):
             return "neural-download"
     return None
 
 
+VLLM_LATENCY = {"avg_latency", "latencies", "percentiles"}
+"""What ``vllm bench latency --output-json`` (and ``benchmark_latency.py``) always writes."""
+VLLM_THROUGHPUT = {"elapsed_time", "num_requests", "total_num_tokens", "requests_per_second", "tokens_per_second"}
+"""What ``vllm bench throughput --output-json`` (and ``benchmark_throughput.py``) always writes."""
 AIPERF_CONFIG = {"models", "loadgen", "phases", "service_kind", "subcommand"}
 """Keys of an AIPerf (``models``, ``loadgen``, ``phases``) or GenAI-Perf (``service_kind``, ``subcommand``)
 profile export's ``input_config``."""
