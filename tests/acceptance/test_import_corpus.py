@@ -123,6 +123,17 @@ CASES: dict[str, Case] = {
             cards=8,
         ),
     ),
+    # lm-evaluation-harness before 0.4: bare METRIC keys, one num_fewshot in config, no configs / n-shot
+    "lm-eval/corpus/eleutherai-v03-bloom-1b1-common-sense-0shot/bloom-1b1_common_sense_reasoning_0-shot.json": Case(
+        dict(repository="bigscience/bloom-1b1", quantization="FP32", runtime=None, hardware="unknown GPU"),
+    ),
+    "lm-eval/corpus/eleutherai-v03-llama-7b-gsm8k-8shot/llama-7B_gsm8k_8-shot.json": Case(
+        # the model is a local path ('.../LLaMA/lm/huggingface/7B')
+        dict(repository="huggyllama/llama-7b", quantization="FP32", runtime=None, hardware="unknown GPU"),
+    ),
+    "lm-eval/corpus/eleutherai-v03-opt-125m-gpt2-backend/opt-125m.json": Case(
+        dict(repository="facebook/opt-125m", quantization="FP32", runtime=None, hardware="unknown GPU"),
+    ),
     # vLLM benchmark_serving / vllm bench serve ------------------------------------------------------------------
     "vllm-bench/corpus/lambdalabs-mistral7b-h100-2024/Mistral-7B-Instruct-v0.3_tp1_len2000.json": Case(
         dict(repository="mistralai/Mistral-7B-Instruct-v0.3", quantization="BF16", runtime=None, hardware="NVIDIA H100")
