@@ -266,8 +266,9 @@ def plan_request(request: Request) -> Plan:
 
 def legacy(doc: dict[str, Any]) -> bool:
     """The layout before 0.4: bare ``METRIC`` keys (no ``,FILTER`` in any task's scores) and no ``configs``."""
-    results = doc.get("results") if isinstance(doc.get("results"), dict) else {}
-    keys = [k for scores in results.values() if isinstance(scores, dict) for k in scores]
+    results = doc.get("results")
+    tasks = results.values() if isinstance(results, dict) else []
+    keys = [k for scores in tasks if isinstance(scores, dict) for k in scores]
     return "configs" not in doc and not any("," in k for k in keys)
 
 
