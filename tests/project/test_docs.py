@@ -104,6 +104,8 @@ WALKTHROUGH_INPUT = {  # the tool's output, under tests/data
     "sglang-one-batch": "real/sglang/corpus/jiminator-glm-bisect-one-batch-server/result.jsonl",
     "neural-download": "lab/families/deepseek-v4.json",
     "vllm-run-log": "rtx5090-vllm-runs.json",
+    "vllm-offline": "real/vllm-offline/corpus/cmontemuino-mi300x-latency-bs8-in128-out128/"
+    "Llama-3.1-8B_latency_bs8_in128_out128_float16_mem0.9_20250807_191332.json",
 }
 
 
