@@ -672,6 +672,17 @@ def test_vllm_offline_latency_iterations_are_the_samples_of_one_run(tmp_path: Pa
     code, report, records = attempt(tmp_path / "b", MI300X, "--hardware", "AMD Instinct MI300X", hardware="NVIDIA H100")
     assert code == 1 and report["findings"][0]["code"] == "import-out-of-scope" and not records
     assert "'AMD Instinct MI300X' is not the packet's 'NVIDIA H100'" in report["findings"][0]["message"]
+    # an iteration that is not a positive number of seconds is refused at its pointer, never stored
+    doc = json.loads((REAL / MI300X).read_text())
+    doc["latencies"][3] = None
+    broken = tmp_path / "broken" / Path(MI300X).name
+    broken.parent.mkdir()
+    broken.write_text(json.dumps(doc, indent=4))
+    root = tmp_path / "c" / "reg"
+    spec = one_packet_registry(root, **CASES[MI300X].packet)
+    result = evreg("import", "vllm-offline", str(broken), "--packet", spec, "--format", "json", cwd=root)
+    [finding] = json.loads(result.stdout)["findings"]
+    assert result.returncode == 1 and finding["pointer"] == "/latencies/3" and "took null" in finding["message"]
 
 
 def test_vllm_offline_throughput_is_one_run_of_requests_and_tokens_per_second(tmp_path: Path) -> None:

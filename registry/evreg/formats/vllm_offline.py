@@ -19,6 +19,7 @@ and ``--hardware`` the accelerators, each compared with the packet's.
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
@@ -34,8 +35,8 @@ THROUGHPUT = {"requests_per_second": "requests_per_s", "tokens_per_second": "tot
 RUNTIME_OPTION = formats.Option(
     "runtime",
     "",
-    "The vLLM version as you ran it, e.g. 'vLLM 0.9.2' (the file does not record it); compared with the packet's. "
-    "Without it the records state no runtime.",
+    "The vLLM version as you ran it, e.g. 'vLLM 0.9.2' (the file does not record it; it must be vLLM); compared "
+    "with the packet's. Without it the records state no runtime.",
 )
 
 
@@ -63,7 +64,7 @@ def _latency(request: formats.Request, source: formats.Source, doc: dict[str, An
             raise formats.refuse(
                 file,
                 f"/latencies/{i}",
-                f"vllm bench latency: iteration {i} took {value!r}, not a positive number of seconds",
+                f"vllm bench latency: iteration {i} took {json.dumps(value)}, not a positive number of seconds",
                 "pass the file as vLLM wrote it",
             )
     if not samples:
@@ -134,7 +135,10 @@ def plan(request: formats.Request) -> formats.Plan:
     out.add_file(evidence, raw)
     earlier = formats.earlier_imports(target, request.name)
     if not body["metrics"]:  # a throughput of zero: the run completed nothing
-        reason = f"vllm bench throughput measured no positive throughput ({sv.scalars(doc, THROUGHPUT_KEYS)})"
+        reason = (
+            f"vllm bench throughput measured no positive throughput: requests_per_second {doc['requests_per_second']}, "
+            f"tokens_per_second {doc['tokens_per_second']} over {doc.get('num_requests')} requests"
+        )
         rid = formats.content_id("vllm-offline-throughput", raw, target, "failed")
         sv.add(out, request, earlier, "0", formats.failed_run(target, rid, evidence, raw, reason, {"kind": kind}))
         out.notes.append(f"vllm bench {kind}: a failed run, recorded as a closure of packet {target.packet}")
