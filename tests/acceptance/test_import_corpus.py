@@ -24,6 +24,7 @@ from helpers import SHARED, evreg, one_packet_registry, stating, value_at
 REAL = SHARED / "real"
 TOOL = {"aiperf": "aiperf", "llama-bench": "llama-bench", "lm-eval": "lm-eval", "sglang": "sglang-bench"}
 TOOL |= {"vllm-bench": "vllm-bench", "mlperf": "mlperf", "llmperf": "llmperf", "guidellm": "guidellm"}
+TOOL |= {"vllm-offline": "vllm-offline"}
 
 
 @dataclass(frozen=True)
@@ -122,6 +123,17 @@ CASES: dict[str, Case] = {
             hardware="NVIDIA H100 80GB HBM3",
             cards=8,
         ),
+    ),
+    # lm-evaluation-harness before 0.4: bare METRIC keys, one num_fewshot in config, no configs / n-shot
+    "lm-eval/corpus/eleutherai-v03-bloom-1b1-common-sense-0shot/bloom-1b1_common_sense_reasoning_0-shot.json": Case(
+        dict(repository="bigscience/bloom-1b1", quantization="FP32", runtime=None, hardware="unknown GPU"),
+    ),
+    "lm-eval/corpus/eleutherai-v03-llama-7b-gsm8k-8shot/llama-7B_gsm8k_8-shot.json": Case(
+        # the model is a local path ('.../LLaMA/lm/huggingface/7B')
+        dict(repository="huggyllama/llama-7b", quantization="FP32", runtime=None, hardware="unknown GPU"),
+    ),
+    "lm-eval/corpus/eleutherai-v03-opt-125m-gpt2-backend/opt-125m.json": Case(
+        dict(repository="facebook/opt-125m", quantization="FP32", runtime=None, hardware="unknown GPU"),
     ),
     # vLLM benchmark_serving / vllm bench serve ------------------------------------------------------------------
     "vllm-bench/corpus/lambdalabs-mistral7b-h100-2024/Mistral-7B-Instruct-v0.3_tp1_len2000.json": Case(
@@ -226,6 +238,41 @@ CASES: dict[str, Case] = {
     "guidellm/corpus/guidellm-tests-sync-2025-06/benchmarks_stripped.json": Case(
         # anonymized upstream: the backend model is "example_model", the processor "example_processor"
         dict(repository="example/example_model", quantization="BF16", runtime=None, hardware="unknown GPU")
+    ),
+    # vLLM offline benchmarks (vllm bench latency / throughput --output-json) -----------------------------------
+    "vllm-offline/corpus/cmontemuino-mi300x-latency-bs8-in128-out128/"
+    "Llama-3.1-8B_latency_bs8_in128_out128_float16_mem0.9_20250807_191332.json": Case(
+        # benchmark_latency.py of vLLM 0.9.2 on ROCm: ten iterations, the first one slower
+        dict(
+            repository="meta-llama/Llama-3.1-8B-Instruct",
+            quantization="FP16",
+            runtime=None,
+            hardware="AMD Instinct MI300X",
+        )
+    ),
+    "vllm-offline/corpus/cmontemuino-mi300x-latency-bs32-in128-out1024/"
+    "Llama-3.1-8B_latency_bs32_in128_out1024_float16_mem0.9_20250807_193434.json": Case(
+        dict(
+            repository="meta-llama/Llama-3.1-8B-Instruct",
+            quantization="FP16",
+            runtime=None,
+            hardware="AMD Instinct MI300X",
+        )
+    ),
+    "vllm-offline/corpus/zhangxinyuehfad-ascend-latency-llama8b/latency_llama8B_tp1.json": Case(
+        dict(
+            repository="meta-llama/Meta-Llama-3-8B-Instruct", quantization="BF16", runtime=None, hardware="Ascend 910B"
+        ),
+    ),
+    "vllm-offline/corpus/zhangxinyuehfad-ascend-throughput-llama8b/throughput_llama8B_tp1.json": Case(
+        dict(
+            repository="meta-llama/Meta-Llama-3-8B-Instruct", quantization="BF16", runtime=None, hardware="Ascend 910B"
+        ),
+    ),
+    "vllm-offline/corpus/zhangxinyuehfad-ascend-throughput-llama8b-rerun/throughput_llama8B_tp1.json": Case(
+        dict(
+            repository="meta-llama/Meta-Llama-3-8B-Instruct", quantization="BF16", runtime=None, hardware="Ascend 910B"
+        ),
     ),
 }
 
@@ -620,3 +667,125 @@ def test_lm_eval_a_served_model_is_not_on_the_evaluating_hosts_gpu(tmp_path: Pat
     [run] = [json.loads(p.read_text()) for p in (root / "packets/fam").rglob("measurements/*.json")]
     assert run["hardware"] == "NVIDIA L40S"
     assert run["tool"]["evaluating_host"] == {"hardware": ["NVIDIA RTX A2000 12GB"]} and "hardware" not in run["tool"]
+
+
+MI300X = (
+    "vllm-offline/corpus/cmontemuino-mi300x-latency-bs8-in128-out128/"
+    "Llama-3.1-8B_latency_bs8_in128_out128_float16_mem0.9_20250807_191332.json"
+)
+ASCEND_THROUGHPUT = "vllm-offline/corpus/zhangxinyuehfad-ascend-throughput-llama8b/throughput_llama8B_tp1.json"
+
+
+def test_vllm_offline_latency_iterations_are_the_samples_of_one_run(tmp_path: Path) -> None:
+    """vllm bench latency's timed iterations are the repeats of one run: every one a sample with its locator, the
+    tool's own mean and percentiles beside them; the file names no model, batch size or length, so none is stated."""
+    code, report, records = attempt(tmp_path / "a", MI300X, "--runtime", "vLLM 0.9.2", runtime="vLLM 0.9.2")
+    [run] = records
+    raw = json.loads((REAL / MI300X).read_text())
+    assert code == 0 and run["metrics"]["batch_latency_s"] == raw["latencies"] and len(raw["latencies"]) == 10
+    assert metric(records, "batch_latency_s")[1:] == ("/latencies/0", "s")
+    assert run["metrics"]["batch_latency_s"][0] == 1.114755410933867  # the slow first iteration, kept
+    assert run["evidence_locators"]["batch_latency_s[9]"] == "/latencies/9"
+    assert (
+        run["tool"]["avg_latency_s"] == 0.9204040324199013 and run["tool"]["percentiles_s"]["99"] == 1.0957480660511647
+    )
+    assert run["workload_fields"] == {"sample": "repeat"} and run["runtime"] == "vLLM 0.9.2"
+    assert run["hardware"] == "AMD Instinct MI300X"
+    [missing] = [f for f in report["findings"] if f["code"] == "import-identity-missing"]
+    assert "does not say the run's model" in missing["message"]
+    # stated hardware that is not the packet's: refused, nothing written
+    code, report, records = attempt(tmp_path / "b", MI300X, "--hardware", "AMD Instinct MI300X", hardware="NVIDIA H100")
+    assert code == 1 and report["findings"][0]["code"] == "import-out-of-scope" and not records
+    assert "'AMD Instinct MI300X' is not the packet's 'NVIDIA H100'" in report["findings"][0]["message"]
+    # an iteration that is not a positive number of seconds is refused at its pointer, never stored
+    doc = json.loads((REAL / MI300X).read_text())
+    doc["latencies"][3] = None
+    broken = tmp_path / "broken" / Path(MI300X).name
+    broken.parent.mkdir()
+    broken.write_text(json.dumps(doc, indent=4))
+    root = tmp_path / "c" / "reg"
+    spec = one_packet_registry(root, **CASES[MI300X].packet)
+    result = evreg("import", "vllm-offline", str(broken), "--packet", spec, "--format", "json", cwd=root)
+    [finding] = json.loads(result.stdout)["findings"]
+    assert result.returncode == 1 and finding["pointer"] == "/latencies/3" and "took null" in finding["message"]
+
+
+def test_vllm_offline_throughput_is_one_run_of_requests_and_tokens_per_second(tmp_path: Path) -> None:
+    code, _, records = attempt(tmp_path / "a", ASCEND_THROUGHPUT)
+    [run] = records
+    assert code == 0 and run["measurement_class"] == "vllm-bench-throughput"
+    assert metric(records, "requests_per_s") == ([2.7631534315929653], "/requests_per_second", "requests/s")
+    assert metric(records, "total_tok_s") == ([1190.9743920852], "/tokens_per_second", "tok/s")
+    assert run["tool"] == {
+        "name": "vllm-bench-throughput",
+        "elapsed_time": 72.38106929324567,
+        "num_requests": 200,
+        "total_num_tokens": 86204,
+    }
+    assert run["workload_fields"] == {"sample": "run", "requests": 200} and "runtime" not in run
+    # the file is vLLM's: a packet of another engine does not take it
+    code, report, records = attempt(tmp_path / "b", ASCEND_THROUGHPUT, runtime="SGLang 0.4.1")
+    assert code == 1 and report["findings"][0]["code"] == "import-out-of-scope" and not records
+    assert "'SGLang 0.4.1'" in report["findings"][0]["message"]
+    code, report, _ = attempt(tmp_path / "c", ASCEND_THROUGHPUT, "--runtime", "SGLang 0.4.1")
+    assert code == 1 and "backend 'vllm'" in report["findings"][0]["message"]
+
+
+def test_vllm_offline_and_serve_files_are_refused_by_each_others_importer(tmp_path: Path) -> None:
+    root = tmp_path / "reg"
+    one_packet_registry(root, **CASES[ASCEND_THROUGHPUT].packet)
+    wrong = evreg("import", "vllm-bench", str(REAL / ASCEND_THROUGHPUT), "--packet", "fam/pkt", cwd=root)
+    assert wrong.returncode == 1 and "looks like vllm-offline output" in wrong.stdout
+    serve = REAL / "vllm-bench/corpus/lambdalabs-mistral7b-h100-2024/Mistral-7B-Instruct-v0.3_tp1_len2000.json"
+    wrong = evreg("import", "vllm-offline", str(serve), "--packet", "fam/pkt", cwd=root)
+    assert wrong.returncode == 1 and "looks like vllm-bench output" in wrong.stdout
+    assert not imported_records(root)
+
+
+BLOOM = "lm-eval/corpus/eleutherai-v03-bloom-1b1-common-sense-0shot/bloom-1b1_common_sense_reasoning_0-shot.json"
+OPT = "lm-eval/corpus/eleutherai-v03-opt-125m-gpt2-backend/opt-125m.json"
+
+
+def test_lm_eval_results_from_before_0_4_are_read(tmp_path: Path) -> None:
+    """A file before 0.4 has bare METRIC keys: each is the score 0.4 calls METRIC,none, with its stderr; the one
+    num_fewshot of the run is every task's shots; a task's version is kept; the model is compared with the packet."""
+    code, _, records = attempt(tmp_path / "a", BLOOM)
+    assert code == 0 and len(records) == 12
+    arc = next(r for r in records if r["imported_from"]["row"] == "arc_easy")
+    assert arc["metrics"] == {"acc_none": [0.5147306397306397], "acc_norm_none": [0.45454545454545453]}
+    assert arc["evidence_locators"]["acc_none[0]"] == "/results/arc_easy/acc"
+    assert arc["stderr"]["acc_norm_none"] == 0.010217299762709435
+    assert arc["stderr_locators"]["acc_norm_none"] == "/results/arc_easy/acc_norm_stderr"
+    assert arc["config"]["model"] == "hf-causal-experimental" and arc["config"]["num_fewshot"] == 0
+    assert (
+        arc["workload"].startswith("lm-evaluation-harness task arc_easy, 0-shot") and arc["tool"]["task_version"] == 0
+    )
+    taco = next(r for r in records if r["imported_from"]["row"] == "mc_taco")
+    assert taco["metrics"] == {"em_none": [0.1448948948948949], "f1_none": [0.32425976796237205]}
+    assert taco["stderr"] == {} and unit_of("em_none") == "ratio"
+    gsm8k = "lm-eval/corpus/eleutherai-v03-llama-7b-gsm8k-8shot/llama-7B_gsm8k_8-shot.json"
+    _, _, [run] = attempt(tmp_path / "b", gsm8k)
+    assert run["metrics"] == {"acc_none": [0.0803639120545868]} and "8-shot" in run["workload"]
+    code, report, records = attempt(tmp_path / "c", BLOOM, repository="Qwen/Qwen3-8B")
+    assert code == 1 and report["findings"][0]["code"] == "import-out-of-scope" and not records
+    assert "'bigscience/bloom-1b1' is not the packet's weights" in report["findings"][0]["message"]
+
+
+def test_lm_eval_before_0_4_older_backend_is_transformers(tmp_path: Path) -> None:
+    """The gpt2 backend of the harness before 0.4 ran the model with transformers: a vLLM packet does not take it;
+    lambada's perplexity (ppl) is a score, not a ratio."""
+    code, _, records = attempt(tmp_path / "a", OPT)
+    assert code == 0 and len(records) == 65
+    assert metric(records, "ppl_none") == ([26.02103896885129], "/results/lambada_openai/ppl", "score")
+    code, report, records = attempt(tmp_path / "b", OPT, runtime="vLLM 0.5.0")
+    assert code == 1 and not records
+    assert "ran the model with transformers (config.model)" in report["findings"][0]["message"]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_every_corpus_file_is_recognised_as_its_tools(name: str) -> None:
+    """`evreg add` tells the tool from the file: every real file is its importer's, and no other's."""
+    from evreg.formats import looks_like, sniff
+
+    expected = CASES[name].tool or TOOL[name.split("/", 1)[0]]
+    assert looks_like(sniff((REAL / name).read_bytes())) == expected

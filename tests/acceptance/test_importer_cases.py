@@ -134,6 +134,7 @@ LLMPERF = REAL / "llmperf/corpus/hongxuanzhang-llama2-7b-c24/meta-llama-Llama-2-
 GUIDELLM = (
     REAL / "guidellm/corpus/danielkorat-qwen3-4b-fp8-c4/Qwen_Qwen3-4B-Thinking-2507_tp4_quant-fp8_benchmarks.json"
 )
+OFFLINE = REAL / "vllm-offline/corpus/zhangxinyuehfad-ascend-throughput-llama8b/throughput_llama8B_tp1.json"
 
 SUBJECTS: dict[str, Subject] = {
     "llama-bench": Subject(
@@ -177,7 +178,7 @@ SUBJECTS: dict[str, Subject] = {
         ({"hardware": "NVIDIA L4"}, "'NVIDIA A40'", "'NVIDIA L4'"),
         # the harness writes its results file only when every task ran (a crash writes none); a file whose tasks
         # have no score is refused whole: nothing written, never a 0
-        Failed("refused", make=_json_edit(_all_na), says="no task in the file has a METRIC,FILTER score"),
+        Failed("refused", make=_json_edit(_all_na), says="no task in the file has a score"),
         ("0.8559514783927218", "0.8569514783927218"),
         ("llama-bench", B5606),
     ),
@@ -248,6 +249,23 @@ SUBJECTS: dict[str, Subject] = {
         ('"output_throughput": 84.44', '"output_throughput": 84.45'),
         ("sglang-bench", SGLANG),
         extra=("--cards", "8"),
+    ),
+    "vllm-offline": Subject(
+        OFFLINE,
+        dict(
+            repository="meta-llama/Meta-Llama-3-8B-Instruct", quantization="BF16", runtime=None, hardware="Ascend 910B"
+        ),
+        ("requests_per_s", 2.7631534315929653),
+        {"hardware": "Ascend 910B"},  # stated: the file names no hardware
+        ({"runtime": "SGLang 0.4.1"}, "'vLLM'", "'SGLang 0.4.1'"),
+        Failed(
+            "closure",
+            make=_json_edit(lambda d: d.update(requests_per_second=0.0, tokens_per_second=0.0)),
+            says="no positive throughput",
+        ),
+        ('"tokens_per_second": 1190.9743920852', '"tokens_per_second": 1190.9843920852'),
+        ("vllm-bench", SERVE),
+        notes={"mismatch": "the file names no model or hardware: the engine it is (vLLM) is what is compared"},
     ),
     "vllm-run-log": Subject(
         RUN_LOG,

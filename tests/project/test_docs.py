@@ -106,6 +106,8 @@ WALKTHROUGH_INPUT = {  # the tool's output, under tests/data
     "llmperf": "real/llmperf/corpus/hongxuanzhang-llama2-7b-c24/meta-llama-Llama-2-7b-chat-hf_550_150_summary.json",
     "guidellm": "real/guidellm/corpus/danielkorat-qwen3-4b-fp8-c4/"
     "Qwen_Qwen3-4B-Thinking-2507_tp4_quant-fp8_benchmarks.json",
+    "vllm-offline": "real/vllm-offline/corpus/cmontemuino-mi300x-latency-bs8-in128-out128/"
+    "Llama-3.1-8B_latency_bs8_in128_out128_float16_mem0.9_20250807_191332.json",
 }
 
 

@@ -25,7 +25,8 @@ def _int(text: str) -> int:
 OUTPUT = [
     re.compile(p, re.I)
     for p in (
-        rf"(?<![\w.,±+/-])(?:up to |up-to-)?({_D})(?: |-)(?:output|generated|completion|returned)(?: token)?(?:s| IDs)?\b",
+        rf"(?<![\w.,±+/-])(?:up to |up-to-)?({_D})(?: |-)(?:output|generated|completion|returned)"
+        r"(?: token)?(?:s| IDs)?\b",
         rf"\b({_D})-token (?:output ceiling|cap|responses|output)\b",
         rf"\b({_D})-output requests?\b",
         rf"\b[pi]\d{{1,12}}/[ong]({_D})\b",

@@ -1,9 +1,19 @@
-"""lm-evaluation-harness results JSON (``lm_eval --output_path``, 0.4.x): ``results`` maps each task to
+"""lm-evaluation-harness results JSON (``lm_eval --output_path``), in both layouts the harness has written.
+
+From 0.4: ``results`` maps each task to
 ``{"alias": ..., "METRIC,FILTER": value, "METRIC_stderr,FILTER": stderr}`` (a stderr the harness cannot
 compute is the string ``"N/A"``); group rows (``leaderboard_bbh``) hold no score of their own or an
 aggregate over ``group_subtasks``; ``configs`` holds each task's definition with its prompt templates
 (``{{question}}``); beside them ``config`` (``model``, ``model_args``), ``n-shot``, ``n-samples``,
 ``versions``, ``git_hash``, ``lm_eval_version`` (later 0.4 releases), ``pretty_env_info``.
+
+Before 0.4 (``python main.py --output_path``, 0.3 and earlier): ``results`` maps each task to bare
+``{"METRIC": value, "METRIC_stderr": stderr}`` (no filter, no alias), beside ``versions`` and a ``config`` of
+``model`` (the backend: ``hf-causal``, ``hf-causal-experimental``, ``gpt2``), ``model_args`` (the command line's
+string), ``num_fewshot`` (one for every task), ``batch_size``, ``device``, ``no_cache``, ``limit``,
+``bootstrap_iters`` and ``description_dict``; no ``configs``, ``n-shot``, ``n-samples`` or ``higher_is_better``. A
+bare ``METRIC`` is what 0.4 names ``METRIC,none`` (no filter), so it is recorded as ``METRIC_none``, the name the
+same score has in a 0.4 file.
 
 Each task with scores becomes one quality run measurement of the target packet: every ``METRIC,FILTER``
 score as the metric ``METRIC_FILTER`` with a locator back into the file, its stderr kept as the metric's
@@ -46,8 +56,8 @@ from evreg.formats import (
     stated,
 )
 
-RUN_KEYS = ("model", "model_args", "batch_size", "limit", "gen_kwargs", "random_seed", "fewshot_seed")
-"""What of the harness's ``config`` describes the run."""
+RUN_KEYS = ("model", "model_args", "num_fewshot", "batch_size", "limit", "gen_kwargs", "random_seed", "fewshot_seed")
+"""What of the harness's ``config`` describes the run (``num_fewshot``: before 0.4, for every task)."""
 TASK_KEYS = ("dataset_path", "dataset_name", "test_split", "output_type", "num_fewshot", "repeats")
 """What of a task's definition names it (its templates stay in the evidence)."""
 TOOL_KEYS = (
@@ -60,6 +70,8 @@ TOOL_KEYS = (
     "total_evaluation_time_seconds",
 )
 BACKENDS = {"hf": "transformers", "vllm": "vLLM", "sglang": "SGLang", "hf-multimodal": "transformers"}
+BACKENDS |= {"hf-causal": "transformers", "hf-causal-experimental": "transformers", "hf-seq2seq": "transformers"}
+BACKENDS |= {"gpt2": "transformers"}  # before 0.4: the transformers causal LM class, whatever the model
 """The harness's ``--model`` backends that name the runtime that ran the model."""
 
 
@@ -217,6 +229,7 @@ def plan_request(request: Request) -> Plan:
     refuse_other_format(doc, file, "lm-eval", "an lm-evaluation-harness results file")
     need(doc, dict, file, "", "the lm-evaluation-harness results object")
     results = need(doc.get("results"), dict, file, "/results", "results")
+    old = legacy(doc)
     found, engine = identity(request, doc, target)
     check_backend(found, engine, target, file)
     check_revision(doc, target, file)
@@ -230,6 +243,9 @@ def plan_request(request: Request) -> Plan:
     for task, scores in results.items():
         need(scores, dict, file, join_pointer("results", task), f"the scores of task {task!r}")
         record = task_record(request, source, doc, task, scores, (evidence, found))
+        if record is None and old:
+            plan.notes.append(f"task {task!r} has no numeric score: skipped")
+            continue
         if record is None:
             plan.notes.append(f"group {task!r} has no scores of its own: skipped (its subtasks are recorded)")
             continue
@@ -238,13 +254,27 @@ def plan_request(request: Request) -> Plan:
         plan.add(record_path("run-measurement", target.family, record["id"], target.packet), record)
         recorded += 1
     if not recorded:
-        raise refuse(file, "/results", "no task in the file has a METRIC,FILTER score", "pass the harness's results")
+        raise refuse(
+            file,
+            "/results",
+            "no task in the file has a score (METRIC,FILTER from 0.4, a bare METRIC before)",
+            "pass the results file the harness wrote with --output_path, unmodified",
+        )
     plan.notes.append(f"{recorded} lm-evaluation-harness tasks into packet {target.packet}")
     return plan
 
 
-def scores_of(source: Source, task: str, scores: dict[str, Any]) -> dict[str, Any]:
-    """A task's metrics, stderrs (numbers, with locators) and the stderrs the harness wrote as N/A."""
+def legacy(doc: dict[str, Any]) -> bool:
+    """The layout before 0.4: bare ``METRIC`` keys (no ``,FILTER`` in any task's scores) and no ``configs``."""
+    results = doc.get("results")
+    tasks = results.values() if isinstance(results, dict) else []
+    keys = [k for scores in tasks if isinstance(scores, dict) for k in scores]
+    return "configs" not in doc and not any("," in k for k in keys)
+
+
+def scores_of(source: Source, task: str, scores: dict[str, Any], old: bool = False) -> dict[str, Any]:
+    """A task's metrics, stderrs (numbers, with locators) and the stderrs the harness wrote as N/A. ``old``: the
+    layout before 0.4, whose bare ``METRIC`` is 0.4's ``METRIC,none``."""
     out: dict[str, Any] = {
         "metrics": {},
         "locators": {},
@@ -254,9 +284,9 @@ def scores_of(source: Source, task: str, scores: dict[str, Any]) -> dict[str, An
         "not_finite": [],
     }
     for key, value in scores.items():
-        if "," not in key:
+        if "," not in key and not old:
             continue
-        metric, filt = key.split(",", 1)
+        metric, filt = key.split(",", 1) if "," in key else (key, "none")
         name = slug(f"{metric}_{filt}").replace("-", "_")
         pointer = join_pointer("results", task, key)
         number = isinstance(value, int | float) and not isinstance(value, bool)
@@ -286,13 +316,15 @@ def task_record(
 ) -> dict[str, Any] | None:
     target, raw = request.packet(), request.raw
     evidence, found = context
-    found_scores = scores_of(source, task, scores)
+    found_scores = scores_of(source, task, scores, legacy(doc))
     if not found_scores["metrics"]:
         return None
     subtasks = (doc.get("group_subtasks") or {}).get(task) or []
-    shots = (doc.get("n-shot") or {}).get(task)
-    samples = ((doc.get("n-samples") or {}).get(task) or {}).get("effective")
     config: dict[str, Any] = doc["config"] if isinstance(doc.get("config"), dict) else {}
+    shots = (doc.get("n-shot") or {}).get(task)
+    if shots is None and legacy(doc):  # before 0.4: one --num_fewshot for every task
+        shots = config.get("num_fewshot")
+    samples = ((doc.get("n-samples") or {}).get(task) or {}).get("effective")
     task_config = (doc.get("configs") or {}).get(task) or {}
     record: dict[str, Any] = {
         "kind": "run-measurement",

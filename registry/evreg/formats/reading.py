@@ -172,8 +172,12 @@ def looks_like(value: Any) -> str | None:
             return "sglang-bench"
         if "output_throughput" in first and "completed" in first:
             return "vllm-bench"
+        if {"backend", "model_id", "mean_ttft_ms"} <= first.keys():
+            return "vllm-bench"  # vLLM's nightly serving results: latency statistics only
         if "runs" in first and "failures" in first:
             return "vllm-run-log"
+        if first.keys() >= VLLM_LATENCY or first.keys() >= VLLM_THROUGHPUT:
+            return "vllm-offline"
         if str(first.get("format", "")).startswith("neural-download"):
             return "neural-download"
         if "num_concurrent_requests" in first and any(str(k).startswith("results_") for k in first):
@@ -196,6 +200,10 @@ def _guidellm(doc: dict[str, Any]) -> bool:
     return isinstance(first, dict) and first.get("type_") == "generative_benchmark" and "metrics" in first
 
 
+VLLM_LATENCY = {"avg_latency", "latencies", "percentiles"}
+"""What ``vllm bench latency --output-json`` (and ``benchmark_latency.py``) always writes."""
+VLLM_THROUGHPUT = {"elapsed_time", "num_requests", "total_num_tokens", "requests_per_second", "tokens_per_second"}
+"""What ``vllm bench throughput --output-json`` (and ``benchmark_throughput.py``) always writes."""
 AIPERF_CONFIG = {"models", "loadgen", "phases", "service_kind", "subcommand"}
 """Keys of an AIPerf (``models``, ``loadgen``, ``phases``) or GenAI-Perf (``service_kind``, ``subcommand``)
 profile export's ``input_config``."""
@@ -209,7 +217,8 @@ def sniff(raw: bytes) -> Any:
             return jsonio.loads(candidate)
         except ValueError:
             continue
-    return text
+    recovered = past_log_lines(text)  # a tool's JSON with its log lines printed into it (ik_llama.cpp)
+    return recovered[0] if recovered is not None else text
 
 
 def wrong_format(file: str, kind: str, what: str) -> ImportRefused:
