@@ -76,3 +76,25 @@ def test_a_median_in_prose_is_checked_and_catalogued_as_the_median(reg: Reg) -> 
     assert json.loads(heads.stdout) == [{"value": 30.23, "unit": "tok/s", "statistic": "median"}]
     reg.edit(PACKET, lambda d: d.update(caveat="Decode {{ median:m:sweep-1.decode_tok_s }}."))  # a series: no repeats
     assert [f.code for f in reg.findings()] == ["citation-unresolved"]
+
+
+def test_a_headline_label_names_the_scope_of_the_run_it_cites() -> None:
+    """The real hero of qwen-27b is labelled as its run (AutoRound INT4, TP4); relabelled as another topology,
+    quantization or model, it names another run's scope."""
+    import json
+
+    from evreg_rules.featured import label_scope
+    from helpers import REPO
+
+    family = json.loads((REPO / "packets/qwen-27b/family.json").read_text())
+    hero = next(r for r in family["featured_results"] if r["role"] == "hero")
+    [path] = (REPO / "packets/qwen-27b").rglob(f"{hero['measurement_id']}.json")
+    run = json.loads(path.read_text())
+    rev = next(r for r in family["weight_revisions"] if r["id"] == run["revision"])
+    art = next(a for a in rev["quantized_artifacts"] if a["id"] == run["artifact_id"])
+    assert label_scope(hero["label"], run, rev, art) == []
+    assert label_scope("Qwen3.8 AutoRound INT4 · TP1 graph overlay", run, rev, art)  # the run is TP4
+    assert label_scope("Qwen3.8 NVFP4 · TP4 graph overlay", run, rev, art)  # the run is AutoRound INT4
+    assert label_scope("Qwen3.6-27B AutoRound INT4 · TP4", run, rev, art)  # another model the vocabulary knows
+    assert label_scope("8x B70, AutoRound INT4", run, rev, art)  # four cards, not eight
+    assert label_scope("AutoRound INT4 on 4 cards · TP4", run, rev, art) == []

@@ -4,12 +4,14 @@ headline speaks for; a family features exactly one hero."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
 from evreg.check.rules import UNIT, Rule
-from evreg.claims import citations, scope
+from evreg.claims import citations, scope, topology
 from evreg.core.findings import Code, Finding
+from evreg.core.vocab import model_key, models
 from evreg.store import Document, Registry
 from evreg_rules.index import Index, index
 from evreg_rules.promotion import NON_PROMOTABLE, SIDEWAYS, promotion_fields, scope_fields
@@ -136,6 +138,17 @@ def _family_result(
                 hint="A hero speaks for the primary packet, or for the packet whose folder holds its measurement; "
                 "feature a run of that scope.",
             )
+    fam = ix.family(str(m_doc.place.family))
+    weights = fam.revisions.get(m_doc.data.get("revision"), {})
+    artifact = fam.artifacts.get(m_doc.data.get("artifact_id") or "", ({}, ""))[0]
+    for why in label_scope(str(fr.get("label", "")), m_doc.data, weights, artifact):
+        yield SIDEWAYS.at(
+            doc,
+            f"{base}/label",
+            f"featured result {m_doc.id!r} is labelled as another run: {why}",
+            fields={"evidence": m_doc.id, "label": why},
+            hint="A headline's label names the scope of the run it cites: relabel it, or feature the run it names.",
+        )
     if m_doc.place.family != doc.id:
         yield SIDEWAYS.at(
             doc,
@@ -144,6 +157,47 @@ def _family_result(
             fields={"evidence": m_doc.id, "family": str(m_doc.place.family)},
         )
     yield from _promotable(doc, f"{base}/measurement_id", m_doc.data, m_doc.place.family, ix, "be featured")
+
+
+_TP = re.compile(r"(?i)(?<![A-Za-z0-9])TP\s?(\d+)(?![0-9])")
+_CARDS = re.compile(r"(?i)(?<![\w.])(\d+)\s?(?:x|×)\s?(?=[A-Za-z])|(?<![\w.])(\d+)\s(?:cards?|GPUs?)\b")
+_WORD = re.compile(r"[A-Za-z0-9_]+")
+
+
+def label_scope(label: str, m: dict[str, Any], weights: dict[str, Any], artifact: dict[str, Any]) -> list[str]:
+    """What a headline's label says of the run's scope that the run it cites is not: a tensor-parallel degree or a
+    card count of another topology, a quantization neither the run nor its artifact states, or a model the
+    vocabulary knows that is not the weights' (a label is read as a reader reads it: the run's own name)."""
+    stated = m.get("config")
+    config: dict[str, Any] = stated if isinstance(stated, dict) else {}
+    out = []
+    tp = config.get("tp") if isinstance(config.get("tp"), int) else None
+    n = topology.cards(config, m.get("cards"))
+    for hit in _TP.finditer(label):
+        said = int(hit.group(1))
+        if said != (tp if tp is not None else (1 if n == 1 else None)):
+            out.append(f"the label says {hit.group()}, the run is {topology.of(m)}")
+    for hit in _CARDS.finditer(label):
+        said = int(hit.group(1) or hit.group(2))
+        if n is not None and said != n:
+            out.append(f"the label says {hit.group().strip()}, the run used {n}")
+    own = " ".join(str(x) for x in (m.get("quantization"), artifact.get("quantization"), artifact.get("label")) if x)
+    own_words = {w.lower() for w in _WORD.findall(own)}
+    for word in _WORD.findall(label):
+        is_quant = word.lower() in scope.QUANT_WORDS or scope.GGUF_QUANT.fullmatch(word)
+        if is_quant and word.lower() not in own_words and not any(scope.same_quantization(word, w) for w in own_words):
+            out.append(f"the label names quantization {word!r}, the run is {own or 'of no stated quantization'}")
+    named = {model for model in models() if _names(label, model)}
+    if named and weights.get("model") and weights["model"] not in named:
+        out.append(f"the label names model {sorted(named)[0]!r}, the run's weights are {weights['model']!r}")
+    return out
+
+
+def _names(label: str, model: str) -> bool:
+    """Whether ``label`` names ``model`` by its id or a name of it, as whole words."""
+    spec = models()[model]
+    text = "-" + model_key(label) + "-"
+    return any(f"-{model_key(n)}-" in text for n in (model, spec["name"], *spec.get("names", [])))
 
 
 def _promotable(

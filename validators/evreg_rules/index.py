@@ -45,10 +45,6 @@ class FamilyIndex:
                     "but no artifact_id names it (a record without one is of the revision's own weights)"
                 )
         return None
-        for art in self.revisions.get(revision, {}).get("quantized_artifacts") or []:
-            if isinstance(art, dict) and same_quantization(str(art.get("quantization")), quantization):
-                return str(art.get("id"))
-        return None
 
 
 @dataclass

@@ -13,6 +13,7 @@ corrections, closures), and one module per format.
 
 from __future__ import annotations
 
+from evreg.claims.scope import GGUF_QUANT, QUANT_WORDS
 from evreg.formats.api import (
     ENTRY_POINT_GROUP,
     FileIdentity,
@@ -34,8 +35,6 @@ from evreg.formats.api import (
     stated,
 )
 from evreg.formats.identity import (
-    GGUF_QUANT,
-    QUANT_WORDS,
     check_scope,
     model_of_file,
     quantization_of_name,

@@ -7,6 +7,7 @@ import re
 from dataclasses import replace
 
 from evreg.claims import scope
+from evreg.claims.scope import quantization_of_name
 from evreg.core import codes, jsonio
 from evreg.core.findings import Finding, Severity
 from evreg.core.vocab import model_for
@@ -18,23 +19,6 @@ from evreg.store import MEASUREMENT_KINDS
 
 def _tokens(text: str) -> list[str]:
     return re.findall(r"[a-z0-9]+", text.lower())
-
-
-GGUF_QUANT = re.compile(r"(?i)(?:^|[-_.:])(i?q\d(?:_[a-z0-9]+)*|bf16|f16|f32|fp16|fp8|nvfp4|mxfp4)(?=[-_.:]|$)")
-"""A quantization word in a model file or served name, after ``-``, ``_``, ``.`` or a tag's ``:`` (Ollama's and
-llama-server's ``llama-3.2-3b-instruct-gguf:q4_k_m``)."""
-QUANT_WORDS = ("nvfp4", "mxfp4", "fp8", "awq", "gptq", "int4", "int8", "w4a16", "w8a8", "w4a4", "bf16", "fp16")
-
-
-def quantization_of_name(name: str) -> str | None:
-    """The quantization a model file or repository name states (``...-Q4_K_M.gguf``, ``...-FP8``), if any."""
-    base = name.replace("\\", "/").rsplit("/", 1)[-1]
-    base = re.sub(r"(?i)\.gguf$", "", base)
-    hits = GGUF_QUANT.findall(base)
-    if hits:
-        return hits[-1].upper()
-    words = [w for w in re.split(r"[-_.:]", base.lower()) if w in QUANT_WORDS]
-    return words[-1].upper() if words else None
 
 
 def model_of_file(named: str) -> str | None:
