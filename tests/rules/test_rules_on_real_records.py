@@ -250,3 +250,46 @@ def test_introduced_marks_only_changed_files(lab: Lab) -> None:
     assert ("dangling-reference", f"{Q}/views/tp-strict.json", False) in mine
     assert findings[0]["introduced"] is True  # a contributor sees their own change first
     assert evreg("validate", "--base", "no-such-rev", cwd=lab.root).returncode == 2
+
+
+def test_a_new_record_cannot_borrow_another_runs_samples(lab: Lab) -> None:
+    """A new record whose locators point into another run's entry of the shared run log (the samples re-read, the
+    receipt is not its own) is a finding; its own entry is not."""
+    [found_at] = (lab.root / "packets").rglob("qwen36-moe-mtp.json")
+    path = found_at.relative_to(lab.root).as_posix()
+    run = lab.read(path)
+    locators = run["evidence_locators"]
+    entry = "/" + "/".join(next(iter(locators.values())).split("/")[1:3])  # /runs/N of qwen36-moe-mtp
+    log = json.loads((lab.root / run["evidence"]).read_text())
+    other = next(i for i, r in enumerate(log["runs"]) if r["id"] == "qwen36-moe-default")
+    moved = {k: v.replace(entry, f"/runs/{other}", 1) for k, v in locators.items()}
+    held = {k: v for k, v in moved.items() if _has(log, v)}  # the metrics the other run's entry has too
+    metrics = sorted({k.split("[")[0] for k in held})
+    borrowed = dict(run, id="qwen36-moe-mtp-again", evidence_locators=held)
+    borrowed["metrics"] = {m: [_at(log, held[f"{m}[{i}]"]) for i in range(len(run["metrics"][m]))] for m in metrics}
+    assert borrowed["metrics"]
+    new = path.replace("qwen36-moe-mtp.json", "qwen36-moe-mtp-again.json")
+    (lab.root / new).write_text(json.dumps(borrowed))
+    found = [f for f in lab.blocking() if f.file == new]
+    assert [f.code for f in found] == ["evidence-other-run"], [(f.code, f.message) for f in found]
+    assert "qwen36-moe-default" in found[0].message
+    twin = dict(run, id="qwen36-moe-mtp-again")  # the entry of qwen36-moe-mtp, claimed a second time
+    (lab.root / new).write_text(json.dumps(twin))
+    assert [f.code for f in lab.blocking() if f.file == new] == ["evidence-other-run"]
+    honest = dict(run, id="qwen36-moe-mtp-again", supersedes="qwen36-moe-mtp")  # a correction of that run
+    (lab.root / new).write_text(json.dumps(honest))
+    assert [f for f in lab.blocking() if f.file == new and f.code == "evidence-other-run"] == []
+
+
+def _has(data: Any, pointer: str) -> bool:
+    try:
+        _at(data, pointer)
+    except (KeyError, IndexError):
+        return False
+    return True
+
+
+def _at(data: Any, pointer: str) -> Any:
+    for token in pointer.strip("/").split("/"):
+        data = data[int(token)] if isinstance(data, list) else data[token]
+    return data

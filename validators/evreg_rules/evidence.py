@@ -456,6 +456,93 @@ def _folded(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text).split())
 
 
+OTHER_RUN = Code(
+    "evidence-other-run",
+    "Samples located in another run's part of a shared evidence file",
+    "A file that holds many runs (a lab's run log, a tool's rows) is one receipt for each of them. A record whose "
+    "locators point into the entry of another run (its id, model, runtime version or precision there are not the "
+    "record's) borrows that run's numbers: the value re-reads, the receipt is not its own.",
+    "Locate the samples in the record's own entry, or make the record the run of that entry.",
+    '{"id": "run-b", "evidence_locators": {"decode_tok_s[0]": "/runs/0/decode_tok_s"}} where /runs/0 is "run-a"',
+)
+_ENTRY_MODEL = ("model", "model_id", "model_filename", "model_path", "checkpoint", "pretrained")
+_ENTRY_VERSION = ("vllm_version", "sglang_version", "build_commit")
+_ENTRY_PRECISION = ("precision", "quantization")
+
+
+def check_own_entries(registry: Registry) -> Iterator[Finding]:
+    """A record's located samples are in its own run's entry of the evidence file (``_entry``): an entry that names
+    a run id of another record of the file, a model the record's weights are not, a runtime version or commit the
+    record's runtime does not hold, or a precision other than the record's, is another run's."""
+    files: dict[str, _Evidence] = {}
+    records = [d for d in registry.records() if isinstance(d.data.get("evidence_locators"), dict)]
+    ids_by_file: dict[str, set[str]] = {}
+    for doc in records:
+        ids_by_file.setdefault(str(doc.data.get("evidence")), set()).add(str(doc.data.get("id")))
+    for doc in records:
+        ev, entry = doc.data.get("evidence"), _entry(doc.data.get("evidence_locators"))
+        local = isinstance(ev, str) and parse_ref(ev).kind == "local" and registry.evidence(ev) is EvidenceState.FILE
+        if not local or entry is None or entry.startswith("csv:"):
+            continue
+        try:
+            part = _read(registry, files, str(ev)).value(entry)
+        except (KeyError, ValueError):
+            continue  # the value check names the locator that reads nothing
+        if not isinstance(part, dict):
+            continue
+        why = _not_own(part, doc.data, ids_by_file[str(ev)], _weights_model(registry, doc))
+        for reason in why:
+            yield OTHER_RUN.at(
+                doc,
+                "/evidence_locators",
+                f"the samples are located in {ev} at {entry!r}, another run's entry: {reason}",
+                fields={"entry": entry, "why": reason},
+            )
+
+
+def _not_own(part: dict[str, Any], record: dict[str, Any], ids: set[str], weights: str | None) -> list[str]:
+    """Why an entry of a shared evidence file is another run's than ``record``'s (``check_own_entries``)."""
+    from evreg.claims.scope import model_of_file, quantization_of_name, same_quantization
+
+    why = []
+    entry_id = part.get("id")
+    if isinstance(entry_id, str) and entry_id not in (record.get("id"), record.get("supersedes")) and entry_id in ids:
+        why.append(f"it is the entry of run {entry_id!r}")
+    for key in _ENTRY_MODEL:
+        named = part.get(key)
+        model = model_of_file(named) if isinstance(named, str) else None
+        if model and weights and model != weights:
+            why.append(f"its {key} {named!r} is model {model!r}, the record's weights are {weights!r}")
+            break
+    runtime = str(record.get("runtime") or "").lower()
+    for key in _ENTRY_VERSION:
+        version = part.get(key)
+        held = isinstance(version, str) and re.search(rf"(?<![\w.]){re.escape(str(version).lower())}", runtime)
+        if isinstance(version, str) and runtime and not held:
+            why.append(f"its {key} {version!r} is not in the record's runtime {record.get('runtime')!r}")
+    quantization = record.get("quantization")
+    for key in _ENTRY_PRECISION:
+        stated = part.get(key)
+        found = quantization_of_name(stated.split()[0]) if isinstance(stated, str) and stated.split() else None
+        differs = found and isinstance(quantization, str) and not same_quantization(found, quantization)
+        if differs and str(found).lower() not in str(quantization).lower():
+            why.append(f"its {key} {stated!r} is not the record's quantization {quantization!r}")
+    return why
+
+
+def _weights_model(registry: Registry, doc: Any) -> str | None:
+    """The canonical model of the weight revision a record names (None when its family does not say)."""
+    from evreg.records.models import revisions_of
+
+    family = registry.family(doc.place.family)
+    if family is None or not isinstance(family.data, dict):
+        return None
+    for _, rev in revisions_of(family.data):
+        if rev.get("id") == doc.data.get("revision"):
+            return rev.get("model") if isinstance(rev.get("model"), str) else None
+    return None
+
+
 def check_quotes(registry: Registry) -> Iterator[Finding]:
     """Quotes from evidence (``{{ e:LOCATOR = TEXT }}``) are re-read: the text is at the locator of the record's own
     local evidence file (whitespace and Unicode compatibility forms aside)."""
@@ -475,4 +562,5 @@ RULES = [
     Rule("evidence", (MISSING, ESCAPE, HASH, UNSAFE), check_evidence, UNIT),
     Rule("evidence-values", (VALUE,), check_evidence_values, UNIT),
     Rule("evidence-quotes", (VALUE,), check_quotes, UNIT),
+    Rule("evidence-own-entry", (OTHER_RUN,), check_own_entries, UNIT),
 ]

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from evreg.claims.runtimes import Runtime, parse_runtime, runtime_matches, same_runtime
+from evreg.core.vocab import model_for
 
 __all__ = [
     "CURVE_KEYS",
@@ -262,3 +263,17 @@ def quantization_of_name(name: str) -> str | None:
         return hits[-1].upper()
     words = [w for w in re.split(r"[-_.:]", base.lower()) if w in QUANT_WORDS]
     return words[-1].upper() if words else None
+
+
+def model_of_file(named: str) -> str | None:
+    """The canonical model a file's model statement names: a repository, id or name the vocabulary knows, or a
+    model file's name without its quantization, shard number and extension (``models/Qwen2.5-7B-Instruct-Q4_K_M.gguf``
+    is ``qwen2.5-7b-instruct``)."""
+    found = model_for(named)
+    if found is not None:
+        return found
+    base = re.sub(r"(?i)(-\d{5}-of-\d{5})?\.gguf$", "", named.replace("\\", "/").rsplit("/", 1)[-1])
+    quant = quantization_of_name(base)
+    if quant:
+        base = re.sub(r"[-_.:]?" + re.escape(quant) + r"$", "", base, flags=re.I)
+    return model_for(base) if base else None

@@ -7,10 +7,9 @@ import re
 from dataclasses import replace
 
 from evreg.claims import scope
-from evreg.claims.scope import quantization_of_name
+from evreg.claims.scope import model_of_file, quantization_of_name
 from evreg.core import codes, jsonio
 from evreg.core.findings import Finding, Severity
-from evreg.core.vocab import model_for
 from evreg.formats.api import FileIdentity, ImportRefused, Plan, Target
 from evreg.store import MEASUREMENT_KINDS
 
@@ -19,20 +18,6 @@ from evreg.store import MEASUREMENT_KINDS
 
 def _tokens(text: str) -> list[str]:
     return re.findall(r"[a-z0-9]+", text.lower())
-
-
-def model_of_file(named: str) -> str | None:
-    """The canonical model a file's model statement names: a repository, id or name the vocabulary knows, or a
-    model file's name without its quantization, shard number and extension (``models/Qwen2.5-7B-Instruct-Q4_K_M.gguf``
-    is ``qwen2.5-7b-instruct``)."""
-    found = model_for(named)
-    if found is not None:
-        return found
-    base = re.sub(r"(?i)(-\d{5}-of-\d{5})?\.gguf$", "", named.replace("\\", "/").rsplit("/", 1)[-1])
-    quant = quantization_of_name(base)
-    if quant:
-        base = re.sub(r"[-_.:]?" + re.escape(quant) + r"$", "", base, flags=re.I)
-    return model_for(base) if base else None
 
 
 def _same_model(named: str, target: Target) -> bool:
