@@ -218,7 +218,7 @@ def plan_request(request: Request) -> Plan:
     if not isinstance(doc, dict) or "results" not in doc:
         raise refuse(
             file,
-            "",
+            "/results",
             "not lm-evaluation-harness output: its results file is one JSON object with results (scores by task), "
             "configs, versions and n-shot",
             "pass the results_*.json file lm_eval --output_path wrote, unmodified",
