@@ -725,6 +725,13 @@ REFUSED = {
         "this is AIPerf's CSV export (profile_export_aiperf.csv): import the profile_export_aiperf.json AIPerf "
         "wrote beside it"
     ),
+    ("aiperf", "aiperf/refused/databloom-llama32-3b-c1-csv/profile_export_aiperf.csv"): (
+        "this is AIPerf's CSV export (profile_export_aiperf.csv)"
+    ),
+    ("aiperf", "aiperf/refused/databloom-llama32-3b-c1-records/profile_export.jsonl"): (
+        "this is AIPerf's per-request records (profile_export.jsonl), not its profile export: import the "
+        "profile_export_aiperf.json AIPerf wrote beside it"
+    ),
     ("llama-bench", "llama-bench/refused/llamacpp-readme-b5163-csv/llama-bench-o-csv.csv"): (
         "this is llama-bench's CSV output: rerun with `-o json` or `-o jsonl`"
     ),

@@ -163,6 +163,8 @@ def looks_like(value: Any) -> str | None:
             return "llama-bench"
         if {"speed_pp", "speed_tg", "pl"} <= first.keys():
             return "llama-batched-bench"
+        if isinstance(first.get("metadata"), dict) and "benchmark_phase" in first["metadata"] and "metrics" in first:
+            return "aiperf-records"
         if "results" in first and ("versions" in first or "configs" in first or "n-shot" in first):
             return "lm-eval"
         aiperf_config = isinstance(config, dict) and (AIPERF_CONFIG & config.keys() or "records" in first)
@@ -196,6 +198,11 @@ OTHER_OUTPUTS: dict[str, tuple[str, str]] = {
         "GenAI-Perf's CSV export (profile_export_genai_perf.csv)",
         "import the profile_export_genai_perf.json GenAI-Perf wrote beside it: `evreg import aiperf "
         "profile_export_genai_perf.json --packet FAMILY/PACKET`",
+    ),
+    "aiperf-records": (
+        "AIPerf's per-request records (profile_export.jsonl), not its profile export",
+        "import the profile_export_aiperf.json AIPerf wrote beside it: `evreg import aiperf profile_export_aiperf.json "
+        "--packet FAMILY/PACKET`",
     ),
     "llama-bench-csv": ("llama-bench's CSV output", "rerun with `-o json` or `-o jsonl`"),
     "llama-bench-md": ("llama-bench's Markdown output", "rerun with `-o json` or `-o jsonl`"),

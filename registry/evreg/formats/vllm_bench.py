@@ -240,6 +240,14 @@ def counts(row: dict[str, Any], file: str, base: str) -> int | None:
     run-nightly-benchmarks``), which keeps only the latency statistics (no counts, no throughput)."""
     if "completed" not in row and "output_throughput" not in row and any(LATENCY.fullmatch(k) for k in row):
         return None
+    if "completed" not in row and "output_throughput" not in row:
+        raise refuse(
+            file,
+            base or "/",
+            "not vllm bench serve output: a result holds completed, output_throughput, request_throughput and "
+            "latency statistics (mean_ttft_ms, median_tpot_ms, ...)",
+            "pass the file vllm bench serve --save-result wrote, unmodified",
+        )
     need(row.get("output_throughput"), (int, float), file, f"{base}/output_throughput", "output_throughput")
     return int(need(row.get("completed"), int, file, f"{base}/completed", "completed"))
 
