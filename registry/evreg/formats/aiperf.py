@@ -8,9 +8,14 @@ Both hold one object: each metric as ``{"unit": ..., "avg": ..., "p50": ..., "p9
 ``concurrency``, ``request_rate``, ``service_kind``, ``backend``). AIPerf adds ``aiperf_version``, ``error_summary``,
 ``was_cancelled`` and, with GPU telemetry, the GPUs' names.
 
-One file becomes one run measurement of the target packet (every statistic its own metric, in the unit the file
-states, checked), or a closure when no request completed. perf_analyzer's raw ``profile_export.json`` (per-request
-timestamps, no statistics) is refused with the file to import instead.
+The load is read from wherever the version writes it: the profiling phase of ``input_config.phases`` (0.10 and
+later: ``concurrency``, or ``rate`` of a ``poisson`` / ``constant`` phase, and ``requests``) or ``loadgen`` (older).
+
+One file becomes one run measurement of the target packet (every statistic its own metric, its spread ``std``
+included, in the unit the file states, checked), or a closure when no request completed. A run the export says was
+not streamed (``endpoint.streaming`` / ``streaming`` false) stores no time to first token or inter-token latency.
+perf_analyzer's raw ``profile_export.json`` (per-request timestamps, no statistics), AIPerf's CSV export and its
+per-request ``profile_export.jsonl`` are refused with the file to import instead.
 """
 
 from __future__ import annotations

@@ -7,7 +7,13 @@ appended to the file (``backend``, ``dataset_name``, ``request_rate``, ``max_con
 Every line becomes one run measurement of the target packet (or a closure when it completed no request), every
 number with its ``line:N:K`` locator (a JSON pointer cannot address one line of JSON Lines). ``request_rate`` may be
 ``Infinity`` (JSON Lines as Python writes it): it is kept as ``"inf"``. Output, input and total throughput are
-distinct metrics.
+distinct metrics; a spread the tool wrote (``std_ttft_ms``) is a metric of its own, as vLLM's are.
+
+Against a prefill/decode-disaggregated deployment (SGLang's router), ``server_info`` holds the ``prefill`` and
+``decode`` servers' own: the model, quantization and cards are read from them, and servers of two SGLang versions
+state both (``SGLang 0.5.5.post3 (prefill) + SGLang 0.5.6 (decode)``). A line whose responses arrived whole (every
+inter-token latency zero, TTFT the request latency, more than one token per request) stores no TTFT, ITL or TPOT:
+they were not measured (``not_measured`` says so).
 """
 
 from __future__ import annotations
@@ -148,7 +154,7 @@ def _workload(obj: dict[str, Any], n: int) -> str:
     lengths = (
         f"random {obj.get('random_input_len')} in / {obj.get('random_output_len')} out"
         if obj.get("dataset_name") == "random"
-        else str(obj.get("dataset_name"))
+        else str(obj.get("dataset_name") or "dataset unstated")
     )
     concurrency = obj.get("max_concurrency")
     return (
