@@ -706,6 +706,9 @@ def test_sglang_disaggregated_deployment_states_its_model_and_both_versions(tmp_
     the two versions are both stated, the cards are the two servers' (the file names no model_id)."""
     line = raw_lines(PD)[0]
     assert "model_id" not in line and [s["version"] for s in line["server_info"]["prefill"]] == ["0.5.5.post3"]
+    code, report, records = attempt(tmp_path / "b", PD, repository="Qwen/Qwen3-32B", runtime=None)
+    assert code == 1 and not records
+    assert "'Qwen/Qwen2.5-3B-Instruct' is not the packet's weights" in report["findings"][0]["message"]
     code, _, [run] = attempt(tmp_path / "a", PD)
     assert code == 0
     assert run["runtime"] == "SGLang 0.5.5.post3 (prefill) + SGLang 0.5.6 (decode)"
@@ -713,9 +716,6 @@ def test_sglang_disaggregated_deployment_states_its_model_and_both_versions(tmp_
     assert run["tool"]["servers"]["prefill"][0]["disaggregation_mode"] == "prefill"
     samples, locator, _ = metric([run], "mean_ttft_ms")
     assert samples == [line["mean_ttft_ms"]] and value_at((REAL / PD).read_bytes(), locator) == samples[0]
-    code, report, records = attempt(tmp_path / "b", PD, repository="Qwen/Qwen3-32B")
-    assert code == 1 and not records
-    assert "'Qwen/Qwen2.5-3B-Instruct' is not the packet's weights" in report["findings"][0]["message"]
     code, report, _ = attempt(tmp_path / "c", PD, runtime="SGLang 0.5.6")
     assert code == 1 and "SGLang 0.5.5.post3 (prefill) + SGLang 0.5.6 (decode)" in str(report["findings"])
 
