@@ -214,6 +214,10 @@ CASES: dict[str, Case] = {
             hardware="NVIDIA GeForce RTX 5090",
         )
     ),
+    "sglang/corpus/william-qmul-dlora-1025-100/sglang_1025_100_1024_128.jsonl": Case(
+        # SGLang-dLoRA's server answered each of 99 requests in one piece: no inter-token latency, TTFT the latency
+        dict(repository="meta-llama/Llama-2-7b-hf", quantization="FP16", runtime=None, hardware="unknown GPU")
+    ),
     "sglang/corpus/tonyli15-pd-inter-node-gh200-a100/pd_inter_node_gh200_a100.jsonl": Case(
         # a prefill server (SGLang 0.5.5.post3) and a decode server (0.5.6) behind SGLang's router, one GPU each
         dict(
@@ -627,6 +631,7 @@ DATABLOOM = "aiperf/corpus/databloom-llama32-3b-gguf-c1-timeouts/profile_export_
 PD = "sglang/corpus/tonyli15-pd-inter-node-gh200-a100/pd_inter_node_gh200_a100.jsonl"
 AGG = "sglang/corpus/tonyli15-qwen25-3b-agg-c8/agg_n50_in128_out64_c8.jsonl"
 DLORA = "sglang/corpus/william-qmul-dlora-1022/sglang_1022_1_1024_128.jsonl"
+DLORA100 = "sglang/corpus/william-qmul-dlora-1025-100/sglang_1025_100_1024_128.jsonl"
 LAMBDA = "vllm-bench/corpus/lambdalabs-mistral7b-h100-2024/Mistral-7B-Instruct-v0.3_tp1_len2000.json"
 
 
@@ -697,6 +702,11 @@ def test_responses_that_arrived_whole_store_no_first_token_latency(tmp_path: Pat
     assert sorted(r["metrics"]["median_e2el_ms"][0] for r in runs) == sorted(
         o["median_e2e_latency_ms"] for o in raw_lines(DLORA)
     )
+    line = raw_lines(DLORA100)[0]  # 99 requests: TTFT 31,314 ms against a median latency of 31,987 ms
+    [run] = attempt(tmp_path / "100", DLORA100)[2]
+    assert run["not_measured"]["metrics"] == ["median_ttft_ms", "median_itl_ms"] and run["tool"]["streamed"] is False
+    assert metric([run], "median_e2el_ms")[0] == [line["median_e2e_latency_ms"]]
+    assert metric([run], "aggregate_tok_s")[0] == [line["output_throughput"]]
     [streamed] = attempt(tmp_path / "agg", AGG)[2]
     assert "mean_ttft_ms" in streamed["metrics"] and "not_measured" not in streamed
 
