@@ -194,11 +194,6 @@ OTHER_OUTPUTS: dict[str, tuple[str, str]] = {
         "import the profile_export_aiperf.json AIPerf wrote beside it: `evreg import aiperf profile_export_aiperf.json "
         "--packet FAMILY/PACKET`",
     ),
-    "genai-perf-csv": (
-        "GenAI-Perf's CSV export (profile_export_genai_perf.csv)",
-        "import the profile_export_genai_perf.json GenAI-Perf wrote beside it: `evreg import aiperf "
-        "profile_export_genai_perf.json --packet FAMILY/PACKET`",
-    ),
     "aiperf-records": (
         "AIPerf's per-request records (profile_export.jsonl), not its profile export",
         "import the profile_export_aiperf.json AIPerf wrote beside it: `evreg import aiperf profile_export_aiperf.json "
@@ -222,8 +217,8 @@ def _text_kind(text: str) -> str | None:
         return "mlperf"
     first = next((line.strip() for line in head.splitlines() if line.strip()), "")
     cells = {c.strip().strip('"') for c in first.strip("|").split("|" if first.startswith("|") else ",")}
-    if first.startswith("Metric,") and {"avg", "p99"} <= cells:
-        return "aiperf-csv" if "std" in cells or "sum" in cells else "genai-perf-csv"
+    if first.startswith("Metric,") and {"avg", "p99", "std"} <= cells:
+        return "aiperf-csv"
     if {"build_commit", "model_filename", "n_prompt", "n_gen"} <= cells:
         return "llama-bench-csv"
     if first.startswith("|") and {"model", "test", "t/s"} <= cells:
