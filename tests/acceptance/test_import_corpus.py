@@ -274,6 +274,31 @@ CASES: dict[str, Case] = {
             repository="meta-llama/Meta-Llama-3-8B-Instruct", quantization="BF16", runtime=None, hardware="Ascend 910B"
         ),
     ),
+    # AIPerf and SGLang bench_serving: a load in AIPerf's phases, a disaggregated SGLang deployment ---------------
+    "aiperf/corpus/anud18-qwen36-nvfp4-5090-agent-r0.8/profile_export_aiperf.json": Case(
+        # AIPerf 0.10.0 at a Poisson request rate of 0.8/s, stated only in input_config.phases
+        dict(
+            repository="Qwen/Qwen3.6-35B-A3B",
+            artifact="nvidia/Qwen3.6-35B-A3B-NVFP4",
+            quantization="NVFP4",
+            runtime=None,
+            hardware="NVIDIA GeForce RTX 5090",
+        )
+    ),
+    "sglang/corpus/william-qmul-dlora-1025-100/sglang_1025_100_1024_128.jsonl": Case(
+        # SGLang-dLoRA's server answered each of 99 requests in one piece: no inter-token latency, TTFT the latency
+        dict(repository="meta-llama/Llama-2-7b-hf", quantization="FP16", runtime=None, hardware="unknown GPU")
+    ),
+    "sglang/corpus/tonyli15-pd-inter-node-gh200-a100/pd_inter_node_gh200_a100.jsonl": Case(
+        # a prefill server (SGLang 0.5.5.post3) and a decode server (0.5.6) behind SGLang's router, one GPU each
+        dict(
+            repository="Qwen/Qwen2.5-3B-Instruct",
+            quantization="BF16",
+            runtime="SGLang 0.5.5.post3 (prefill) + SGLang 0.5.6 (decode)",
+            hardware="unknown GPU",
+            cards=2,
+        )
+    ),
 }
 
 
@@ -789,3 +814,154 @@ def test_every_corpus_file_is_recognised_as_its_tools(name: str) -> None:
 
     expected = CASES[name].tool or TOOL[name.split("/", 1)[0]]
     assert looks_like(sniff((REAL / name).read_bytes())) == expected
+# -- what each importer reads where the tool writes it, and what it refuses to pretend ---------------------------------
+
+R08 = "aiperf/corpus/anud18-qwen36-nvfp4-5090-agent-r0.8/profile_export_aiperf.json"
+AKAMAS = "aiperf/corpus/akamaslabs-qwen3-4b-c16/profile_export_aiperf.json"
+DATABLOOM = "aiperf/corpus/databloom-llama32-3b-gguf-c1-timeouts/profile_export_aiperf.json"
+PD = "sglang/corpus/tonyli15-pd-inter-node-gh200-a100/pd_inter_node_gh200_a100.jsonl"
+AGG = "sglang/corpus/tonyli15-qwen25-3b-agg-c8/agg_n50_in128_out64_c8.jsonl"
+DLORA = "sglang/corpus/william-qmul-dlora-1022/sglang_1022_1_1024_128.jsonl"
+DLORA100 = "sglang/corpus/william-qmul-dlora-1025-100/sglang_1025_100_1024_128.jsonl"
+LAMBDA = "vllm-bench/corpus/lambdalabs-mistral7b-h100-2024/Mistral-7B-Instruct-v0.3_tp1_len2000.json"
+
+
+def raw_json(name: str) -> Any:
+    return json.loads((REAL / name).read_text())
+
+
+def raw_lines(name: str) -> list[Any]:
+    return [json.loads(line) for line in (REAL / name).read_text().splitlines() if line.strip()]
+
+
+def test_aiperf_load_is_read_from_the_phase_that_profiled(tmp_path: Path) -> None:
+    """AIPerf 0.10 writes a request rate only as the profiling phase's ``rate``: the run states its rate (not
+    "load unstated"), its Poisson arrivals and its requests; concurrency is read from a phase (0.11) and from
+    ``loadgen`` (0.8) as before."""
+    phase = raw_json(R08)["input_config"]["phases"][1]
+    assert (phase["name"], phase["type"], phase["rate"], phase["requests"]) == ("profiling", "poisson", 0.8, 96)
+    code, _, [run] = attempt(tmp_path / "a", R08)
+    assert code == 0
+    assert run["workload_fields"] == {
+        "phase": "serving",
+        "sample": "run",
+        "request_rate": 0.8,
+        "arrival": "poisson",
+        "requests": 96,
+    }
+    assert "request rate 0.8" in run["workload"] and run["config"]["type"] == "poisson"
+    assert metric([run], "requests_per_s") == ([0.7744939054931779], "/request_throughput/avg", "requests/s")
+    [akamas] = attempt(tmp_path / "b", AKAMAS)[2]
+    assert akamas["workload_fields"]["concurrency"] == raw_json(AKAMAS)["input_config"]["phases"][0]["concurrency"]
+    databloom = [r for r in attempt(tmp_path / "c", DATABLOOM)[2] if r["kind"] == "run-measurement"]
+    assert [r["workload_fields"]["concurrency"] for r in databloom] == [1]
+
+
+def test_spreads_are_kept_as_vllm_keeps_them(tmp_path: Path) -> None:
+    """A standard deviation the tool wrote is a metric of its own (``std_ttft_ms``, in ms), as vLLM's importer keeps
+    ``std_ttft_ms``: SGLang's and AIPerf's are no longer dropped, and none is relabelled a standard error."""
+    vllm_std = metric(attempt(tmp_path / "v", LAMBDA)[2], "std_ttft_ms")
+    assert vllm_std[0] == [raw_json(LAMBDA)["std_ttft_ms"]] and vllm_std[2] == "ms"
+    _, _, runs = attempt(tmp_path / "s", AGG)
+    samples, locator, unit = metric(runs, "std_ttft_ms")
+    assert samples == [raw_lines(AGG)[0]["std_ttft_ms"]] and unit == "ms"
+    assert value_at((REAL / AGG).read_bytes(), locator) == samples[0]
+    assert metric(runs, "std_e2el_ms")[0] == [raw_lines(AGG)[0]["std_e2e_latency_ms"]]
+    _, _, aiperf = attempt(tmp_path / "a", AKAMAS)
+    assert metric(aiperf, "std_ttft_ms") == (
+        [raw_json(AKAMAS)["time_to_first_token"]["std"]],
+        "/time_to_first_token/std",
+        "ms",
+    )
+    assert metric(aiperf, "std_e2el_ms")[0] == [raw_json(AKAMAS)["request_latency"]["std"]]
+    assert not any(r.get("stderr") for r in (*runs, *aiperf))
+
+
+def test_responses_that_arrived_whole_store_no_first_token_latency(tmp_path: Path) -> None:
+    """SGLang-dLoRA's server answered each request in one piece: the file's TTFT is the request latency (98.006 ms
+    against 97.987 ms) with an inter-token latency of 0 over 285 output tokens. TTFT and ITL were not measured, so
+    they are not stored; the record says so, and keeps the latency and throughput it did measure."""
+    line = raw_lines(DLORA)[0]
+    assert line["median_itl_ms"] == 0.0 and line["total_output_tokens"] == 285 and line["completed"] == 1
+    code, _, runs = attempt(tmp_path, DLORA)
+    assert code == 0 and len(runs) == 2
+    for run in runs:
+        assert not [m for m in run["metrics"] if "ttft" in m or "itl" in m or "tpot" in m]
+        assert run["not_measured"]["metrics"] == ["median_ttft_ms", "median_itl_ms"]
+        assert "arrived whole" in run["not_measured"]["why"] and run["tool"]["streamed"] is False
+        assert "not streamed" in run["caveat"] and "median_itl_ms" not in run.get("out_of_bounds", {})
+    assert sorted(r["metrics"]["median_e2el_ms"][0] for r in runs) == sorted(
+        o["median_e2e_latency_ms"] for o in raw_lines(DLORA)
+    )
+    line = raw_lines(DLORA100)[0]  # 99 requests: TTFT 31,314 ms against a median latency of 31,987 ms
+    [run] = attempt(tmp_path / "100", DLORA100)[2]
+    assert run["not_measured"]["metrics"] == ["median_ttft_ms", "median_itl_ms"] and run["tool"]["streamed"] is False
+    assert metric([run], "median_e2el_ms")[0] == [line["median_e2e_latency_ms"]]
+    assert metric([run], "aggregate_tok_s")[0] == [line["output_throughput"]]
+    [streamed] = attempt(tmp_path / "agg", AGG)[2]
+    assert "mean_ttft_ms" in streamed["metrics"] and "not_measured" not in streamed
+
+
+def test_sglang_disaggregated_deployment_states_its_model_and_both_versions(tmp_path: Path) -> None:
+    """Against SGLang's prefill/decode router, server_info holds each server's own: the model is read from them,
+    the two versions are both stated, the cards are the two servers' (the file names no model_id)."""
+    line = raw_lines(PD)[0]
+    assert "model_id" not in line and [s["version"] for s in line["server_info"]["prefill"]] == ["0.5.5.post3"]
+    code, report, records = attempt(tmp_path / "b", PD, repository="Qwen/Qwen3-32B", runtime=None)
+    assert code == 1 and not records
+    assert "'Qwen/Qwen2.5-3B-Instruct' is not the packet's weights" in report["findings"][0]["message"]
+    code, _, [run] = attempt(tmp_path / "a", PD)
+    assert code == 0
+    assert run["runtime"] == "SGLang 0.5.5.post3 (prefill) + SGLang 0.5.6 (decode)"
+    assert [s["version"] for s in run["tool"]["servers"]["decode"]] == ["0.5.6"]
+    assert run["tool"]["servers"]["prefill"][0]["disaggregation_mode"] == "prefill"
+    samples, locator, _ = metric([run], "mean_ttft_ms")
+    assert samples == [line["mean_ttft_ms"]] and value_at((REAL / PD).read_bytes(), locator) == samples[0]
+    code, report, _ = attempt(tmp_path / "c", PD, runtime="SGLang 0.5.6")
+    assert code == 1 and "SGLang 0.5.5.post3 (prefill) + SGLang 0.5.6 (decode)" in str(report["findings"])
+
+
+REFUSED = {
+    ("aiperf", "aiperf/refused/anud18-agent-r0.8-csv/profile_export_aiperf.csv"): (
+        "this is AIPerf's CSV export (profile_export_aiperf.csv): import the profile_export_aiperf.json AIPerf "
+        "wrote beside it"
+    ),
+    ("aiperf", "aiperf/refused/databloom-llama32-3b-c1-csv/profile_export_aiperf.csv"): (
+        "this is AIPerf's CSV export (profile_export_aiperf.csv)"
+    ),
+    ("aiperf", "aiperf/refused/databloom-llama32-3b-c1-records/profile_export.jsonl"): (
+        "this is AIPerf's per-request records (profile_export.jsonl), not its profile export: import the "
+        "profile_export_aiperf.json AIPerf wrote beside it"
+    ),
+    ("llama-bench", "llama-bench/refused/llamacpp-readme-b5163-csv/llama-bench-o-csv.csv"): (
+        "this is llama-bench's CSV output: rerun with `-o json` or `-o jsonl`"
+    ),
+    ("llama-bench", "llama-bench/refused/llamacpp-readme-b5163-md/llama-bench-o-md.md"): (
+        "this is llama-bench's Markdown output: rerun with `-o json` or `-o jsonl`"
+    ),
+    ("vllm-bench", "llama-bench/corpus/andrewmoryakov-ik-llamacpp-zen4-cpu/qwen_tg_t16_fa1_rtr1_muge0_r1.json"): (
+        "it looks like llama-bench output"
+    ),
+    ("llama-bench", "vllm-bench/corpus/nv-action-ascend-llama8b-qps1/serving_llama8B_tp1_1.json"): (
+        "it looks like vllm-bench output"
+    ),
+    ("lm-eval", "vllm-bench/corpus/zhangxinyuehfad-llama8b-qps1/serving_llama8B_tp1_qps_1.json"): (
+        "it looks like vllm-bench output"
+    ),
+}
+
+
+@pytest.mark.parametrize(("tool", "name"), sorted(REFUSED), ids=lambda v: str(v).split("/")[-1])
+def test_another_output_is_refused_naming_what_it_is(tmp_path: Path, tool: str, name: str) -> None:
+    """A tool's CSV or Markdown output, or another tool's JSON (with log lines printed into it, or a layout of
+    its own), is refused saying what the file is and what to import instead; never as JSON with log lines, never
+    with a Python type's name."""
+    root = tmp_path / "reg"
+    spec = one_packet_registry(root, repository="org/model", quantization="BF16", runtime=None, hardware="H100")
+    result = evreg("import", tool, str(REAL / name), "--packet", spec, "--format", "json", cwd=root)
+    messages = [f["message"] + " " + (f.get("hint") or "") for f in json.loads(result.stdout)["findings"]]
+    assert result.returncode == 1 and any(REFUSED[(tool, name)] in m for m in messages), messages
+    for text in messages:
+        assert "log line" not in text and "<class" not in text and "{'" not in text
+        assert not any(word in text.split() for word in ("dict", "list", "str", "NoneType"))
+    assert not imported_records(root)

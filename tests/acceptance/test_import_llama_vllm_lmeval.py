@@ -526,7 +526,7 @@ def test_llama_bench_malformed_samples_are_refused_not_published_as_a_failure(tm
     assert records(root) == {} and not (root / "packets/fam/closures").exists()
 
 
-@pytest.mark.parametrize(("bad", "said"), [("512", "a string '512'"), (None, "missing"), (True, "true")])
+@pytest.mark.parametrize(("bad", "said"), [("512", 'a string "512"'), (None, "missing"), (True, "true")])
 def test_a_field_of_the_wrong_type_is_named_as_json_names_it(tmp_path: Path, bad: object, said: str) -> None:
     root = tmp_path / "reg"
     one_packet_registry(root, **LLAMA["llamacpp-b5606-rtx4090.json"])

@@ -110,12 +110,20 @@ def inputs(paths: Iterable[Path], tool: str | None) -> tuple[list[tuple[Path, Im
         else:
             found = importers[tool] if tool else _recognise(path, importers)
             if found is None:
-                raise Refused("add refused: nothing was written", [_unrecognised(path, importers)])
+                kind = formats.looks_like(formats.sniff(path.read_bytes()))
+                problem = (
+                    formats.wrong_format(str(path), kind, "a tool's output evreg reads").findings
+                    if kind is not None
+                    else [_unrecognised(path, importers)]
+                )
+                raise Refused("add refused: nothing was written", problem)
             out.append((path, found))
     return out, skipped
 
 
 def _recognise(path: Path, importers: dict[str, Importer]) -> Importer | None:
+    """The importer of the tool that wrote ``path``; None for a file no importer reads (another output of a tool,
+    such as its CSV, or no tool's)."""
     kind = formats.looks_like(formats.sniff(path.read_bytes()))
     return importers.get(kind) if kind else None
 

@@ -8,9 +8,14 @@ Both hold one object: each metric as ``{"unit": ..., "avg": ..., "p50": ..., "p9
 ``concurrency``, ``request_rate``, ``service_kind``, ``backend``). AIPerf adds ``aiperf_version``, ``error_summary``,
 ``was_cancelled`` and, with GPU telemetry, the GPUs' names.
 
-One file becomes one run measurement of the target packet (every statistic its own metric, in the unit the file
-states, checked), or a closure when no request completed. perf_analyzer's raw ``profile_export.json`` (per-request
-timestamps, no statistics) is refused with the file to import instead.
+The load is read from wherever the version writes it: the profiling phase of ``input_config.phases`` (0.10 and
+later: ``concurrency``, or ``rate`` of a ``poisson`` / ``constant`` phase, and ``requests``) or ``loadgen`` (older).
+
+One file becomes one run measurement of the target packet (every statistic its own metric, its spread ``std``
+included, in the unit the file states, checked), or a closure when no request completed. A run the export says was
+not streamed (``endpoint.streaming`` / ``streaming`` false) stores no time to first token or inter-token latency.
+perf_analyzer's raw ``profile_export.json`` (per-request timestamps, no statistics), AIPerf's CSV export and its
+per-request ``profile_export.jsonl`` are refused with the file to import instead.
 """
 
 from __future__ import annotations
@@ -44,6 +49,9 @@ AVERAGE = {
 }
 STATS = {"avg": "mean", "min": "min", "max": "max", **{p: p for p in ("p1", "p5", "p10", "p25", "p50", "p75")}}
 STATS |= {p: p for p in ("p90", "p95", "p99")}
+STATS["std"] = "std"
+"""Each statistic of a latency block and its metric prefix; the spread (``std``) kept under its own name, as vLLM's
+and SGLang's ``std_*_ms`` are."""
 AIPERF_KEYS = {"models", "phases", "loadgen"}
 """Keys of AIPerf's ``input_config`` that GenAI-Perf's has not."""
 REPO_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
@@ -142,17 +150,43 @@ def _aiperf_settings(config: dict[str, Any]) -> tuple[dict[str, Any], list[str],
     models += [m for m in endpoint.get("model_names", []) if isinstance(m, str)]
     models += [m for m in config.get("model_names") or [] if isinstance(m, str)]  # mid-2025
     settings |= {f"endpoint_{k}": v for k, v in sv.scalars(endpoint, ("type", "streaming")).items()}
-    phases = [p for p in config.get("phases") or [] if isinstance(p, dict)]
-    profiling = next((p for p in phases if p.get("name") == "profiling"), phases[-1] if phases else {})
-    settings |= sv.scalars(profiling, ("type", "concurrency", "request_rate", "requests", "duration"))
-    loadgen = sv.obj(config, "loadgen")
-    settings |= sv.scalars(loadgen, ("concurrency", "request_rate", "request_count", "benchmark_duration"))
+    settings |= _load(config)
     datasets = [d for d in config.get("datasets") or [] if isinstance(d, dict)]
     if datasets:
         settings |= {f"dataset_{k}": v for k, v in sv.scalars(datasets[0], ("type", "dataset", "entries")).items()}
     tokenizer = config.get("tokenizer")
     name = tokenizer.get("name") if isinstance(tokenizer, dict) else None
     return settings, [m for m in models if isinstance(m, str)], name if isinstance(name, str) else None
+
+
+PHASE_KEYS = {"type": "type", "concurrency": "concurrency", "rate": "request_rate", "request_rate": "request_rate"}
+PHASE_KEYS |= {"requests": "requests", "duration": "duration"}
+"""What a phase of AIPerf's ``input_config.phases`` (0.10 and later) sets, as the settings name it: its load
+(``concurrency``; ``rate``, requests per second, of a ``poisson``, ``constant`` or ``gamma`` phase), its request
+count and its duration."""
+LOADGEN_KEYS: tuple[str, ...] = ("concurrency", "request_rate", "request_count", "benchmark_duration")
+LOADGEN_KEYS += ("arrival_pattern", "request_rate_mode")
+"""What older AIPerf's ``input_config.loadgen`` sets."""
+
+
+def _load(config: dict[str, Any]) -> dict[str, Any]:
+    """The load AIPerf ran at, from wherever its version writes it: the profiling phase of ``phases`` (a list of
+    phases, or phases by name; the one named ``profiling``, else the last not excluded from the results), or
+    ``loadgen``."""
+    phases = config.get("phases")
+    named = phases.items() if isinstance(phases, dict) else ((None, p) for p in phases or [])
+    listed = [(p.get("name", name), p) for name, p in named if isinstance(p, dict)]
+    counted = [p for _, p in listed if p.get("exclude_from_results") is not True]
+    profiling = next((p for name, p in listed if name == "profiling"), counted[-1] if counted else {})
+    out = {PHASE_KEYS[k]: v for k, v in sv.scalars(profiling, tuple(PHASE_KEYS)).items()}
+    return out | sv.scalars(sv.obj(config, "loadgen"), LOADGEN_KEYS)
+
+
+def _arrival(settings: dict[str, Any]) -> int | None:
+    """Poisson arrivals as the burstiness of one that ``serving_fields`` reads (a phase of type ``poisson``,
+    ``loadgen.arrival_pattern`` or ``request_rate_mode`` poisson)."""
+    kinds = (settings.get(k) for k in ("type", "arrival_pattern", "request_rate_mode"))
+    return 1 if "poisson" in kinds else None
 
 
 def _identity(doc: dict[str, Any], file: str) -> tuple[str, dict[str, Any], dict[str, Any]]:
@@ -302,12 +336,18 @@ def plan(request: formats.Request) -> formats.Plan:
         "workload_fields": sv.serving_fields(
             concurrency=settings.get("concurrency"),
             request_rate=settings.get("request_rate"),
-            requests=tool.get("request_count"),
+            requests=next((settings[k] for k in ("requests", "request_count") if k in settings), None),
+            burstiness=_arrival(settings),
         ),
         "config": settings,
         "tool": tool,
         **numbers.body(),
     }
+    if any(settings.get(k) is False for k in ("endpoint_streaming", "streaming")):  # AIPerf's, GenAI-Perf's
+        body["not_measured"] = {"metrics": numbers.drop(sv.UNSTREAMED_KINDS), "why": sv.UNSTREAMED}
+        body.pop("out_of_bounds", None)
+        body |= numbers.body()
+        tool["streamed"] = False
     if found.hardware:
         body["hardware"] = found.hardware
     if encoding != "utf-8":  # read decoded, by the importer and by validation alike

@@ -4,6 +4,7 @@ the packet a tool's file joins (``Target``), how importers are discovered, and h
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint, entry_points
@@ -170,7 +171,11 @@ JSON_KIND: dict[type, str] = {
 
 
 def _short(value: Any) -> str:
-    text = repr(value)
+    """``value`` as the file writes it (JSON, not Python's repr), shortened."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=True, default=str)
+    except ValueError:  # a value nested too deep to write out
+        text = "…"
     return text if len(text) <= 40 else text[:39] + "…"
 
 

@@ -137,7 +137,14 @@ def plan_request(request: Request) -> Plan:
     source = read_source(raw, file, "llama-bench results", logs=True)
     rows = source.objects[0] if not source.lines else source.objects
     refuse_other_format(rows, file, "llama-bench", "llama-bench output")
-    need(rows, list, file, "", "the llama-bench JSON array")
+    if not isinstance(rows, list) or not all(isinstance(r, dict) and "n_prompt" in r for r in rows):
+        raise refuse(
+            file,
+            "",
+            "not llama-bench output: `llama-bench -o json` writes a JSON array (`-o jsonl` one line) of test objects "
+            "with build_commit, model_filename, n_prompt, n_gen and samples_ts",
+            "pass the file llama-bench -o json or -o jsonl wrote, unmodified",
+        )
     if not rows:
         raise refuse(file, "", "the file holds no llama-bench results; nothing to import", "run llama-bench again")
     evidence = evidence_for(target, request.name, raw)

@@ -227,7 +227,14 @@ def plan_request(request: Request) -> Plan:
     source = read_source(raw, file, "lm-evaluation-harness results")
     doc = source.objects[0]
     refuse_other_format(doc, file, "lm-eval", "an lm-evaluation-harness results file")
-    need(doc, dict, file, "", "the lm-evaluation-harness results object")
+    if not isinstance(doc, dict) or "results" not in doc:
+        raise refuse(
+            file,
+            "/results",
+            "not lm-evaluation-harness output: its results file is one JSON object with results (scores by task), "
+            "configs, versions and n-shot",
+            "pass the results_*.json file lm_eval --output_path wrote, unmodified",
+        )
     results = need(doc.get("results"), dict, file, "/results", "results")
     old = legacy(doc)
     found, engine = identity(request, doc, target)

@@ -119,7 +119,7 @@ def read_source(raw: bytes, file: str, what: str, logs: bool = False) -> Source:
     if logs and (recovered := past_log_lines(text)) is not None:
         return Source([recovered[0]], False, encoding, text, recovered[1])
     if (kind := looks_like(text)) is not None:
-        raise wrong_format(file, kind, what)
+        raise wrong_format(file, kind, what)  # another tool's text, or JSON with log lines in it
     lines = text.splitlines()
     if len(lines) > 1 and all(line.strip() for line in lines):
         objects = []
@@ -152,15 +152,19 @@ def log_lines_finding(file: str, lines: list[str]) -> list[Finding]:
 
 def looks_like(value: Any) -> str | None:
     """The importer whose format ``value`` has (a parsed file, or a text file's text), judged by the keys or
-    lines each tool always writes."""
+    lines each tool always writes; or, for a tool's other output the importers do not read (``OTHER_OUTPUTS``: a
+    CSV or Markdown table, a sibling tool's JSON), what it is."""
     if isinstance(value, str):
-        head = value[: 1 << 16]
-        return "mlperf" if "MLPerf Results Summary" in head or ":::MLLOG" in head else None
+        return _text_kind(value)
     first = value[0] if isinstance(value, list) and value else value
     if isinstance(first, dict):
         config = first.get("input_config")
         if "samples_ts" in first or ("n_prompt" in first and "n_gen" in first):
             return "llama-bench"
+        if {"speed_pp", "speed_tg", "pl"} <= first.keys():
+            return "llama-batched-bench"
+        if isinstance(first.get("metadata"), dict) and "benchmark_phase" in first["metadata"] and "metrics" in first:
+            return "aiperf-records"
         if "results" in first and ("versions" in first or "configs" in first or "n-shot" in first):
             return "lm-eval"
         aiperf_config = isinstance(config, dict) and (AIPERF_CONFIG & config.keys() or "records" in first)
@@ -172,8 +176,8 @@ def looks_like(value: Any) -> str | None:
             return "sglang-bench"
         if "output_throughput" in first and "completed" in first:
             return "vllm-bench"
-        if {"backend", "model_id", "mean_ttft_ms"} <= first.keys():
-            return "vllm-bench"  # vLLM's nightly serving results: latency statistics only
+        if {"model_id", "num_prompts"} <= first.keys() and any(VLLM_STATISTIC.fullmatch(k) for k in first):
+            return "vllm-bench"  # the nightly benchmarks' layout: settings and latency statistics only
         if "runs" in first and "failures" in first:
             return "vllm-run-log"
         if first.keys() >= VLLM_LATENCY or first.keys() >= VLLM_THROUGHPUT:
@@ -204,6 +208,46 @@ VLLM_LATENCY = {"avg_latency", "latencies", "percentiles"}
 """What ``vllm bench latency --output-json`` (and ``benchmark_latency.py``) always writes."""
 VLLM_THROUGHPUT = {"elapsed_time", "num_requests", "total_num_tokens", "requests_per_second", "tokens_per_second"}
 """What ``vllm bench throughput --output-json`` (and ``benchmark_throughput.py``) always writes."""
+VLLM_STATISTIC = re.compile(r"(mean|median|std|p\d+)_(ttft|tpot|itl|e2el)_ms")
+"""A latency statistic as vLLM's serving benchmark names it (SGLang's says ``e2e_latency``, not ``e2el``)."""
+
+OTHER_OUTPUTS: dict[str, tuple[str, str]] = {
+    "aiperf-csv": (
+        "AIPerf's CSV export (profile_export_aiperf.csv)",
+        "import the profile_export_aiperf.json AIPerf wrote beside it: `evreg add profile_export_aiperf.json`",
+    ),
+    "aiperf-records": (
+        "AIPerf's per-request records (profile_export.jsonl), not its profile export",
+        "import the profile_export_aiperf.json AIPerf wrote beside it: `evreg add profile_export_aiperf.json`",
+    ),
+    "llama-bench-csv": ("llama-bench's CSV output", "rerun with `-o json` or `-o jsonl`"),
+    "llama-bench-md": ("llama-bench's Markdown output", "rerun with `-o json` or `-o jsonl`"),
+    "llama-batched-bench": (
+        "llama-batched-bench's output (batched prompt and generation speeds), not llama-bench's",
+        "no importer reads llama-batched-bench; benchmark with llama-bench -o json and import that",
+    ),
+}
+"""What a tool's other output is, and what to do instead: files the importers tell apart but none reads."""
+
+
+def _text_kind(text: str) -> str | None:
+    """What a text file (not JSON) is: an MLPerf loadgen log, a tool's CSV or Markdown table, or a tool's JSON with
+    log lines printed into it (judged by the JSON without them)."""
+    head = text[: 1 << 16]
+    if "MLPerf Results Summary" in head or ":::MLLOG" in head:
+        return "mlperf"
+    first = next((line.strip() for line in head.splitlines() if line.strip()), "")
+    cells = {c.strip().strip('"') for c in first.strip("|").split("|" if first.startswith("|") else ",")}
+    if first.startswith("Metric,") and {"avg", "p99", "std"} <= cells:
+        return "aiperf-csv"
+    if {"build_commit", "model_filename", "n_prompt", "n_gen"} <= cells:
+        return "llama-bench-csv"
+    if first.startswith("|") and {"model", "test", "t/s"} <= cells:
+        return "llama-bench-md"
+    recovered = past_log_lines(text)
+    return looks_like(recovered[0]) if recovered else None
+
+
 AIPERF_CONFIG = {"models", "loadgen", "phases", "service_kind", "subcommand"}
 """Keys of an AIPerf (``models``, ``loadgen``, ``phases``) or GenAI-Perf (``service_kind``, ``subcommand``)
 profile export's ``input_config``."""
@@ -222,7 +266,11 @@ def sniff(raw: bytes) -> Any:
 
 
 def wrong_format(file: str, kind: str, what: str) -> ImportRefused:
-    """The refusal of a file another importer reads, naming that importer."""
+    """The refusal of a file another importer reads, naming that importer; or of a tool's output no importer reads
+    (``OTHER_OUTPUTS``), naming what it is and what to import instead."""
+    if kind in OTHER_OUTPUTS:
+        it, instead = OTHER_OUTPUTS[kind]
+        return ImportRefused([codes.IMPORT_WRONG_FORMAT.at(file, "", f"this is {it}: {instead}", instead)])
     return ImportRefused(
         [
             codes.IMPORT_WRONG_FORMAT.at(

@@ -231,6 +231,37 @@ def out_of_bounds(metric: str, value: float) -> bool:
     )
 
 
+UNSTREAMED_KINDS = ("ttft", "ttst", "itl", "tpot")
+"""The latencies a run measures only when its responses stream token by token: time to first (and second) token,
+inter-token latency, time per output token."""
+UNSTREAMED = (
+    "the responses arrived whole, not token by token: time to first token is the whole request latency and no "
+    "inter-token latency was measured; time to first token, inter-token latency and time per output token are not "
+    "stored"
+)
+
+
+def arrived_whole(latency: Mapping[tuple[str, str], float], tokens_per_request: float | None) -> bool:
+    """Whether a run's responses came in one piece (a backend that does not stream, or ``--disable-stream``): its
+    file states every inter-token latency as zero and each time-to-first-token statistic as the request latency's
+    (within 5%: the first chunk held nearly the whole response), while its requests produced more than one token
+    each (a run of one output token is a prefill measurement, whose first token is its latency). ``latency``:
+    ``(statistic, kind)`` -> value, the kinds ``ttft``, ``e2el``, ``itl``."""
+    itl = [v for (_, kind), v in latency.items() if kind == "itl"]
+    pairs = [(v, latency.get((stat, "e2el"), 0.0)) for (stat, kind), v in latency.items() if kind == "ttft"]
+    pairs = [(t, e) for t, e in pairs if e > 0]
+    if not itl or any(v != 0 for v in itl) or not pairs or tokens_per_request is None or tokens_per_request <= 1:
+        return False
+    return all(abs(t - e) <= 0.05 * e for t, e in pairs)
+
+
+def per_request(total: Any, count: Any) -> float | None:
+    """``total`` over ``count`` (output tokens per request) when both are counts and ``count`` is positive."""
+    if _whole(total) is None or _whole(count) is None or not count:
+        return None
+    return float(total) / float(count)
+
+
 class Numbers:
     """The metrics of one run as they are read, each with its locator; values no measurement can take go to
     ``out_of_bounds`` with their locator instead."""
@@ -250,6 +281,15 @@ class Numbers:
             return
         self.metrics[metric] = [value]
         self.locators[f"{metric}[0]"] = locator
+
+    def drop(self, kinds: tuple[str, ...]) -> list[str]:
+        """Remove the metrics of latency ``kinds`` (``mean_ttft_ms`` is of kind ``ttft``); their names."""
+        gone = [m for m in (*self.metrics, *self.rejected) if m.endswith("_ms") and m.split("_")[-2] in kinds]
+        for metric in gone:
+            self.metrics.pop(metric, None)
+            self.rejected.pop(metric, None)
+            self.locators.pop(f"{metric}[0]", None)
+        return gone
 
     def body(self) -> dict[str, Any]:
         out: dict[str, Any] = {"metrics": self.metrics, "evidence_locators": self.locators}

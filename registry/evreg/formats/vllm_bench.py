@@ -47,7 +47,7 @@ from evreg.formats import (
     sha256,
     stated,
 )
-from evreg.formats.serving import serving_fields
+from evreg.formats.serving import UNSTREAMED, UNSTREAMED_KINDS, arrived_whole, per_request, serving_fields
 
 LATENCY = re.compile(r"^(mean|median|std|p\d+(?:\.\d+)?)_([a-z0-9_]+?)_ms$")
 THROUGHPUT = {
@@ -144,6 +144,10 @@ def result_record(
     metrics, locators = measurements(source, index, base, row)
     if not metrics:
         raise refuse(file, base or "/", "the result holds no positive throughput or latency", "pass the saved result")
+    whole = arrived_whole(latencies(row), per_request(row.get("total_output_tokens"), completed))
+    unmeasured = [m for m in metrics if LATENCY.fullmatch(m) and m.split("_")[-2] in UNSTREAMED_KINDS] if whole else []
+    for name in unmeasured:
+        del metrics[name], locators[f"{name}[0]"]
     record: dict[str, Any] = {
         "kind": "run-measurement",
         "id": rid,
@@ -175,6 +179,10 @@ def result_record(
     }
     if failed:
         record["failures"] = {"failed_requests": failed, "completed_requests": completed}
+    if whole:
+        record["not_measured"] = {"metrics": unmeasured, "why": UNSTREAMED}
+        record["tool"]["streamed"] = False
+        record["caveat"] = "The responses arrived whole, not streamed: not_measured lists the latencies not measured."
     if all(locators.values()):
         record["evidence_locators"] = locators
     if source.encoding != "utf-8":
@@ -204,6 +212,16 @@ def measurements(
     return metrics, locators
 
 
+def latencies(row: dict[str, Any]) -> dict[tuple[str, str], float]:
+    """The result's latency statistics by (statistic, kind): ``median_ttft_ms`` is (median, ttft)."""
+    out: dict[tuple[str, str], float] = {}
+    for key, value in row.items():
+        m = LATENCY.fullmatch(key)
+        if m and isinstance(value, int | float) and not isinstance(value, bool):
+            out[(m.group(1), m.group(2))] = float(value)
+    return out
+
+
 def settings(row: dict[str, Any]) -> dict[str, Any]:
     """Every scalar setting of the run (what is neither a measurement nor a count), as written."""
     return {
@@ -222,6 +240,14 @@ def counts(row: dict[str, Any], file: str, base: str) -> int | None:
     run-nightly-benchmarks``), which keeps only the latency statistics (no counts, no throughput)."""
     if "completed" not in row and "output_throughput" not in row and any(LATENCY.fullmatch(k) for k in row):
         return None
+    if "completed" not in row and "output_throughput" not in row:
+        raise refuse(
+            file,
+            base or "/",
+            "not vllm bench serve output: a result holds completed, output_throughput, request_throughput and "
+            "latency statistics (mean_ttft_ms, median_tpot_ms, ...)",
+            "pass the file vllm bench serve --save-result wrote, unmodified",
+        )
     need(row.get("output_throughput"), (int, float), file, f"{base}/output_throughput", "output_throughput")
     return int(need(row.get("completed"), int, file, f"{base}/completed", "completed"))
 

@@ -53,6 +53,7 @@ from evreg.formats import (
     refuse_other_format,
     sniff,
 )
+from evreg.formats.api import JSON_KIND
 
 EVIDENCE_NAME = "rtx5090-vllm-runs.json"
 
@@ -67,9 +68,15 @@ def _need(log: dict[str, Any], file: str, path: str, kind: type | tuple[type, ..
         if not isinstance(node, dict) or part not in node:
             raise _refuse(file, "/" + path, f"the run log has no {path!r}")
         node = node[part]
-    if not isinstance(node, kind):
-        raise _refuse(file, "/" + path, f"{path!r} has the wrong type ({type(node).__name__})")
+    if not isinstance(node, kind) or (isinstance(node, bool) and bool not in _kinds(kind)):
+        expected = " or ".join(dict.fromkeys(JSON_KIND.get(k, k.__name__) for k in _kinds(kind)))
+        found = "null" if node is None else JSON_KIND.get(type(node), "another value")
+        raise _refuse(file, "/" + path, f"{path!r} should be {expected}; it is {found}")
     return node
+
+
+def _kinds(kind: type | tuple[type, ...]) -> tuple[type, ...]:
+    return kind if isinstance(kind, tuple) else (kind,)
 
 
 def plan_import(raw: bytes, file: str) -> Plan:
