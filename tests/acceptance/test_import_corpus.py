@@ -965,3 +965,27 @@ def test_another_output_is_refused_naming_what_it_is(tmp_path: Path, tool: str, 
         assert "log line" not in text and "<class" not in text and "{'" not in text
         assert not any(word in text.split() for word in ("dict", "list", "str", "NoneType"))
     assert not imported_records(root)
+
+
+def test_a_prefill_only_batch_is_a_prefill_measurement_not_a_failure(tmp_path: Path) -> None:
+    """SGLang's offline bench_one_batch with one output token writes its prefill and total figures but no decode
+    step: that is a prefill measurement (its values at their locators), not a closure that measured nothing. The
+    file is the real frgossen result with its first line as the tool writes it for ``--output-len 1``."""
+    name = "sglang/corpus/frgossen-cuda-graph-one-batch-offline/result.jsonl"
+    first = json.loads((REAL / name).read_text().splitlines()[0])
+    for key in ("median_decode_latency", "median_decode_throughput"):
+        first.pop(key)
+    first["output_len"] = 1
+    source = tmp_path / "prefill" / "result.jsonl"
+    source.parent.mkdir()
+    source.write_text(json.dumps(first) + "\n")
+    root = tmp_path / "reg"
+    spec = one_packet_registry(root, **CASES[name].packet)
+    stated = stating({"cards": 1} | CASES[name].packet, ())
+    result = evreg("import", "sglang-one-batch", str(source), "--packet", spec, *stated, cwd=root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    [run] = imported_records(root)
+    assert run["kind"] == "run-measurement"
+    assert run["metrics"]["input_tok_s"] == [first["prefill_throughput"]]
+    assert run["metrics"]["batch_ttft_s"] == [first["prefill_latency"]]
+    assert run["workload_fields"] == {"phase": "prefill", "input_tokens": 256, "output_tokens": 1}
