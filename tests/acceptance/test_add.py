@@ -196,7 +196,7 @@ def test_a_new_registry_reviews_an_imported_labs_defects_with_the_baseline_comma
 
 
 def test_a_run_not_committed_yet_is_replaced_by_its_corrected_import(root: Path) -> None:
-    """"Published" is committed: a corrected import replaces what an earlier one wrote and nobody committed (and says
+    """ "Published" is committed: a corrected import replaces what an earlier one wrote and nobody committed (and says
     so); once committed, the same correction is refused as a rewrite of a published measurement."""
     assert evreg("add", str(LLAMA), "--cards", "1", "--yes", cwd=root).returncode == 0
     [packet] = (root / "packets").glob("*/*/packet.json")

@@ -814,6 +814,8 @@ def test_every_corpus_file_is_recognised_as_its_tools(name: str) -> None:
 
     expected = CASES[name].tool or TOOL[name.split("/", 1)[0]]
     assert looks_like(sniff((REAL / name).read_bytes())) == expected
+
+
 # -- what each importer reads where the tool writes it, and what it refuses to pretend ---------------------------------
 
 R08 = "aiperf/corpus/anud18-qwen36-nvfp4-5090-agent-r0.8/profile_export_aiperf.json"

@@ -79,8 +79,10 @@ def _run(request: formats.Request, n: int, line: str, obj: dict[str, Any], evide
         k: v for k, v in sv.scalars(obj).items() if k not in SETTINGS and (k not in METRICS or NOT_MEASURED.get(k) == v)
     }
     numbers = _numbers(obj, n, line, request.file)
-    if not numbers.metrics:
-        reason = f"SGLang {bench} wrote no throughput or latency: the batch measured nothing"
+    decoded = any(v > 0 for k in ("aggregate_tok_s", "median_decode_tok_s") for v in numbers.metrics.get(k, []))
+    prefill_only = obj.get("output_len") == 1  # one output token: no decode step to measure
+    if not numbers.metrics or not (decoded or prefill_only):
+        reason = f"SGLang {bench} measured no output throughput: the batch measured nothing"
         rid = formats.content_id("sglang-one-batch", raw, target, f"l{n}", "failed")
         return formats.failed_run(target, rid, evidence, raw, reason, {"line": n, "settings": config})
     body: dict[str, Any] = {
