@@ -57,8 +57,8 @@ WORD = re.compile(
     r"(?P<num>\d+(?:\.\d+)?)(?![\w.])(?!\s*-?\s*(?:tokens?|prompts?|requests?|slots?|steps?|seq|sequences?|batch))"
 )
 WORDS = re.compile(
-    r"(?i)(?=[zotfsenhm])(?<![\w])(?P<words>" + _NUMBER_WORD + r"(?:[\s-]+(?:and[\s-]+)?" + _NUMBER_WORD + r")*)"
-    r"\s+(?P<unit>tok(?:en)?s?\s*/\s*(?:s|sec)|tok(?:en)?s?\s+per\s+second|ms|milliseconds|percent)\b"
+    r"(?i)(?=[zotfsenhmb])(?<![\w])(?P<words>" + _NUMBER_WORD + r"(?:[\s-]+(?:and[\s-]+)?" + _NUMBER_WORD + r")*)"
+    r"\s+(?P<unit>" + figures._WORDS_UNIT + r")\b"
 )
 
 ITEM = re.compile(r"(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?(?:\u2044\d+)?|\.\d+")

@@ -113,9 +113,11 @@ _COMPARES = (
 a comparing word follows (``1000x faster``)."""
 _LIST_SEP = r"\s*(?:/|,|-|–|—|\bto\b|\band\b|\bor\b)\s*"
 _NUMBER_WORD = (
-    r"(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fifteen|twenty|thirty|forty|"
-    r"fifty|sixty|seventy|eighty|ninety|hundred|thousand|million)"
+    r"(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|"
+    r"seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million|"
+    r"billion)"
 )
+"""Every word of an English cardinal number up to the billions (``one hundred and twelve thousand``)."""
 
 # The patterns below find what the grammar above describes, written for Python's regular expression engine, which
 # spends most of a scan entering the pattern at every position where it might start (the site's check of every
@@ -241,14 +243,25 @@ _WORD = re.compile(
     r"(?P<num>\d+(?:\.\d+)?)(?![\w.])(?!\s*-?\s*(?:tokens?|prompts?|requests?|slots?|steps?|seq|sequences?|batch)))"
 )
 _NUMBER_WORDS = _NUMBER_WORD[3:-1].split("|")
-_WORDS_UNIT = r"tok(?:en)?s?\s*/\s*(?:s|sec)|tok(?:en)?s?\s+per\s+second|ms|milliseconds|percent"
+_WORDS_UNIT = (
+    r"tok(?:en)?s?\s*/\s*(?:s|sec)|tok(?:en)?s?\s+(?:per|a)\s+(?:second|sec)|t/s|tps|"
+    r"req(?:uest)?s?\s*/\s*(?:s|sec)|req(?:uest)?s?\s+per\s+(?:second|sec)|qps|rps|"
+    r"ms|msecs?|milliseconds?|microseconds?|nanoseconds?|seconds?|secs?|minutes?|hours?|percent|"
+    r"[kmgt]i?b|(?:kilo|mega|giga|tera)bytes?|(?:kilo|mega)?watts?"
+)
+"""The units a number written in words takes (any case): a rate, a time, a share, a size, a power."""
 _WORDS = re.compile(
     r"(?P<words>" + _first(_NUMBER_WORDS, True) + r"(?<!\w.)(?i:(?:" + _tied(_NUMBER_WORDS) + r")"
     r"(?:[\s-]+(?:and[\s-]+)?" + _NUMBER_WORD + r")*))"
     r"(?i:\s+(?P<unit>" + _WORDS_UNIT + r")\b)"
 )
-_WORDS_HINT = re.compile(_ascii_not(set("tTmMpP")) + r"(?<=\s.)(?i:(?<=t)ok|(?<=m)s|(?<=m)illiseconds|(?<=p)ercent)")
-"""What every number-words figure holds: a blank, then its unit."""
+_WORDS_HINT = re.compile(
+    _ascii_not(set("tTmMpPrRqQnNsShHkKgGwW"))
+    + r"(?<=\s.)(?i:(?<=t)ok|(?<=t)/s|(?<=t)ps|(?<=t)i?b\b|(?<=t)era|(?<=r)eq|(?<=r)ps|(?<=q)ps|(?<=m)s|(?<=m)sec|"
+    r"(?<=m)illi|(?<=m)icro|(?<=m)inute|(?<=m)i?b\b|(?<=m)ega|(?<=n)ano|(?<=s)ec|(?<=h)our|(?<=p)ercent|(?<=k)i?b\b|"
+    r"(?<=k)ilo|(?<=g)i?b\b|(?<=g)iga|(?<=w)att)"
+)
+"""What every number-words figure holds: a blank, then its unit (the start of one of ``_WORDS_UNIT``)."""
 _NOT_IN_WORDS = re.compile(r"[^\w\s/-]")
 """A character no number-words figure holds (nor looks at: it is no word character)."""
 

@@ -1,0 +1,152 @@
+"""The figure grammar against generated corpora: every spelling of a claim it must catch (numbers written in words
+from zero to a billion, the digits of every Unicode script, every invisible code point between a number and its
+unit, every look-alike of every letter of every unit of the metric vocabulary) is a figure, and an honest corpus
+(counts, settings, dates, versions, identifiers, citations and quotes) holds none."""
+
+from __future__ import annotations
+
+import random
+import sys
+import unicodedata
+
+import pytest
+
+from evreg.claims import figures
+from evreg.claims.citations import unit_of
+from evreg.core.vocab import metrics
+
+_ONES = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+]
+_ONES += ["seventeen", "eighteen", "nineteen"]
+_TENS = ["_", "_", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
+
+
+def words(n: int) -> str:
+    """``n`` (0 to 10**9) in English words, as people write it (``one hundred and twelve``, ``forty-two``)."""
+    if n < 20:
+        return _ONES[n]
+    if n < 100:
+        return _TENS[n // 10] + ("" if n % 10 == 0 else "-" + _ONES[n % 10])
+    if n < 1000:
+        rest = n % 100
+        return _ONES[n // 100] + " hundred" + ("" if rest == 0 else " and " + words(rest))
+    for size, name in ((10**9, "billion"), (10**6, "million"), (1000, "thousand")):
+        if n >= size:
+            rest = n % size
+            head = words(n // size) + " " + name
+            return head + ("" if rest == 0 else (" and " if rest < 100 else " ") + words(rest))
+    raise ValueError(n)
+
+
+NUMBERS = sorted({*range(0, 1001), *random.Random(7).sample(range(1001, 10**9 + 1), 1500), 10**6, 10**9})
+WORD_UNITS = ["tok/s", "tokens per second", "ms", "milliseconds", "seconds", "percent", "GB", "gigabytes", "watts"]
+
+
+def test_numbers_in_words_from_zero_to_a_billion_are_figures() -> None:
+    """Each of 2,500 numbers written in words, with each unit a number in words takes: one figure, the whole of it."""
+    missed = []
+    for n in NUMBERS:
+        for unit in WORD_UNITS:
+            text = f"it reached {words(n)} {unit} here"
+            found = figures.find_figures(text)
+            if [f.text for f in found] != [f"{words(n)} {unit}"]:
+                missed.append((text, [f.text for f in found]))
+    assert missed == [], missed[:10]
+    assert len(NUMBERS) * len(WORD_UNITS) > 20_000
+
+
+def _digit_zeros() -> list[int]:
+    """The zero of every run of ten decimal digits Unicode has (category Nd): one per script or style."""
+    return [
+        c
+        for c in range(sys.maxunicode + 1)
+        if unicodedata.category(chr(c)) == "Nd" and unicodedata.decimal(chr(c)) == 0
+    ]
+
+
+def test_the_digits_of_every_script_are_read_as_digits() -> None:
+    zeros = _digit_zeros()
+    assert len(zeros) > 60
+    missed = []
+    for zero in zeros:
+        five, two, three = chr(zero + 5), chr(zero + 2), chr(zero + 3)
+        for text, number in ((f"runs at {five}{two}.{three} tok/s", "52.3"), (f"TTFT {two}{five} ms", "25")):
+            found = figures.find_figures(text)
+            if [figures._folded(f.number)[0] for f in found] != [number]:
+                missed.append((hex(zero), text, [f.text for f in found]))
+    assert missed == []
+
+
+def _invisible() -> list[int]:
+    """Every default-ignorable code point (DerivedCoreProperties) and every format character (category Cf)."""
+    ranges = [c for low, high in figures._IGNORABLE for c in range(low, high + 1)]
+    return sorted({*ranges, *(c for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Cf")})
+
+
+def test_no_invisible_code_point_between_number_and_unit_hides_a_figure() -> None:
+    hidden = _invisible()
+    assert len(hidden) > 4000
+    for make in (lambda c: f"52.3{c} tok/s", lambda c: f"52.3 {c}tok/s", lambda c: f"5{c}2.3 tok/s"):
+        text = "; ".join(make(chr(c)) for c in hidden)
+        found = figures.find_figures(text)
+        assert len(found) == len(hidden), [make(chr(c)) for c in hidden if not figures.find_figures(make(chr(c)))][:5]
+
+
+def _units() -> list[str]:
+    """The units of the metric vocabulary, as a figure writes them after its number."""
+    out = {unit_of(m) for m in metrics()} - {""}
+    return sorted(u for u in out if any(ch.isalpha() for ch in u) and figures.find_figures(f"52.3 {u}"))
+
+
+def test_a_look_alike_of_any_letter_of_any_unit_is_that_letter() -> None:
+    """Each unit of the vocabulary, each of its letters replaced by each character Unicode lists as confusable with
+    it: still that unit after that number."""
+    alike: dict[str, list[str]] = {}
+    for ch, ascii_form in figures._confusables().items():
+        alike.setdefault(ascii_form, []).append(ch)
+    units = _units()
+    assert {"tok/s", "ms"} <= set(units)
+    tried, missed = 0, []
+    for unit in units:
+        for i, letter in enumerate(unit):
+            for other in alike.get(letter, []):
+                text = f"reached 52.3 {unit[:i]}{other}{unit[i + 1 :]} here"
+                tried += 1
+                if not figures.find_figures(text):
+                    missed.append(text)
+    assert missed == [] and tried > 300, missed[:10]
+
+
+HONEST = [
+    "12 prompts of 512 tokens, one card, 3 runs, two warm-up requests and 64 concurrent users",
+    "TP4, MTP3, Q4_K_M, D511 window, 32K context, a 7B model on an RTX 5090 and 2 x H100",
+    "measured on 2026-08-23 and again on 23 August 2026 at 14:05",
+    "vLLM 0.9.1, llama.cpp b5163 (8cf427ff), v1.2.3, CUDA 12.4, Python 3.11",
+    "commit a3561ef8c2d1, run q38-a3561ef8-tp4, issue #273",
+    "memory ({{ set:32 GB }}), a timeout [{{ set:30 s }}] and power {{ set:300 W }}",
+    "reaches {{ m:run-1.decode_tok_s[0] }} at TP4, {{ median:m:run-1.decode_tok_s }} over 5 repeats",
+    "the log says {{ e:/runs/0/reason = 0.81 GiB }}",
+    "ran 3 times, 1.5 times the batch, the second run, one of the seconds, 5/25 outputs differed",
+]
+
+
+@pytest.mark.parametrize("text", HONEST)
+def test_the_honest_corpus_holds_no_figure(text: str) -> None:
+    assert figures.find_figures(text) == []
