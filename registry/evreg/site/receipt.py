@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from evreg.core import codebase, gitcmd
+from evreg.core import codebase, gitcmd, jsonio
 
 RECEIPT_FILE = "receipt.json"
 """The receipt's file at the root of a built site."""
@@ -206,12 +206,32 @@ def read(site: Path) -> Receipt:
     """The receipt of the built site ``site``; FileNotFoundError without one, NotAReceipt when it cannot be read."""
     text = (site / RECEIPT_FILE).read_bytes()
     try:
-        data = json.loads(text)
-        if not isinstance(data, dict) or data.get("format") != FORMAT:
-            raise NotAReceipt(f"its format is {data.get('format') if isinstance(data, dict) else None!r}, not {FORMAT}")
-        return Receipt(**data)
-    except (ValueError, TypeError) as exc:
+        data = jsonio.loads(text)
+    except ValueError as exc:
         raise NotAReceipt(str(exc)) from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise NotAReceipt(f"its format is {data.get('format') if isinstance(data, dict) else None!r}, not {FORMAT}")
+    types = {name: kind for name, kind in _FIELDS.items() if not isinstance(data.get(name), kind)}
+    if types or set(data) != set(_FIELDS):
+        wrong = sorted(types.keys() | (set(data) ^ set(_FIELDS)))
+        raise NotAReceipt(f"its fields {', '.join(wrong)} are missing, unknown or not of their kind")
+    if not all(isinstance(v, str) for v in [*data["changed"], *data["packages"], *data["packages"].values()]):
+        raise NotAReceipt("its changed paths and package versions are not all text")
+    return Receipt(**data)
+
+
+_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "commit": str,
+    "changes": int,
+    "changed": list,
+    "as_of": str,
+    "evreg": str,
+    "rules": str,
+    "vocabularies": str,
+    "packages": dict,
+    "source_date_epoch": (int, type(None)),
+    "format": int,
+}
 
 
 def footer(receipt: Receipt, base: str | None) -> str:
