@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import http.server
 import logging
@@ -15,18 +16,20 @@ from evreg.catalog import build as catalog
 from evreg.core import printing
 from evreg.core.errors import Refused, UsageProblem
 from evreg.site import build as sitebuild
+from evreg.site import receipt as receipts
 from evreg.store import workers
 
 
 @dataclass
 class Built:
-    """A published site: where, its pages and bytes, and how long the whole build and the site took."""
+    """A published site: where, its pages and bytes, how long the whole build and the site took, and its receipt."""
 
     out: Path
     pages: int
     size: int
     seconds: float
     site_seconds: float
+    receipt: receipts.Receipt
 
 
 def default_out(root: Path) -> Path:
@@ -35,23 +38,30 @@ def default_out(root: Path) -> Path:
 
 def build(root: Path, out: Path | None = None, as_of: str | None = None) -> Built:
     """Validate, build the catalog and the data downloads, and build the site into ``out``. Refused when
-    validation has errors, and when a rendered figure did not come through a citation (orphan-number)."""
+    validation has errors, and when a rendered figure did not come through a citation (orphan-number).
+
+    Every page names what it was built from (its receipt, ``evreg.site.receipt``: taken before validation, so a
+    change meanwhile shows as a difference when the site is verified), also written as ``receipt.json``."""
     started = time.perf_counter()
+    out = out or default_out(root)
+    taken = receipts.take(root, skip=(out,))
     state = ensure_catalog(root, None, as_of)
     db, report = state.path, state.report
     if report.errors():
         raise Refused("build refused: validation has errors; nothing was published", report.blocking, report.summary())
+    if as_of:  # the commit the catalog read the records at, as it recorded it
+        meta = catalog.read_meta(db) or {}
+        taken = dataclasses.replace(taken, as_of=meta.get("commit", ""))
     downloads = root / "build" / "downloads"
-    out = out or default_out(root)
     logging.getLogger("mkdocs").setLevel(logging.WARNING)
     site_started = time.perf_counter()
     # the data downloads are exported in a process of their own while the build reads the catalog
     with printing.escaped_logs(), workers.beside(catalog.export_tables, db, downloads) as exported:
-        built = sitebuild.build_site(root, db, downloads, out, code_docs(), exported)
+        built = sitebuild.build_site(root, db, downloads, out, code_docs(), exported, taken)
     if built.findings:
         raise Refused("build failed: nothing was published (see the findings above)", built.findings)
     now = time.perf_counter()
-    return Built(out, built.pages, built.size, now - started, now - site_started)
+    return Built(out, built.pages, built.size, now - started, now - site_started, taken)
 
 
 class _SiteHandler(http.server.SimpleHTTPRequestHandler):

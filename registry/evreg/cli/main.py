@@ -724,6 +724,42 @@ def feature(ctx: Context, packet: str, measurement: str, metric: str, sample: in
     click.echo(f"featured {what}" + (f"; {packet} is its family's primary" if primary else ""))
 
 
+# -- verify ------------------------------------------------------------------------
+
+VERIFY_SHOWN = 10
+"""Files ``evreg verify`` names of each kind of difference (it counts them all)."""
+
+
+@cli.command()
+@click.argument("site_dir", type=click.Path(file_okay=False, path_type=Path))
+@pass_ctx
+def verify(ctx: Context, site_dir: Path) -> None:
+    """Check that a built site is what the registry says: rebuild it and compare, file by file.
+
+    Reads SITE_DIR/receipt.json (every page names it), checks the registry out at the commit it names into a
+    temporary git worktree, builds the site there with this evreg and compares every file's SHA-256. Exit 0 only
+    when every file matches. Refused when the site was built from uncommitted changes, or with another evreg, rules,
+    vocabularies or package versions (the result could not be compared)."""
+    from evreg.app import verification
+
+    verdict = verification.verify(ctx.root, site_dir)
+    commit = verdict.receipt.commit[:12]
+    if verdict.matches:
+        click.echo(f"matches: all {verdict.same} files of {site_dir} are those a rebuild of commit {commit} makes")
+        return
+    click.echo(f"{site_dir} does not match a rebuild of commit {commit}:")
+    for label, names in (
+        ("differ", verdict.differ),
+        ("missing from the site", verdict.missing),
+        ("in the site but not in the rebuild", verdict.extra),
+    ):
+        if names:
+            more = f" (and {len(names) - VERIFY_SHOWN} more)" if len(names) > VERIFY_SHOWN else ""
+            click.echo(f"  {len(names)} file(s) {label}: {', '.join(names[:VERIFY_SHOWN])}{more}")
+    click.echo(f"  {verdict.same} file(s) match")
+    sys.exit(EXIT_FINDINGS)
+
+
 # -- export ------------------------------------------------------------------------
 
 

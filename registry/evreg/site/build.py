@@ -37,6 +37,7 @@ from evreg.core.progress import Progress
 from evreg.site.cite import Pages
 from evreg.site.html import Page, evidence_url, page_base, page_url
 from evreg.site.pages import Job, make, record_jobs, site_jobs
+from evreg.site.receipt import RECEIPT_FILE, Receipt, build_date, with_footer
 from evreg.store import workers
 
 if TYPE_CHECKING:
@@ -83,8 +84,10 @@ class SitePlugin(BasePlugin):
         code_docs: list[Code],
         pending: Path,
         exported: Callable[[], object],
+        receipt: Receipt | None = None,
     ) -> None:
         super().__init__()
+        self.receipt = receipt  # what the site was built from: in a footer on every page, and in receipt.json
         self.exported = exported  # waits for the data downloads' export, which runs beside the build
         self.pending = pending  # a folder for record pages' HTML until it is written into its frame
         self.records: list[Made] = []  # the record pages, made: where each one's HTML waits
@@ -256,8 +259,9 @@ class SitePlugin(BasePlugin):
         theme's search plugin rewrites every page's content with a regular expression (for a page it does not
         index too), which took seconds on a comparison page of 100,000 measurements."""
         generated = self.generated.get(page.file.src_uri)
+        base = "../" * str(page.url).count("/")
         if generated is None:
-            return output
+            return with_footer(output, self.receipt, base)
         body = self.bodies.pop(page.file.src_uri, "")
         mark = CONTENT_MARK_H1 if "<h1" in body else CONTENT_MARK
         output = one_break(output).replace(mark, one_break(body).strip(), 1)
@@ -267,7 +271,11 @@ class SitePlugin(BasePlugin):
             tags = "".join(f'<script src="{html.escape(src)}" defer></script>' for src in generated.scripts)
             head, sep, tail = output.rpartition("</body>")
             output = head + tags + sep + tail if sep else output + tags
-        return output
+        return with_footer(output, self.receipt, base)
+
+    def on_post_template(self, output_content: str, template_name: str, config: Any) -> str:
+        """The site's 404 page gets the receipt's footer too (without the link: it is served at any address)."""
+        return with_footer(output_content, self.receipt, None) if template_name == "404.html" else output_content
 
     def on_post_build(self, config: Any) -> None:
         site = Path(config["site_dir"])
@@ -279,6 +287,8 @@ class SitePlugin(BasePlugin):
         if self.records:
             self._write_records(site)
         self.evidence_published = publish_evidence(self.root, self.pages, site)
+        if self.receipt is not None:
+            (site / RECEIPT_FILE).write_text(self.receipt.to_json(), "utf-8")
 
     def _write_data(self, site: Path) -> None:
         """The data files of generated pages (a comparison's rows past those in the page), beside their page (the HTML
@@ -302,7 +312,8 @@ class SitePlugin(BasePlugin):
         links = nav_links(self.nav.items if self.nav is not None else [])
         for shell, output in self.shells.items():
             shutil.rmtree(site / shell.split("/", 1)[0] / shell.split("/")[1].removesuffix(".md"), ignore_errors=True)
-            frame = lean_frame(output, depth_of(shell), links, self.site_name)
+            depth = depth_of(shell)
+            frame = lean_frame(output, depth, links, self.site_name, with_footer("", self.receipt, "../" * depth))
             if frame is None:
                 raise PluginError("the theme's page has no head or body where the frame of record pages is taken from")
             frames[shell] = frame
@@ -416,12 +427,15 @@ def nav_links(items: list[Any]) -> list[tuple[str, str]]:
 _GENERIC_META = re.compile(r'<meta name="(?:description|generator)" content="[^"]*">\n?')
 
 
-def lean_frame(theme_page: str, depth: int, nav: list[tuple[str, str]], site_name: str) -> tuple[str, str] | None:
+def lean_frame(
+    theme_page: str, depth: int, nav: list[tuple[str, str]], site_name: str, footer: str = ""
+) -> tuple[str, str] | None:
     """The HTML before and after a record page's content at ``depth``, from the theme's page of a shell at that depth:
     its ``html`` and ``body`` tags (language, colour palette) and ``head`` (stylesheets) without scripts, its canonical
     URL made the record page's (``SHELL_URL``); then a header (the site's name, its navigation as links, a search box:
     a form that opens the home page's search with the words typed, as the theme reads ``?q=``) and the theme's
-    content classes, so the content looks as on every page. None when the theme's page has no such tags."""
+    content classes, so the content looks as on every page; after it, ``footer`` (the receipt's). None when the
+    theme's page has no such tags."""
     tags = [
         re.search(pattern, theme_page, re.S) for pattern in (r"<html\b[^>]*>", r"<head>.*?</head>", r"<body\b[^>]*>")
     ]
@@ -448,7 +462,7 @@ def lean_frame(theme_page: str, depth: int, nav: list[tuple[str, str]], site_nam
         '<div class="md-container"><main class="md-main"><div class="md-main__inner md-grid">'
         '<div class="md-content" data-md-component="content"><article class="md-content__inner md-typeset">\n'
     )
-    return top, "\n</article></div></div></main></div>\n</body>\n</html>\n"
+    return top, f"\n</article></div></div></main></div>\n{footer}</body>\n</html>\n"
 
 
 def _drop_from_sitemap(site: Path, urls: list[str]) -> None:
@@ -535,10 +549,12 @@ def build_site(
     out: Path,
     code_docs: list[Code] | None = None,
     exported: Callable[[], object] = lambda: None,
+    receipt: Receipt | None = None,
 ) -> Built:
     """Run MkDocs over the generated and hand-written pages into ``out`` (atomically). ``exported`` waits until
     the data downloads are in ``downloads`` (their export may run beside the build: ``evreg build`` exports them in
-    a process of its own while this one reads the catalog)."""
+    a process of its own while this one reads the catalog). ``receipt``: what the site is built from, shown on every
+    page and written as ``receipt.json``; MkDocs' build date is its date (``receipt.build_date``)."""
     from mkdocs.commands.build import build
     from mkdocs.exceptions import Abort, BuildError, PluginError
 
@@ -565,8 +581,9 @@ def build_site(
     pending = Path(tempfile.mkdtemp(prefix=f".{out.name}-pending-", dir=out.parent))
     plugin: SitePlugin | None = None
     try:
-        plugin = config.plugins["evreg"] = SitePlugin(root, db, downloads, code_docs or [], pending, exported)
-        build(config)
+        plugin = config.plugins["evreg"] = SitePlugin(root, db, downloads, code_docs or [], pending, exported, receipt)
+        with build_date(receipt):
+            build(config)
     except (PluginError, BuildError, Abort):
         shutil.rmtree(staging, ignore_errors=True)
         if plugin is None or not plugin.findings:
