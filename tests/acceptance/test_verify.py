@@ -141,7 +141,8 @@ def test_a_folder_without_a_receipt_is_refused(site_reg: Reg, tmp_path: Path) ->
     (out / "receipt.json").write_text('{"format": 1, "commit": 5}', "utf-8")
     result = evreg("verify", str(out), cwd=site_reg.root)
     assert result.returncode == 1
-    assert "receipt.json is not a receipt this evreg reads (its fields as_of, changed, changes, commit," in result.stderr
+    expected = "receipt.json is not a receipt this evreg reads (its fields as_of, changed, changes, commit,"
+    assert expected in result.stderr
     assert "Traceback" not in result.stderr
 
 
