@@ -1,5 +1,6 @@
-"""Evidence: local evidence files exist inside the repository and match
-their recorded sha256. External references are counted, not checked."""
+"""Evidence: local evidence files exist inside the repository and match their recorded sha256, and each located
+sample re-reads from its own run's entry; external references are checked against a local clone of their source
+where one is given (``evreg validate --source NAME=DIR``), and counted otherwise."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any
 
 from evreg.check.rules import UNIT, Rule
 from evreg.claims import citations, figures
-from evreg.core import jsonio
+from evreg.core import gitcmd, jsonio
 from evreg.core.containment import outside_repository
 from evreg.core.evidence import TEXT_NUMBER, decode, parse_ref, text_lines
 from evreg.core.findings import Code, Finding, join_pointer, resolve_pointer, split_pointer
@@ -304,11 +305,14 @@ def check_evidence_values(registry: Registry) -> Iterator[Finding]:
             if local and _samples(doc.data):
                 yield from _unlocated_samples(doc, _read(registry, files, str(ev)))
             continue
+        if not local and isinstance(ev, str) and parse_ref(ev).kind == "external":
+            continue  # re-read from a clone of its source where one is given (``check_external``)
         if not local:
             yield VALUE.at(
                 doc,
                 "/evidence_locators",
-                "locators need a local evidence file that exists, and `evidence` is not one",
+                "locators need a local evidence file that exists (or a `SOURCE:path` reference), and `evidence` is "
+                "neither",
                 VALUE.hint,
             )
             continue
@@ -543,6 +547,50 @@ def _weights_model(registry: Registry, doc: Any) -> str | None:
     return None
 
 
+EXTERNAL = Code(
+    "external-evidence-missing",
+    "An external evidence reference its source does not hold, or cannot vouch for",
+    "`SOURCE:path` points into another repository (a family's `sources`). With a local clone of it "
+    "(`evreg validate --source NAME=DIR`) the reference is checked like a local file: the file exists at the commit "
+    "the family pins, and each located sample re-reads. A path that is no file there, or a source without a pinned "
+    "commit, is a receipt nobody can re-read.",
+    "Fix the path, pin the source's `commit` in the family's `sources`, or bring the file in as local evidence.",
+    '{"evidence": "lab:data/run.json"} where the lab repository at the pinned commit has no data/run.json',
+)
+
+
+def check_external(registry: Registry) -> Iterator[Finding]:
+    """External evidence, where a local clone of its source is given (``Registry.sources``): each referenced file
+    exists at the commit the family's ``sources`` pins, and a record's located samples re-read from it."""
+    clones = registry.sources
+    if not clones:
+        return
+    read: dict[tuple[str, str, str], bytes | None] = {}
+    for doc in registry.records():
+        family = registry.family(doc.place.family)
+        declared = family.data.get("sources") if family is not None and isinstance(family.data, dict) else None
+        for pointer, value in doc.refs:
+            ref = parse_ref(value)
+            if ref.kind != "external" or ref.source not in clones or outside_repository(ref.path):
+                continue
+            spec = declared.get(ref.source) if isinstance(declared, dict) else None
+            commit = spec.get("commit") if isinstance(spec, dict) else None
+            if not isinstance(commit, str):
+                message = f"source {ref.source!r} pins no commit, so {ref.path!r} cannot be re-read as cited"
+                yield EXTERNAL.at(doc, pointer, message, fields={"source": str(ref.source), "why": "unpinned"})
+                continue
+            key = (str(ref.source), commit, ref.path)
+            if key not in read:
+                done = gitcmd.run(clones[str(ref.source)], "show", f"{commit}:{ref.path}")
+                read[key] = done.stdout if done is not None and done.returncode == 0 else None
+            raw = read[key]
+            if raw is None:
+                message = f"{ref.path!r} is not a file of source {ref.source!r} at commit {commit[:12]}"
+                yield EXTERNAL.at(doc, pointer, message, fields={"source": str(ref.source), "path": ref.path})
+            elif pointer == "/evidence" and isinstance(doc.data.get("evidence_locators"), dict):
+                yield from _located(doc, doc.data["evidence_locators"], _Evidence(raw, value))
+
+
 def check_quotes(registry: Registry) -> Iterator[Finding]:
     """Quotes from evidence (``{{ e:LOCATOR = TEXT }}``) are re-read: the text is at the locator of the record's own
     local evidence file (whitespace and Unicode compatibility forms aside)."""
@@ -563,4 +611,5 @@ RULES = [
     Rule("evidence-values", (VALUE,), check_evidence_values, UNIT),
     Rule("evidence-quotes", (VALUE,), check_quotes, UNIT),
     Rule("evidence-own-entry", (OTHER_RUN,), check_own_entries, UNIT),
+    Rule("external-evidence", (EXTERNAL, VALUE), check_external),
 ]

@@ -29,11 +29,18 @@ def in_paths(file: str, paths: Sequence[str]) -> bool:
     return not paths or any(file == p or file.startswith(p.rstrip("/") + "/") for p in paths)
 
 
-def validate(root: Path, paths: Sequence[Path] = (), base: str | None = None, use_cache: bool = True) -> Report:
+def validate(
+    root: Path,
+    paths: Sequence[Path] = (),
+    base: str | None = None,
+    use_cache: bool = True,
+    sources: dict[str, Path] | None = None,
+) -> Report:
     """The findings of the registry's working tree (of the change since ``base`` when given), only those in
-    ``paths`` when given: the whole registry is still loaded, since references cross files."""
+    ``paths`` when given: the whole registry is still loaded, since references cross files. ``sources``: local
+    clones of external evidence sources, by name, to check their references against."""
     rel = [relative(root, p) for p in paths]
-    report = pipeline.validate(root, base=base, use_cache=use_cache)[1]
+    report = pipeline.validate(root, base=base, use_cache=use_cache, sources=sources)[1]
     if not rel:
         return report
     shown = Report(
@@ -42,6 +49,23 @@ def validate(root: Path, paths: Sequence[Path] = (), base: str | None = None, us
     if "introduced" in report.extra:
         shown.extra["introduced"] = sum(1 for f in shown.blocking if f.introduced)
     return shown
+
+
+def sources(given: Sequence[str]) -> dict[str, Path]:
+    """``NAME=DIR`` options as a map, each DIR a git work tree or repository (refused otherwise, with the reason)."""
+    from evreg.core import gitcmd
+
+    out: dict[str, Path] = {}
+    for item in given:
+        name, sep, folder = item.partition("=")
+        path = Path(folder).expanduser()
+        if not sep or not name or not folder:
+            raise UsageProblem(f"--source {item!r} is not NAME=DIR")
+        done = gitcmd.run(path, "rev-parse", "--git-dir") if path.is_dir() else None
+        if done is None or done.returncode != 0:
+            raise UsageProblem(f"--source {name}={folder}: not a git repository (clone the source there first)")
+        out[name] = path.resolve()
+    return out
 
 
 def code_docs() -> list[Code]:

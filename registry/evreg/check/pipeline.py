@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 
 import orjson
@@ -22,6 +23,7 @@ from evreg.check import rules as engine
 from evreg.check.results import ResultCache, load_commit, load_worktree
 from evreg.check.rules import Report, Rule
 from evreg.core import gitcmd, jsonio
+from evreg.core.evidence import parse_ref
 from evreg.core.findings import Finding
 from evreg.core.jsonio import write_atomic
 from evreg.core.layout import CACHE_DIR
@@ -35,6 +37,7 @@ def validate(
     rev: str | None = None,
     base: str | None = None,
     use_cache: bool = True,
+    sources: Mapping[str, Path] | None = None,
 ) -> tuple[Registry, Report]:
     """Validate the registry at ``root``: its working tree (against ``base`` when given), or the commit
     ``rev``; reusing cached unit results unless ``use_cache`` is false (a commit's results are not
@@ -52,7 +55,10 @@ def validate(
         if change is not None:
             registry.base = load_commit(root, change[0], cache)
             registry.changed = change[1]
+        registry.sources = dict(sources or {})
         report = check(registry, pack, cache)
+    if sources:
+        report.extra["external_checked"] = _external_checked(registry)
     if unusable is not None:
         report.extra["cache_unused"] = unusable
     if change is not None or unborn:
@@ -60,6 +66,16 @@ def validate(
         report.findings = mark_introduced(report.findings, before)
         report.extra["introduced"] = sum(1 for f in report.blocking if f.introduced)
     return registry, report
+
+
+def _external_checked(registry: Registry) -> int:
+    """How many external evidence references point into a source a local clone was given for."""
+    return sum(
+        1
+        for doc in registry.records()
+        for _, ref in doc.refs
+        if (parsed := parse_ref(ref)).kind == "external" and parsed.source in registry.sources
+    )
 
 
 def check(registry: Registry, pack: list[Rule], cache: ResultCache | None) -> Report:

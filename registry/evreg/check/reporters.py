@@ -49,7 +49,7 @@ class Human(Reporter):
         scope = f"{summary['records']} records in {summary.get('files', 0)} files: " if "records" in summary else ""
         yield (
             f"{scope}{summary['errors']} errors, {summary['warnings']} warnings{extra}"
-            + (f"; {ext} evidence references point into external sources (not checked here)" if ext else "")
+            + (f"; {ext} evidence references point into external sources ({_external(summary)})" if ext else "")
         )
 
     @staticmethod
@@ -197,3 +197,9 @@ def reporters() -> dict[str, Reporter]:
         cls = ep.load()
         found.setdefault(cls.name, cls())
     return found
+
+
+def _external(summary: dict[str, Any]) -> str:
+    """How many external references were checked against a local clone of their source (``--source``)."""
+    checked = summary.get("external_checked", 0)
+    return f"{checked} checked against a local clone of their source" if checked else "not checked here"

@@ -176,6 +176,14 @@ FORMAT_OPTION = click.option(
 @click.option(
     "--show-baselined", is_flag=True, help="Also list the accepted (baselined) findings; by default they are counted."
 )
+@click.option(
+    "--source",
+    "sources",
+    multiple=True,
+    metavar="NAME=DIR",
+    help="A local git clone of external evidence source NAME (a family's `sources`): its references are checked "
+    "against it (the file at the pinned commit, each located sample re-read). Repeatable.",
+)
 @pass_ctx
 def validate(
     ctx: Context,
@@ -185,6 +193,7 @@ def validate(
     base: str | None,
     no_cache: bool,
     show_baselined: bool,
+    sources: tuple[str, ...],
 ) -> None:
     """Check the registry; report findings with file, line and JSON pointer.
 
@@ -198,9 +207,9 @@ def validate(
 
     Results are cached per family folder and reused while nothing they read has
     changed; a cache that git tracks, or that is reached through a symlink, is never
-    used.
+    used. External evidence is checked where --source gives a clone of its source.
     """
-    report = validation.validate(ctx.root, paths, base, not no_cache)
+    report = validation.validate(ctx.root, paths, base, not no_cache, validation.sources(sources))
     emit(report.findings, report.summary(), fmt, show_baselined)
     sys.exit(EXIT_FINDINGS if report.errors(strict) else EXIT_OK)
 

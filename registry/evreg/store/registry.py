@@ -74,6 +74,8 @@ class Registry:
         """The registry at the base of a change, when validating a change (``--base``)."""
         self.changed: frozenset[str] = frozenset()
         """Repository paths that differ between ``base`` and this registry."""
+        self.sources: dict[str, Path] = {}
+        """External evidence sources (a family's ``sources`` name) -> a local git clone of it, to check against."""
         self._documents: list[Document] | None = listed if len(listed) == len(self.files) else None
         self._kinds: dict[str | None, list[Document]] | None = None
         self._derived: dict[str, Any] = {}
