@@ -212,3 +212,17 @@ def test_a_run_not_committed_yet_is_replaced_by_its_corrected_import(root: Path)
     back = evreg("import", "llama-bench", str(LLAMA), "--packet", spec, "--cards", "1", cwd=root)
     assert back.returncode == 1 and "published (committed) measurement is never rewritten" in back.stderr
     assert {json.loads(p.read_text())["state"] for p in runs} == {"lab-measured"}
+
+
+def test_commit_pins_the_weights_of_a_family_add_creates(root: Path) -> None:
+    commit = "a09a35458c702b33eeacc393d103063234e8bc28"
+    result = evreg("add", str(LLAMA), "--cards", "1", "--commit", commit, "--yes", cwd=root)
+    assert result.returncode == 0 and f"commit {commit[:12]}" in result.stderr
+    family = json.loads((root / "packets/qwen2-5-7b-instruct/family.json").read_text())
+    assert family["weight_revisions"][0]["revision"] == commit
+    mlperf = SHARED / "real/mlperf/inference_results_v4.1-amd-8xmi300x-server/mlperf_log_summary.txt"
+    facts = ("--model", "meta-llama/Llama-2-70b-chat-hf", "--quantization", "FP8", "--runtime", "vLLM ROCm")
+    facts += ("--hardware", "AMD Instinct MI300X", "--cards", "8", "--commit", "not-a-commit", "--yes")
+    before = tree(root)
+    bad = evreg("add", str(mlperf), *facts, cwd=root)  # the family's revision would not validate: nothing written
+    assert bad.returncode == 1 and "revision" in bad.stdout and tree(root) == before

@@ -42,6 +42,8 @@ class Stated:
     weights: str | None = None
     """The repository the quantized weights were published in (``ORG/NAME``), for a file that names only a file."""
     quantization: str | None = None
+    commit: str | None = None
+    """The commit of the base weights (40 hex), for a family ``add`` creates."""
     state: str = "community-measured"
     tool: str | None = None
     """The importer to read every file with (``--format``); None: recognised from each file."""
@@ -371,7 +373,9 @@ def packet_id(found: FileIdentity, taken: set[str]) -> str:
     return _new_id("-".join(p for p in (cards + hardware, str(found.quantization), engine) if p), taken)
 
 
-def place(draft: Draft, source: Path, importer: Importer, found: FileIdentity, weights: Weights) -> Placement:
+def place(
+    draft: Draft, source: Path, importer: Importer, found: FileIdentity, weights: Weights, commit: str | None = None
+) -> Placement:
     """The family, revision, artifact and packet the runs go into: existing ones where their identity is the runs',
     else new ones (listed in ``created``), made in ``draft``."""
     created: list[str] = []
@@ -382,10 +386,11 @@ def place(draft: Draft, source: Path, importer: Importer, found: FileIdentity, w
         known = models().get(weights.model or "") or {}
         name = str(known.get("name") or weights.repository.rsplit("/", 1)[-1])
         fid = _new_id(weights.model or name, draft.taken_families())
-        fam = scaffold.family(fid, name, weights.model or slug(name), weights.repository, None, weights.model)
+        fam = scaffold.family(fid, name, weights.model or slug(name), weights.repository, commit, weights.model)
         draft.families[fid] = fam
         draft.changed.add(fid)
-        created.append(f"family {fid} ({name}, weights {weights.repository}, commit not recorded)")
+        pinned = f"commit {commit[:12]}" if commit else "commit not recorded: --commit pins it"
+        created.append(f"family {fid} ({name}, weights {weights.repository}, {pinned})")
         rev = fam["weight_revisions"][0]
     else:
         fid, rev = at
@@ -465,7 +470,7 @@ def plan(root: Path, paths: Iterable[Path], stated: Stated) -> Added:
             asked.extend(missing)
             continue
         assert isinstance(weights, Weights)
-        placements.append(place(draft, source, importer, found, weights))
+        placements.append(place(draft, source, importer, found, weights, stated.commit))
     if asked:
         facts = "1 fact" if len(asked) == 1 else f"{len(asked)} facts"
         raise Refused(f"add needs {facts} the files do not state (above); nothing was written", asked)

@@ -519,6 +519,7 @@ def _report_import(done: imports.Imported, fmt: str) -> None:
 @click.option("--quantization", help="The weights' quantization, where a file does not say (e.g. BF16).")
 @click.option("--model", help="The weights, where a file does not name them: a vocabulary model id or ORG/NAME.")
 @click.option("--weights", help="The repository a quantized file named by a file (a GGUF) is published in (ORG/NAME).")
+@click.option("--commit", help="The 40-hex commit of the base weights, for a family add creates (else it is unpinned).")
 @click.option(
     "--state",
     type=click.Choice(list(OBSERVED_STATES)),

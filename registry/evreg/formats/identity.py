@@ -112,7 +112,8 @@ def _scope_findings(target: Target, found: FileIdentity, file: str, pointer: str
         codes.IMPORT_IDENTITY_MISSING.at(
             file,
             pointer,
-            f"the file does not say the run's {', '.join(missing)}; the records leave it unstated",
+            f"the file does not say the run's {', '.join(missing)}; the records leave it unstated"
+            + ("" if missing != ["model"] else " (their weights are the packet's revision, as you filed them)"),
             severity=Severity.WARNING,
         )
     ]
