@@ -226,3 +226,89 @@ def test_commit_pins_the_weights_of_a_family_add_creates(root: Path) -> None:
     before = tree(root)
     bad = evreg("add", str(mlperf), *facts, cwd=root)  # the family's revision would not validate: nothing written
     assert bad.returncode == 1 and "revision" in bad.stdout and tree(root) == before
+
+
+# -- what a hostile contributor tried -------------------------------------------------------------------------------
+
+
+def test_weights_is_only_for_a_file_that_names_no_repository(root: Path) -> None:
+    """A file that names the revision's own repository is of those weights: --weights does not make it an artifact."""
+    result = evreg("add", str(VLLM), *SERVING_FACTS, "--weights", "acme/Some-GGUF", "--yes", cwd=root)
+    assert result.returncode == 0, result.stderr
+    assert "artifact" not in result.stderr
+    [packet] = (root / "packets").glob("*/*/packet.json")
+    assert "artifact_id" not in json.loads(packet.read_text())
+
+
+def test_model_stated_against_an_unknown_repository_the_file_names_is_refused(root: Path, tmp_path: Path) -> None:
+    foo, bar = json.loads(VLLM.read_text()), json.loads(VLLM.read_text())
+    foo["model_id"], bar["model_id"] = "acme/Foo-7B", "other/Bar-13B"
+    (tmp_path / "foo.json").write_text(json.dumps(foo))
+    (tmp_path / "bar.json").write_text(json.dumps(bar))
+    assert evreg("add", str(tmp_path / "foo.json"), *SERVING_FACTS, "--yes", cwd=root).returncode == 0
+    result = evreg("add", str(tmp_path / "bar.json"), *SERVING_FACTS, "--model", "acme/Foo-7B", cwd=root)
+    assert result.returncode == 1 and "but --model says 'acme/Foo-7B'" in result.stdout
+
+
+def test_a_second_model_on_the_same_setup_gets_a_packet_id_of_its_own(root: Path, tmp_path: Path) -> None:
+    other = json.loads(VLLM.read_text())
+    other["model_id"] = "meta-llama/Llama-3.1-8B-Instruct"
+    (tmp_path / "llama.json").write_text(json.dumps(other))
+    assert evreg("add", str(VLLM), *SERVING_FACTS, "--yes", cwd=root).returncode == 0
+    result = evreg("add", str(tmp_path / "llama.json"), *SERVING_FACTS, "--yes", cwd=root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    ids = [p.parent.name for p in (root / "packets").glob("*/*/packet.json")]
+    assert len(ids) == 2 and len(set(ids)) == 2
+
+
+def test_a_labs_export_is_left_to_its_importer(root: Path) -> None:
+    result = evreg("add", str(SHARED / "rtx5090-vllm-runs.json"), cwd=root)
+    assert result.returncode == 1 and "evreg import vllm-run-log" in result.stderr
+    assert tree(root) == {}
+
+
+def test_a_file_name_with_blanks_or_letters_beyond_ascii_is_kept_under_a_safe_name(root: Path, tmp_path: Path) -> None:
+    named = tmp_path / "résultat (1).json"
+    named.write_bytes(LLAMA.read_bytes())
+    result = evreg("add", str(named), "--cards", "1", "--yes", cwd=root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    [evidence] = (root / "packets").glob("*/*/evidence/*")
+    assert evidence.name == "r-sultat-1.json" and evidence.read_bytes() == LLAMA.read_bytes()
+
+
+def test_a_nan_statistic_is_no_measurement_and_loses_nothing_else(root: Path, tmp_path: Path) -> None:
+    doc = json.loads(VLLM.read_text())
+    doc["std_tpot_ms"] = float("nan")
+    (tmp_path / "nan.json").write_text(json.dumps(doc))
+    result = evreg("add", str(tmp_path / "nan.json"), *SERVING_FACTS, "--yes", cwd=root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    [run] = [json.loads(p.read_text()) for p in (root / "packets").glob("*/*/measurements/*.json")]
+    assert "std_tpot_ms" not in run["metrics"] and run["metrics"]["mean_ttft_ms"] == [doc["mean_ttft_ms"]]
+
+
+def test_a_stated_fact_the_file_contradicts_is_refused(root: Path) -> None:
+    quant = evreg("add", str(LLAMA), "--cards", "1", "--quantization", "FP8", cwd=root)
+    assert quant.returncode == 1 and "states quantization 'Q4_K_M', but --quantization says 'FP8'" in quant.stderr
+    runtime = evreg("add", str(LLAMA), "--cards", "1", "--runtime", "vLLM 0.11.0", cwd=root)
+    assert runtime.returncode == 1 and "but --runtime says 'vLLM 0.11.0'" in runtime.stderr
+
+
+def test_baseline_indexes_stay_true_beside_a_malformed_entry_and_blank_reasons_say_nothing(root: Path) -> None:
+    assert evreg("import", "vllm-run-log", str(SHARED / "rtx5090-vllm-runs.json"), cwd=root).returncode == 1
+    assert evreg("baseline", "--propose", cwd=root).returncode == 0
+    path = root / "packets/baseline.json"
+    data = json.loads(path.read_text())
+    for entry in data["entries"]:
+        entry["reason"] = "\u200b\u2800"  # invisible: says nothing
+    assert evreg("validate", cwd=root).returncode == 1
+    assert f"{len(data['entries'])} without a reason" in evreg("baseline", cwd=root).stdout
+    for entry in data["entries"]:
+        entry["reason"] = "Reviewed: the lab's log records it so."
+    stale = dict(data["entries"][0], file="packets/nowhere/gone.json")
+    data["entries"] = ["a note, not an entry", *data["entries"], stale]
+    path.write_text(json.dumps(data))
+    listed = evreg("baseline", cwd=root).stdout
+    assert f"stale /entries/{len(data['entries']) - 1}: " in listed and "packets/nowhere/gone.json" in listed
+    assert evreg("baseline", "--prune", cwd=root).returncode == 0
+    kept = json.loads(path.read_text())["entries"]
+    assert kept == data["entries"][:-1]  # only the stale one removed; the malformed one left for a human

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from evreg.store import writer
 
 MEASUREMENT = "packets/fam/pkt/measurements/run-1.json"
@@ -40,3 +42,15 @@ def test_overwrite_replaces_records_but_never_a_published_observation(tmp_path: 
 def test_create_refuses_any_existing_file(tmp_path: Path) -> None:
     writer.write(tmp_path, {PACKET: "same\n"})
     assert writer.write(tmp_path, {PACKET: "same\n"}, create=True).conflicts == [PACKET]
+
+
+def test_a_write_that_fails_midway_takes_back_what_it_wrote(tmp_path: Path) -> None:
+    """A file where a folder is needed makes the second write fail: the first is taken back, nothing is left."""
+    from evreg.store import writer
+
+    (tmp_path / "packets").mkdir()
+    (tmp_path / "packets/b").write_text("a file, not a folder")
+    files = {"packets/a/family.json": "{}\n", "packets/b/pkt/packet.json": "{}\n"}
+    with pytest.raises(OSError):
+        writer.write(tmp_path, files)
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == ["packets", "packets/b"]

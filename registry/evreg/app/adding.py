@@ -191,7 +191,25 @@ def identity_of(root: Path, source: Path, importer: Importer, stated: Stated) ->
         found = replace(found, quantization=stated.quantization, stated=(*found.stated, "quantization"))
     if stated.cards is not None and found.cards is not None and stated.cards != found.cards:
         raise Refused(f"add refused: {source} ran on {found.cards} cards, but --cards says {stated.cards}")
+    said_quant = found.quantization if "quantization" not in found.stated else None
+    if stated.quantization and said_quant and not scope.same_quantization(stated.quantization, said_quant):
+        raise Refused(
+            f"add refused: {source} states quantization {said_quant!r}, but --quantization says {stated.quantization!r}"
+        )
+    own_runtime = found.runtime if "runtime" not in found.stated else None
+    if stated.runtime and own_runtime and not _runtime_agrees(own_runtime, stated.runtime):
+        raise Refused(f"add refused: {source} states runtime {own_runtime!r}, but --runtime says {stated.runtime!r}")
     return found
+
+
+def _runtime_agrees(file_runtime: str, stated_runtime: str) -> bool:
+    """A stated runtime agrees with the file's when either names the other's build, or the file names only the engine
+    the stated one is a build of."""
+    from evreg.claims.runtimes import runtime_matches
+
+    return runtime_matches(file_runtime, {"runtime": stated_runtime}) or runtime_matches(
+        stated_runtime, {"runtime": file_runtime}
+    )
 
 
 # -- where the runs belong ----------------------------------------------------------------------------------------
@@ -225,7 +243,7 @@ def weights_of(source: Path, found: FileIdentity, stated: Stated) -> Weights | F
     named = found.model
     if stated.model and not _known(named):
         named = stated.model  # the file names no weights the vocabulary or a repository id tells: the stated ones
-    elif stated.model and _known(stated.model) and _canonical(stated.model) != _canonical(named or ""):
+    elif stated.model and _known(stated.model) and not _same_weights(stated.model, str(named)):
         return codes.IMPORT_OUT_OF_SCOPE.at(
             str(source),
             found.where.get("model", ""),
@@ -252,8 +270,8 @@ def weights_of(source: Path, found: FileIdentity, stated: Stated) -> Weights | F
         artifact = named
     elif named and _is_repository(named) and repository_key(named) != repository_key(base or ""):
         artifact = named  # a quantized repository the vocabulary does not list
-    elif stated.weights:
-        artifact = stated.weights
+    elif stated.weights and not (named and _is_repository(named)):
+        artifact = stated.weights  # a file that names no repository: the contributor says where its weights are
     elif named and not _is_repository(named) and formats.quantization_of_name(named):
         # a quantized file (a GGUF name or path): published in a repository the file does not name
         artifact = _only_gguf_derivative(known)
@@ -270,6 +288,15 @@ def weights_of(source: Path, found: FileIdentity, stated: Stated) -> Weights | F
 def _canonical(name: str) -> str | None:
     hit = model_of_repository(name) if _is_repository(name) else None
     return hit[0] if hit else formats.model_of_file(name)
+
+
+def _same_weights(a: str, b: str) -> bool:
+    """Two statements of the weights name one model: the vocabulary's (a repository, derivative or name of it), else
+    one repository (case, host and a ``.git`` aside)."""
+    ca, cb = _canonical(a), _canonical(b)
+    if ca is not None or cb is not None:
+        return ca == cb
+    return repository_key(a) == repository_key(b)
 
 
 def _known(name: str | None) -> bool:
@@ -323,9 +350,12 @@ class Draft:
         return set(self.families) | self.folders
 
     def taken(self, family: str) -> set[str]:
-        """Ids a new packet of ``family`` may not take: its packets', and every name in its folder."""
+        """Ids a new packet of ``family`` may not take: every packet's in the registry (packet ids are unique across
+        it), and every name in the family's folder."""
         folder = self.registry.root / PACKETS / family
-        return set(self.packets.get(family, {})) | ({p.name for p in folder.iterdir()} if folder.is_dir() else set())
+        every = {pid for packets in self.packets.values() for pid in packets}
+        every |= {str(d.id) for d in self.registry.records("packet")}
+        return every | ({p.name for p in folder.iterdir()} if folder.is_dir() else set())
 
 
 def _revision_of(draft: Draft, weights: Weights) -> tuple[str, dict[str, Any]] | None:
@@ -453,10 +483,11 @@ def plan(root: Path, paths: Iterable[Path], stated: Stated) -> Added:
     placements: list[Placement] = []
     asked: list[Finding] = []
     for source, importer in found_inputs:
-        if not importer.into_packet:  # a lab's export: it carries its own identity
-            lab = imports.plan(root, importer, source, {})
-            placements.append(Placement(source, importer, FileIdentity(), "", "", None, "", plan=lab))
-            continue
+        if not importer.into_packet:  # a lab's export: its own records, with the lab's options (where it lives)
+            raise Refused(
+                f"add refused: {source} is a lab's export ({importer.name}), which brings its own families and "
+                f"packets: import it with `evreg import {importer.name} {source.name} ...` (see its --help)"
+            )
         found = identity_of(root, source, importer, stated)
         weights = weights_of(source, found, stated)
         missing = questions(source, found) + ([weights] if isinstance(weights, Finding) else [])
@@ -475,14 +506,11 @@ def plan(root: Path, paths: Iterable[Path], stated: Stated) -> Added:
         facts = "1 fact" if len(asked) == 1 else f"{len(asked)} facts"
         raise Refused(f"add needs {facts} the files do not state (above); nothing was written", asked)
     for p in placements:
-        if p.importer.into_packet:
-            fam = draft.families[p.family]
-            rev = next(r for _, r in revisions_of(fam) if r.get("id") == p.revision)
-            art: dict[str, Any] = next(
-                (a for a in rev.get("quantized_artifacts") or [] if a.get("id") == p.artifact), {}
-            )
-            target = Target(p.family, p.packet, draft.packets[p.family][p.packet], rev, art, root)
-            p.plan = _read(root, p.source, p.importer, stated, target)
+        fam = draft.families[p.family]
+        rev = next(r for _, r in revisions_of(fam) if r.get("id") == p.revision)
+        art: dict[str, Any] = next((a for a in rev.get("quantized_artifacts") or [] if a.get("id") == p.artifact), {})
+        target = Target(p.family, p.packet, draft.packets[p.family][p.packet], rev, art, root)
+        p.plan = _read(root, p.source, p.importer, stated, target)
     merged = formats.merge([p.plan for p in placements])
     for fid in sorted(draft.changed):
         merged.files[record_path("family", fid, fid)] = jsonio.canonical(draft.families[fid]).encode("utf-8")
@@ -495,6 +523,5 @@ def plan(root: Path, paths: Iterable[Path], stated: Stated) -> Added:
 
 def add(root: Path, added: Added) -> imports.Imported:
     """Write what ``plan`` planned, all or nothing: refused (and taken back) when it brings errors."""
-    lab_only = all(not p.importer.into_packet for p in added.placements)
     changes_family = any(c.startswith(("family", "artifact")) for c in added.creates)
-    return imports.import_file(root, added.files, overwrite=changes_family, keep_errors=lab_only)
+    return imports.import_file(root, added.files, overwrite=changes_family)

@@ -25,7 +25,8 @@ OWN_CODES = {"baseline-stale", "schema"}
 
 @dataclass
 class Review:
-    entries: list[dict[str, Any]]
+    entries: list[Any]
+    """Every entry as written, malformed ones too: ``stale`` and ``unreasoned`` index this list."""
     stale: list[int] = field(default_factory=list)
     """Indexes of entries that match no finding (``baseline-stale``)."""
     unreasoned: list[int] = field(default_factory=list)
@@ -36,13 +37,14 @@ class Review:
     """Findings not accepted that no entry may accept (their code is not baselinable)."""
 
 
-def _entries(root: Path) -> list[dict[str, Any]]:
+def _entries(root: Path) -> list[Any]:
+    """The baseline's entries as they are, malformed ones too (indexes are validation's ``/entries/N``)."""
     path = root / BASELINE
     if not path.is_file():
         return []
     data = jsonio.loads(path.read_bytes())
     entries = data.get("entries") if isinstance(data, dict) else None
-    return [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
+    return list(entries) if isinstance(entries, list) else []
 
 
 def review(root: Path, base: str | None = None) -> Review:
@@ -56,8 +58,14 @@ def review(root: Path, base: str | None = None) -> Review:
         if f.file == BASELINE or f.baselined or f.code in OWN_CODES or (base is not None and not f.introduced):
             continue
         (out.open if code_named(f.code).baselinable else out.refused).append(f)
-    out.unreasoned = [i for i, e in enumerate(entries) if not str(e.get("reason") or "").strip()]
+    out.unreasoned = [i for i, e in enumerate(entries) if isinstance(e, dict) and not has_reason(e)]
     return out
+
+
+def has_reason(entry: dict[str, Any]) -> bool:
+    """Whether an entry says why: a reason with a letter or digit in it (invisible or blank characters say nothing)."""
+    reason = entry.get("reason")
+    return isinstance(reason, str) and any(ch.isalnum() for ch in reason)
 
 
 def entry_for(f: Finding) -> dict[str, Any]:
@@ -72,23 +80,26 @@ def propose(root: Path, base: str | None = None) -> tuple[Review, list[dict[str,
     ``reason`` says why the finding is a genuine defect of the data."""
     found = review(root, base)
     proposed = [entry_for(f) for f in found.open]
-    known = {jsonio.canonical({k: v for k, v in e.items() if k != "reason"}) for e in found.entries}
+    known = {
+        jsonio.canonical({k: v for k, v in e.items() if k != "reason"}) for e in found.entries if isinstance(e, dict)
+    }
     proposed = [e for e in proposed if jsonio.canonical({k: v for k, v in e.items() if k != "reason"}) not in known]
     if proposed:
         _write(root, [*found.entries, *proposed])
     return found, proposed
 
 
-def prune(root: Path) -> list[dict[str, Any]]:
+def prune(root: Path) -> list[Any]:
     """Remove the stale entries (their defect is gone or changed); return them."""
     found = review(root)
-    removed = [found.entries[i] for i in found.stale]
+    stale = set(found.stale)
+    removed = [found.entries[i] for i in sorted(stale)]
     if removed:
-        _write(root, [e for i, e in enumerate(found.entries) if i not in set(found.stale)])
+        _write(root, [e for i, e in enumerate(found.entries) if i not in stale])
     return removed
 
 
-def _write(root: Path, entries: list[dict[str, Any]]) -> None:
+def _write(root: Path, entries: list[Any]) -> None:
     path = root / BASELINE
     data = jsonio.loads(path.read_bytes()) if path.is_file() else {"kind": "baseline", "description": DESCRIPTION}
     writer.write(root, {BASELINE: jsonio.canonical({**data, "entries": entries})}, overwrite=True)

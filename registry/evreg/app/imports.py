@@ -69,7 +69,7 @@ def plan(
                 raise formats.refuse(str(file), "", f"no {importer.name} output in the folder", importer.summary)
             planned = formats.merge([importer.plan(request(p, formats.folder_name(file, p))) for p in picked])
         else:
-            planned = importer.plan(request(file, file.name))
+            planned = importer.plan(request(file, formats.evidence_name(file.name)))
         return formats.with_stated_hardware(planned, target, str(file))
     except formats.ImportRefused as exc:
         raise Refused("import refused: nothing was written", exc.findings) from None

@@ -183,7 +183,8 @@ def _baseline_entries(doc: Document, entries: list[Any]) -> tuple[_Accepted, lis
     accepted: _Accepted = {}
     for i, entry in enumerate(entries):
         keys = ("code", "file", "pointer", "reason")
-        unreasoned = isinstance(entry, dict) and not str(entry.get("reason") or "").strip()
+        reason = entry.get("reason") if isinstance(entry, dict) else None
+        unreasoned = isinstance(entry, dict) and not (isinstance(reason, str) and any(c.isalnum() for c in reason))
         if unreasoned and isinstance(entry.get("code"), str):
             malformed.append(
                 codes.SCHEMA.at(

@@ -572,18 +572,15 @@ def baseline(ctx: Context, propose: bool, prune: bool, base: str | None) -> None
         for entry in baselines.prune(ctx.root):
             click.echo(f"removed stale entry: {entry.get('code')} at {entry.get('file')}{entry.get('pointer', '')}")
     if propose:
-        found, proposed = baselines.propose(ctx.root, base)
-        for entry in proposed:
+        for entry in baselines.propose(ctx.root, base)[1]:
             click.echo(f"proposed: {entry['code']} at {entry['file']}{entry['pointer']} (write its reason)")
-    else:
-        found = baselines.review(ctx.root, base)
+    found = baselines.review(ctx.root, base)  # after any write: the file as it is now
     click.echo(f"{len(found.entries)} entries; {len(found.stale)} stale; {len(found.unreasoned)} without a reason")
     for i in found.stale:
         entry = found.entries[i]
         click.echo(f"  stale /entries/{i}: {entry.get('code')} at {entry.get('file')}{entry.get('pointer', '')}")
-    if not propose:
-        for f in found.open:
-            click.echo(f"  could be accepted: {f.code} at {f.file}{f.pointer} ({f.message})")
+    for f in found.open:
+        click.echo(f"  could be accepted: {f.code} at {f.file}{f.pointer} ({f.message})")
     for f in found.refused:
         click.echo(f"  cannot be accepted ({f.code} is never baselined): fix it at {f.file}{f.pointer}")
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint, entry_points
@@ -62,8 +64,9 @@ class Plan:
                 self.warnings.append(f)
 
     def add(self, path: str, record: object) -> None:
-        """A record, in canonical form."""
-        self.add_file(path, jsonio.canonical(record).encode("utf-8"))
+        """A record, in canonical form; a non-finite number a tool wrote (``NaN``, ``Infinity``) kept as its text where
+        it is a setting or a note, and refused where it would be a measurement."""
+        self.add_file(path, jsonio.canonical(_finite(record, path, "")).encode("utf-8"))
 
     def add_file(self, path: str, content: bytes) -> None:
         """A file as it is (evidence)."""
@@ -256,6 +259,21 @@ class Importer:
     alone, under a name that keeps its place in the folder (``folder_name``). None: FILE must be a file."""
 
 
+_SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+
+
+def evidence_name(name: str) -> str:
+    """The evidence file name of a tool's file given by itself: its own name where that is a plain one (letters,
+    digits, ``.``, ``_``, ``-``, at most 100), else its words as one safe name (``results (1).json`` is
+    ``results-1.json``)."""
+    if _SAFE_NAME.fullmatch(name):
+        return name
+    stem, dot, suffix = name.rpartition(".")
+    stem, suffix = (stem, suffix) if dot and stem else (name, "")
+    safe = slug(stem)[:80] or "output"
+    return f"{safe}.{slug(suffix)[:10]}" if slug(suffix) else safe
+
+
 def folder_name(folder: Path, path: Path) -> str:
     """The evidence name of a file of an output folder: its path in the folder as one safe file name."""
     rel = path.relative_to(folder)
@@ -285,3 +303,26 @@ def load(entry: EntryPoint) -> Importer:
     if not isinstance(importer, Importer) or importer.name != entry.name:
         raise TypeError(f"entry point {entry.name!r} of {ENTRY_POINT_GROUP} is not an Importer named {entry.name!r}")
     return importer
+
+
+def _finite(value: Any, path: str, pointer: str) -> Any:
+    """``value`` with every non-finite float as the text a tool means by it; refused under ``metrics`` or ``stderr``
+    (no measurement is NaN), naming where."""
+    if isinstance(value, float) and not math.isfinite(value):
+        if pointer.startswith(("/metrics/", "/stderr/")):
+            raise ImportRefused(
+                [
+                    codes.IMPORT_UNMAPPABLE.at(
+                        path,
+                        pointer,
+                        f"the tool wrote {value} where a measurement belongs: NaN or Infinity is no measurement",
+                        "the importer should have set it aside; report the file, or remove that run from it",
+                    )
+                ]
+            )
+        return "nan" if value != value else ("inf" if value > 0 else "-inf")
+    if isinstance(value, dict):
+        return {k: _finite(v, path, f"{pointer}/{escape_token(str(k))}") for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v, path, f"{pointer}/{i}") for i, v in enumerate(value)]
+    return value

@@ -223,6 +223,8 @@ def out_of_bounds(metric: str, value: float) -> bool:
     from evreg.claims.citations import unit_of
     from evreg.core.vocab import unit_bounds
 
+    if not math.isfinite(value):
+        return True  # NaN or Infinity: the tool measured nothing there
     bounds = unit_bounds().get(unit_of(metric)) or {}
     return bool(
         ("above" in bounds and not value > bounds["above"])

@@ -20,6 +20,7 @@ in the record.
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -205,8 +206,8 @@ def measurements(
         if isinstance(value, bool) or not isinstance(value, int | float):
             continue
         name = THROUGHPUT.get(key) or (key.replace(".", "_") if LATENCY.fullmatch(key) else None)
-        if name is None or value <= 0:
-            continue
+        if name is None or not math.isfinite(value) or value <= 0:
+            continue  # NaN (a statistic of no request) or zero: no measurement
         metrics[name] = [value]
         locators[f"{name}[0]"] = source.locator(index, f"{base}/{key}")
     return metrics, locators

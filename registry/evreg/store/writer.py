@@ -6,6 +6,7 @@ file -- is never rewritten, only superseded by a new record). Each file is writt
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,15 +67,19 @@ def write(
             result.conflicts.append(path)
     if result.conflicts:
         return result
-    for path, content in sorted(data.items()):
-        target = root / path
-        if target.exists() and target.read_bytes() == content:
-            result.unchanged.append(path)
-            continue
-        if target.exists():
-            result.replaced[path] = target.read_bytes()
-        jsonio.write_atomic(target, content)
-        result.written.append(path)
+    try:
+        for path, content in sorted(data.items()):
+            target = root / path
+            if target.exists() and target.read_bytes() == content:
+                result.unchanged.append(path)
+                continue
+            if target.exists():
+                result.replaced[path] = target.read_bytes()
+            result.written.append(path)  # before the write: a failed write's folder is taken back too
+            jsonio.write_atomic(target, content)
+    except BaseException:
+        undo(root, result)  # a write that fails (a name too long, a full disk) leaves the tree as it was
+        raise
     return result
 
 
@@ -86,7 +91,8 @@ def undo(root: Path, result: WriteResult) -> None:
         if path in result.replaced:
             jsonio.write_atomic(target, result.replaced[path])
             continue
-        target.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            target.unlink(missing_ok=True)
         folder = target.parent
         while folder != root and folder.is_dir() and not any(folder.iterdir()):
             folder.rmdir()
