@@ -293,3 +293,53 @@ def _at(data: Any, pointer: str) -> Any:
     for token in pointer.strip("/").split("/"):
         data = data[int(token)] if isinstance(data, list) else data[token]
     return data
+
+
+def test_a_figure_planted_in_any_string_of_any_record_is_a_finding(lab: Lab) -> None:
+    """Every string field the real records use (one of each kind and field path, lists read as one), with a typed
+    figure appended: validation reports it there -- as an orphan number, or as a value its field does not take. What
+    the site renders from a record is therefore always text validation has read (validate >= build)."""
+    import re
+
+    from evreg.core.evidence import is_evidence_key
+    from evreg.core.jsonio import iter_keyed_strings
+
+    planted: dict[str, list[str]] = {}  # file -> pointers, one per file and round
+    seen: set[tuple[str, str]] = set()
+    rounds: list[dict[str, str]] = []
+    for path in sorted((lab.root / "packets").rglob("*.json")):
+        rel = path.relative_to(lab.root).as_posix()
+        if "/evidence/" in rel or rel.endswith("baseline.json"):
+            continue
+        data = json.loads(path.read_text())
+        kind = data.get("kind") if isinstance(data, dict) else "list"
+        for pointer, _key, _text in iter_keyed_strings(data, lambda k: not is_evidence_key(k)):
+            shape = (str(kind), re.sub(r"/\d+(?=/|$)", "/N", pointer))
+            if shape in seen or pointer in ("/kind", "/id"):
+                continue
+            seen.add(shape)
+            n = len(planted.setdefault(rel, []))
+            planted[rel].append(pointer)
+            while len(rounds) <= n:
+                rounds.append({})
+            rounds[n][rel] = pointer
+    assert len(seen) > 200
+    missed = []
+    for plants in rounds:
+        backup = {rel: (lab.root / rel).read_text() for rel in plants}
+        for rel, pointer in plants.items():
+            lab.edit(rel, lambda d, p=pointer: _append(d, p, " at 52.3 tok/s"))
+        found = {(f.file, f.pointer) for f in lab.blocking()}
+        missed += [(rel, p) for rel, p in plants.items() if (rel, p) not in found and (rel, "") not in found]
+        for rel, text in backup.items():
+            (lab.root / rel).write_text(text)
+    assert missed == []
+
+
+def _append(data: Any, pointer: str, text: str) -> None:
+    *parents, last = pointer.strip("/").split("/")
+    node = data
+    for token in parents:
+        node = node[int(token)] if isinstance(node, list) else node[token.replace("~1", "/").replace("~0", "~")]
+    key: Any = int(last) if isinstance(node, list) else last.replace("~1", "/").replace("~0", "~")
+    node[key] = node[key] + text
