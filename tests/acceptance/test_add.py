@@ -312,3 +312,13 @@ def test_baseline_indexes_stay_true_beside_a_malformed_entry_and_blank_reasons_s
     assert evreg("baseline", "--prune", cwd=root).returncode == 0
     kept = json.loads(path.read_text())["entries"]
     assert kept == data["entries"][:-1]  # only the stale one removed; the malformed one left for a human
+
+
+def test_a_tag_or_revision_after_the_repository_names_the_same_weights(root: Path, tmp_path: Path) -> None:
+    tagged = json.loads(VLLM.read_text())
+    tagged["model_id"] = "Qwen/Qwen2.5-7B-Instruct:latest"
+    (tmp_path / "tagged.json").write_text(json.dumps(tagged))
+    assert evreg("add", str(VLLM), *SERVING_FACTS, "--yes", cwd=root).returncode == 0
+    again = evreg("add", str(tmp_path / "tagged.json"), *SERVING_FACTS, cwd=root)
+    assert again.returncode == 0 and "creates:" not in again.stderr, again.stderr
+    assert len(list((root / "packets").glob("*/family.json"))) == 1

@@ -10,6 +10,7 @@ records are written together: all, or (refused, or bringing errors) nothing."""
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -250,6 +251,8 @@ def weights_of(source: Path, found: FileIdentity, stated: Stated) -> Weights | F
             f"the file names the model {named!r}, but --model says {stated.model!r}",
             "leave --model out: it states the weights only where the file does not name them",
         )
+    if named and _is_repository(named):
+        named = re.sub(r"(?<=[^/])[:@][^/]*$", "", named.strip().rstrip("/"))  # a tag or revision: the same weights
     hit = model_of_repository(named) if named and _is_repository(named) else None
     canonical = (hit[0] if hit else formats.model_of_file(named)) if named else None
     known = models().get(canonical or "")

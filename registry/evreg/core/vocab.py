@@ -69,6 +69,9 @@ _SEPARATORS = re.compile(r"[\s_/-]+")
 _FORGE = re.compile(r"^(?:[a-z][a-z0-9+.-]*://)?(?:www\.)?(?:github\.com|gitlab\.com|huggingface\.co)/", re.I)
 
 
+_TAG = re.compile(r"(?<=[^/])[:@][^/]*$")
+
+
 def model_key(name: str) -> str:
     """A model name as it is matched: case folded, runs of blanks, ``_``, ``/`` and ``-`` one ``-``."""
     return _SEPARATORS.sub("-", name.casefold()).strip("-")
@@ -78,7 +81,8 @@ def repository_key(repository: str) -> str:
     """A repository as it is matched: its host (GitHub, GitLab, Hugging Face) and scheme, case, a trailing ``.git``
     and slashes aside (``https://huggingface.co/Qwen/Qwen3.8-27B/`` is ``qwen/qwen3.8-27b``); owner and name keep
     every other character (``Unsloth-Qwen3.6/27B_GGUF`` is not ``unsloth/Qwen3.6-27B-GGUF``)."""
-    return _FORGE.sub("", repository.strip()).rstrip("/").casefold().removesuffix(".git")
+    key = _FORGE.sub("", repository.strip()).rstrip("/").casefold().removesuffix(".git")
+    return _TAG.sub("", key)  # a tag or revision after the name (``:latest``, ``@main``) names the same repository
 
 
 @cache
