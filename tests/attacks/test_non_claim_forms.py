@@ -163,3 +163,21 @@ def test_a_number_in_inline_code_takes_the_unit_after_it() -> None:
     page = "Runs at `52.3` tok/s.\n\nStart it with `--max-model-len 32768` tokens of context.\n"
     assert [line for _, line in markdown.prose(page) if "52.3" in line] == ["Runs at `52.3` tok/s."]
     assert all("32768" not in line for _, line in markdown.prose(page))
+
+
+@pytest.mark.parametrize(
+    ("text", "refused"),
+    [
+        ("a timeout [{{ set:30 s }}]", False),
+        ("memory ({{ set:32 GB }}) and a {{ set:300 W }} power limit", False),
+        ("probes every {{ set:5 min }}", False),
+        ("answers in {{ set:274 ms }} per request", True),  # a latency passed off as a setting
+        ("TTFT {{ set:274 ms }}", True),
+        ("power limit {{ set:32 GB }}", True),  # a setting of one kind in another kind's unit
+        ("a link of {{ set:64 GB/s }}", True),  # a rate is measured
+    ],
+)
+def test_a_setting_names_its_kind_and_its_unit_is_that_kinds(text: str, refused: bool) -> None:
+    from evreg_rules.prose import form_problems
+
+    assert bool(list(form_problems(text, "caveat", {}))) is refused

@@ -6,6 +6,7 @@ and is shared with the check of hand-written pages."""
 from __future__ import annotations
 
 import functools
+import re
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
@@ -14,6 +15,7 @@ from evreg.check.rules import UNIT, Rule
 from evreg.claims import citations, figures, scope
 from evreg.core import codes
 from evreg.core.findings import Code, Finding, split_pointer
+from evreg.core.vocab import setting_kinds
 from evreg.records.models import claims_in, in_cell
 from evreg.store import Document, Registry
 from evreg_rules.index import index
@@ -54,10 +56,12 @@ def form_problems(text: str, field: str, measurements: Any) -> Iterator[Problem]
     line of a hand-written page) that do not stand: unresolved, a setting holding a rate, a share or a metric's value,
     a figure typed partly outside a setting or quote, a unit typed after a citation shown without its own. Quotes
     are re-read by the evidence rules."""
+    last_end = 0  # where the text before a setting starts: after the form before it
     for c in citations.parse(text):
         if isinstance(c, citations.CitationError):
             yield UNRESOLVED, str(c), {"error": str(c)}
             continue
+        before, last_end = text[max(last_end, c.start - 30) : c.start], c.end
         if isinstance(c, citations.Setting):
             for fig in figures.find_figures(c.text):
                 if fig.unit in citations.RATE_UNITS or fig.metric_hints:
@@ -69,6 +73,9 @@ def form_problems(text: str, field: str, measurements: Any) -> Iterator[Problem]
                         ),
                         _about(fig.text, field),
                     )
+            for fig in figures.find_figures(c.text):
+                if (why := _setting_kind_problem(fig.unit, c.text, before)) is not None:
+                    yield codes.ORPHAN_NUMBER, f"setting {c.raw} {why}", _about(fig.text, field)
             if (word := figures.metric_lead(text[: c.start])) and figures.find_figures(c.text):
                 yield (
                     codes.ORPHAN_NUMBER,
@@ -81,6 +88,31 @@ def form_problems(text: str, field: str, measurements: Any) -> Iterator[Problem]
             yield UNRESOLVED, f"citation {c.raw} {resolved}", {"citation": c.raw}
     for figure, why in _spilled(text):
         yield codes.ORPHAN_NUMBER, f"figure {figure!r} in {field} {why}", _about(figure, field)
+
+
+def _setting_kind_problem(unit: str, inside: str, before: str) -> str | None:
+    """Why a setting's figure in ``unit`` is not a setting: a unit no kind of setting takes (a rate is measured), one
+    its named kind does not take, or a time that does not say what it sets (a latency is measured; a timeout is set)
+    -- the kind named by a word of ``vocab/settings.json`` in the setting or right before it."""
+    if unit in citations.RATE_UNITS or not unit:
+        return None  # reported above as a measured kind of figure, or no unit to check
+    words = set(re.findall(r"[a-z][a-z-]*", (before + " " + inside).lower()))
+    kinds = setting_kinds()
+    named = [k for k, spec in kinds.items() if words & set(spec["words"])]
+    fits = [k for k in named if unit in kinds[k]["units"]]
+    if fits:
+        return None
+    if named:
+        return f"names a setting of {' or '.join(named)}, which is not given in {unit}"
+    default = next((k for k, spec in kinds.items() if unit in spec["units"]), None)
+    if default is None:
+        return f"holds a figure in {unit}, which no setting is given in: cite the measurement"
+    if kinds[default]["default"]:
+        return None
+    return (
+        f"holds a {default} in {unit} without saying what it sets (a latency is measured): name it "
+        f"({', '.join(kinds[default]['words'][:4])} ...) or cite the measurement"
+    )
 
 
 def _spilled(text: str) -> Iterator[tuple[str, str]]:

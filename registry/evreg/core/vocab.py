@@ -24,6 +24,12 @@ def metrics() -> dict[str, dict[str, Any]]:
     return load("metrics")["metrics"]
 
 
+def setting_kinds() -> dict[str, dict[str, Any]]:
+    """What a ``{{ set: }}`` may set (``vocab/settings.json``): kind -> the words naming it, its units, and whether its
+    units alone make a setting of it (a memory size does; a time does not: a latency is measured)."""
+    return load("settings")["kinds"]
+
+
 def unit_bounds() -> dict[str, dict[str, Any]]:
     """Per unit, the values a measurement can take (``above``: exclusive minimum; ``min``, ``max``) and why."""
     return load("metrics").get("units", {})
