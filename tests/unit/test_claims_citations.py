@@ -53,3 +53,22 @@ def test_a_citations_own_decimals_are_kept() -> None:
     assert _shown("draft_acceptance_rate", 0.0042, " | 2") == "0.00"
     assert _shown("mean_input_tokens", 12345.0, " | sep") == "12,345 tokens"
     assert _shown("draft_acceptance_rate", 0.00042, " | pct") == "0.042%"
+
+
+def test_a_derived_figure_compares_one_metric_within_one_workload_class() -> None:
+    """``ratio:``/``change:`` of two metrics, or of one metric in two workload classes, is no comparison (shown as a
+    clean "1.08x" it would say one setup is faster than another at something neither measured)."""
+    decode = {"phase": "decode", "concurrency": 1, "context_tokens": 512}
+    a = {"id": "a", "metrics": {"decode_tok_s": [52.0], "prefill_tok_s": [800.0]}, "workload_fields": decode}
+    b = {"id": "b", "metrics": {"decode_tok_s": [48.0]}, "workload_fields": decode}
+    c = {"id": "c", "metrics": {"decode_tok_s": [30.0]}, "workload_fields": decode | {"concurrency": 16}}
+    runs = {"a": a, "b": b, "c": c}
+
+    def shown(text: str) -> str:
+        [form] = citations.parse(text)
+        resolved = citations.resolve(form, runs)
+        return resolved if isinstance(resolved, str) else resolved.text
+
+    assert shown("{{ ratio:m:a.decode_tok_s[0] to m:b.decode_tok_s[0] }}") == "1.08×"
+    assert "one metric" in shown("{{ ratio:m:a.prefill_tok_s[0] to m:b.decode_tok_s[0] }}")
+    assert "two workload classes" in shown("{{ change:m:a.decode_tok_s[0] from m:c.decode_tok_s[0] }}")

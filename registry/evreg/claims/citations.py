@@ -472,6 +472,18 @@ def _derive(d: Derived, measurements: Mapping[str, dict[str, Any]]) -> Resolved 
     assert isinstance(a, Resolved) and isinstance(b, Resolved)
     if a.unit != b.unit:
         return f"derives from {d.a.metric!r} ({a.unit}) and {d.b.metric!r} ({b.unit}): one unit on both sides"
+    if d.a.metric != d.b.metric:
+        return f"derives from {d.a.metric!r} and {d.b.metric!r}: a derived figure compares one metric"
+    from evreg.claims.workload import class_of
+
+    runs = [measurements.get(side.measurement) or {} for side in (d.a, d.b)]
+    xs = [side.x if isinstance(side, Citation) else None for side in (d.a, d.b)]
+    ca, cb = (class_of(run, x) for run, x in zip(runs, xs, strict=True))
+    if ca is not None and cb is not None and ca != cb:
+        return (
+            f"compares two workload classes ({ca.label()} and {cb.label()}): a derived figure compares one metric "
+            "within one class"
+        )
     if b.value == 0:
         return "derives by dividing by a stored zero"
     if not math.isfinite(a.value / b.value):
