@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.metadata
 import inspect
 import os
 import time
@@ -40,8 +41,17 @@ from evreg.store.sources import GitTree, Source, TooManyFiles, file_limit, list_
 
 def code_version(rules: list[Rule]) -> str:
     """Changes whenever the code or data that validates changes: ``evreg``, the installed rule packs and
-    the packages of the rules given (``codebase.digest``)."""
-    return codebase.digest(Path(inspect.getfile(r.check)).parent for r in rules)
+    the packages of the rules given (every file ``codebase.sources`` lists: its path inside its package and
+    its bytes), or pydantic's version. Where the code is installed does not count: the same code installed
+    elsewhere (a CI run's virtual environment, a checkout) reuses the entries it stored."""
+    h = hashlib.sha256(importlib.metadata.version("pydantic").encode())
+    folders = {codebase.EVREG, *codebase.rule_packs(), *(Path(inspect.getfile(r.check)).parent for r in rules)}
+    tops = sorted((f for f in folders if not any(o in f.parents for o in folders)), key=lambda f: f.name)
+    for top in tops:
+        for path in sorted([*top.rglob("*.py"), *top.rglob("*.json")]):
+            if "__pycache__" not in path.parts:
+                h.update(path.relative_to(top.parent).as_posix().encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
 
 
 def _volatile(dep: str, registry: Registry) -> bool:
@@ -87,6 +97,12 @@ def unit_name(unit: str) -> str:
     return f"{PACKETS}/{unit}" if unit else f"{PACKETS}/ (its top-level files)"
 
 
+def _dep_name(dep: str) -> str:
+    """A recorded dependency as a user names it: the id it looked up, or the file it read."""
+    what, _, name = dep.partition(":")
+    return f"id {name}" if what == "key" else name
+
+
 def units_summary(cache: ResultCache, listed: int = 20) -> dict[str, Any]:
     """How many units were reused, and why each other one was checked: a count per reason and the first
     ``listed`` units of each (with the dependency that changed, for those checked because of one)."""
@@ -98,7 +114,7 @@ def units_summary(cache: ResultCache, listed: int = 20) -> dict[str, Any]:
         "checked": len(cache.why),
         "why": {r: len(units) for r, units in by_reason.items() if units},
         "checked_units": [
-            {"unit": unit_name(u), "why": r, **({"because": cache.because[u]} if u in cache.because else {})}
+            {"unit": unit_name(u), "why": r, **({"because": _dep_name(cache.because[u])} if u in cache.because else {})}
             for r, units in by_reason.items()
             for u in units[:listed]
         ],
@@ -133,9 +149,9 @@ class ResultCache:
         if unit not in self._entries:
             try:
                 stored = jsonio.loads(self._file(unit).read_bytes())
-                ok = stored.get("version") == self.version and stored.get("unit") == unit and _complete(stored)
-                self._entries[unit] = stored if ok else None
-                if stored.get("unit") == unit and not ok:
+                ours = stored.get("unit") == unit and _complete(stored)
+                self._entries[unit] = stored if ours and stored.get("version") == self.version else None
+                if ours and stored.get("version") != self.version:
                     self._foreign.add(unit)
             except (OSError, ValueError, AttributeError):
                 self._entries[unit] = None
