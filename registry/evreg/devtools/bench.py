@@ -479,6 +479,10 @@ def _pull_request(b: Bench, floor_s: float) -> dict[str, Any]:
         "steps": steps,
         "total": total,
         "restored_summary": said.strip(),
+        "max_rss_mib": round(max(r.max_rss_mib for step in runs.values() for rs in step.values() for r in rs), 1),
+        "tree_pss_peak_mib": round(
+            max(r.tree_pss_mib for step in runs.values() for rs in step.values() for r in rs), 1
+        ),
     }
 
 
