@@ -14,6 +14,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from evreg.check import rules
 from evreg.check.pipeline import validate
 from evreg.check.results import (
@@ -26,7 +28,7 @@ from evreg.check.results import (
     unit_name,
 )
 from evreg.core.layout import CACHE_DIR
-from helpers import F, Reg, evreg, family, run
+from helpers import REPO, F, Reg, evreg, family, run
 
 PACK = rules.discover()
 OTH = "packets/oth"
@@ -150,3 +152,29 @@ def test_a_planted_entry_for_other_content_or_from_other_code_is_checked_again(r
     done = evreg("validate", cwd=clone)
     assert done.returncode == 1 and "[schema]" in done.stdout
     assert "3 units reused from the cache, 0 checked" in done.stdout  # the entry stored by the last run
+
+
+def test_only_main_saves_the_results_a_pull_request_restores() -> None:
+    """publish.yml (push to main) saves ``build/cache`` keyed by its commit after validating it; no step of the
+    pull-request workflow can save a cache (``actions/cache`` itself saves at the end of a job); the judge restores
+    its base's before the first check."""
+    publish = yaml.safe_load((REPO / ".github/workflows/publish.yml").read_text())
+    assert publish.get("on", publish.get(True)) == {"push": {"branches": ["main"]}}
+    steps = publish["jobs"]["build"]["steps"]
+    saves = [s for s in steps if s.get("uses", "").startswith("actions/cache/save@")]
+    assert [s["with"] for s in saves] == [{"path": "build/cache", "key": "evreg-results-${{ github.sha }}"}]
+    validated = next(i for i, s in enumerate(steps) if "evreg validate --base HEAD" in s.get("run", ""))
+    assert validated < steps.index(saves[0])
+
+    pr = yaml.safe_load((REPO / ".github/workflows/pull-request.yml").read_text())
+    uses = [s.get("uses", "") for job in pr["jobs"].values() for s in job["steps"]]
+    assert not [u for u in uses if u.startswith(("actions/cache@", "actions/cache/save@"))]
+    judge = pr["jobs"]["judge"]["steps"]
+    restore = next(i for i, s in enumerate(judge) if s.get("uses", "").startswith("actions/cache/restore@"))
+    assert judge[restore]["with"] == {
+        "path": "build/cache",
+        "key": "evreg-results-${{ steps.base.outputs.sha }}",
+        "restore-keys": "evreg-results-",
+    }
+    first_check = next(i for i, s in enumerate(judge) if '/judge/bin/evreg"' in s.get("run", ""))
+    assert restore < first_check
