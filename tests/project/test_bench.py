@@ -105,6 +105,8 @@ def test_bench_runs_every_phase_as_a_whole_process(tmp_path: Path) -> None:
     [size] = json.loads(result.stdout)["sizes"]
     assert size["measurements"] >= 200 and size["repeat"] == 1  # at least the real registry, cloned once
     for phase in PHASES:
+        if phase == "pull_request":  # timed per step, cold and restored (below)
+            continue
         timed = [size[phase]] if phase != "query" else [size[phase][q] for q in QUERIES]
         for t in timed:
             assert len(t["runs_s"]) == 1 and t["median_s"] == t["runs_s"][0] and t["max_rss_mib"] > 0
@@ -112,7 +114,7 @@ def test_bench_runs_every_phase_as_a_whole_process(tmp_path: Path) -> None:
     assert size["startup"]["output"].startswith("evreg, version")
     streamed = [json.loads(line) for line in result.stderr.splitlines() if line.startswith("{")]
     assert [next(iter(r)) for r in streamed] == ["floor", *PHASES]  # each phase as it completes
-    assert streamed[-1]["import"] == size["import"]
+    assert streamed[-1]["pull_request"] == size["pull_request"]
     for phase in (
         "validate_full",
         "validate_one_measurement",
@@ -130,6 +132,22 @@ def test_bench_runs_every_phase_as_a_whole_process(tmp_path: Path) -> None:
     every = [size[p] for p in PHASES if p != "query"] + [size["query"][q] for q in QUERIES]
     every.append(size["validate_base_head_one_measurement"]["again"])
     assert size["peak_memory"]["max_rss_mib"] == max(t["max_rss_mib"] for t in every)
+    pr = size["pull_request"]  # one packet added: the restored run checks its family only, and finds it clean
+    assert pr["added_packet"].endswith("/packet.json") and pr["added_files"] > 1
+    assert list(pr["steps"]) == [
+        "schema --check",
+        "fmt --check",
+        "validate --base, summary",
+        "validate --base, annotations",
+        "build",
+    ]
+    assert all(
+        s["returncodes"] == [0] and s["cold_cpu_s"] > 0 and s["restored_cpu_s"] > 0 for s in pr["steps"].values()
+    )
+    assert re.fullmatch(r"(\d+) units reused from the cache, 1 checked \(1 changed\)\.", pr["restored_summary"])
+    assert int(pr["restored_summary"].split()[0]) == sum(
+        1 for p in (tmp_path / "registry-200/packets").iterdir() if p.is_dir()
+    )
     hook = size["validate_base_head_one_measurement"]  # each run after a new commit; then again on the same one
     assert len(hook["again"]["runs_s"]) == 1 and " 0 errors, 0 warnings" in hook["again"]["output"]
     # Generated, committed and packed before anything was timed: no loose objects for a background gc.

@@ -20,7 +20,7 @@ import orjson
 import pydantic
 
 from evreg.check import rules as engine
-from evreg.check.results import ResultCache, load_commit, load_worktree
+from evreg.check.results import ResultCache, load_commit, load_worktree, units_summary
 from evreg.check.rules import Report, Rule
 from evreg.core import gitcmd, jsonio
 from evreg.core.evidence import parse_ref
@@ -85,7 +85,10 @@ def check(registry: Registry, pack: list[Rule], cache: ResultCache | None) -> Re
     fresh = engine.check_units(registry, [u for u in registry.unit_paths if u not in kept], pack)
     if cache is not None:
         cache.update(registry, fresh)
-    return engine.report(registry, pack, {**kept, **fresh})
+    report = engine.report(registry, pack, {**kept, **fresh})
+    if cache is not None:
+        report.extra["units"] = units_summary(cache)
+    return report
 
 
 def _same(f: Finding) -> tuple[str, str, str, str]:

@@ -45,6 +45,8 @@ class Human(Reporter):
             extra += f"; {summary['introduced']} findings introduced by this change"
         if summary.get("cache_unused"):
             extra += f"; checked without the cache, which cannot be trusted: {visible(summary['cache_unused'])}"
+        if summary.get("units"):
+            extra += f"; {units_line(summary['units'])}"
         ext = summary.get("external_evidence_refs", 0)
         scope = f"{summary['records']} records in {summary.get('files', 0)} files: " if "records" in summary else ""
         yield (
@@ -109,6 +111,12 @@ class GitHub(Reporter):
             yield f"::{level} {','.join(props)}::{escape_data(message)}"
 
 
+def units_line(units: dict[str, Any]) -> str:
+    """How many units (family folders) were reused from the cache and how many checked, by reason."""
+    why = ", ".join(f"{n} {reason}" for reason, n in units["why"].items())
+    return f"{units['reused']} units reused from the cache, {units['checked']} checked" + (f" ({why})" if why else "")
+
+
 def action_order(findings: list[Finding]) -> list[Finding]:
     """The findings that need action (not baselined): introduced errors, introduced warnings, then those
     already on the base, each in file order."""
@@ -133,6 +141,16 @@ class Summary(Reporter):
         yield counts + f"; {summary.get('baselined', 0)} accepted in the baseline."
         if summary.get("cache_unused"):
             yield f"\nChecked without the cache, which cannot be trusted: {_cell(summary['cache_unused'])}"
+        units = summary.get("units")
+        if units:
+            yield f"\n{units_line(units)}."
+            if units["checked_units"]:
+                yield from ("", "| Unit | Why it was checked |", "|---|---|")
+                for u in units["checked_units"]:
+                    because = f" ({u['because']})" if u.get("because") else ""
+                    yield f"| {_cell(u['unit'])} | {_cell(u['why'] + because)} |"
+                if len(units["checked_units"]) < units["checked"]:
+                    yield f"| ... | {units['checked'] - len(units['checked_units'])} more |"
         ordered = action_order(findings)
         groups = [("Findings", ordered)]
         if "introduced" in summary:  # a change against its base

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.metadata
 import inspect
 import os
 import time
@@ -40,8 +41,17 @@ from evreg.store.sources import GitTree, Source, TooManyFiles, file_limit, list_
 
 def code_version(rules: list[Rule]) -> str:
     """Changes whenever the code or data that validates changes: ``evreg``, the installed rule packs and
-    the packages of the rules given (``codebase.digest``)."""
-    return codebase.digest(Path(inspect.getfile(r.check)).parent for r in rules)
+    the packages of the rules given (every file ``codebase.sources`` lists: its path inside its package and
+    its bytes), or pydantic's version. Where the code is installed does not count: the same code installed
+    elsewhere (a CI run's virtual environment, a checkout) reuses the entries it stored."""
+    h = hashlib.sha256(importlib.metadata.version("pydantic").encode())
+    folders = {codebase.EVREG, *codebase.rule_packs(), *(Path(inspect.getfile(r.check)).parent for r in rules)}
+    tops = sorted((f for f in folders if not any(o in f.parents for o in folders)), key=lambda f: f.name)
+    for top in tops:
+        for path in sorted([*top.rglob("*.py"), *top.rglob("*.json")]):
+            if "__pycache__" not in path.parts:
+                h.update(path.relative_to(top.parent).as_posix().encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
 
 
 def _volatile(dep: str, registry: Registry) -> bool:
@@ -50,6 +60,65 @@ def _volatile(dep: str, registry: Registry) -> bool:
     if what == "key" or what == "doc":
         return False
     return not path.startswith(f"{PACKETS}/") or registry.linked(path)
+
+
+CHANGED = "changed"
+DEPENDS = "depends on a changed unit"
+NO_ENTRY = "no cache entry"
+OTHER_CONTENT = "entry for other content"
+OTHER_VERSION = "entry from another evreg version or rule set"
+REASONS = (CHANGED, DEPENDS, NO_ENTRY, OTHER_CONTENT, OTHER_VERSION)
+"""Why a unit was checked rather than reused: the change touches it; an entry is for its content but
+something it read elsewhere changed; there is no entry; the entry is for other content (its digest is not
+the unit's: never trusted); the entry was stored by other code (``code_version``)."""
+
+
+_FIELDS = {
+    "digest": str,
+    "special": list,
+    "keys": dict,
+    "shared": dict,
+    "findings": list,
+    "deps": dict,
+    "volatile": list,
+    "records": int,
+    "files_count": int,
+    "external": int,
+}
+
+
+def _complete(entry: dict[str, Any]) -> bool:
+    """Whether an entry has every field, each of its type (anything else is no entry)."""
+    return all(isinstance(entry.get(k), t) for k, t in _FIELDS.items())
+
+
+def unit_name(unit: str) -> str:
+    """A unit as a user names it: its folder (the files directly in ``packets/`` are a unit of their own)."""
+    return f"{PACKETS}/{unit}" if unit else f"{PACKETS}/ (its top-level files)"
+
+
+def _dep_name(dep: str) -> str:
+    """A recorded dependency as a user names it: the id it looked up, or the file it read."""
+    what, _, name = dep.partition(":")
+    return f"id {name}" if what == "key" else name
+
+
+def units_summary(cache: ResultCache, listed: int = 20) -> dict[str, Any]:
+    """How many units were reused, and why each other one was checked: a count per reason and the first
+    ``listed`` units of each (with the dependency that changed, for those checked because of one)."""
+    by_reason: dict[str, list[str]] = {r: [] for r in REASONS}
+    for unit in sorted(cache.why):
+        by_reason[cache.why[unit]].append(unit)
+    return {
+        "reused": cache.reused,
+        "checked": len(cache.why),
+        "why": {r: len(units) for r, units in by_reason.items() if units},
+        "checked_units": [
+            {"unit": unit_name(u), "why": r, **({"because": _dep_name(cache.because[u])} if u in cache.because else {})}
+            for r, units in by_reason.items()
+            for u in units[:listed]
+        ],
+    }
 
 
 class ResultCache:
@@ -61,6 +130,11 @@ class ResultCache:
         digests are content ids, but never replaces them)."""
         self._entries: dict[str, dict[str, Any] | None] = {}
         self.reused = 0
+        self.why: dict[str, str] = {}
+        """Unit -> why it was checked (one of ``REASONS``), for every unit ``reusable`` did not reuse."""
+        self.because: dict[str, str] = {}
+        """Unit -> the dependency that changed, for the units checked because of one."""
+        self._foreign: set[str] = set()
         self.listings: dict[str, dict[str, Any]] = {}
         """Unit -> folder times and untracked files seen while listing it (``load_worktree``)."""
 
@@ -75,8 +149,10 @@ class ResultCache:
         if unit not in self._entries:
             try:
                 stored = jsonio.loads(self._file(unit).read_bytes())
-                ok = stored.get("version") == self.version and stored.get("unit") == unit
-                self._entries[unit] = stored if ok else None
+                ours = stored.get("unit") == unit and _complete(stored)
+                self._entries[unit] = stored if ours and stored.get("version") == self.version else None
+                if ours and stored.get("version") != self.version:
+                    self._foreign.add(unit)
             except (OSError, ValueError, AttributeError):
                 self._entries[unit] = None
         return self._entries[unit]
@@ -99,15 +175,25 @@ class ResultCache:
         changed unit's earlier ids are unknown or a unit is gone), and every volatile one is
         fingerprinted again. The entry is reused only if all of those still have their stored
         fingerprints. Its findings are made through ``mark`` (the baseline's marks, see
-        ``rules.baseline_marker``)."""
+        ``rules.baseline_marker``). Why each other unit is checked is kept in ``why``: the units of a
+        change (``registry.changed``, against its base) are *changed*; an entry whose digest is not the
+        unit's is for other content, whatever else it claims."""
         candidates: list[tuple[str, dict[str, Any]]] = []
         changed: set[str] = set()
+        touched = {unit_of(p) for p in registry.changed}
+        self.why, self.because, self.reused = {}, {}, 0
         for unit in registry.unit_paths:
             entry = self.entry(unit)
-            if entry is not None and entry["digest"] == registry.digest(unit):
+            if entry is not None and entry.get("digest") == registry.digest(unit):
                 candidates.append((unit, entry))
+                continue
+            changed.add(unit)
+            if unit in touched:
+                self.why[unit] = CHANGED
+            elif entry is not None:
+                self.why[unit] = OTHER_CONTENT
             else:
-                changed.add(unit)
+                self.why[unit] = OTHER_VERSION if unit in self._foreign else NO_ENTRY
         if not candidates:
             return {}
         present = {self._file(u).name for u in registry.unit_paths}
@@ -130,7 +216,11 @@ class ResultCache:
         for unit, entry in candidates:
             deps: dict[str, str] = entry["deps"]
             suspects = entry["volatile"] + [d for d in deps if suspect(d)]
-            if all(current(dep) == deps[dep] for dep in suspects):
+            moved = next((dep for dep in suspects if current(dep) != deps[dep]), None)
+            if moved is not None:
+                self.why[unit] = DEPENDS
+                self.because[unit] = moved
+            else:
                 out[unit] = UnitResult(
                     [Finding.model_validate(mark(f)) for f in entry["findings"]],
                     deps,

@@ -24,7 +24,7 @@ from typing import Any
 from evreg.core import codebase, jsonio
 from evreg.core.jsonio import canonical
 from evreg.core.layout import PACKETS
-from evreg.devtools.realshape import MEASUREMENT_KINDS, generate, templates
+from evreg.devtools.realshape import MEASUREMENT_KINDS, _perturbation, generate, templates
 
 PHASES = (
     "startup",
@@ -39,6 +39,7 @@ PHASES = (
     "build",
     "export",
     "import",
+    "pull_request",
 )
 """Every phase, in the order they run (``--phases`` runs a subset)."""
 
@@ -366,6 +367,125 @@ def _import(b: Bench, floor_s: float) -> dict[str, Any]:
     return {"family": family, **summarise(runs, floor_s)}
 
 
+def add_packet(root: Path, seed: int = 11) -> list[str]:
+    """One new packet, as an import of one more run writes it: in the first family cloned from a real family
+    that has no accepted findings and no record order, the next copy of its real records (its packet, with its
+    measurements, evidence and views, ids ``-fN-cK`` for the next K). The files written, relative to ``root``."""
+    import random
+    import re
+
+    source = Path(__file__).resolve().parents[3]
+    plain = {t.name: t for t in templates(source) if not t.baseline and "record_order" not in t.family.fill("", "")}
+    for family in sorted((root / PACKETS).glob("*/family.json")):
+        name, _, index = family.parent.name.rpartition("-f")
+        t = plain.get(name)
+        if t is None or not index.isdigit():
+            continue
+        fam = f"-f{index}"
+        taken = [int(m) for p in family.parent.rglob("*") for m in re.findall(rf"{fam}-c(\d+)", p.name)]
+        cop = f"{fam}-c{max(taken, default=-1) + 1}"
+        values = dict(zip(t.values, _perturbation(t.values, random.Random(seed)), strict=True))
+        written = []
+        for f in t.files:
+            if not f.path.per_copy:
+                continue
+            rel = f.path.fill(fam, cop)
+            target = root / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(f.content, bytes):
+                target.write_bytes(f.content)
+            else:
+                target.write_text(f.content.fill(fam, cop, [values[v] for v in f.numbers]), "utf-8")
+            written.append(rel)
+        return written
+    raise FileNotFoundError("no family cloned from a real family without accepted findings and record order")
+
+
+PR_STEPS = (
+    ("schema --check", ("schema", "--check")),
+    ("fmt --check", ("fmt", "--check")),
+    ("validate --base, summary", ("validate", "--base", "{base}", "--format", "summary")),
+    ("validate --base, annotations", ("validate", "--base", "{base}", "--format", "github")),
+    ("build", ("build",)),
+)
+"""The pull-request workflow's checks, in its order (``schema --check`` is the ``change`` job's; the others the
+``judge``'s): each a process of its own, as CI runs them."""
+
+
+def _clone(source: Path, target: Path) -> None:
+    shutil.rmtree(target, ignore_errors=True)
+    subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(source), str(target)], check=True)
+
+
+def _pull_request(b: Bench, floor_s: float) -> dict[str, Any]:
+    """A pull request that adds one packet, checked as the pull-request workflow checks it: on a fresh clone
+    with nothing restored (cold), and on a fresh clone with the base's results restored (``build/cache`` of a
+    clone validated as the trusted run on main validates it, ``validate --base HEAD``). Each step's wall and CPU
+    seconds, cold and restored, and the restored one's ratio to the cold one; the restored run's own words on
+    which units it reused and why it checked the others."""
+    commit_all(b.root)  # whatever earlier phases left is the base
+    base = subprocess.run(["git", "rev-parse", "HEAD"], cwd=b.root, check=True, capture_output=True, text=True)
+    sha = base.stdout.strip()
+    work = b.logs.parent / "pull-request"
+    main = work / "main"
+    _clone(b.root, main)
+    saved = b.run("pr-main", "validate", "--base", "HEAD", cwd=main, ok=(0, 1))
+    pr = work / "pr"
+    _clone(b.root, pr)
+    added = add_packet(pr)
+    commit_all(pr)
+    runs: dict[str, dict[str, list[Run]]] = {name: {"cold": [], "restored": []} for name, _ in PR_STEPS}
+    said = ""
+    for i in range(b.repeat):
+        for how in ("cold", "restored"):
+            clone = work / f"{how}-{i}"
+            _clone(pr, clone)  # the pull request's head, as actions/checkout leaves it
+            if how == "restored":
+                shutil.copytree(main / "build" / "cache", clone / "build" / "cache")
+            for name, args in PR_STEPS:
+                argv = [a.format(base=sha) for a in args]
+                run = b.run(f"pr-{how}-{name.split()[0]}", *argv, ok=(0, 1), cwd=clone)
+                runs[name][how].append(run)
+                if how == "restored" and "summary" in argv:  # the job summary's line on the units
+                    log = (b.logs / f"pr-{how}-validate-{b.edits}.log").read_text("utf-8", "replace")
+                    said = next((line for line in log.splitlines() if "units reused" in line), "")
+            shutil.rmtree(clone, ignore_errors=True)
+    steps = {}
+    for name, _ in PR_STEPS:
+        cold, warm = runs[name]["cold"], runs[name]["restored"]
+        cw, ww = statistics.median(r.wall_s for r in cold), statistics.median(r.wall_s for r in warm)
+        cc, wc = statistics.median(r.cpu_s for r in cold), statistics.median(r.cpu_s for r in warm)
+        steps[name] = {
+            "cold_wall_s": round(cw, 3),
+            "cold_cpu_s": round(cc, 3),
+            "restored_wall_s": round(ww, 3),
+            "restored_cpu_s": round(wc, 3),
+            "wall_ratio": float(f"{ww / cw:.3g}") if cw else None,
+            "cpu_ratio": float(f"{wc / cc:.3g}") if cc else None,
+            "returncodes": sorted({r.returncode for r in cold + warm}),
+        }
+    total = {
+        how: {
+            k: round(sum(statistics.median(getattr(r, k) for r in runs[n][how]) for n, _ in PR_STEPS), 3)
+            for k in ("wall_s", "cpu_s")
+        }
+        for how in ("cold", "restored")
+    }
+    shutil.rmtree(work, ignore_errors=True)
+    return {
+        "added_files": len(added),
+        "added_packet": next((p for p in added if p.endswith("/packet.json")), added[0] if added else ""),
+        "main_validate_s": round(saved.wall_s, 3),
+        "steps": steps,
+        "total": total,
+        "restored_summary": said.strip(),
+        "max_rss_mib": round(max(r.max_rss_mib for step in runs.values() for rs in step.values() for r in rs), 1),
+        "tree_pss_peak_mib": round(
+            max(r.tree_pss_mib for step in runs.values() for rs in step.values() for r in rs), 1
+        ),
+    }
+
+
 PHASE_RUNNERS: dict[str, Callable[[Bench, float], dict[str, Any]]] = {
     "startup": _startup,
     "validate_full": _validate_full,
@@ -379,6 +499,7 @@ PHASE_RUNNERS: dict[str, Callable[[Bench, float], dict[str, Any]]] = {
     "build": _build,
     "export": _export,
     "import": _import,
+    "pull_request": _pull_request,
 }
 
 
