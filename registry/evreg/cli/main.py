@@ -821,7 +821,8 @@ def export_neural_download(ctx: Context, family: str | None, catalog: bool, outp
     "--phases",
     help="Comma-separated phases to run (default: all): startup, validate_full, validate_fill_cache, "
     "validate_unchanged, validate_one_measurement, validate_one_family, validate_base_head_one_measurement, "
-    "catalog, query, build, export, import.",
+    "catalog, query, build, export, import, pull_request (the CI workflow's steps on a fresh clone adding one "
+    "packet, cold and with the base's results restored).",
 )
 @click.option("--keep", type=click.Path(file_okay=False, path_type=Path), help="Keep (or reuse) the registries here.")
 @click.option("--no-adversarial", is_flag=True, help="Skip the hostile 8 MiB records.")

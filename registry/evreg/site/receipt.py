@@ -15,7 +15,6 @@ import contextlib
 import hashlib
 import html
 import importlib.metadata
-import inspect
 import json
 import os
 from collections.abc import Iterator
@@ -86,17 +85,12 @@ def _digest(files: list[tuple[str, Path]]) -> str:
 
 def rules_digest() -> str:
     """The code the validation cache is versioned by (``check.results.code_version``: every module and data file of
-    ``evreg`` and the installed rule packs, and the folders of the rules), each file named by its path inside the
-    package that holds it, so the digest does not depend on where the code is installed."""
+    ``evreg`` and the installed rule packs, named by its path inside its package, and pydantic's version): one digest
+    for "the code that validated", wherever it is installed."""
     from evreg.check import rules as engine
+    from evreg.check.results import code_version
 
-    folders = {Path(inspect.getfile(r.check)).parent for r in engine.discover()}
-    tops = sorted({codebase.EVREG, *codebase.rule_packs()}, key=lambda p: len(p.parts), reverse=True)
-    files = []
-    for path in codebase.sources(folders):
-        top = next((t for t in tops if path.is_relative_to(t)), path.parent)
-        files.append(((Path(top.name) / path.relative_to(top)).as_posix(), path))
-    return _digest(list(dict(files).items()))
+    return code_version(engine.discover())
 
 
 def vocabularies_digest() -> str:
