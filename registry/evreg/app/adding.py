@@ -47,7 +47,7 @@ class Stated:
     """The commit of the base weights (40 hex), for a family ``add`` creates."""
     state: str = "community-measured"
     tool: str | None = None
-    """The importer to read every file with (``--format``); None: recognised from each file."""
+    """The importer to read every file with (``--tool``); None: recognised from each file."""
 
 
 @dataclass
