@@ -66,13 +66,13 @@ def _findings(result: object) -> list[dict[str, str]]:
 def test_a_reference_is_checked_against_the_source_at_its_pinned_commit(tmp_path: Path, lab: tuple) -> None:
     clone, first, _ = lab
     root = _registry(tmp_path, first)
-    unchecked = evreg("validate", cwd=root)
-    assert unchecked.returncode == 0 and "1 evidence references point into external sources (not checked here)" in (
-        unchecked.stdout
-    )
+    unchecked = evreg("validate", cwd=root)  # a locator nobody re-reads is no receipt
+    assert unchecked.returncode == 1 and "cannot be re-read here" in unchecked.stdout
+    assert "--source lab=DIR" in unchecked.stdout
     checked = evreg("validate", "--source", f"lab={clone}", cwd=root)
     assert checked.returncode == 0, checked.stdout
     assert "(1 checked against a local clone of their source)" in checked.stdout
+    assert evreg("validate", cwd=root).returncode == 1  # and without the clone, unchecked again (no cache carries it)
 
 
 def test_a_value_the_pinned_file_does_not_hold_is_a_finding(tmp_path: Path, lab: tuple) -> None:

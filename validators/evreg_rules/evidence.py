@@ -305,8 +305,19 @@ def check_evidence_values(registry: Registry) -> Iterator[Finding]:
             if local and _samples(doc.data):
                 yield from _unlocated_samples(doc, _read(registry, files, str(ev)))
             continue
-        if not local and isinstance(ev, str) and parse_ref(ev).kind == "external":
-            continue  # re-read from a clone of its source where one is given (``check_external``)
+        ref = parse_ref(ev) if isinstance(ev, str) else None
+        if ref is not None and ref.kind == "external" and ref.source in registry.sources:
+            continue  # re-read from the clone of its source (``check_external``)
+        if ref is not None and ref.kind == "external":
+            yield VALUE.at(
+                doc,
+                "/evidence_locators",
+                f"locators into {ev}, external evidence, cannot be re-read here: a locator is a receipt only where "
+                "validation re-reads it",
+                f"validate with a clone of the source (`evreg validate --source {ref.source}=DIR`), or bring the file "
+                "in as local evidence",
+            )
+            continue
         if not local:
             yield VALUE.at(
                 doc,
@@ -561,7 +572,8 @@ EXTERNAL = Code(
 
 def check_external(registry: Registry) -> Iterator[Finding]:
     """External evidence, where a local clone of its source is given (``Registry.sources``): each referenced file
-    exists at the commit the family's ``sources`` pins, and a record's located samples re-read from it."""
+    exists at the commit the family's ``sources`` pins, and a record's located samples re-read from it (a store rule:
+    what it finds depends on the clones given; a validation given clones reuses no cached unit)."""
     clones = registry.sources
     if not clones:
         return

@@ -48,6 +48,7 @@ def validate(
         raise BaseNotFound("--base is empty: name the commit to compare with (CI: the merge base)")
     unborn = base == "HEAD" and _unborn(root)
     change = change_base(root, base) if base and not unborn else None
+    use_cache = use_cache and not sources  # the unit rules' findings depend on the clones given, which no entry records
     unusable = cache_problem(root) if use_cache else None
     cache = ResultCache.open(root, pack, keep=rev is None) if use_cache and unusable is None else None
     with no_cycle_collection():
