@@ -105,7 +105,7 @@ def test_a_pull_request_checks_the_units_it_touches_and_their_dependents_only(re
 
     # The job summary says it, as the pull-request workflow writes it.
     done = evreg("validate", "--base", base, "--format", "summary", cwd=pull_request(reg, tmp_path, saved, "pr2"))
-    assert "1 units reused from the cache, 2 checked (1 changed, 1 depends on a changed unit)." in done.stdout
+    assert "1 unit reused from the cache, 2 checked (1 changed, 1 depends on a changed unit)." in done.stdout
     assert f"| ` {unit_name('fam')} ` | ` {DEPENDS} ({RUN_O}) ` |" in done.stdout
 
 

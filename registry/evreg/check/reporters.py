@@ -114,7 +114,10 @@ class GitHub(Reporter):
 def units_line(units: dict[str, Any]) -> str:
     """How many units (family folders) were reused from the cache and how many checked, by reason."""
     why = ", ".join(f"{n} {reason}" for reason, n in units["why"].items())
-    return f"{units['reused']} units reused from the cache, {units['checked']} checked" + (f" ({why})" if why else "")
+    reused = units["reused"]
+    return f"{reused} unit{'' if reused == 1 else 's'} reused from the cache, {units['checked']} checked" + (
+        f" ({why})" if why else ""
+    )
 
 
 def action_order(findings: list[Finding]) -> list[Finding]:
