@@ -150,3 +150,17 @@ HONEST = [
 @pytest.mark.parametrize("text", HONEST)
 def test_the_honest_corpus_holds_no_figure(text: str) -> None:
     assert figures.find_figures(text) == []
+
+
+def test_explain_lists_every_accepted_form_and_its_free_contexts_hold_no_figure() -> None:
+    """`evreg explain orphan-number` shows what stands instead of a typed figure: every form it lists parses as a
+    citation form, and the free contexts it names hold no figure."""
+    from evreg.claims import citations
+    from helpers import evreg
+
+    shown = evreg("explain", "orphan-number").stdout
+    for form, _ in citations.ACCEPTED_FORMS:
+        assert form in shown
+    assert figures.find_figures(citations.ACCEPTED_FORMS[-1][1].removeprefix("free: ")) == []
+    example = "{{ m:run-1.decode_tok_s[0] }}, {{ median:m:run-1.decode_tok_s }} and {{ set:32 GB }}"
+    assert [type(f).__name__ for f in citations.parse(example)] == ["Citation", "Statistic", "Setting"]

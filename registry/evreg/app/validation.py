@@ -81,6 +81,14 @@ def explain(code: str) -> Code:
     return found
 
 
+def accepted(code: str) -> list[tuple[str, str]]:
+    """What stands instead of what ``code`` refuses, where the code has a grammar of accepted forms (a figure in prose:
+    every citation form and the contexts that are free)."""
+    from evreg.claims.citations import ACCEPTED_FORMS
+
+    return list(ACCEPTED_FORMS) if code == "orphan-number" else []
+
+
 @dataclass
 class Impact:
     """What a change to the validator does to a registry's findings: those that appear and those that disappear,

@@ -59,6 +59,17 @@ STATISTIC = re.compile(
     r"(?:\s*\|\s*(?P<decimals>\d{1,2}))?\s*\}\}"
 )
 QUOTE = re.compile(r"\{\{\s*e:\s*(?P<locator>[^\s={}]{1,200})\s*=\s*(?P<text>[^{}]{1,200}?)\s*\}\}")
+ACCEPTED_FORMS: tuple[tuple[str, str], ...] = (
+    ("{{ m:ID.METRIC[I] }}", "one stored sample of a run, formatted and linked to its receipt"),
+    ("{{ m:ID.METRIC@X }}", "one point of a series, at x = X"),
+    ("{{ median:m:ID.METRIC }}", "the median of a run's samples, computed here"),
+    ("{{ change:A from B }}, {{ ratio:A to B }}", "a change in percent or a ratio of one metric in one workload class"),
+    ("{{ set:VALUE }}", "a setting of a kind in vocab/settings.json (memory, power, a named time...), in its unit"),
+    ("{{ e:LOCATOR = TEXT }}", "a quote from the record's own evidence, re-read by validation"),
+    ("| N, | nounit, | pct, | dot, | sep, | compare", "a citation's decimals and notation"),
+    ("counts, versions, dates, ids", "free: 12 prompts, vLLM 0.9.1, 2026-08-23, TP4, Q4_K_M, 32K context"),
+)
+"""What stands where a typed figure would be an orphan number (``evreg explain orphan-number`` lists them)."""
 RATE_UNITS = ("tok/s", "B/s", "%", "x")
 """Units a setting may not hold: rates, shares and multipliers are what runs measure (write a citation, or a
 derived ratio)."""

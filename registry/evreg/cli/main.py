@@ -246,6 +246,10 @@ def explain(code: str | None) -> None:
     click.echo(f"{found.code}: {found.title}\n\nWhy: {found.why}\n\nFix: {found.hint}")
     if found.example:
         click.echo(f"\nFails, for example:\n  {found.example}")
+    if forms := validation.accepted(code):
+        click.echo("\nStands instead:")
+        for form, meaning in forms:
+            click.echo(f"  {form:48} {meaning}")
 
 
 @cli.command("init")
