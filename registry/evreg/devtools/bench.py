@@ -24,7 +24,7 @@ from typing import Any
 from evreg.core import codebase, jsonio
 from evreg.core.jsonio import canonical
 from evreg.core.layout import PACKETS
-from evreg.devtools.realshape import MEASUREMENT_KINDS, _perturbation, generate, templates
+from evreg.devtools.realshape import MEASUREMENT_KINDS, generate, templates, write_copy
 
 PHASES = (
     "startup",
@@ -384,20 +384,7 @@ def add_packet(root: Path, seed: int = 11) -> list[str]:
         fam = f"-f{index}"
         taken = [int(m) for p in family.parent.rglob("*") for m in re.findall(rf"{fam}-c(\d+)", p.name)]
         cop = f"{fam}-c{max(taken, default=-1) + 1}"
-        values = dict(zip(t.values, _perturbation(t.values, random.Random(seed)), strict=True))
-        written = []
-        for f in t.files:
-            if not f.path.per_copy:
-                continue
-            rel = f.path.fill(fam, cop)
-            target = root / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(f.content, bytes):
-                target.write_bytes(f.content)
-            else:
-                target.write_text(f.content.fill(fam, cop, [values[v] for v in f.numbers]), "utf-8")
-            written.append(rel)
-        return written
+        return write_copy(root, t, fam, cop, random.Random(seed), shared=False)
     raise FileNotFoundError("no family cloned from a real family without accepted findings and record order")
 
 

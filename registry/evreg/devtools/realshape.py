@@ -286,24 +286,32 @@ def _perturbation(values: list[float], rnd: random.Random) -> list[str]:
     return out
 
 
+def write_copy(root: Path, t: Template, fam: str, cop: str, rnd: random.Random, shared: bool) -> list[str]:
+    """Write copy ``cop`` of ``t``'s records into family ``fam``, its numbers perturbed (and, with ``shared``, the
+    family-level files too); the paths written."""
+    values = dict(zip(t.values, _perturbation(t.values, rnd), strict=True))
+    written = []
+    for f in t.files:
+        if not (shared or f.path.per_copy):
+            continue
+        rel = f.path.fill(fam, cop)
+        target = root / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(f.content, bytes):
+            target.write_bytes(f.content)
+        else:
+            target.write_text(f.content.fill(fam, cop, [values[v] for v in f.numbers]), "utf-8")
+        written.append(rel)
+    return written
+
+
 def write_family(root: Path, t: Template, index: int, copies: int, rnd: random.Random) -> int:
     """Write cloned family number ``index`` (``copies`` copies of ``t``'s records); its measurements."""
     fam = f"-f{index}"
     written: set[str] = set()
     for k in range(copies):
-        cop = f"{fam}-c{k}"
-        values = dict(zip(t.values, _perturbation(t.values, rnd), strict=True))
-        for f in t.files:
-            if k and not f.path.per_copy:
-                continue  # a family-level file (a shared evidence file): written once
-            rel = f.path.fill(fam, cop)
-            target = root / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(f.content, bytes):
-                target.write_bytes(f.content)
-            else:
-                target.write_text(f.content.fill(fam, cop, [values[v] for v in f.numbers]), "utf-8")
-            written.add(rel)
+        # a family-level file (a shared evidence file) is written once, with the first copy
+        written.update(write_copy(root, t, fam, f"{fam}-c{k}", rnd, shared=k == 0))
     family = jsonio.loads(t.family.fill(fam, f"{fam}-c0"))
     for _, rev in revisions_of(family):  # a canonical model is the vocabulary's id, never a clone's
         if isinstance(rev.get("model"), str):
