@@ -30,13 +30,31 @@ for _metric, _spec in metric_vocab().items():
 """The lab's letter notation, from the metric vocabulary's ``point_code``: ``D25.678`` is a decode figure. ``A`` is
 the aggregate throughput in concurrency views (ornith-1-5) and the mean acceptance length in speculative decoding
 views: either may be meant."""
-WORD_METRICS = {
-    "decode": ("decode_tok_s",),
-    "prefill": ("prefill_tok_s",),
-    "ttft": ("ttft_ms",),
-    "throughput": ("aggregate_tok_s",),
-}
-"""Metric words that make the number after them a figure (``TTFT 274``)."""
+
+
+def _metric_names() -> dict[str, tuple[str, ...]]:
+    """How prose names a metric before its value, from the metric vocabulary (``names``): each metric's label
+    without its statistic and parenthesised qualifier (``TTFT``, ``inter-token latency``, ``request latency``,
+    ``decode``, ``accuracy``, ``perplexity``), and the spoken names it lists (``throughput``, ``ITL``, ``speedup``),
+    lower-cased; the free names (``input``, ``requests``), which also name a workload quantity, left out."""
+    from evreg.core.vocab import load
+
+    names = load("metrics").get("names", {})
+    out: dict[str, tuple[str, ...]] = {}
+    for metric, spec in metric_vocab().items():
+        label = re.sub(r"\s*\([^()]*\)", "", str(spec.get("label", "")))
+        label = re.sub(r"(?i)\s+(?:mean|median|min|max|std dev|p\d+(?:\.\d+)?)$", "", label).strip().lower()
+        if label:
+            out[label] = (*out.get(label, ()), metric)
+    for name, metrics in names.get("spoken", {}).items():
+        out[name.lower()] = (*out.get(name.lower(), ()), *metrics)
+    for name in names.get("free", ()):
+        out.pop(name.lower(), None)
+    return out
+
+
+METRIC_NAMES = _metric_names()
+"""Metric names that make the number after them a figure (``TTFT 274``, ``decode throughput was 52.3``)."""
 
 _IGNORABLE = (
     (0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x180F),
@@ -233,15 +251,6 @@ _BARE = re.compile(
 )
 """A bare decimal or a number with thousands groups (``93.551 strict``, ``30.22–30.26``, ``29,911``): in a coverage
 cell, which shows one measured arm, such a number is a value of that arm."""
-_METRIC_WORDS = ["decode", "prefill", "ttft", "throughput"]
-_WORD = re.compile(
-    # on one line, a space or two apart: "TTFT 274", "decode: 52.3", "TTFT=274", "prefill was 826.4", "decode ~52.3",
-    # "decode rate of 52.3" (not a chart's axis ticks)
-    r"(?P<word>" + _first(_METRIC_WORDS, True) + r"(?<![\w.].)(?i:" + _tied(_METRIC_WORDS) + r"))(?i:"
-    r"(?:[ \u00a0](?:rate|speed))?(?:[ \u00a0](?:of|at|was|is))?"
-    r"(?:[ \u00a0]{1,2}|[ \u00a0]?[=:~≈][ \u00a0]{0,2}|[ \u00a0]{1,2}[~≈][ \u00a0]?)"
-    r"(?P<num>\d+(?:\.\d+)?)(?![\w.])(?!\s*-?\s*(?:tokens?|prompts?|requests?|slots?|steps?|seq|sequences?|batch)))"
-)
 _NUMBER_WORDS = _NUMBER_WORD[3:-1].split("|")
 _WORDS_UNIT = (
     r"tok(?:en)?s?\s*/\s*(?:s|sec)|tok(?:en)?s?\s+(?:per|a)\s+(?:second|sec)|t/s|tps|"
@@ -252,7 +261,7 @@ _WORDS_UNIT = (
 """The units a number written in words takes (any case): a rate, a time, a share, a size, a power."""
 _WORDS = re.compile(
     r"(?P<words>" + _first(_NUMBER_WORDS, True) + r"(?<!\w.)(?i:(?:" + _tied(_NUMBER_WORDS) + r")"
-    r"(?:[\s-]+(?:and[\s-]+)?" + _NUMBER_WORD + r")*))"
+    r"(?:[\s-]+(?:(?:and|point)[\s-]+)?" + _NUMBER_WORD + r")*))"
     r"(?i:\s+(?P<unit>" + _WORDS_UNIT + r")\b)"
 )
 _WORDS_HINT = re.compile(
@@ -292,7 +301,7 @@ def _words_matches(text: str) -> list[re.Match[str]]:
 
 _WORDS_CHAIN = re.compile(
     _first(_NUMBER_WORDS, True) + r"(?<!\w.)(?i:(?:" + _tied(_NUMBER_WORDS) + r")(?=[\s-])"
-    r"(?:[\s-]+(?:and[\s-]+)?" + _NUMBER_WORD + r"(?=[\s-]))*+)"
+    r"(?:[\s-]+(?:(?:and|point)[\s-]+)?" + _NUMBER_WORD + r"(?=[\s-]))*+)"
 )
 """A run of number words as a number-words figure holds them, each followed by a blank or hyphen (so each is one
 word: ``seventy``, not ``seven``), taken whole."""
@@ -314,12 +323,76 @@ def _words_between(text: str, start: int, end: int) -> list[re.Match[str]]:
 
 
 _DIGIT = re.compile(r"\d")
-_TIMES = re.compile(
-    r"(?<![\w.])(?P<num>\d+(?:\.\d+)?)[ \u00a0]+(?i:times)[ \u00a0]+(?=(?i:faster|slower|higher|lower|more|less|better|"
-    r"worse|bigger|smaller|as)\b)"
+# Numbers by their context. Whatever spells it, a number is a claim when a metric name stands before it, or a rate,
+# a multiple or a comparison after it: the names come from the metric vocabulary, a rate is any noun per unit of
+# time, and number words count as numbers.
+_NAMES = sorted(METRIC_NAMES, key=len, reverse=True)
+_NAME = "|".join(r"[\s-]+".join(map(re.escape, re.split(r"[\s-]+", n))) for n in _NAMES)
+_LEAD = re.compile(
+    r"(?i)(?<![\w.@])(?P<word>" + _NAME + r")"
+    r"(?:[ \u00a0](?:mean|median|average|avg|p\d+(?:\.\d+)?|rate|speed|time|score|value))?"
+    r"(?:[ \u00a0]\([^()\n]{0,24}\))?"
+    r"(?:[ \u00a0](?:of|at|was|is|were|reached|reaches|about|around|roughly|near|approx\.?|only|just))*"
+    r"(?:[ \u00a0]{1,2}|[ \u00a0]?[=:~≈][ \u00a0]{0,2}|[ \u00a0]{1,2}[~≈][ \u00a0]?)$"
 )
-"""A multiplier written as a word that compares (``3 times faster``, ``2.5 times as fast``); ``ran 3 times`` counts
-runs, and ``1.5 times the batch`` scales a setting."""
+"""A metric name and what may stand between it and its value (``TTFT p99 (mean) was ``, ``decode: ``), at the end."""
+_COUNTED = re.compile(
+    r"(?i)\s*/\s*\d|\s*-?\s*(?:tokens?|toks?|prompts?|requests?|reqs?|slots?|steps?|seq|sequences?|batch(?:es)?|users?|"
+    r"samples?|runs?|repeats?|iterations?|trials?|concurrent|concurrency|streams?|clients?|gpus?|cards?|devices?|"
+    r"nodes?|layers?|experts?|threads?|workers?|shots?|tasks?|questions?|examples?|items?|times|days?|weeks?)\b"
+)
+"""What a number after a metric name counts instead of measuring (``decode 512 tokens``, ``TTFT at 32 concurrent``,
+``acceptance 6/6``: a fraction counts)."""
+_CONTEXT_NUMBER = re.compile(
+    r"(?<![\w.@/,\u2044-])[-+]?(?P<num>(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)(?P<scale>[kKMGBT])?"
+    r"(?![\w.]\d|\w|,\d)"
+)
+_PER = r"(?:s|sec|secs|second|min|minute|h|hr|hour)"
+_RATE = re.compile(
+    r"(?P<scale>[ \u00a0]?(?i:thousand|million|billion|trillion))?[ \u00a0]?(?:\*{1,2}|_{1,2}|`)?"
+    r"(?:[A-Za-z][\w-]*[ \u00a0]){0,2}?(?P<noun>[A-Za-z][\w-]*)[ \u00a0]*(?:\*{1,2}|_{1,2}|`)?"
+    r"(?:/[ \u00a0]*(?P<per>" + _PER + r")\b|[ \u00a0]+(?i:per|a|an|each|every)[ \u00a0]+(?P<per_word>(?i:" + _PER + r"))\b)"
+)
+"""A rate after a number: any noun per unit of time (``812 queries/s``, ``3.1 images per second``,
+``1.5M tokens a second``), a word or two between (``52.3 output tokens per second``)."""
+_COMPARING = (
+    r"(?:faster|slower|quicker|higher|lower|greater|more|less|fewer|better|worse|bigger|smaller|longer|shorter|"
+    r"speed-?ups?|improvements?|gains?|boost|increase|decrease|reduction|drop|as[ \u00a0]+(?!many\b|often\b)\w+|"
+    r"over\b|than\b|the[ \u00a0]+(?:" + _NAME + r"|speed)\b)"
+)
+_MULTIPLE = re.compile(
+    r"(?i)(?<![\w.])(?:(?P<n>(?:\d+(?:\.\d+)?|" + _NUMBER_WORD + r")(?:[\s-]+(?:(?:and|point)[\s-]+)?" + _NUMBER_WORD
+    + r")*)(?:[ \u00a0-]?fold\b|[ \u00a0]+times[ \u00a0]+(?=" + _COMPARING + r"))"
+    r"|(?P<w>twice|thrice|double|triple|quadruple|half)(?=[ \u00a0]+" + _COMPARING + r"))"
+)
+"""A multiple written in words (``3 times faster``, ``threefold``, ``a 2-fold speedup``, ``twice as fast``, ``half the
+latency``); ``ran 3 times``, ``1.5 times the batch`` and ``twice as many runs`` count or scale."""
+_MULTIPLE_HINT = re.compile(r"(?i)fold|times|twice|thrice|double|triple|quadruple|half")
+
+
+def in_context(folded: str) -> list[tuple[int, int, str, str, tuple[str, ...] | None]]:
+    """The figures a number's context makes (start, end, number, unit, metrics the name may mean), in folded text:
+    a number after a metric name (unless it counts something), a number with a rate after it, a multiple in words."""
+    out: list[tuple[int, int, str, str, tuple[str, ...] | None]] = []
+    for m in _CONTEXT_NUMBER.finditer(folded):
+        start, end, number = m.start("num"), m.end("num"), m.group("num")
+        rate = _RATE.match(folded, m.end())
+        if rate:
+            noun = rate.group("noun").lower()
+            per = (rate.group("per") or rate.group("per_word")).lower()
+            per = {"sec": "s", "secs": "s", "second": "s", "minute": "min", "hr": "h", "hour": "h"}.get(per, per)
+            what = "tok" if noun.startswith("tok") or noun == "t" else "req" if noun.startswith("req") else noun
+            out.append((start, rate.end(), number, f"{what}/{per}", None))
+            continue
+        if m.group("scale"):
+            continue
+        word = _LEAD.search(folded, max(0, m.start() - 80), m.start())
+        if word and not _COUNTED.match(folded, end):
+            out.append((start, end, number, "", METRIC_NAMES.get(re.sub(r"[\s-]+", " ", word.group("word").lower()))))
+    if _MULTIPLE_HINT.search(folded):
+        for m in _MULTIPLE.finditer(folded):
+            out.append((m.start(), m.end(), m.group("n") or m.group("w"), "x", None))
+    return out
 
 
 @dataclass(frozen=True)
@@ -392,6 +465,8 @@ def _fold(ch: str) -> str:
         return ""
     if ch in _BLANK:
         return " "
+    if (alike := _confusables().get(ch)) is not None:
+        return alike  # before NFKC, which writes some letters as a space and a combining mark (``ͺ``)
     folded = unicodedata.normalize("NFKC", ch)
     if len(folded) != 1 or folded.isascii():
         return folded
@@ -437,7 +512,7 @@ def find_figures(text: str, cell: bool = False) -> list[Figure]:
     Not claims: identifiers and settings (TP4, MTP3, Q4_K_M, D511 windows, 32K contexts), dates, commit hashes,
     counts and fractions without a unit (5/25, 12 prompts), version strings (0.9.1, v1.2), and bare numbers.
     """
-    if text.isascii() and not _DIGIT.search(text) and not _WORDS_HINT.search(text):
+    if text.isascii() and not _DIGIT.search(text) and not _WORDS_HINT.search(text) and not _MULTIPLE_HINT.search(text):
         return []  # most prose: no number, no unit after a blank (a superscript or circled digit is no \d: fold first)
     folded, where = _folded(_without_citations(text))
 
@@ -466,15 +541,12 @@ def find_figures(text: str, cell: bool = False) -> list[Figure]:
             last = n == len(items) - 1
             a, b = span(at, m.end() if last else at + len(item))
             found[a] = Figure(a, b, text[a:b], item, unit, None)
-    for m in _TIMES.finditer(folded) if "imes" in folded or "IMES" in folded else ():
-        a, b = span(m.start("num"), m.end())
-        found.setdefault(a, Figure(a, b, text[a:b].rstrip(), m.group("num"), "x", None))
     for m in _CODE.finditer(folded):
         a, b = span(m.start("num"), m.end("num"))
         found.setdefault(a, Figure(a, b, text[a:b], m.group("num"), "", CODE_METRICS[m.group("code")]))
-    for m in _WORD.finditer(folded):
-        a, b = span(m.start("num"), m.end("num"))
-        found.setdefault(a, Figure(a, b, text[a:b], m.group("num"), "", WORD_METRICS[m.group("word").lower()]))
+    for start, end, number, unit, hints in in_context(folded):
+        a, b = span(start, end)
+        found.setdefault(a, Figure(a, b, text[a:b], number, unit, hints))
     for m in _words_matches(folded):
         a, b = span(m.start("words"), m.end())
         found.setdefault(a, Figure(a, b, text[a:b], m.group("words"), "", None))
@@ -486,7 +558,18 @@ def find_figures(text: str, cell: bool = False) -> list[Figure]:
             before = bisect.bisect_right(starts, a) - 1
             if before < 0 or reach[before] <= a:
                 found.setdefault(a, Figure(a, b, text[a:b], m.group("num"), "", None))
-    return [found[k] for k in sorted(found)]
+    return outermost(found)
+
+
+def outermost(found: dict[int, Figure]) -> list[Figure]:
+    """The figures by start, less each that lies inside another (``thousand tok/s`` in ``1.2 thousand tok/s``)."""
+    out: list[Figure] = []
+    for k in sorted(found):
+        f = found[k]
+        if out and f.end <= out[-1].end:
+            continue
+        out.append(f)
+    return out
 
 
 _HEADER_UNIT = re.compile(r"(?:^|(?<=[\s(\[,/]))\(?(?:" + _UNIT + r")\)?(?P<per>/[A-Za-z]+)?(?=[\s)\],;:↑↓]|$)")
@@ -517,16 +600,10 @@ def column_figures(cell: str, unit: str) -> list[Figure]:
     return out
 
 
-_LEAD = re.compile(
-    r"(?i)(?<![\w.])(?P<word>decode|prefill|ttft|throughput|latency|tpot|itl|e2e)(?:[ \u00a0](?:rate|speed|time))?"
-    r"(?:[ \u00a0](?:of|at|was|is|were|reached|reaches))?(?:[ \u00a0]{1,2}|[ \u00a0]?[=:~≈][ \u00a0]{0,2})$"
-)
-
-
 def metric_lead(before: str) -> str | None:
-    """The metric word right before a place in prose (``TTFT was ``, ``decode: ``), or None: what is written there
-    states that metric's value."""
-    m = _LEAD.search(before[-40:])
+    """The metric name right before a place in prose (``TTFT was ``, ``decode: ``, ``inter-token latency p99 ``), or
+    None: what is written there states that metric's value."""
+    m = _LEAD.search(before[-80:])
     return m.group("word") if m else None
 
 
