@@ -67,6 +67,16 @@ def reference(text: str, cell: bool = False) -> list[Figure]:
     def span(start: int, end: int) -> tuple[int, int]:
         return (start, end) if where is None else (where[start], where[end - 1] + 1)
 
+    found = _reference_found(text, folded, span, cell)
+    if figures._MARKUP_HINT.search(folded):
+        inner = figures._Where(folded, figures._MARKUP, {})
+        unmarked = figures._MARKUP.sub("", folded)
+        for k, f in _reference_found(text, unmarked, lambda a, b: span(inner[a], inner[b - 1] + 1), cell).items():
+            found.setdefault(k, f)
+    return figures.outermost(found)
+
+
+def _reference_found(text: str, folded: str, span: Any, cell: bool) -> dict[int, Figure]:
     found: dict[int, Figure] = {}
     for m in FIGURE.finditer(folded):
         if m.group("mult"):
@@ -100,7 +110,7 @@ def reference(text: str, cell: bool = False) -> list[Figure]:
         a, b = span(m.start("num"), m.end("num"))
         if not any(x <= a < y for x, y in covered):
             found.setdefault(a, Figure(a, b, text[a:b], m.group("num"), "", None))
-    return figures.outermost(found)
+    return found
 
 
 # Pieces of text the grammar turns on: numbers of every form, what may stand before and between them, units and

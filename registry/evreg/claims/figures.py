@@ -18,6 +18,7 @@ import functools
 import itertools
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from evreg.claims.citations import brace_spans
@@ -328,6 +329,13 @@ _DIGIT = re.compile(r"\d")
 # time, and number words count as numbers.
 _NAMES = sorted(METRIC_NAMES, key=len, reverse=True)
 _NAME = "|".join(r"[\s-]+".join(map(re.escape, re.split(r"[\s-]+", n))) for n in _NAMES)
+_NAME_AT = re.compile(
+    _first(_NAMES, True)
+    + r"(?<![\w.@].)(?i:"
+    + "|".join(f"(?<={re.escape(n[0])})" + r"[\s-]+".join(map(re.escape, re.split(r"[\s-]+", n[1:]))) for n in _NAMES)
+    + r")"
+)
+"""Where a metric name may begin: searched once over a text (its first letter consumed first, as ``_FIGURE``)."""
 _LEAD = re.compile(
     r"(?i)(?<![\w.@])(?P<word>" + _NAME + r")"
     r"(?:[ \u00a0](?:mean|median|average|avg|p\d+(?:\.\d+)?|rate|speed|time|score|value))?"
@@ -350,8 +358,9 @@ _CONTEXT_NUMBER = re.compile(
 _PER = r"(?:s|sec|secs|second|min|minute|h|hr|hour)"
 _RATE = re.compile(
     r"(?P<scale>[ \u00a0]?(?i:thousand|million|billion|trillion))?[ \u00a0]?(?:\*{1,2}|_{1,2}|`)?"
-    r"(?:[A-Za-z][\w-]*[ \u00a0]){0,2}?(?P<noun>[A-Za-z][\w-]*)[ \u00a0]*(?:\*{1,2}|_{1,2}|`)?"
-    r"(?:/[ \u00a0]*(?P<per>" + _PER + r")\b|[ \u00a0]+(?i:per|a|an|each|every)[ \u00a0]+(?P<per_word>(?i:" + _PER + r"))\b)"
+    r"(?:[A-Za-z][\w-]*+[ \u00a0]){0,2}?(?P<noun>[A-Za-z][\w-]*+)[ \u00a0]*+(?:\*{1,2}|_{1,2}|`)?"
+    r"(?:/[ \u00a0]*+(?P<per>" + _PER + r")\b"
+    r"|(?<=[ \u00a0])(?i:per|a|an|each|every)[ \u00a0]++(?P<per_word>(?i:" + _PER + r"))\b)"
 )
 """A rate after a number: any noun per unit of time (``812 queries/s``, ``3.1 images per second``,
 ``1.5M tokens a second``), a word or two between (``52.3 output tokens per second``)."""
@@ -374,6 +383,7 @@ def in_context(folded: str) -> list[tuple[int, int, str, str, tuple[str, ...] | 
     """The figures a number's context makes (start, end, number, unit, metrics the name may mean), in folded text:
     a number after a metric name (unless it counts something), a number with a rate after it, a multiple in words."""
     out: list[tuple[int, int, str, str, tuple[str, ...] | None]] = []
+    names: list[int] | None = None  # where a metric name may begin, found at the first number that needs them
     for m in _CONTEXT_NUMBER.finditer(folded):
         start, end, number = m.start("num"), m.end("num"), m.group("num")
         rate = _RATE.match(folded, m.end())
@@ -386,7 +396,12 @@ def in_context(folded: str) -> list[tuple[int, int, str, str, tuple[str, ...] | 
             continue
         if m.group("scale"):
             continue
-        word = _LEAD.search(folded, max(0, m.start() - 80), m.start())
+        if names is None:
+            names = [n.start() for n in _NAME_AT.finditer(folded)]
+        word = None
+        for at in reversed(names[bisect.bisect_left(names, m.start() - 80) : bisect.bisect_left(names, m.start())]):
+            if word := _LEAD.match(folded, at, m.start()):
+                break
         if word and not _COUNTED.match(folded, end):
             out.append((start, end, number, "", METRIC_NAMES.get(re.sub(r"[\s-]+", " ", word.group("word").lower()))))
     if _MULTIPLE_HINT.search(folded):
@@ -413,27 +428,30 @@ class Figure:
 
 class _Where:
     """For each character of a folded text, the index of the original character it came from, looked up between the
-    characters that folded to more or fewer than one (a rendered page has a few, such as ``…``)."""
+    pieces that folded to more or fewer characters than they had (a rendered page has a few, such as ``…``; markup
+    folds to nothing)."""
 
     def __init__(self, text: str, which: re.Pattern[str], changes: dict[str, str]) -> None:
-        self.folded_at: list[int] = []  # where each such character's folding starts in the folded text
+        self.folded_at: list[int] = []  # where each such piece's folding starts in the folded text
         self.original_at: list[int] = []
         self.width: list[int] = []
+        self.length: list[int] = []
         shift = 0
         for m in which.finditer(text):
-            width = len(changes[m.group()])
-            if width != 1:
+            width, length = len(changes.get(m.group(), "")), m.end() - m.start()
+            if width != length:
                 self.folded_at.append(m.start() + shift)
                 self.original_at.append(m.start())
                 self.width.append(width)
-                shift += width - 1
+                self.length.append(length)
+                shift += width - length
 
     def __getitem__(self, k: int) -> int:
         n = bisect.bisect_right(self.folded_at, k) - 1
         if n < 0:
             return k
         start, width = self.folded_at[n], self.width[n]
-        return self.original_at[n] + (0 if k < start + width else 1 + k - start - width)
+        return self.original_at[n] + (0 if k < start + width else self.length[n] + k - start - width)
 
 
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
@@ -519,6 +537,28 @@ def find_figures(text: str, cell: bool = False) -> list[Figure]:
     def span(start: int, end: int) -> tuple[int, int]:
         return (start, end) if where is None else (where[start], where[end - 1] + 1)
 
+    found = _found(text, folded, span, cell)
+    if _MARKUP_HINT.search(folded):  # and read as shown with its markup left out (``52.3 <b>tok/s</b>``)
+        unmarked = _MARKUP.sub("", folded)
+        inner = _Where(folded, _MARKUP, {})
+
+        def unmarked_span(start: int, end: int) -> tuple[int, int]:
+            return span(inner[start], inner[end - 1] + 1)
+
+        for k, f in _found(text, unmarked, unmarked_span, cell).items():
+            found.setdefault(k, f)
+    return outermost(found)
+
+
+_MARKUP = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>\n]{0,200})?/?>|[*_`]")
+"""Inline markup a reader reads through: an HTML tag, emphasis and code marks."""
+_MARKUP_HINT = re.compile(r"</?[A-Za-z]|[*_`]")
+
+
+def _found(
+    text: str, folded: str, span: Callable[[int, int], tuple[int, int]], cell: bool
+) -> dict[int, Figure]:
+    """The figures of ``folded`` by start in ``text`` (``span`` maps a folded span to the original's)."""
     found: dict[int, Figure] = {}
     for m in _matches(_FIGURE, folded):
         lead = m.start("lead")
@@ -558,7 +598,7 @@ def find_figures(text: str, cell: bool = False) -> list[Figure]:
             before = bisect.bisect_right(starts, a) - 1
             if before < 0 or reach[before] <= a:
                 found.setdefault(a, Figure(a, b, text[a:b], m.group("num"), "", None))
-    return outermost(found)
+    return found
 
 
 def outermost(found: dict[int, Figure]) -> list[Figure]:
@@ -608,6 +648,10 @@ def metric_lead(before: str) -> str | None:
 
 
 def canonical_unit(unit: str) -> str:
-    """The canonical unit of a unit as written (``tok/s``, ``ms``, ``GiB`` → ``bytes``), or ``""``."""
+    """The canonical unit of a unit as written (``tok/s``, ``ms``, ``GiB`` → ``bytes``, ``queries per second`` →
+    ``queries/s``), or ``""``."""
     m = re.fullmatch(_UNIT, unit.strip())
-    return next((canon for i, (_, canon) in enumerate(_UNITS) if m.group(f"u{i}")), "") if m else ""
+    if m:
+        return next((canon for i, (_, canon) in enumerate(_UNITS) if m.group(f"u{i}")), "")
+    rate = [f for f in in_context("1 " + unit.strip()) if f[0] == 0 and f[1] == len(unit.strip()) + 2]
+    return rate[0][3] if rate else ""

@@ -279,10 +279,10 @@ def _external(ev: EvidenceRow, source: Any) -> str:
     """An external evidence reference: linked to its source repository at the pinned commit, when pinned."""
     url = source_url(source, ev.path)
     if not url:
-        return f"<code>{esc(ev.path)}</code> in {esc(ev.source)}, no pinned commit (not copied here; not checked)"
+        return f"<code>{esc(ev.path)}</code> in {esc(ev.source)}, no pinned commit (not copied here)"
     return (  # the row's kind says external; the link holds the commit in full
         f'<a href="{esc(url)}"><code>{esc(ev.path)}</code></a> in {esc(ev.source)} at commit '
-        f"<code>{esc(source['commit'][:12])}</code> (not copied here; not checked)"
+        f"<code>{esc(source['commit'][:12])}</code> (not copied here)"
     )
 
 
@@ -305,8 +305,20 @@ def evidence_list(p: Pages, page: Page, file: str, family: str) -> None:
         else:
             what = f"<code>{esc(ev.path)}</code>" + ("" if ev.present else " (missing)")
         digest = f"<code>{esc(ev.sha256)}</code> ({esc(ev.bytes)} bytes)" if ev.sha256 else "—"
-        out.append([f"<code>{esc(ev.pointer)}</code>", what, esc(ev.ref_kind), digest])
-    page.table(["Where", "Evidence", "Kind", "sha256"], out)
+        out.append([f"<code>{esc(ev.pointer)}</code>", what, esc(ev.ref_kind), digest, _checked(ev)])
+    page.table(["Where", "Evidence", "Kind", "sha256", "Checked"], out)
+
+
+def _checked(ev: EvidenceRow) -> str:
+    """Whether and when a reference was checked: a local file at this site's build (the receipt below names the
+    commit); an external file or a link not here."""
+    if ev.ref_kind == "local" and ev.present:
+        return "yes, when this site was built: present, hashed, its located samples re-read"
+    if ev.ref_kind == "external":
+        return "no: a file of another repository, not copied here"
+    if ev.ref_kind == "url":
+        return "no: a link"
+    return "no: missing"
 
 
 def history(p: Pages, page: Page, file: str) -> None:
