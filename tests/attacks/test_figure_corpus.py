@@ -171,7 +171,17 @@ def test_any_noun_per_unit_of_time_after_a_number_is_a_figure() -> None:
     assert missed == [] and tried > 2000, missed[:10]
 
 
-COMPARING = ["faster", "slower", "higher", "lower", "better", "more throughput", "less latency", "as fast", "over eager"]
+COMPARING = [
+    "faster",
+    "slower",
+    "higher",
+    "lower",
+    "better",
+    "more throughput",
+    "less latency",
+    "as fast",
+    "over eager",
+]
 
 
 def test_a_multiple_in_words_is_a_figure() -> None:

@@ -50,7 +50,11 @@ CODE = re.compile(
     r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d*\.\d+)(?![\w.]|,\d)"
 )
 WORDS = re.compile(
-    r"(?i)(?=[zotfsenhmb])(?<![\w])(?P<words>" + _NUMBER_WORD + r"(?:[\s-]+(?:(?:and|point)[\s-]+)?" + _NUMBER_WORD + r")*)"
+    r"(?i)(?=[zotfsenhmb])(?<![\w])(?P<words>"
+    + _NUMBER_WORD
+    + r"(?:[\s-]+(?:(?:and|point)[\s-]+)?"
+    + _NUMBER_WORD
+    + r")*)"
     r"\s+(?P<unit>" + figures._WORDS_UNIT + r")\b"
 )
 

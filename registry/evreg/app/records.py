@@ -16,7 +16,7 @@ from evreg.core.errors import Refused
 from evreg.core.findings import Finding
 from evreg.core.layout import PACKETS, record_path
 from evreg.records import schemas
-from evreg.store import load
+from evreg.store import load, writer
 
 
 @dataclass
@@ -153,6 +153,21 @@ def feature(
         files[record_path("family", family, family)] = scaffold.primary(root, family, packet_id)
     scaffold.replace_all(root, files)
     return sorted(files)
+
+
+def hold(root: Path, family: str, reference: str, file: Path, *, commit: str, read: str) -> list[str]:
+    """Hold ``file`` as ``family``'s byte-for-byte copy of the external file ``reference`` (``SOURCE:path``), read at
+    ``commit`` of the source (``read``: how): the file in the family's evidence folder and its entry in the family's
+    ``sources``, written together or not at all. Validation then checks the copy's sha256 and re-reads the samples of
+    the records that cite the reference from it. The paths written."""
+    data = file.read_bytes()
+    target, record = scaffold.held(root, family, reference, data, commit, read)
+    done = writer.write(
+        root, {target: data, record_path("family", family, family): jsonio.canonical(record)}, overwrite=True
+    )
+    if done.conflicts:
+        raise Refused(f"{', '.join(done.conflicts)}: not replaced; nothing was written")
+    return sorted(done.written)
 
 
 def export_parquet(root: Path, out_dir: Path, db: Path | None = None, as_of: str | None = None) -> list[str]:

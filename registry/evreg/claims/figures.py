@@ -370,8 +370,13 @@ _COMPARING = (
     r"over\b|than\b|the[ \u00a0]+(?:" + _NAME + r"|speed)\b)"
 )
 _MULTIPLE = re.compile(
-    r"(?i)(?<![\w.])(?:(?P<n>(?:\d+(?:\.\d+)?|" + _NUMBER_WORD + r")(?:[\s-]+(?:(?:and|point)[\s-]+)?" + _NUMBER_WORD
-    + r")*)(?:[ \u00a0-]?fold\b|[ \u00a0]+times[ \u00a0]+(?=" + _COMPARING + r"))"
+    r"(?i)(?<![\w.])(?:(?P<n>(?:\d+(?:\.\d+)?|"
+    + _NUMBER_WORD
+    + r")(?:[\s-]+(?:(?:and|point)[\s-]+)?"
+    + _NUMBER_WORD
+    + r")*)(?:[ \u00a0-]?fold\b|[ \u00a0]+times[ \u00a0]+(?="
+    + _COMPARING
+    + r"))"
     r"|(?P<w>twice|thrice|double|triple|quadruple|half)(?=[ \u00a0]+" + _COMPARING + r"))"
 )
 """A multiple written in words (``3 times faster``, ``threefold``, ``a 2-fold speedup``, ``twice as fast``, ``half the
@@ -555,9 +560,7 @@ _MARKUP = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>\n]{0,200})?/?>|[*_`]")
 _MARKUP_HINT = re.compile(r"</?[A-Za-z]|[*_`]")
 
 
-def _found(
-    text: str, folded: str, span: Callable[[int, int], tuple[int, int]], cell: bool
-) -> dict[int, Figure]:
+def _found(text: str, folded: str, span: Callable[[int, int], tuple[int, int]], cell: bool) -> dict[int, Figure]:
     """The figures of ``folded`` by start in ``text`` (``span`` maps a folded span to the original's)."""
     found: dict[int, Figure] = {}
     for m in _matches(_FIGURE, folded):

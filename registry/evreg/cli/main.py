@@ -735,6 +735,25 @@ def feature(ctx: Context, packet: str, measurement: str, metric: str, sample: in
     click.echo(f"featured {what}" + (f"; {packet} is its family's primary" if primary else ""))
 
 
+@cli.command()
+@click.argument("family")
+@click.argument("reference")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--commit", required=True, help="The source repository's commit the file was read at (40 hex digits).")
+@click.option(
+    "--read", "how", required=True, help='How the file was read, in words ("a clone", "the GitHub archive", ...).'
+)
+@pass_ctx
+def hold(ctx: Context, family: str, reference: str, file: Path, commit: str, how: str) -> None:
+    """Hold FILE as FAMILY's copy of the external evidence REFERENCE (SOURCE:path), byte for byte.
+
+    The file goes to packets/FAMILY/evidence/SOURCE/PATH and the family's sources list it with the commit it was
+    read at and its sha256. Validation checks the copy and re-reads from it the samples of every record citing
+    REFERENCE; the site links to it. Use it where the source cannot be cloned at validation time."""
+    for path in records.hold(ctx.root, family, reference, file, commit=commit, read=how):
+        click.echo(f"wrote {path}")
+
+
 # -- verify ------------------------------------------------------------------------
 
 VERIFY_SHOWN = 10

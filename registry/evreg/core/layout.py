@@ -4,6 +4,7 @@ packets/<family>/family.json                      family (revisions, artifacts)
 packets/<family>/<packet>/packet.json             packet
 packets/<family>/<packet>/measurements/<id>.json  run or series measurement of that packet
 packets/<family>/<packet>/evidence/...            evidence files (any format)
+packets/<family>/evidence/<source>/<path>         a held copy of an external source's file (family ``sources``)
 packets/<family>/measurements/<id>.json           measurement of no single packet
 packets/<family>/views/<id>.json                  view (chart)
 packets/<family>/coverage/<id>.json               coverage view or coverage contract
@@ -58,6 +59,12 @@ LIST_OF_KIND = {kind: key for key, kind in LISTS}
 BASELINE = f"{PACKETS}/baseline.json"
 FAMILY_LIST = f"{PACKETS}/catalog.json"
 """The registry's list of families in the order readers see them (the lab's ``families/catalog.json``)."""
+
+
+def held_path(family: str, source: str, path: str) -> str:
+    """Where a family holds its copy of ``SOURCE:path``, a file of an external source: in its evidence folder."""
+    return f"{PACKETS}/{family}/evidence/{source}/{path}"
+
 
 FAMILY_FOLDERS: dict[str, tuple[str, ...]] = {
     "measurements": ("run-measurement", "series-measurement"),

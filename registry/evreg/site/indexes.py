@@ -25,13 +25,16 @@ def receipts_checked(p: Pages) -> str:
     refs = [ev for rows in p.evidence.values() for ev in rows]
     local = sum(ev.ref_kind == "local" and bool(ev.present) for ev in refs)
     external = [ev for ev in refs if ev.ref_kind == "external"]
+    held = [ev for ev in external if ev.held and ev.present]
     links = sum(ev.ref_kind == "url" for ev in refs)
     files = len({(ev.source, ev.path) for ev in external})
     return (
-        f"How far that holds: of the records' {len(refs)} evidence references, {local} are files this registry holds, "
-        "checked when this site was built (present, their sha256 computed, every located sample re-read; the "
-        f"receipt at the foot of each page names the commit). {len(external)} point into {files} files of other "
-        f"repositories and {links} are links: those are not checked here, and each number's cell says "
+        f"How far that holds: of the records' {len(refs)} evidence references, {local} are files this registry holds "
+        f"and {len(held)} point into other repositories' files it holds copies of "
+        f"({len({(ev.source, ev.path) for ev in held})} files, each with the commit it was read at): those are checked "
+        "when this site was built (present, their sha256 computed, the samples re-read; the receipt at the foot of "
+        f"each page names the commit). The other {len(external) - len(held)} point into the rest of {files} files "
+        f"of other repositories, and {links} are links: those are not checked here, and each number's cell says "
         "“evidence not checked” (or “partly checked”) where its measurement rests on them."
     )
 

@@ -12,9 +12,11 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from evreg.core import codes
+from evreg.core.containment import outside_repository
 from evreg.core.errors import UsageProblem
+from evreg.core.evidence import parse_ref
 from evreg.core.findings import Finding
-from evreg.core.layout import PACKETS, Place, id_key, place_keys, place_of, unit_of
+from evreg.core.layout import PACKETS, Place, held_path, id_key, place_keys, place_of, unit_of
 from evreg.store.documents import Document, current_reads
 from evreg.store.sources import Entry, EvidenceState, GitTree, Source, TooManyFiles, blob_id, list_entries, open_source
 
@@ -234,6 +236,18 @@ class Registry:
 
     def family(self, name: str | None) -> Document | None:
         return self.get(("family",), name) if name else None
+
+    def held_copy(self, family: str | None, value: str) -> str | None:
+        """The local path of ``family``'s held copy of the external reference ``value`` (``SOURCE:path`` listed in
+        the family's ``sources.SOURCE.held``), or None."""
+        ref = parse_ref(value)
+        record = self.family(family) if ref.kind == "external" else None
+        sources = record.data.get("sources") if record is not None and isinstance(record.data, dict) else None
+        spec = sources.get(ref.source) if isinstance(sources, dict) else None
+        held = spec.get("held") if isinstance(spec, dict) else None
+        if family is None or not isinstance(held, dict) or ref.path not in held or outside_repository(ref.path):
+            return None
+        return held_path(family, str(ref.source), ref.path)
 
     def unit_records(self, unit: str, *kinds: str) -> list[Document]:
         """Valid records of ``kinds`` in one unit (family folder), in or out of scope."""
