@@ -226,4 +226,5 @@ def _external(summary: dict[str, Any]) -> str:
     checked, held = summary.get("external_checked", 0), summary.get("external_evidence_held", 0)
     parts = [f"{held} held here as copies and checked"] if held else []
     parts += [f"{checked} checked against a local clone of their source"] if checked else []
-    return ", ".join(parts) + ("; the rest not checked here" if parts else "not checked here")
+    rest = summary.get("external_evidence_refs", 0) - checked - held
+    return ", ".join(parts) + ("; the rest not checked here" if rest > 0 else "") if parts else "not checked here"

@@ -374,7 +374,7 @@ _MULTIPLE = re.compile(
     + _NUMBER_WORD
     + r")(?:[\s-]+(?:(?:and|point)[\s-]+)?"
     + _NUMBER_WORD
-    + r")*)(?:[ \u00a0-]?fold\b|[ \u00a0]+times[ \u00a0]+(?="
+    + r")*)(?:[ \u00a0-]?fold\b|[ \u00a0]+times(?=[ \u00a0]+"
     + _COMPARING
     + r"))"
     r"|(?P<w>twice|thrice|double|triple|quadruple|half)(?=[ \u00a0]+" + _COMPARING + r"))"
