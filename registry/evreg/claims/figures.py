@@ -345,11 +345,12 @@ _LEAD = re.compile(
 )
 """A metric name and what may stand between it and its value (``TTFT p99 (mean) was ``, ``decode: ``), at the end."""
 _COUNTED = re.compile(
-    r"(?i)\s*/\s*\d|\s*-?\s*(?:tokens?|toks?|prompts?|requests?|reqs?|slots?|steps?|seq|sequences?|batch(?:es)?|users?|"
+    r"(?i)\s*/\s*\d|\s*-?\s*(?:(?:input|output|prompt|generated|new|cold|warm|unique|concurrent|parallel)[ -])?(?:tokens?|toks?|prompts?|requests?|reqs?|slots?|steps?|seq|sequences?|batch(?:es)?|users?|"
     r"samples?|runs?|repeats?|iterations?|trials?|concurrent|concurrency|streams?|clients?|gpus?|cards?|devices?|"
     r"nodes?|layers?|experts?|threads?|workers?|shots?|tasks?|questions?|examples?|items?|times|days?|weeks?)\b"
 )
-"""What a number after a metric name counts instead of measuring (``decode 512 tokens``, ``TTFT at 32 concurrent``,
+"""What a number after a metric name counts instead of measuring (``decode 512 tokens``, ``512 output tokens``,
+``TTFT at 32 concurrent``,
 ``acceptance 6/6``: a fraction counts)."""
 _CONTEXT_NUMBER = re.compile(
     r"(?<![\w.@/,\u2044-])[-+]?(?P<num>(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)(?P<scale>[kKMGBT])?"
@@ -381,12 +382,21 @@ _MULTIPLE = re.compile(
 )
 """A multiple written in words (``3 times faster``, ``threefold``, ``a 2-fold speedup``, ``twice as fast``, ``half the
 latency``); ``ran 3 times``, ``1.5 times the batch`` and ``twice as many runs`` count or scale."""
+_COMPARED = re.compile(r"(?i)[ \u00a0]?(?:faster|slower|quicker|higher|lower|better|worse)\b")
+"""A comparison right after a number (``12.5 faster than eager``): by how much is a measured difference."""
+_CHANGED = re.compile(
+    r"(?i)(?<![\w.])(?:improved|improves|improving|increased|increases|decreased|decreases|dropped|drops|rose|rises|"
+    r"fell|falls|gained|gains|regressed|regresses|sped[ \u00a0]up|slowed[ \u00a0]down|went[ \u00a0](?:up|down)|faster|slower)"
+    r"(?:[ \u00a0](?:by|of|to|from|about|roughly|nearly|almost|over))*[ \u00a0]{1,2}[~≈]?$"
+)
+"""A change right before a number (``improved by 12.5``, ``dropped to 30``): its size or its result is measured."""
 _MULTIPLE_HINT = re.compile(r"(?i)fold|times|twice|thrice|double|triple|quadruple|half")
 
 
 def in_context(folded: str) -> list[tuple[int, int, str, str, tuple[str, ...] | None]]:
     """The figures a number's context makes (start, end, number, unit, metrics the name may mean), in folded text:
-    a number after a metric name (unless it counts something), a number with a rate after it, a multiple in words."""
+    a number after a metric name or a word of change (unless it counts something), a number with a rate or a
+    comparison after it, a multiple in words."""
     out: list[tuple[int, int, str, str, tuple[str, ...] | None]] = []
     names: list[int] | None = None  # where a metric name may begin, found at the first number that needs them
     for m in _CONTEXT_NUMBER.finditer(folded):
@@ -409,6 +419,10 @@ def in_context(folded: str) -> list[tuple[int, int, str, str, tuple[str, ...] | 
                 break
         if word and not _COUNTED.match(folded, end):
             out.append((start, end, number, "", METRIC_NAMES.get(re.sub(r"[\s-]+", " ", word.group("word").lower()))))
+        elif _COMPARED.match(folded, end) or (
+            _CHANGED.search(folded, max(0, m.start() - 30), m.start()) and not _COUNTED.match(folded, end)
+        ):
+            out.append((start, end, number, "", None))
     if _MULTIPLE_HINT.search(folded):
         for m in _MULTIPLE.finditer(folded):
             out.append((m.start(), m.end(), m.group("n") or m.group("w"), "x", None))
