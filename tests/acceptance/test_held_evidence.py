@@ -14,7 +14,7 @@ import pytest
 
 from evreg.app import publish, records
 from evreg.core.errors import Refused
-from helpers import F, REPO, Reg, evreg, only
+from helpers import REPO, F, Reg, evreg, only
 
 RUN = f"{F}/pkt/measurements/run-1.json"
 LAB = "lab:data/run-1.json"

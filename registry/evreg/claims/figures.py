@@ -345,7 +345,8 @@ _LEAD = re.compile(
 )
 """A metric name and what may stand between it and its value (``TTFT p99 (mean) was ``, ``decode: ``), at the end."""
 _COUNTED = re.compile(
-    r"(?i)\s*/\s*\d|\s*-?\s*(?:(?:input|output|prompt|generated|new|cold|warm|unique|concurrent|parallel)[ -])?(?:tokens?|toks?|prompts?|requests?|reqs?|slots?|steps?|seq|sequences?|batch(?:es)?|users?|"
+    r"(?i)\s*/\s*\d|\s*-?\s*(?:(?:input|output|prompt|generated|new|cold|warm|unique|concurrent|parallel)[ -])?"
+    r"(?:tokens?|toks?|prompts?|requests?|reqs?|slots?|steps?|seq|sequences?|batch(?:es)?|users?|"
     r"samples?|runs?|repeats?|iterations?|trials?|concurrent|concurrency|streams?|clients?|gpus?|cards?|devices?|"
     r"nodes?|layers?|experts?|threads?|workers?|shots?|tasks?|questions?|examples?|items?|times|days?|weeks?)\b"
 )
@@ -386,7 +387,8 @@ _COMPARED = re.compile(r"(?i)[ \u00a0]?(?:faster|slower|quicker|higher|lower|bet
 """A comparison right after a number (``12.5 faster than eager``): by how much is a measured difference."""
 _CHANGED = re.compile(
     r"(?i)(?<![\w.])(?:improved|improves|improving|increased|increases|decreased|decreases|dropped|drops|rose|rises|"
-    r"fell|falls|gained|gains|regressed|regresses|sped[ \u00a0]up|slowed[ \u00a0]down|went[ \u00a0](?:up|down)|faster|slower)"
+    r"fell|falls|gained|gains|regressed|regresses|sped[ \u00a0]up|slowed[ \u00a0]down|went[ \u00a0](?:up|down)|"
+    r"faster|slower)"
     r"(?:[ \u00a0](?:by|of|to|from|about|roughly|nearly|almost|over))*[ \u00a0]{1,2}[~≈]?$"
 )
 """A change right before a number (``improved by 12.5``, ``dropped to 30``): its size or its result is measured."""
