@@ -329,37 +329,41 @@ _DIGIT = re.compile(r"\d")
 # time, and number words count as numbers.
 _NAMES = sorted(METRIC_NAMES, key=len, reverse=True)
 _NAME = "|".join(r"[\s-]+".join(map(re.escape, re.split(r"[\s-]+", n))) for n in _NAMES)
-_NAME_AT = re.compile(
-    _first(_NAMES, True)
-    + r"(?<![\w.@].)(?i:"
-    + "|".join(f"(?<={re.escape(n[0])})" + r"[\s-]+".join(map(re.escape, re.split(r"[\s-]+", n[1:]))) for n in _NAMES)
-    + r")"
-)
-"""Where a metric name may begin: searched once over a text (its first letter consumed first, as ``_FIGURE``)."""
-_LEAD = re.compile(
+_LEAD = (
     r"(?i)(?<![\w.@])(?P<word>" + _NAME + r")"
     r"(?:[ \u00a0](?:mean|median|average|avg|p\d+(?:\.\d+)?|rate|speed|time|score|value))?"
     r"(?:[ \u00a0]\([^()\n]{0,24}\))?"
     r"(?:[ \u00a0](?:of|at|was|is|were|reached|reaches|about|around|roughly|near|approx\.?|only|just))*"
-    r"(?:[ \u00a0]{1,2}|[ \u00a0]?[=:~≈][ \u00a0]{0,2}|[ \u00a0]{1,2}[~≈][ \u00a0]?)$"
+    r"(?:[ \u00a0]{1,2}|[ \u00a0]?[=:~≈][ \u00a0]{0,2}|[ \u00a0]{1,2}[~≈][ \u00a0]?)"
 )
-"""A metric name and what may stand between it and its value (``TTFT p99 (mean) was ``, ``decode: ``), at the end."""
-_COUNTED = re.compile(
-    r"(?i)\s*/\s*\d|\s*-?\s*(?:(?:input|output|prompt|generated|new|cold|warm|unique|concurrent|parallel)[ -])?"
+"""A metric name and what may stand between it and its value (``TTFT p99 (mean) was ``, ``decode: ``)."""
+_NAME_FIRSTS = tuple(sorted({re.split(r"[\s-]+", n)[0] for n in _NAMES}))
+_CHANGE_FIRSTS = ("improv", "increas", "decreas", "drop", "rose", "rise", "fell", "fall", "gain", "regress", "sped",
+                  "slowed", "went", "faster", "slower")  # fmt: skip
+"""The first letters of each metric name and word of change: where ``in_context`` tries them."""
+_LEAD_AT_END = re.compile(_LEAD + "$")
+_COUNTED = (
+    r"(?i:\s*/\s*\d|\s*-?\s*(?:(?:input|output|prompt|generated|new|cold|warm|unique|concurrent|parallel)[ -])?"
     r"(?:tokens?|toks?|prompts?|requests?|reqs?|slots?|steps?|seq|sequences?|batch(?:es)?|users?|"
     r"samples?|runs?|repeats?|iterations?|trials?|concurrent|concurrency|streams?|clients?|gpus?|cards?|devices?|"
-    r"nodes?|layers?|experts?|threads?|workers?|shots?|tasks?|questions?|examples?|items?|times|days?|weeks?)\b"
+    r"nodes?|layers?|experts?|threads?|workers?|shots?|tasks?|questions?|examples?|items?|times|days?|weeks?)\b)"
 )
 """What a number after a metric name counts instead of measuring (``decode 512 tokens``, ``512 output tokens``,
 ``TTFT at 32 concurrent``,
 ``acceptance 6/6``: a fraction counts)."""
-_CONTEXT_NUMBER = re.compile(
-    r"(?<![\w.@/,\u2044-])[-+]?(?P<num>(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)(?P<scale>[kKMGBT])?"
-    r"(?![\w.]\d|\w|,\d)"
+_CONTEXT_NUMBER = (
+    r"(?P<num>\d(?<![\w.@/,\u2044-]\d)(?>\d{0,2}(?:,\d{3})+(?!\d)|\d*+)(?:\.\d++)?|\.(?<![\w.@/,\u2044-]\.)\d++)"
 )
+"""A number a context makes a figure of: digits, thousands groups, decimals; nothing word-like before it."""
+_CONTEXT_END = r"(?![\w.]\d|\w|,\d)"
+_LEAD_FIGURE = re.compile(_LEAD + _CONTEXT_NUMBER + _CONTEXT_END + r"(?!" + _COUNTED + r")")
+"""A number after a metric name (``TTFT 274``), unless what follows counts (``decode 512 tokens``)."""
 _PER = r"(?:s|sec|secs|second|min|minute|h|hr|hour)"
 _RATE = re.compile(
-    r"(?P<scale>[ \u00a0]?(?i:thousand|million|billion|trillion))?[ \u00a0]?(?:\*{1,2}|_{1,2}|`)?"
+    _CONTEXT_NUMBER
+    + r"(?P<suffix>[kKMGBT])?"
+    + _CONTEXT_END
+    + r"(?P<scale>[ \u00a0]?(?i:thousand|million|billion|trillion))?[ \u00a0]?(?:\*{1,2}|_{1,2}|`)?"
     r"(?:[A-Za-z][\w-]*+[ \u00a0]){0,2}?(?P<noun>[A-Za-z][\w-]*+)[ \u00a0]*+(?:\*{1,2}|_{1,2}|`)?"
     r"(?:/[ \u00a0]*+(?P<per>" + _PER + r")\b"
     r"|(?<=[ \u00a0])(?i:per|a|an|each|every)[ \u00a0]++(?P<per_word>(?i:" + _PER + r"))\b)"
@@ -383,51 +387,70 @@ _MULTIPLE = re.compile(
 )
 """A multiple written in words (``3 times faster``, ``threefold``, ``a 2-fold speedup``, ``twice as fast``, ``half the
 latency``); ``ran 3 times``, ``1.5 times the batch`` and ``twice as many runs`` count or scale."""
-_COMPARED = re.compile(r"(?i)[ \u00a0]?(?:faster|slower|quicker|higher|lower|better|worse)\b")
+_COMPARED = re.compile(
+    _CONTEXT_NUMBER + _CONTEXT_END + r"(?i:[ \u00a0]?(?:faster|slower|quicker|higher|lower|better|worse)\b)"
+)
 """A comparison right after a number (``12.5 faster than eager``): by how much is a measured difference."""
 _CHANGED = re.compile(
-    r"(?i)(?<![\w.])(?:improved|improves|improving|increased|increases|decreased|decreases|dropped|drops|rose|rises|"
+    r"(?i:(?<![\w.])(?:improved|improves|improving|increased|increases|decreased|decreases|dropped|drops|rose|rises|"
     r"fell|falls|gained|gains|regressed|regresses|sped[ \u00a0]up|slowed[ \u00a0]down|went[ \u00a0](?:up|down)|"
     r"faster|slower)"
-    r"(?:[ \u00a0](?:by|of|to|from|about|roughly|nearly|almost|over))*[ \u00a0]{1,2}[~≈]?$"
+    r"(?:[ \u00a0](?:by|of|to|from|about|roughly|nearly|almost|over))*[ \u00a0]{1,2}[~≈]?)"
+    + _CONTEXT_NUMBER
+    + _CONTEXT_END
+    + r"(?!"
+    + _COUNTED
+    + r")"
 )
 """A change right before a number (``improved by 12.5``, ``dropped to 30``): its size or its result is measured."""
 _MULTIPLE_HINT = re.compile(r"(?i)fold|times|twice|thrice|double|triple|quadruple|half")
+_COMPARED_HINT = re.compile(r"(?i)faster|slower|quicker|higher|lower|better|worse")
 
 
 def in_context(folded: str) -> list[tuple[int, int, str, str, tuple[str, ...] | None]]:
     """The figures a number's context makes (start, end, number, unit, metrics the name may mean), in folded text:
     a number after a metric name or a word of change (unless it counts something), a number with a rate or a
-    comparison after it, a multiple in words."""
+    comparison after it, a multiple in words. Names and words of change are looked for where their first word
+    stands (``str.find`` of the lower-cased text: a page is some 30,000 characters, and a pattern of every name tried
+    at every letter cost more than the rest of the grammar)."""
     out: list[tuple[int, int, str, str, tuple[str, ...] | None]] = []
-    names: list[int] | None = None  # where a metric name may begin, found at the first number that needs them
-    for m in _CONTEXT_NUMBER.finditer(folded):
-        start, end, number = m.start("num"), m.end("num"), m.group("num")
-        rate = _RATE.match(folded, m.end())
-        if rate:
-            noun = rate.group("noun").lower()
-            per = (rate.group("per") or rate.group("per_word")).lower()
-            per = {"sec": "s", "secs": "s", "second": "s", "minute": "min", "hr": "h", "hour": "h"}.get(per, per)
-            what = "tok" if noun.startswith("tok") or noun == "t" else "req" if noun.startswith("req") else noun
-            out.append((start, rate.end(), number, f"{what}/{per}", None))
-            continue
-        if m.group("scale"):
-            continue
-        if names is None:
-            names = [n.start() for n in _NAME_AT.finditer(folded)]
-        word = None
-        for at in reversed(names[bisect.bisect_left(names, m.start() - 80) : bisect.bisect_left(names, m.start())]):
-            if word := _LEAD.match(folded, at, m.start()):
-                break
-        if word and not _COUNTED.match(folded, end):
-            out.append((start, end, number, "", METRIC_NAMES.get(re.sub(r"[\s-]+", " ", word.group("word").lower()))))
-        elif _COMPARED.match(folded, end) or (
-            _CHANGED.search(folded, max(0, m.start() - 30), m.start()) and not _COUNTED.match(folded, end)
-        ):
-            out.append((start, end, number, "", None))
-    if _MULTIPLE_HINT.search(folded):
-        for m in _MULTIPLE.finditer(folded):
-            out.append((m.start(), m.end(), m.group("n") or m.group("w"), "x", None))
+    for m in _RATE.finditer(folded):
+        noun = m.group("noun").lower()
+        per = (m.group("per") or m.group("per_word")).lower()
+        per = {"sec": "s", "secs": "s", "second": "s", "minute": "min", "hr": "h", "hour": "h"}.get(per, per)
+        what = "tok" if noun.startswith("tok") or noun == "t" else "req" if noun.startswith("req") else noun
+        out.append((m.start("num"), m.end(), m.group("num"), f"{what}/{per}", None))
+    for m in _COMPARED.finditer(folded) if _COMPARED_HINT.search(folded) else ():
+        out.append((m.start("num"), m.end("num"), m.group("num"), "", None))
+    lower = folded.lower()
+    if len(lower) != len(folded):  # a letter that lower-cases to two: look everywhere
+        lower = folded
+    for pattern, firsts in ((_LEAD_FIGURE, _NAME_FIRSTS), (_CHANGED, _CHANGE_FIRSTS)):
+        for at in _places(lower, firsts):
+            if m := pattern.match(folded, at):
+                hints = (
+                    METRIC_NAMES.get(re.sub(r"[\s-]+", " ", m.group("word").lower()))
+                    if "word" in m.re.groupindex
+                    else None
+                )
+                out.append((m.start("num"), m.end("num"), m.group("num"), "", hints))
+    seen = set()
+    for hint in _MULTIPLE_HINT.finditer(folded):  # a multiple is searched for only around its word
+        for m in _MULTIPLE.finditer(folded, max(0, hint.start() - 120), hint.end() + 200):
+            if m.start() not in seen and m.start() <= hint.start() < m.end():
+                seen.add(m.start())
+                out.append((m.start(), m.end(), m.group("n") or m.group("w"), "x", None))
+    return out
+
+
+def _places(lower: str, words: tuple[str, ...]) -> list[int]:
+    """Where each of ``words`` (lower case) stands in ``lower``."""
+    out = []
+    for word in words:
+        at = lower.find(word)
+        while at >= 0:
+            out.append(at)
+            at = lower.find(word, at + 1)
     return out
 
 
@@ -529,8 +552,9 @@ def _without_citations(text: str) -> str:
     return "".join([*pieces, text[last:]])
 
 
-def find_figures(text: str, cell: bool = False) -> list[Figure]:
-    """Figures that are claims, outside citations.
+def find_figures(text: str, cell: bool = False, shown: bool = False) -> list[Figure]:
+    """Figures that are claims, outside citations. ``shown``: the text is what a browser shows of a rendered page,
+    which holds no markup to read through (a record's text is shown as written, its markup characters and all).
 
     A figure is a claim when it is
     - a number with a measurement unit after it: tok/s (also tok/sec, tokens/s, tokens per second or sec, tokens a
@@ -559,7 +583,7 @@ def find_figures(text: str, cell: bool = False) -> list[Figure]:
         return (start, end) if where is None else (where[start], where[end - 1] + 1)
 
     found = _found(text, folded, span, cell)
-    if _MARKUP_HINT.search(folded):  # and read as shown with its markup left out (``52.3 <b>tok/s</b>``)
+    if not shown and _MARKUP_HINT.search(folded):  # and read with its markup left out (``52.3 <b>tok/s</b>``)
         unmarked = _MARKUP.sub("", folded)
         inner = _Where(folded, _MARKUP, {})
 
@@ -662,7 +686,7 @@ def column_figures(cell: str, unit: str) -> list[Figure]:
 def metric_lead(before: str) -> str | None:
     """The metric name right before a place in prose (``TTFT was ``, ``decode: ``, ``inter-token latency p99 ``), or
     None: what is written there states that metric's value."""
-    m = _LEAD.search(before[-80:])
+    m = _LEAD_AT_END.search(before[-80:])
     return m.group("word") if m else None
 
 
