@@ -390,15 +390,16 @@ def add_packet(root: Path, seed: int = 11) -> list[str]:
 
 PR_STEPS = (
     ("schema --check", ("schema", "--check")),
-    ("fmt --check --base", ("fmt", "--check", "--base", "{base}")),
+    ("fmt --check --base (change)", ("fmt", "--check", "--base", "{base}")),
+    ("fmt --check --base (judge)", ("fmt", "--check", "--base", "{base}")),
     (
         "validate --base, annotations and summary",
         ("validate", "--base", "{base}", "--format", "github", "--format", "summary={summary}"),
     ),
     ("build", ("build",)),
 )
-"""The pull-request workflow's checks, in its order (``schema --check`` is the ``change`` job's; the others the
-``judge``'s): each a process of its own, as CI runs them."""
+"""The pull-request workflow's checks, in its order (``schema --check`` and the first ``fmt`` are the ``change``
+job's; the others the ``judge``'s): each a process of its own, as CI runs them."""
 
 
 def _text(path: Path) -> str:
