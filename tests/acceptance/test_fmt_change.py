@@ -13,7 +13,7 @@ import pytest
 
 from evreg.core.codebase import EVREG, IN_REPOSITORY, sources
 from evreg.core.jsonio import canonical
-from helpers import F, Reg, evreg
+from helpers import EVIDENCE, F, Reg, evreg
 
 RUN = f"{F}/pkt/measurements/run-1.json"
 SWEEP = f"{F}/measurements/sweep-1.json"
@@ -63,6 +63,14 @@ def test_a_misformatted_file_of_the_change_is_found_and_nothing_outside_it_is_re
     )
     clean = evreg("fmt", "--check", "--base", base, cwd=reg.root)
     assert clean.returncode == 0 and "the record files of the change are canonical" in clean.stdout
+
+
+def test_a_change_without_record_files_reads_none(reg: Reg) -> None:
+    base = base_with_defects(reg)
+    reg.raw("site/about.md", b"# About\n")
+    (reg.root / EVIDENCE).write_bytes(b'{"decode_tok_s": [30.2]}')  # an evidence file is not a record
+    done = evreg("fmt", "--check", "--base", base, cwd=reg.root)
+    assert done.returncode == 0 and "0 record files checked: those the change adds" in done.stdout, done.stdout
 
 
 def test_a_malformed_file_of_the_change_is_refused(reg: Reg) -> None:

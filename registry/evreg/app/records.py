@@ -50,7 +50,7 @@ def fmt(root: Path, paths: Sequence[Path] = (), check: bool = False, base: str |
         done.everything = changed_formatter(root, sha, changed)
         if done.everything is None:
             registry, done.base = load(root, only=changed), sha
-    for doc in (registry or load(root)).documents:
+    for doc in (load(root) if registry is None else registry).documents:
         if not doc.place.kinds or not in_paths(doc.path, rel):
             continue
         done.checked += 1
