@@ -56,6 +56,19 @@ LISTS: tuple[tuple[str, str], ...] = (
 """The lists of a family manifest (the lab's format, ``record_order``) and the kind of record each holds."""
 LIST_OF_KIND = {kind: key for key, kind in LISTS}
 """The catalog file of a registry, relative to its root (an ignored build output)."""
+RULE_PATHS = ("validators/", "registry/", "pyproject.toml", ".github/", ".pre-commit")
+"""The code, configuration and workflows a validation runs with (a pull request runs its own): a change to any of
+them changes the rule set (``rules-changed``) and may change how records are formatted (``fmt --base``)."""
+ATTRIBUTES = ".gitattributes"
+"""Git attributes change what a checkout writes (``ident``, ``eol``, filters) without git listing the files they
+change: a change to one is a change to every file."""
+
+
+def changes_checkout(path: str) -> bool:
+    """Whether the repository path ``path`` is a git attributes file (in any folder)."""
+    return path.rsplit("/", 1)[-1] == ATTRIBUTES
+
+
 BASELINE = f"{PACKETS}/baseline.json"
 FAMILY_LIST = f"{PACKETS}/catalog.json"
 """The registry's list of families in the order readers see them (the lab's ``families/catalog.json``)."""
