@@ -423,17 +423,14 @@ def in_context(folded: str) -> list[tuple[int, int, str, str, tuple[str, ...] | 
     for m in _COMPARED.finditer(folded) if _COMPARED_HINT.search(folded) else ():
         out.append((m.start("num"), m.end("num"), m.group("num"), "", None))
     lower = folded.lower()
-    if len(lower) != len(folded):  # a letter that lower-cases to two: look everywhere
-        lower = folded
+    if len(lower) != len(folded):  # a letter that lower-cases to two (``İ``): each letter by itself
+        lower = "".join(c.lower() if len(c.lower()) == 1 else c for c in folded)
     for pattern, firsts in ((_LEAD_FIGURE, _NAME_FIRSTS), (_CHANGED, _CHANGE_FIRSTS)):
         for at in _places(lower, firsts):
-            if m := pattern.match(folded, at):
-                hints = (
-                    METRIC_NAMES.get(re.sub(r"[\s-]+", " ", m.group("word").lower()))
-                    if "word" in m.re.groupindex
-                    else None
-                )
-                out.append((m.start("num"), m.end("num"), m.group("num"), "", hints))
+            if found := pattern.match(folded, at):
+                named = found.group("word") if "word" in pattern.groupindex else None
+                hints = METRIC_NAMES.get(re.sub(r"[\s-]+", " ", named.lower())) if named else None
+                out.append((found.start("num"), found.end("num"), found.group("num"), "", hints))
     seen = set()
     for hint in _MULTIPLE_HINT.finditer(folded):  # a multiple is searched for only around its word
         for m in _MULTIPLE.finditer(folded, max(0, hint.start() - 120), hint.end() + 200):
