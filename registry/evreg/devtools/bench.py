@@ -407,7 +407,8 @@ def _clone(source: Path, target: Path) -> None:
 def _pull_request(b: Bench, floor_s: float) -> dict[str, Any]:
     """A pull request that adds one packet, checked as the pull-request workflow checks it: on a fresh clone
     with nothing restored (cold), and on a fresh clone with the base's results restored (``build/cache`` of a
-    clone validated as the trusted run on main validates it, ``validate --base HEAD``). Each step's wall and CPU
+    clone validated and catalogued as the trusted run on main does it: ``validate --base HEAD``, then the catalog
+    publish.yml's build writes, with its rows). Each step's wall and CPU
     seconds, cold and restored, and the restored one's ratio to the cold one; the restored run's own words on
     which units it reused and why it checked the others."""
     commit_all(b.root)  # whatever earlier phases left is the base
@@ -417,6 +418,7 @@ def _pull_request(b: Bench, floor_s: float) -> dict[str, Any]:
     main = work / "main"
     _clone(b.root, main)
     saved = b.run("pr-main", "validate", "--base", "HEAD", cwd=main, ok=(0, 1))
+    catalogued = b.run("pr-main-catalog", "catalog", cwd=main)  # the rows publish.yml's build keeps in build/cache
     pr = work / "pr"
     _clone(b.root, pr)
     added = add_packet(pr)
@@ -463,6 +465,7 @@ def _pull_request(b: Bench, floor_s: float) -> dict[str, Any]:
         "added_files": len(added),
         "added_packet": next((p for p in added if p.endswith("/packet.json")), added[0] if added else ""),
         "main_validate_s": round(saved.wall_s, 3),
+        "main_catalog_s": round(catalogued.wall_s, 3),
         "steps": steps,
         "total": total,
         "restored_summary": said.strip(),
