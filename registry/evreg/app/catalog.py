@@ -99,7 +99,7 @@ def table_counts(db: Path) -> dict[str, int]:
     """Rows of every catalog table."""
     from evreg.catalog import build as catalog
 
-    return {name: catalog.query(db, f"SELECT count(*) FROM {name}")[1][0][0] for name in catalog.table_names()}
+    return catalog.counts(db)
 
 
 def query(root: Path, sql: str, db: Path | None = None, as_of: str | None = None) -> Table:
