@@ -156,9 +156,12 @@ class RowCache:
         target = self.folder / self.address(unit, digest)
         try:
             write_atomic(folder / ENTRY, orjson.dumps(record))
-            if target.exists():  # an entry at this address that is not usable now: replaced
+            if target.exists():
+                stored = self._read(unit, digest)[1]
+                if stored is not None and stored["deps"] == record["deps"]:  # stored meanwhile for the same store
+                    return entry  # by another build, which may be loading it: kept; these rows are loaded from here
                 aside = Path(tempfile.mkdtemp(prefix=".old-", dir=self.folder))
-                os.replace(target, aside / "entry")
+                os.replace(target, aside / "entry")  # an entry that is not usable now: replaced
                 shutil.rmtree(aside, ignore_errors=True)
             os.replace(folder, target)
         except OSError:  # a read-only cache, or another run stored the same address meanwhile: loaded from here
