@@ -189,7 +189,7 @@ def test_a_pull_request_reuses_the_rows_mains_run_stored(reg: Reg, tmp_path: Pat
     assert tables(pr / "build" / "catalog.duckdb") == cold(pr, tmp_path)
 
 
-def test_the_code_version_is_where_the_code_is_installed_or_not(
+def test_the_code_version_does_not_depend_on_where_the_code_is_installed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The same code in another place (a CI run's environment, another checkout) has the same version; a changed
