@@ -160,6 +160,11 @@ def test_a_planted_or_mismatched_entry_is_made_again_never_used(reg: Reg, tmp_pa
     after, rows = cached(reg.root)
     assert rows["why"] == {reuse.DEPENDS: 1} and after == truth
 
+    # Rows DuckDB cannot load, under a header that holds: every row is made again.
+    next(entry_of(reg.root, "thr").glob("records.*.json")).write_text("[{not json")
+    after, rows = cached(reg.root)
+    assert rows["reused"] == 0 and after == truth
+
     # Unreadable, and missing its staged file: made again.
     fam = entry_of(reg.root, "fam")
     (fam / reuse.ENTRY).write_text("{not json")

@@ -508,7 +508,25 @@ def build(
     Rows are made unit by unit (in worker processes on a large store) and staged as JSON
     arrays that DuckDB loads in bulk (see ``STAGED``; exports order rows by key). With a
     ``cache``, a unit whose cached rows hold for the store as it is (``reuse``) is not made
-    again: its staged rows are loaded from the cache, and the rows made are stored there."""
+    again: its staged rows are loaded from the cache, and the rows made are stored there.
+    Cached rows DuckDB cannot load (an entry edited by hand) are dropped and every row made again."""
+    try:
+        return _build(registry, findings, history, db, meta, cache)
+    except duckdb.Error:
+        if cache is None or not cache.reused:
+            raise
+        cache.clear()
+        return _build(registry, findings, history, db, meta, cache)
+
+
+def _build(
+    registry: Registry,
+    findings: list[Finding],
+    history: dict[str, list[Change]],
+    db: Path,
+    meta: dict[str, str],
+    cache: reuse.RowCache | None,
+) -> dict[str, int]:
     db.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{db.name}.", suffix=".tmp", dir=db.parent)
     os.close(fd)

@@ -184,6 +184,11 @@ class RowCache:
                     else:
                         path.unlink()
 
+    def clear(self) -> None:
+        """Remove every entry (the next ``reusable`` finds none)."""
+        if self.folder.is_dir() and not self.folder.is_symlink():
+            shutil.rmtree(self.folder, ignore_errors=True)
+
     def summary(self) -> dict[str, Any]:
         """How many units' rows were reused, and why the others were made."""
         counts: dict[str, int] = {}
