@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from evreg.catalog import file as catalogfile
 from evreg.core.errors import Refused, UsageProblem
-from evreg.core.layout import DEFAULT_DB
+from evreg.core.layout import DEFAULT_DB, ROWS_DIR
 
 if TYPE_CHECKING:
     from evreg.check.rules import Report
@@ -24,6 +24,8 @@ class Catalog:
     path: Path
     built: bool
     report: Report
+    rows: dict[str, Any] | None = None
+    """How many units' rows were reused from the row cache and why the others were made (when built with it)."""
 
 
 @dataclass
@@ -56,6 +58,7 @@ def ensure_catalog(
     """The catalog for the store (at ``as_of``), built when missing, stale or corrupt (always with ``force``).
     ``now``: the work tree's stamp if the caller has just taken it."""
     from evreg.catalog import build as catalog
+    from evreg.catalog import reuse
     from evreg.check import pipeline
     from evreg.store import no_cycle_collection, provenance
 
@@ -74,6 +77,7 @@ def ensure_catalog(
                 catalogfile.set_stamp(db, now)
             return Catalog(db, False, report)
         history = provenance.history(root, rev or "HEAD") if head else {}
+        cache = reuse.RowCache.open(root, keep=rev is None) if pipeline.cache_problem(root, ROWS_DIR) is None else None
         catalog.build(
             registry,
             report.findings,
@@ -86,15 +90,16 @@ def ensure_catalog(
                 "commit": head or "",
                 **(now.meta() if now is not None else {}),
             },
+            cache,
         )
-    return Catalog(db, True, report)
+    return Catalog(db, True, report, cache.summary() if cache is not None else None)
 
 
 def table_counts(db: Path) -> dict[str, int]:
     """Rows of every catalog table."""
     from evreg.catalog import build as catalog
 
-    return {name: catalog.query(db, f"SELECT count(*) FROM {name}")[1][0][0] for name in catalog.table_names()}
+    return catalog.counts(db)
 
 
 def query(root: Path, sql: str, db: Path | None = None, as_of: str | None = None) -> Table:

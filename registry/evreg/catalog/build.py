@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import shutil
 import tempfile
 from collections import ChainMap
 from collections.abc import Iterable, Mapping
@@ -21,7 +22,7 @@ import duckdb_engine
 import orjson
 
 from evreg.catalog import file as catalogfile
-from evreg.catalog import tables
+from evreg.catalog import reuse, tables
 
 # The query sandbox lives in evreg.catalog.file (DuckDB only: `evreg query` on a fresh catalog imports neither
 # SQLAlchemy nor SQLModel); its names stay reachable here.
@@ -34,21 +35,32 @@ from evreg.catalog.file import (  # noqa: F401
     query,
 )
 from evreg.claims import citations
+from evreg.core import codebase
 from evreg.core.evidence import parse_ref
 from evreg.core.findings import Finding
 from evreg.core.jsonio import write_atomic
 from evreg.core.layout import family_scoped
 from evreg.core.vocab import promotable
 from evreg.records.models import revisions_of
-from evreg.store import MEASUREMENT_KINDS, ById, Document, EvidenceState, Registry, no_cycle_collection, workers
+from evreg.store import (
+    MEASUREMENT_KINDS,
+    ById,
+    Document,
+    EvidenceState,
+    Reads,
+    Registry,
+    no_cycle_collection,
+    recording,
+    workers,
+)
 from evreg.store.provenance import Change
 
 
 def fingerprint(registry: Registry, head: str | None, findings: list[Finding]) -> str:
     """Identifies what a catalog is built from without reading the records: the schema
-    version, the commit (for provenance), every unit's digest (a git tree id, or a hash
-    of its files' blob ids) and the validator's findings."""
-    h = hashlib.sha256(f"schema {tables.SCHEMA_VERSION} head {head}\n".encode())
+    version, the code that makes its rows (``codebase.digest``), the commit (for provenance),
+    every unit's digest (a git tree id, or a hash of its files' blob ids) and the validator's findings."""
+    h = hashlib.sha256(f"schema {tables.SCHEMA_VERSION} code {codebase.digest()} head {head}\n".encode())
     for unit in sorted(registry.unit_paths):
         h.update(f"{unit} {registry.digest(unit)}\n".encode())
     for finding in findings:
@@ -420,17 +432,22 @@ from ``{source}``). A run's samples are staged as one list per metric and number
 DuckDB: a row object per sample value was the largest Python cost of the build."""
 
 
-Identity = tuple[str | None, str | None]
+Identity = reuse.Identity
 """A file's record kind (None unless it is a valid record) and id, as a provenance row names them."""
 
 
-def _write_unit_rows(registry: Registry, unit: str, paths: list[str], folder: Path) -> dict[str, Identity]:
-    """Stage the rows of a unit's records at ``paths`` as JSON arrays, one file per table; return the
-    kind and id of each of its files (for provenance, so the parent need not read them again)."""
+def _write_unit_rows(
+    registry: Registry, unit: str, paths: list[str], folders: Mapping[str, Path]
+) -> tuple[dict[str, Identity], dict[str, str]]:
+    """Stage the rows of a unit's records at ``paths`` as JSON arrays, one file per table, in the unit's folder;
+    return the kind and id of each of its files (for provenance, so the parent need not read them again) and what
+    the rows read outside the unit, with fingerprints (``Reads``: what a cached entry of the unit depends on)."""
     name = hashlib.sha1(f"{unit}\0{paths[0] if paths else ''}".encode(), usedforsecurity=False).hexdigest()
-    _stage(unit_rows(registry, unit, paths), folder, name)
-    view = registry.scoped([unit]) if paths is None else registry.view(paths)
-    return {d.path: (d.kind, d.id) for d in view.documents}
+    with recording(Reads(registry, unit)) as reads:
+        _stage(unit_rows(registry, unit, paths), folders[unit], name)
+        view = registry.view(paths)
+        idents = {d.path: (d.kind, d.id) for d in view.documents}
+    return idents, reads.deps
 
 
 def _stage(rows: dict[str, list[dict[str, Any]]], folder: Path, name: str) -> None:
@@ -439,12 +456,15 @@ def _stage(rows: dict[str, list[dict[str, Any]]], folder: Path, name: str) -> No
             (folder / f"{table}.{name}.json").write_bytes(orjson.dumps(items, option=orjson.OPT_SORT_KEYS))
 
 
-def _load_staged(con: duckdb.DuckDBPyConnection, folder: Path) -> None:
-    """Bulk-load the staged JSON arrays, largest table first and several tables at once:
-    DuckDB appends to different tables concurrently, and one table's load leaves a core idle."""
+def _load_staged(con: duckdb.DuckDBPyConnection, staged: Iterable[Path]) -> None:
+    """Bulk-load the staged JSON arrays (named ``TABLE.PART.json``), largest table first and several tables at
+    once: DuckDB appends to different tables concurrently, and one table's load leaves a core idle."""
+    by_table: dict[str, list[str]] = {}
+    for f in staged:
+        by_table.setdefault(f.name.split(".", 1)[0], []).append(str(f))
     jobs = []
     for table in table_names():
-        parts = sorted(str(f) for f in folder.glob(f"{table}.*.json"))
+        parts = sorted(by_table.get(table, []))
         if parts:
             jobs.append((sum(os.path.getsize(p) for p in parts), table, parts))
 
@@ -479,12 +499,37 @@ def _load_staged(con: duckdb.DuckDBPyConnection, folder: Path) -> None:
 
 
 def build(
-    registry: Registry, findings: list[Finding], history: dict[str, list[Change]], db: Path, meta: dict[str, str]
+    registry: Registry,
+    findings: list[Finding],
+    history: dict[str, list[Change]],
+    db: Path,
+    meta: dict[str, str],
+    cache: reuse.RowCache | None = None,
 ) -> dict[str, int]:
     """Write the catalog to ``db`` atomically. Returns row counts per table.
 
     Rows are made unit by unit (in worker processes on a large store) and staged as JSON
-    arrays that DuckDB loads in bulk (see ``STAGED``; exports order rows by key)."""
+    arrays that DuckDB loads in bulk (see ``STAGED``; exports order rows by key). With a
+    ``cache``, a unit whose cached rows hold for the store as it is (``reuse``) is not made
+    again: its staged rows are loaded from the cache, and the rows made are stored there.
+    Cached rows DuckDB cannot load (an entry edited by hand) are dropped and every row made again."""
+    try:
+        return _build(registry, findings, history, db, meta, cache)
+    except duckdb.Error:
+        if cache is None or not cache.reused:
+            raise
+        cache.clear()
+        return _build(registry, findings, history, db, meta, cache)
+
+
+def _build(
+    registry: Registry,
+    findings: list[Finding],
+    history: dict[str, list[Change]],
+    db: Path,
+    meta: dict[str, str],
+    cache: reuse.RowCache | None,
+) -> dict[str, int]:
     db.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{db.name}.", suffix=".tmp", dir=db.parent)
     os.close(fd)
@@ -493,11 +538,32 @@ def build(
     try:
         with no_cycle_collection(), tempfile.TemporaryDirectory(prefix=".rows-", dir=db.parent) as staging:
             folder = Path(staging)
-            parts = workers.map_units(
-                registry, list(registry.unit_paths), functools.partial(_write_unit_rows, folder=folder), "cataloguing"
-            )
-            idents = {path: ident for results in parts.values() for part in results for path, ident in part.items()}
+            kept = cache.reusable(registry) if cache is not None else {}
+            todo = [u for u in registry.unit_paths if u not in kept]
+            folders = {
+                u: cache.new_folder(folder) if cache is not None else Path(tempfile.mkdtemp(dir=folder)) for u in todo
+            }
+            try:
+                parts = workers.map_units(
+                    registry, todo, functools.partial(_write_unit_rows, folders=folders), "cataloguing"
+                )
+            except BaseException:
+                for made in folders.values():
+                    shutil.rmtree(made, ignore_errors=True)
+                raise
+            entries = dict(kept)
+            for unit, results in parts.items():
+                deps = {dep: fp for _, part_deps in results for dep, fp in part_deps.items()}
+                idents = {path: ident for part_idents, _ in results for path, ident in part_idents.items()}
+                entries[unit] = (
+                    cache.store(registry, unit, folders[unit], deps, idents)
+                    if cache is not None
+                    else reuse.Entry(folders[unit], sorted(p.name for p in folders[unit].iterdir()), idents)
+                )
+            idents = {path: ident for e in entries.values() for path, ident in e.idents.items()}
             _stage(store_rows(registry, findings, history, idents), folder, "store")
+            staged = [f for e in entries.values() for f in e.staged()]
+            staged += folder.glob("*.store.json")
             con = duckdb.connect(str(tmp))
             try:
                 con.execute("SET enable_progress_bar = false")
@@ -505,7 +571,7 @@ def build(
                 con.execute("SET force_compression = 'zstd'")  # as small as the default, less work to write
                 for statement in ddl():
                     con.execute(statement)
-                _load_staged(con, folder)
+                _load_staged(con, staged)
                 appender = con.appender("catalog_meta")
                 appender.append_rows(sorted(meta.items()))
                 appender.flush()
@@ -515,6 +581,11 @@ def build(
                 counts = {t: con.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0] for t in table_names()}
             finally:
                 con.close()
+            if cache is not None:
+                cache.prune({e.folder for e in entries.values()})
+                for e in entries.values():
+                    if e.folder.name.startswith(".new-"):  # not stored (another run stored the same address)
+                        shutil.rmtree(e.folder, ignore_errors=True)
         os.replace(tmp, db)
         return counts
     finally:
@@ -555,6 +626,18 @@ def export_tables(db: Path, out_dir: Path) -> list[str]:
     sums = "".join(f"{hashlib.sha256((out_dir / n).read_bytes()).hexdigest()}  {n}\n" for n in sorted(names))
     write_atomic(out_dir / "SHA256SUMS", sums)
     return sorted(names)
+
+
+def counts(db: Path) -> dict[str, int]:
+    """Rows of every catalog table, on one read-only connection (our own statement: no sandbox to set up per table)."""
+    names = list(table_names())
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        row = con.execute("SELECT " + ", ".join(f"(SELECT count(*) FROM {n})" for n in names)).fetchone()
+    finally:
+        con.close()
+    assert row is not None
+    return dict(zip(names, row, strict=True))
 
 
 def table_names() -> Iterable[str]:

@@ -139,13 +139,13 @@ def no_commit_yet(root: Path) -> bool:
     )
 
 
-def cache_problem(root: Path) -> str | None:
-    """Why the cache folder is not this machine's own, with the fix; None when it is. It is not when git tracks
-    anything under its top folder (a cache that arrives in a commit, a pull request's, is the author's word, not
-    ours), or when a folder on the way to it is a symlink (a link committed as ``build`` would lead the cache into
-    tracked files)."""
-    top = Path(CACHE_DIR).parts[0]
-    parts = Path(CACHE_DIR).parts
+def cache_problem(root: Path, folder: str = CACHE_DIR) -> str | None:
+    """Why the cache folder ``folder`` (the unit results', or the catalog rows') is not this machine's own, with the
+    fix; None when it is. It is not when git tracks anything under its top folder (a cache that arrives in a commit, a
+    pull request's, is the author's word, not ours), or when a folder on the way to it is a symlink (a link committed
+    as ``build`` would lead the cache into tracked files)."""
+    top = Path(folder).parts[0]
+    parts = Path(folder).parts
     for i in range(1, len(parts) + 1):
         if root.joinpath(*parts[:i]).is_symlink():
             return f"{'/'.join(parts[:i])} is a symlink: make it a folder of its own"

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import importlib.metadata
 import inspect
 import os
 import time
@@ -40,18 +39,10 @@ from evreg.store.sources import GitTree, Source, TooManyFiles, file_limit, list_
 
 
 def code_version(rules: list[Rule]) -> str:
-    """Changes whenever the code or data that validates changes: ``evreg``, the installed rule packs and
-    the packages of the rules given (every file ``codebase.sources`` lists: its path inside its package and
-    its bytes), or pydantic's version. Where the code is installed does not count: the same code installed
-    elsewhere (a CI run's virtual environment, a checkout) reuses the entries it stored."""
-    h = hashlib.sha256(importlib.metadata.version("pydantic").encode())
-    folders = {codebase.EVREG, *codebase.rule_packs(), *(Path(inspect.getfile(r.check)).parent for r in rules)}
-    tops = sorted((f for f in folders if not any(o in f.parents for o in folders)), key=lambda f: f.name)
-    for top in tops:
-        for path in sorted([*top.rglob("*.py"), *top.rglob("*.json")]):
-            if "__pycache__" not in path.parts:
-                h.update(path.relative_to(top.parent).as_posix().encode() + b"\0" + path.read_bytes())
-    return h.hexdigest()
+    """Changes whenever the code or data that validates changes: ``evreg``, the installed rule packs and the
+    packages of the rules given (``codebase.digest``). Where the code is installed does not count: the same code
+    installed elsewhere (a CI run's virtual environment, a checkout) reuses the entries it stored."""
+    return codebase.digest(Path(inspect.getfile(r.check)).parent for r in rules)
 
 
 def _volatile(dep: str, registry: Registry) -> bool:

@@ -398,9 +398,11 @@ AS_OF_OPTION = click.option(
 @pass_ctx
 def catalog_cmd(ctx: Context, db: Path | None, as_of: str | None) -> None:
     """Build the DuckDB catalog of the store (atomically)."""
-    path = catalog.ensure_catalog(ctx.root, db, as_of, force=True).path
-    counts = ", ".join(f"{name} {n}" for name, n in catalog.table_counts(path).items())
-    click.echo(f"catalog written to {path}: {counts}")
+    built = catalog.ensure_catalog(ctx.root, db, as_of, force=True)
+    counts = ", ".join(f"{name} {n}" for name, n in catalog.table_counts(built.path).items())
+    rows = built.rows
+    reused = "" if rows is None else f" (rows of {rows['reused']} of {rows['reused'] + rows['made']} units reused)"
+    click.echo(f"catalog written to {built.path}: {counts}{reused}")
 
 
 def _table(columns: list[str], rows: list[tuple[Any, ...]]) -> str:

@@ -1,5 +1,6 @@
 """The code whose content can change what ``evreg`` concludes: every module and data file of ``evreg``
-and of each installed rule pack. One digest of it versions the result cache and stamps the catalog."""
+and of each installed rule pack. One digest of it (``digest``) versions the validation result cache, the
+catalog's rows and the catalog's stamp, wherever the code is installed."""
 
 from __future__ import annotations
 
@@ -22,21 +23,34 @@ def rule_packs() -> set[Path]:
     return folders
 
 
+def _tops(extra: Iterable[Path]) -> list[Path]:
+    """``evreg``, the installed rule packs and the ``extra`` folders, without those inside another of them,
+    by name."""
+    folders = {EVREG, *rule_packs(), *extra}
+    return sorted((f for f in folders if not any(o in f.parents for o in folders)), key=lambda f: (f.name, f))
+
+
 def sources(extra: Iterable[Path] = ()) -> list[Path]:
     """Every module and JSON data file under ``evreg``, the installed rule packs and ``extra`` folders."""
-    return [
-        path
-        for folder in sorted({EVREG, *rule_packs(), *extra})
-        for path in sorted([*folder.rglob("*.py"), *folder.rglob("*.json")])
-        if "__pycache__" not in path.parts
-    ]
+    return [path for top in _tops(extra) for path in _files(top)]
+
+
+def _files(top: Path) -> list[Path]:
+    return [p for p in sorted([*top.rglob("*.py"), *top.rglob("*.json")]) if "__pycache__" not in p.parts]
 
 
 def digest(extra: Iterable[Path] = ()) -> str:
-    """Changes whenever a file of ``sources`` changes (its path or bytes), or pydantic's version."""
+    """Changes whenever a file of ``sources`` changes (its path inside its package, or its bytes), or pydantic's
+    version. Where the code is installed does not count: the same code installed elsewhere (a CI run's virtual
+    environment, another checkout) has the same digest, so what one stored the other reuses."""
+    return _digest(tuple(_tops(extra)))
+
+
+def _digest(tops: tuple[Path, ...]) -> str:
     h = hashlib.sha256(importlib.metadata.version("pydantic").encode())
-    for path in sources(extra):
-        h.update(path.as_posix().encode() + b"\0" + path.read_bytes())
+    for top in tops:
+        for path in _files(top):
+            h.update(path.relative_to(top.parent).as_posix().encode() + b"\0" + path.read_bytes())
     return h.hexdigest()
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from evreg.core import codebase, jsonio
 from evreg.core.jsonio import canonical
-from evreg.core.layout import PACKETS
+from evreg.core.layout import PACKETS, ROWS_DIR
 from evreg.devtools.realshape import MEASUREMENT_KINDS, generate, templates, write_copy
 
 PHASES = (
@@ -301,7 +301,13 @@ def commit_all(root: Path) -> None:
 
 
 def _catalog(b: Bench, floor_s: float) -> dict[str, Any]:
-    return summarise(b.repeated("catalog", "catalog"), floor_s)
+    """``evreg catalog`` with no cached rows (removed before each run; validation reuses its cache after the first
+    run), and ``one_measurement``: after one changed measurement, whose family's rows are made again (and those of
+    the families that read it), the others' reused."""
+    rows = b.root / ROWS_DIR
+    cold = b.repeated("catalog", "catalog", before=lambda _i: shutil.rmtree(rows, ignore_errors=True))
+    one = b.repeated("catalog-one", "catalog", before=b.edit(measurement_file(b.root), "caveat"))
+    return {**summarise(cold, floor_s), "one_measurement": summarise(one, floor_s)}
 
 
 def _query(b: Bench, floor_s: float) -> dict[str, Any]:
@@ -417,7 +423,8 @@ def _clone(source: Path, target: Path) -> None:
 def _pull_request(b: Bench, floor_s: float) -> dict[str, Any]:
     """A pull request that adds one packet, checked as the pull-request workflow checks it: on a fresh clone
     with nothing restored (cold), and on a fresh clone with the base's results restored (``build/cache`` of a
-    clone validated as the trusted run on main validates it, ``validate --base HEAD``). Each step's wall and CPU
+    clone validated and catalogued as the trusted run on main does it: ``validate --base HEAD``, then the catalog
+    publish.yml's build writes, with its rows). Each step's wall and CPU
     seconds, cold and restored, and the restored one's ratio to the cold one; the restored run's own words on
     which units it reused and why it checked the others."""
     commit_all(b.root)  # whatever earlier phases left is the base
@@ -427,6 +434,7 @@ def _pull_request(b: Bench, floor_s: float) -> dict[str, Any]:
     main = work / "main"
     _clone(b.root, main)
     saved = b.run("pr-main", "validate", "--base", "HEAD", cwd=main, ok=(0, 1))
+    catalogued = b.run("pr-main-catalog", "catalog", cwd=main)  # the rows publish.yml's build keeps in build/cache
     pr = work / "pr"
     _clone(b.root, pr)
     added = add_packet(pr)
@@ -473,6 +481,7 @@ def _pull_request(b: Bench, floor_s: float) -> dict[str, Any]:
         "added_files": len(added),
         "added_packet": next((p for p in added if p.endswith("/packet.json")), added[0] if added else ""),
         "main_validate_s": round(saved.wall_s, 3),
+        "main_catalog_s": round(catalogued.wall_s, 3),
         "steps": steps,
         "total": total,
         "restored_summary": said.strip(),
