@@ -31,7 +31,7 @@ class Built:
     site_seconds: float
     receipt: receipts.Receipt
     reused: int = 0  # generated pages whose scans were reused, their content unchanged (``evreg.site.reuse``)
-    scanned: int = 0  # generated pages scanned
+    scanned: list[str] = dataclasses.field(default_factory=list)  # the generated pages scanned (their paths)
 
 
 def default_out(root: Path) -> Path:
@@ -64,7 +64,7 @@ def build(root: Path, out: Path | None = None, as_of: str | None = None) -> Buil
         raise Refused("build failed: nothing was published (see the findings above)", built.findings)
     now = time.perf_counter()
     return Built(
-        out, built.pages, built.size, now - started, now - site_started, taken, built.reused, len(built.scanned)
+        out, built.pages, built.size, now - started, now - site_started, taken, built.reused, built.scanned
     )
 
 
