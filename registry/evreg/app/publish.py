@@ -63,9 +63,7 @@ def build(root: Path, out: Path | None = None, as_of: str | None = None) -> Buil
     if built.findings:
         raise Refused("build failed: nothing was published (see the findings above)", built.findings)
     now = time.perf_counter()
-    return Built(
-        out, built.pages, built.size, now - started, now - site_started, taken, built.reused, built.scanned
-    )
+    return Built(out, built.pages, built.size, now - started, now - site_started, taken, built.reused, built.scanned)
 
 
 class _SiteHandler(http.server.SimpleHTTPRequestHandler):
