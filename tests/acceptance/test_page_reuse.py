@@ -169,3 +169,6 @@ def test_entries_from_other_code_or_another_site_configuration_or_a_torn_file_ar
     torn = site()
     assert (torn.reused, len(torn.scanned)) == (0, pages)
     assert site().reused == pages
+    reg.repo.git.add("-f", CHECKED_FILE)  # entries a commit brings are its author's word: not read
+    reg.commit("entries of my own")
+    assert (site().reused, site().reused) == (0, 0)

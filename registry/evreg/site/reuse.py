@@ -13,9 +13,10 @@ Only the scan's verdict comes from the cache, so a build with the cache gives th
 whose entry holds an ``orphan-number`` still refuses the build. An entry is used only when it is whole and for this
 page: it names its own address, the page's path and the digest of the content it was made for, and all three are
 those of the page just made; anything else (another page's entry at this address, a truncated or edited file,
-another format) is no entry, and the page is scanned. Entries stored by other code are never found: the code version
-(``check.results.code_version``, the validation cache's), the site configuration (``mkdocs.yml``) and the Python
-version are part of every address and of the file.
+another format) is no entry, and the page is scanned. As for the validation results, a file that a commit brings
+(git tracks something under ``build/``) or that a symlink leads to is not read at all. Entries stored by other code
+are never found: the code version (``check.results.code_version``, the validation cache's), the site configuration
+(``mkdocs.yml``) and the Python version are part of every address and of the file.
 
 The entries are one JSON file, ``CHECKED_FILE``, read once per build (the workers that make the record pages inherit
 it) and written after it with the entries that build used or made, and no other: entries of pages that changed or
@@ -87,12 +88,15 @@ class Checks:
     used: dict[str, dict[str, Any]] = field(default_factory=dict)
     reused: int = 0
     scanned: list[str] = field(default_factory=list)
+    mine: bool = True  # whether the file is this machine's own: else it is neither read nor written
 
     @classmethod
     def load(cls, root: Path, version: str) -> Checks:
         """The entries kept under ``root`` for ``version``; none when the file is missing, unreadable, of another
-        format or from another version."""
-        checks = cls(version)
+        format or from another version, or when it is not this machine's own (``own``)."""
+        checks = cls(version, mine=own(root))
+        if not checks.mine:
+            return checks
         try:
             data = orjson.loads((root / CHECKED_FILE).read_bytes())
         except (OSError, ValueError):
@@ -148,9 +152,21 @@ class Checks:
 
     def save(self, root: Path) -> None:
         """Write the entries this build used or made, and no other (a read-only checkout still builds)."""
+        if not self.mine:
+            return
         data = {"format": FORMAT, "version": self.version, "entries": self.used}
         with contextlib.suppress(OSError):
             jsonio.write_atomic(root / CHECKED_FILE, orjson.dumps(data))
+
+
+def own(root: Path) -> bool:
+    """Whether the kept file is this machine's own, as the validation cache's must be (``pipeline.cache_problem``: git
+    tracks nothing under ``build/``, whose file would be a commit author's word, and no folder on the way to the file
+    is a symlink), and neither its folder nor the file is a symlink."""
+    from evreg.check.pipeline import cache_problem
+
+    file = root / CHECKED_FILE
+    return cache_problem(root) is None and not file.parent.is_symlink() and not file.is_symlink()
 
 
 def entry(key: str, path: str, digest: str, findings: list[Finding]) -> dict[str, Any]:
