@@ -98,7 +98,7 @@ class Checks:
         if not checks.mine:
             return checks
         try:
-            data = orjson.loads((root / CHECKED_FILE).read_bytes())
+            data = jsonio.loads((root / CHECKED_FILE).read_bytes())
         except (OSError, ValueError):
             return checks
         if (
