@@ -44,7 +44,12 @@ def shown(site: Path, path: str) -> bytes | None:
 
 @pytest.fixture
 def compare_reg(tmp_path: Path) -> Reg:
-    return build_compare_registry(tmp_path / "reg")
+    """The comparison registry, its build outputs ignored by git (as ``evreg init`` writes): kept entries that git
+    tracks are not read."""
+    reg = build_compare_registry(tmp_path / "reg")
+    reg.put(".gitignore", "build/\n")
+    reg.commit("ignore build outputs")
+    return reg
 
 
 @pytest.mark.slow
