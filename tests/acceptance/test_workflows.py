@@ -64,8 +64,14 @@ def test_workflows_are_valid_yaml_and_call_real_commands() -> None:
     pr = yaml.safe_load((REPO / ".github/workflows/pull-request.yml").read_text())
     steps = pr["jobs"]["judge"]["steps"]
     runs = " ".join(s.get("run", "") for s in steps)
-    assert "--base" in runs and "--format github" in runs and "--format summary" in runs
-    assert "GITHUB_STEP_SUMMARY" in runs
+    # One validation writes the annotations and the job summary; the canonical-JSON check reads the change only.
+    assert '--base "$BASE" --format github --format "summary=$GITHUB_STEP_SUMMARY"' in runs
+    assert 'fmt --check --base "$BASE"' in runs
+    # ... which holds because main checks every file: a commit with a non-canonical record is not published.
+    publish = yaml.safe_load((REPO / ".github/workflows/publish.yml").read_text())["jobs"]["build"]["steps"]
+    names = [s.get("name") for s in publish]
+    assert any(s.get("run") == "evreg fmt --check" and "if" not in s for s in publish)
+    assert names.index("Records are canonical") < names.index("Build the site")
     # The judge runs none of the pull request's code: no install of the checkout, no module of it.
     assert "pip install -q -e ." not in runs and "python -m evreg" not in runs and "setup.py" not in runs
     # Every check runs even when an earlier one failed, so a pull request sees all its problems at once.
@@ -78,6 +84,21 @@ def test_workflows_are_valid_yaml_and_call_real_commands() -> None:
     # The pull request's data is judged by the merge base's validator, never by the code it brings.
     judged = [c for c in checks if re.search(r"evreg\"? (validate|fmt|build)", c["run"])]
     assert judged and all('"$RUNNER_TEMP/judge/bin/evreg"' in c["run"] for c in judged), judged
+
+
+def test_the_benchmark_runs_the_pull_request_workflows_own_checks() -> None:
+    """``evreg bench``'s pull_request phase times the commands the workflow runs, in its order: the change job's
+    checks of every pull request (not the impact of a change to the validator: the benchmark's changes none), then
+    every check of the judge, with the workflow's base and job summary file."""
+    from evreg.devtools.bench import PR_STEPS
+
+    pr = yaml.safe_load((REPO / ".github/workflows/pull-request.yml").read_text())["jobs"]
+    own = [s for s in pr["change"]["steps"] if s.get("name", "").startswith(("Schemas", "Records"))]
+    judged = [s for s in pr["judge"]["steps"] if "pip install" not in s.get("run", "")]
+    commands = [words for s in own + judged for words in _evreg_commands(s.get("run", ""))]
+    assert len(own) == 2
+    benched = [[a.format(base="$BASE", summary="$GITHUB_STEP_SUMMARY") for a in args] for _, args in PR_STEPS]
+    assert benched == commands
 
 
 def test_workflows_pass_a_github_actions_linter() -> None:

@@ -134,6 +134,97 @@ def test_a_look_alike_of_any_letter_of_any_unit_is_that_letter() -> None:
     assert missed == [] and tried > 300, missed[:10]
 
 
+def test_a_number_after_any_metric_name_of_the_vocabulary_is_a_figure() -> None:
+    """Every name the metric vocabulary gives (labels, spoken names), in every case, with each connective a sentence
+    puts between a name and its value: the number is a figure, unless what follows it says it counts something."""
+    leads = ["{} 52.3", "{}: 52.3", "{} was 52.3", "{} of 52.3", "{} p99 52.3", "{} (mean) = 52.3", "{} ~52.3"]
+    tried, missed = 0, []
+    for name in figures.METRIC_NAMES:
+        for spelling in (name, name.upper(), name.title()):
+            for form in leads:
+                text = "the " + form.format(spelling) + " here"
+                tried += 1
+                if [f.number for f in figures.find_figures(text)] != ["52.3"]:
+                    missed.append(text)
+            counted = f"the {spelling} of 512 tokens over 32 concurrent users, 6/6 passed"
+            if figures.find_figures(counted):
+                missed.append(counted)
+    assert missed == [] and tried > 1000, missed[:10]
+
+
+NOUNS = ["tokens", "tok", "requests", "queries", "samples", "images", "frames", "words", "steps", "iterations", "it"]
+PER = ["/s", "/sec", " / second", " per second", " per sec", " a second", " each second", " per minute", "/min", "/h"]
+
+
+def test_any_noun_per_unit_of_time_after_a_number_is_a_figure() -> None:
+    """A rate is a claim whatever it counts: each noun, with a qualifying word or none and any scale, per each unit of
+    time, after a number in each notation."""
+    tried, missed = 0, []
+    for noun in NOUNS:
+        for per in PER:
+            for number in ["52.3", "1,234", "1.5k", "1.5M", "2.1 thousand", "3 million", ".5"]:
+                for qualifier in ["", "output ", "generated "]:
+                    text = f"it reached {number} {qualifier}{noun}{per} then"
+                    tried += 1
+                    if not figures.find_figures(text):
+                        missed.append(text)
+    assert missed == [] and tried > 2000, missed[:10]
+
+
+COMPARING = [
+    "faster",
+    "slower",
+    "higher",
+    "lower",
+    "better",
+    "more throughput",
+    "less latency",
+    "as fast",
+    "over eager",
+]
+
+
+def test_a_multiple_in_words_is_a_figure() -> None:
+    """``N times faster``, ``N-fold``, ``Nfold`` with N in digits or words, and ``twice``/``half``... with a comparing
+    word or a metric name after ``the``: each a figure."""
+    tried, missed = 0, []
+    for n in [*map(str, range(2, 21)), "1.5", *(words(k) for k in range(2, 21)), "two hundred"]:
+        for form in [f"{n} times {{}}", f"{n}-fold {{}}", f"a {n} fold speedup"]:
+            for comparing in COMPARING:
+                text = "it is " + form.format(comparing) + " here"
+                tried += 1
+                if not figures.find_figures(text):
+                    missed.append(text)
+        if n.isalpha() and not figures.find_figures(f"a {n}fold gain"):
+            missed.append(f"a {n}fold gain")
+    for word in ["twice", "thrice", "double", "triple", "half", "Twice", "HALF"]:
+        for after in [*COMPARING, "the latency", "the TTFT", "the decode throughput"]:
+            text = f"it is {word} {after} here"
+            tried += 1
+            if not figures.find_figures(text):
+                missed.append(text)
+    assert missed == [] and tried > 1000, missed[:10]
+
+
+CHANGES = ["improved by", "increased by", "dropped to", "rose to", "fell by", "gained", "regressed by", "faster by"]
+
+
+def test_a_number_after_a_word_of_change_or_before_a_comparison_is_a_figure() -> None:
+    """``improved by 12.5``, ``dropped to 30``: the size or result of a change is measured; so is ``12.5 faster``."""
+    tried, missed = 0, []
+    for number in ["12.5", "30", "1,234", ".5"]:
+        for change in CHANGES:
+            for text in (f"decoding {change} {number} after the patch", f"it {change} ~{number} overall"):
+                tried += 1
+                if not figures.find_figures(text):
+                    missed.append(text)
+        for comparing in ["faster", "slower", "higher", "lower", "better", "worse", "quicker"]:
+            tried += 1
+            if not figures.find_figures(f"it is {number} {comparing} than eager"):
+                missed.append(f"it is {number} {comparing} than eager")
+    assert missed == [] and tried > 80, missed[:10]
+
+
 HONEST = [
     "12 prompts of 512 tokens, one card, 3 runs, two warm-up requests and 64 concurrent users",
     "TP4, MTP3, Q4_K_M, D511 window, 32K context, a 7B model on an RTX 5090 and 2 x H100",
@@ -144,6 +235,9 @@ HONEST = [
     "reaches {{ m:run-1.decode_tok_s[0] }} at TP4, {{ median:m:run-1.decode_tok_s }} over 5 repeats",
     "the log says {{ e:/runs/0/reason = 0.81 GiB }}",
     "ran 3 times, 1.5 times the batch, the second run, one of the seconds, 5/25 outputs differed",
+    "twice as many runs, double the batch size, half of the prompts, 2 runs a day, the 3 cards per node",
+    "decode 512 tokens, the prefill of 4 requests, TTFT at 32 concurrent, acceptance 6/6, decode at 32K context",
+    "up to 512 output tokens, increased by 4 prompts, scaled up to 64 users, 2 more runs, version 2 is better",
 ]
 
 

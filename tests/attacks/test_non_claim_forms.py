@@ -181,3 +181,16 @@ def test_a_setting_names_its_kind_and_its_unit_is_that_kinds(text: str, refused:
     from evreg_rules.prose import form_problems
 
     assert bool(list(form_problems(text, "caveat", {}))) is refused
+
+
+@pytest.mark.parametrize(
+    "after",
+    [" ms", " **ms**", "<b>ms</b>", " <span>ms</span>", " _ms_", " [ms](https://example.org)", " `ms`", " m<i></i>s"],
+)
+def test_a_unit_behind_markup_after_a_nounit_citation_is_typed(reg: Reg, after: str) -> None:
+    """A citation shown without its unit, then another unit however it is marked up: the reader sees ``30.2 ms`` for a
+    decode rate, so the typed unit is refused; the metric's own unit after it stands."""
+    found = _quality(reg, "{{ m:run-1.decode_tok_s[0] | nounit }}" + after)
+    assert [f.code for f in found] == ["orphan-number"], found
+    own = after.replace("ms", "tok/s").replace("m<i></i>s", "tok<i></i>/s")
+    assert _quality(reg, "{{ m:run-1.decode_tok_s[0] | nounit }}" + own) == []

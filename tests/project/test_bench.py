@@ -136,9 +136,9 @@ def test_bench_runs_every_phase_as_a_whole_process(tmp_path: Path) -> None:
     assert pr["added_packet"].endswith("/packet.json") and pr["added_files"] > 1
     assert list(pr["steps"]) == [
         "schema --check",
-        "fmt --check",
-        "validate --base, summary",
-        "validate --base, annotations",
+        "fmt --check --base (change)",
+        "fmt --check --base (judge)",
+        "validate --base, annotations and summary",
         "build",
     ]
     assert all(

@@ -28,7 +28,6 @@ from evreg.claims.figures import (
     _UNIT,
     _UNITS,
     CODE_METRICS,
-    WORD_METRICS,
     Figure,
 )
 from helpers import within
@@ -50,14 +49,12 @@ CODE = re.compile(
     r"(?:(?<!\bA)[ \u00a0=:]|(?<=\bA)[=:])?"
     r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d*\.\d+)(?![\w.]|,\d)"
 )
-WORD = re.compile(
-    r"(?i)(?=[dpt])(?<![\w.])(?P<word>decode|prefill|ttft|throughput)"
-    r"(?:[ \u00a0](?:rate|speed))?(?:[ \u00a0](?:of|at|was|is))?"
-    r"(?:[ \u00a0]{1,2}|[ \u00a0]?[=:~≈][ \u00a0]{0,2}|[ \u00a0]{1,2}[~≈][ \u00a0]?)"
-    r"(?P<num>\d+(?:\.\d+)?)(?![\w.])(?!\s*-?\s*(?:tokens?|prompts?|requests?|slots?|steps?|seq|sequences?|batch))"
-)
 WORDS = re.compile(
-    r"(?i)(?=[zotfsenhmb])(?<![\w])(?P<words>" + _NUMBER_WORD + r"(?:[\s-]+(?:and[\s-]+)?" + _NUMBER_WORD + r")*)"
+    r"(?i)(?=[zotfsenhmb])(?<![\w])(?P<words>"
+    + _NUMBER_WORD
+    + r"(?:[\s-]+(?:(?:and|point)[\s-]+)?"
+    + _NUMBER_WORD
+    + r")*)"
     r"\s+(?P<unit>" + figures._WORDS_UNIT + r")\b"
 )
 
@@ -74,6 +71,16 @@ def reference(text: str, cell: bool = False) -> list[Figure]:
     def span(start: int, end: int) -> tuple[int, int]:
         return (start, end) if where is None else (where[start], where[end - 1] + 1)
 
+    found = _reference_found(text, folded, span, cell)
+    if figures._MARKUP_HINT.search(folded):
+        inner = figures._Where(folded, figures._MARKUP, {})
+        unmarked = figures._MARKUP.sub("", folded)
+        for k, f in _reference_found(text, unmarked, lambda a, b: span(inner[a], inner[b - 1] + 1), cell).items():
+            found.setdefault(k, f)
+    return figures.outermost(found)
+
+
+def _reference_found(text: str, folded: str, span: Any, cell: bool) -> dict[int, Figure]:
     found: dict[int, Figure] = {}
     for m in FIGURE.finditer(folded):
         if m.group("mult"):
@@ -96,9 +103,9 @@ def reference(text: str, cell: bool = False) -> list[Figure]:
     for m in CODE.finditer(folded):
         a, b = span(m.start("num"), m.end("num"))
         found.setdefault(a, Figure(a, b, text[a:b], m.group("num"), "", CODE_METRICS[m.group("code")]))
-    for m in WORD.finditer(folded):
-        a, b = span(m.start("num"), m.end("num"))
-        found.setdefault(a, Figure(a, b, text[a:b], m.group("num"), "", WORD_METRICS[m.group("word").lower()]))
+    for start, end, number, unit, hints in figures.in_context(folded):  # one plain form: no fast path to check
+        a, b = span(start, end)
+        found.setdefault(a, Figure(a, b, text[a:b], number, unit, hints))
     for m in WORDS.finditer(folded):
         a, b = span(m.start("words"), m.end())
         found.setdefault(a, Figure(a, b, text[a:b], m.group("words"), "", None))
@@ -107,7 +114,7 @@ def reference(text: str, cell: bool = False) -> list[Figure]:
         a, b = span(m.start("num"), m.end("num"))
         if not any(x <= a < y for x, y in covered):
             found.setdefault(a, Figure(a, b, text[a:b], m.group("num"), "", None))
-    return [found[k] for k in sorted(found)]
+    return found
 
 
 # Pieces of text the grammar turns on: numbers of every form, what may stand before and between them, units and

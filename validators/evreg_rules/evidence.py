@@ -17,7 +17,8 @@ from evreg.claims import citations, figures
 from evreg.core import gitcmd, jsonio
 from evreg.core.containment import outside_repository
 from evreg.core.evidence import TEXT_NUMBER, decode, parse_ref, text_lines
-from evreg.core.findings import Code, Finding, join_pointer, resolve_pointer, split_pointer
+from evreg.core.findings import Code, Finding, Severity, join_pointer, resolve_pointer, split_pointer
+from evreg.core.layout import held_path
 from evreg.store import EvidenceState, Registry
 
 MISSING = Code(
@@ -295,47 +296,79 @@ def _unlocated(record: dict[str, Any], locators: dict[str, Any]) -> list[str]:
 
 
 def check_evidence_values(registry: Registry) -> Iterator[Finding]:
-    """Each sample of a run with local evidence is in that file: at its locator, or, without locators, somewhere."""
+    """Each sample of a run with local evidence (or a held copy of its external evidence) is in that file: at its
+    locator, or, without locators, somewhere. A held copy read at another commit than the one its family pins may
+    differ from the file the record was read from: what it does not hold is then a warning that says so."""
     files: dict[str, _Evidence] = {}
     for doc in registry.records():
-        locators = doc.data.get("evidence_locators")
         ev = doc.data.get("evidence")
-        local = isinstance(ev, str) and parse_ref(ev).kind == "local" and registry.evidence(ev) is EvidenceState.FILE
-        if not locators:
-            if local and _samples(doc.data):
-                yield from _unlocated_samples(doc, _read(registry, files, str(ev)))
-            continue
-        ref = parse_ref(ev) if isinstance(ev, str) else None
-        if ref is not None and ref.kind == "external" and ref.source in registry.sources:
-            continue  # re-read from the clone of its source (``check_external``)
-        if ref is not None and ref.kind == "external":
-            yield VALUE.at(
-                doc,
-                "/evidence_locators",
-                f"locators into {ev}, external evidence, cannot be re-read here: a locator is a receipt only where "
-                "validation re-reads it",
-                f"validate with a clone of the source (`evreg validate --source {ref.source}=DIR`), or bring the file "
-                "in as local evidence",
-            )
-            continue
-        if not local:
-            yield VALUE.at(
-                doc,
-                "/evidence_locators",
-                "locators need a local evidence file that exists (or a `SOURCE:path` reference), and `evidence` is "
-                "neither",
-                VALUE.hint,
-            )
-            continue
-        for selector in _unlocated(doc.data, locators):
-            yield VALUE.at(
-                doc,
-                join_pointer("evidence_locators"),
-                f"{selector} has no locator: a record that locates its samples in its evidence locates each of them "
-                "(a sample beside located ones would be published unchecked)",
-                VALUE.hint,
-            )
-        yield from _located(doc, locators, _read(registry, files, str(ev)))
+        other = _held_elsewhere(registry, doc) if isinstance(ev, str) else None
+        for finding in _evidence_values(registry, files, doc):
+            if other:
+                update = {"severity": Severity.WARNING, "message": f"{finding.message} ({other})"}
+                finding = finding.model_copy(update=update)
+            yield finding
+
+
+def _held_elsewhere(registry: Registry, doc: Any) -> str | None:
+    """Why a record's held evidence may differ from the file it was read from: the copy was read at another commit
+    of the source than the family pins (None when it is no held copy, or one read at the pinned commit)."""
+    ref = parse_ref(str(doc.data.get("evidence")))
+    if registry.held_copy(doc.place.family, ref.raw) is None:
+        return None
+    family = registry.family(doc.place.family)
+    spec = (family.data.get("sources") or {}).get(ref.source) if family is not None else None
+    read = spec["held"][ref.path]["commit"] if isinstance(spec, dict) else None
+    pinned = spec.get("commit") if isinstance(spec, dict) else None
+    if read == pinned:
+        return None
+    return (
+        f"the held copy was read at commit {str(read)[:12]}, the family pins "
+        f"{str(pinned)[:12] if pinned else 'no commit'}: the file may have changed between them"
+    )
+
+
+def _evidence_values(registry: Registry, files: dict[str, _Evidence], doc: Any) -> Iterator[Finding]:
+    """``check_evidence_values`` of one record."""
+    locators = doc.data.get("evidence_locators")
+    ev = doc.data.get("evidence")
+    if isinstance(ev, str) and (copy := registry.held_copy(doc.place.family, ev)) is not None:
+        ev = copy  # a held copy of an external file is read as the local file it is
+    local = isinstance(ev, str) and parse_ref(ev).kind == "local" and registry.evidence(ev) is EvidenceState.FILE
+    if not locators:
+        if local and _samples(doc.data):
+            yield from _unlocated_samples(doc, _read(registry, files, str(ev)))
+        return
+    ref = parse_ref(ev) if isinstance(ev, str) else None
+    if ref is not None and ref.kind == "external" and ref.source in registry.sources:
+        return  # re-read from the clone of its source (``check_external``)
+    if ref is not None and ref.kind == "external":
+        yield VALUE.at(
+            doc,
+            "/evidence_locators",
+            f"locators into {ev}, external evidence, cannot be re-read here: a locator is a receipt only where "
+            "validation re-reads it",
+            f"validate with a clone of the source (`evreg validate --source {ref.source}=DIR`), or bring the file "
+            "in as local evidence",
+        )
+        return
+    if not local:
+        yield VALUE.at(
+            doc,
+            "/evidence_locators",
+            "locators need a local evidence file that exists (or a `SOURCE:path` reference), and `evidence` is neither",
+            VALUE.hint,
+        )
+        return
+    for selector in _unlocated(doc.data, locators):
+        yield VALUE.at(
+            doc,
+            join_pointer("evidence_locators"),
+            f"{selector} has no locator: a record that locates its samples in its evidence locates each of them "
+            "(a sample beside located ones would be published unchecked)",
+            VALUE.hint,
+        )
+    yield from _located(doc, locators, _read(registry, files, str(ev)))
 
 
 def _read(registry: Registry, files: dict[str, _Evidence], ev: str) -> _Evidence:
@@ -558,6 +591,34 @@ def _weights_model(registry: Registry, doc: Any) -> str | None:
     return None
 
 
+def check_held(registry: Registry) -> Iterator[Finding]:
+    """Each held copy a family lists (``sources.SOURCE.held.PATH``) is a file in its evidence folder with the sha256
+    the family records for it."""
+    for doc in registry.records():
+        sources = doc.data.get("sources") if doc.kind == "family" else None
+        for source, spec in sources.items() if isinstance(sources, dict) else ():
+            held = spec.get("held") if isinstance(spec, dict) else None
+            for path, copy in held.items() if isinstance(held, dict) else ():
+                pointer = join_pointer("sources", source, "held", path)
+                if outside := outside_repository(path):
+                    yield ESCAPE.at(doc, pointer, f"held path {path!r} is not a plain relative path: {outside}")
+                    continue
+                local = held_path(str(doc.id), source, path)
+                problems, is_file = _path_verdict(registry, local)
+                for code, message in problems:
+                    yield code.at(doc, pointer, message, "put the held copy there, byte for byte (`evreg hold`)")
+                stated = copy.get("sha256") if isinstance(copy, dict) else None
+                if is_file and isinstance(stated, str):
+                    digest = hashlib.sha256(registry.read_file(local)).hexdigest()
+                    if digest != stated:
+                        yield HASH.at(
+                            doc,
+                            join_pointer("sources", source, "held", path, "sha256"),
+                            f"{local} has sha256 {digest}, the family records {stated} for its held copy",
+                            "a held copy is the file as it was read: restore it, or hold the new reading anew",
+                        )
+
+
 EXTERNAL = Code(
     "external-evidence-missing",
     "An external evidence reference its source does not hold, or cannot vouch for",
@@ -623,5 +684,6 @@ RULES = [
     Rule("evidence-values", (VALUE,), check_evidence_values, UNIT),
     Rule("evidence-quotes", (VALUE,), check_quotes, UNIT),
     Rule("evidence-own-entry", (OTHER_RUN,), check_own_entries, UNIT),
+    Rule("held-evidence", (MISSING, ESCAPE, UNSAFE, HASH), check_held, UNIT),
     Rule("external-evidence", (EXTERNAL, VALUE), check_external),
 ]

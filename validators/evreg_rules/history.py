@@ -14,7 +14,7 @@ from evreg.claims.scope import differing
 from evreg.core.evidence import parse_ref
 from evreg.core.findings import Code, Finding, Severity
 from evreg.core.jsonio import canonical
-from evreg.core.layout import BASELINE, PACKETS, id_key
+from evreg.core.layout import BASELINE, PACKETS, RULE_PATHS, changes_checkout, id_key
 from evreg.core.vocab import promotable
 from evreg.records.models import revisions_of
 from evreg.store import MEASUREMENT_KINDS, Document, Registry
@@ -67,8 +67,6 @@ RULES_CHANGED = Code(
     "a change to registry/evreg/vocab/rubric.json and packets/f/p/packet.json in one pull request",
 )
 
-RULE_PATHS = ("validators/", "registry/", "pyproject.toml", ".github/", ".pre-commit")
-"""The code, configuration and workflows a validation runs with (a pull request runs its own)."""
 
 MUTABLE = frozenset({"retired"})
 """The only fields of a published measurement a later change may set: a measurement is otherwise the same
@@ -91,7 +89,7 @@ def check_history(registry: Registry) -> Iterator[Finding]:
 
 def history_findings(change: Change) -> Iterator[Finding]:
     registry, base = change.head, change.base
-    if not change.everything and any(p.rsplit("/", 1)[-1] == ".gitattributes" for p in registry.changed):
+    if not change.everything and any(changes_checkout(p) for p in registry.changed):
         # Attributes change what a checkout writes (``ident``, filters) without git listing the files it changes.
         yield from history_findings(Change(registry, base, everything=True))
         return

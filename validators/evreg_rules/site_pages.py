@@ -146,7 +146,7 @@ def _rendered_page(rel: str, text: str, extensions: list[Any]) -> Iterator[Findi
         yield _on_page(PAGE_HTML, rel, 1, 1, message, {"text": "sanitizer"})
     where = htmlscan.Where(text)
     for run in sanitize.shown_text(content):
-        for fig in figures.find_figures(run):
+        for fig in figures.find_figures(run, shown=True):
             message = f"figure {fig.text!r} on a hand-written page is not a citation"
             yield from at(codes.ORPHAN_NUMBER, where, fig.text, message)
     where = htmlscan.Where(text)

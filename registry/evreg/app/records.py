@@ -3,7 +3,7 @@ registry, scaffolds of a family, an artifact or a packet, a featured headline, a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -11,12 +11,13 @@ from evreg.app import scaffold
 from evreg.app.catalog import ensure_catalog
 from evreg.app.validation import in_paths, relative
 from evreg.catalog import build as catalog
-from evreg.core import jsonio
+from evreg.check.pipeline import no_commit_yet
+from evreg.core import codebase, jsonio
 from evreg.core.errors import Refused
 from evreg.core.findings import Finding
-from evreg.core.layout import PACKETS, record_path
+from evreg.core.layout import PACKETS, RULE_PATHS, changes_checkout, record_path
 from evreg.records import schemas
-from evreg.store import load
+from evreg.store import change_base, load, writer
 
 
 @dataclass
@@ -25,15 +26,34 @@ class Formatted:
 
     changed: list[str] = field(default_factory=list)
     broken: list[Finding] = field(default_factory=list)
+    checked: int = 0
+    """How many record files were read."""
+    base: str | None = None
+    """The commit the change is against, when only the change's files were read (the rest are as there)."""
+    everything: str | None = None
+    """Why every file was read although a base was given."""
 
 
-def fmt(root: Path, paths: Sequence[Path] = (), check: bool = False) -> Formatted:
-    """Rewrite record files (in ``paths``) in canonical JSON, every field kept; with ``check``, change nothing."""
+def fmt(root: Path, paths: Sequence[Path] = (), check: bool = False, base: str | None = None) -> Formatted:
+    """Rewrite record files (in ``paths``) in canonical JSON, every field kept; with ``check``, change nothing.
+
+    With ``base`` (a commit whose records are known canonical: its own CI checked them), only the files the change
+    since its merge base with HEAD adds or modifies, committed or not, are read -- unless the change can alter what
+    is canonical or what a checkout writes (``changed_formatter``): then every file is."""
     rel = [relative(root, p) for p in paths]
     done = Formatted()
-    for doc in load(root).documents:
+    registry = None
+    if base is not None and base == "HEAD" and no_commit_yet(root):
+        done.everything = "the repository has no commit yet"
+    elif base is not None:
+        sha, changed = change_base(root, base)
+        done.everything = changed_formatter(root, sha, changed)
+        if done.everything is None:
+            registry, done.base = load(root, only=changed), sha
+    for doc in (load(root) if registry is None else registry).documents:
         if not doc.place.kinds or not in_paths(doc.path, rel):
             continue
+        done.checked += 1
         if doc.data is None and doc.raw is not None:  # reading ``data`` reads the file's bytes (``raw``)
             done.broken.extend(doc.findings)
             continue
@@ -45,6 +65,19 @@ def fmt(root: Path, paths: Sequence[Path] = (), check: bool = False) -> Formatte
             if not check:
                 jsonio.write_atomic(root / doc.path, text)
     return done
+
+
+def changed_formatter(root: Path, base_sha: str, changed: Iterable[str]) -> str | None:
+    """Why a change since ``base_sha`` (its ``changed`` paths) can make a file it does not touch non-canonical, so
+    every file is checked: it edits git attributes (what a checkout writes), or the rule set (``RULE_PATHS``, as
+    ``rules-changed`` reads it: the code and configuration records are formatted by), or the running evreg is not
+    the base's code. None when it cannot."""
+    paths = sorted(changed)
+    if attributes := [p for p in paths if changes_checkout(p)]:
+        return f"the change edits {attributes[0]}, which changes what a checkout writes"
+    if rules := [p for p in paths if p.startswith(RULE_PATHS)]:
+        return f"the change edits the code or configuration records are formatted by ({rules[0]})"
+    return codebase.installed_differs(root, base_sha)
 
 
 def write_schemas(root: Path) -> list[str]:
@@ -153,6 +186,21 @@ def feature(
         files[record_path("family", family, family)] = scaffold.primary(root, family, packet_id)
     scaffold.replace_all(root, files)
     return sorted(files)
+
+
+def hold(root: Path, family: str, reference: str, file: Path, *, commit: str, read: str) -> list[str]:
+    """Hold ``file`` as ``family``'s byte-for-byte copy of the external file ``reference`` (``SOURCE:path``), read at
+    ``commit`` of the source (``read``: how): the file in the family's evidence folder and its entry in the family's
+    ``sources``, written together or not at all. Validation then checks the copy's sha256 and re-reads the samples of
+    the records that cite the reference from it. The paths written."""
+    data = file.read_bytes()
+    target, record = scaffold.held(root, family, reference, data, commit, read)
+    done = writer.write(
+        root, {target: data, record_path("family", family, family): jsonio.canonical(record)}, overwrite=True
+    )
+    if done.conflicts:
+        raise Refused(f"{', '.join(done.conflicts)}: not replaced; nothing was written")
+    return sorted(done.written)
 
 
 def export_parquet(root: Path, out_dir: Path, db: Path | None = None, as_of: str | None = None) -> list[str]:

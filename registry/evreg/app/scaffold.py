@@ -6,13 +6,17 @@ artifact's; it never overwrites a file, and it never guesses a value the contrib
 
 from __future__ import annotations
 
+import re
+from hashlib import sha256 as _sha256
 from pathlib import Path
 from typing import Any
 
 from evreg.claims.citations import lookup, median_of, unit_of
 from evreg.core import jsonio
+from evreg.core.containment import outside_repository
 from evreg.core.errors import Refused
-from evreg.core.layout import PACKETS, PAGES_DIR, id_problem, record_path
+from evreg.core.evidence import parse_ref
+from evreg.core.layout import PACKETS, PAGES_DIR, held_path, id_problem, record_path
 from evreg.core.vocab import model_for, model_of_repository
 from evreg.records.models import revisions_of
 from evreg.store import MEASUREMENT_KINDS, Registry, load, writer
@@ -68,6 +72,34 @@ def family(
     rev |= {"repository": repository, "quantized_artifacts": []}
     rev.update({"revision": commit} if commit else {"revision_status": "Commit not recorded yet."})
     return {"kind": "family", "id": family_id, "name": name, "weight_revisions": [rev]}
+
+
+def held(root: Path, family_id: str, reference: str, data: bytes, commit: str, read: str) -> tuple[str, dict[str, Any]]:
+    """Where ``data`` goes as the family's held copy of ``reference`` (``SOURCE:path``, a source the family
+    declares), and the family record listing it: read at ``commit``, with its sha256, and how it was read."""
+    _ids(family=family_id)
+    ref = parse_ref(reference)
+    if ref.kind != "external" or ref.source is None:
+        raise ScaffoldRefused(f"{reference!r} is no external reference: write it as SOURCE:path, as records cite it")
+    if problem := outside_repository(ref.path):
+        raise ScaffoldRefused(f"{ref.path!r} is not a plain path inside the source: {problem}")
+    if not re.fullmatch(r"[0-9a-f]{40}", commit):
+        raise ScaffoldRefused(f"commit {commit!r} is not a full commit id (40 hexadecimal digits)")
+    fam = _family(load(root), family_id)
+    sources = dict(fam.get("sources") or {})
+    if not isinstance(sources.get(ref.source), dict):
+        known = ", ".join(sorted(sources)) or "none"
+        raise ScaffoldRefused(f"family {family_id!r} declares no source {ref.source!r} (it declares: {known})")
+    target = held_path(family_id, ref.source, ref.path)
+    if (root / target).exists() and (root / target).read_bytes() != data:
+        raise ScaffoldRefused(f"{target} holds other bytes already; a held copy is the file as it was read")
+    spec = dict(sources[ref.source])
+    spec["held"] = {**(spec.get("held") or {}), ref.path: {"commit": commit, "sha256": sha256(data), "read": read}}
+    return target, {**fam, "sources": {**sources, ref.source: spec}}
+
+
+def sha256(data: bytes) -> str:
+    return _sha256(data).hexdigest()
 
 
 def _family(registry: Registry, family_id: str) -> dict[str, Any]:

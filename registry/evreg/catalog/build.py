@@ -178,10 +178,12 @@ def _evidence_rows(
     for pointer, ref in doc.refs:
         parsed = parse_ref(ref)
         present = size = digest = None
-        if parsed.kind == "local":
-            if ref not in files:
-                files[ref] = _evidence_file(registry, ref)
-            present, size, digest = files[ref]
+        held = registry.held_copy(doc.place.family, ref) if parsed.kind == "external" else None
+        local = ref if parsed.kind == "local" else held
+        if local is not None:
+            if local not in files:
+                files[local] = _evidence_file(registry, local)
+            present, size, digest = files[local]
         out["evidence"].append(
             {
                 "key": f"{path}#{pointer}",
@@ -196,6 +198,7 @@ def _evidence_rows(
                 "sha256": digest,
                 "bytes": size,
                 "present": present,
+                "held": held,
             }
         )
 

@@ -180,6 +180,7 @@ class EvidenceRow(SQLModel, table=True):
     sha256: str | None = None
     bytes: int | None = None
     present: bool | None = None
+    held: str | None = None  # the local path of a held copy of an external file (its sha256, bytes, present)
 
 
 class CitationRow(SQLModel, table=True):

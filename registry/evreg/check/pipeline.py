@@ -46,7 +46,7 @@ def validate(
     pack = engine.discover() if pack is None else pack
     if base is not None and not base.strip():
         raise BaseNotFound("--base is empty: name the commit to compare with (CI: the merge base)")
-    unborn = base == "HEAD" and _unborn(root)
+    unborn = base == "HEAD" and no_commit_yet(root)
     change = change_base(root, base) if base and not unborn else None
     use_cache = use_cache and not sources  # the unit rules' findings depend on the clones given, which no entry records
     unusable = cache_problem(root) if use_cache else None
@@ -132,7 +132,7 @@ def _git(root: Path, *args: str) -> tuple[int, bytes]:
     return (128, b"") if done is None else (done.returncode, done.stdout)
 
 
-def _unborn(root: Path) -> bool:
+def no_commit_yet(root: Path) -> bool:
     """A git repository with no commit yet (outside a repository, ``--base`` is an error, as for any REV)."""
     return (
         _git(root, "rev-parse", "--git-dir")[0] == 0 and _git(root, "rev-parse", "--verify", "--quiet", "HEAD")[0] != 0

@@ -221,6 +221,10 @@ def reporters() -> dict[str, Reporter]:
 
 
 def _external(summary: dict[str, Any]) -> str:
-    """How many external references were checked against a local clone of their source (``--source``)."""
-    checked = summary.get("external_checked", 0)
-    return f"{checked} checked against a local clone of their source" if checked else "not checked here"
+    """How many external references were checked: held here as copies (``evreg hold``), against a local clone of their
+    source (``--source``)."""
+    checked, held = summary.get("external_checked", 0), summary.get("external_evidence_held", 0)
+    parts = [f"{held} held here as copies and checked"] if held else []
+    parts += [f"{checked} checked against a local clone of their source"] if checked else []
+    rest = summary.get("external_evidence_refs", 0) - checked - held
+    return ", ".join(parts) + ("; the rest not checked here" if rest > 0 else "") if parts else "not checked here"

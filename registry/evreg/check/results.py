@@ -84,6 +84,7 @@ _FIELDS = {
     "records": int,
     "files_count": int,
     "external": int,
+    "held": int,
 }
 
 
@@ -227,6 +228,7 @@ class ResultCache:
                     entry["records"],
                     entry["files_count"],
                     entry["external"],
+                    held=entry["held"],
                 )
         self.reused = len(out)
         return out
@@ -271,6 +273,7 @@ class ResultCache:
                 "records": result.records,
                 "files_count": result.files,
                 "external": result.external,
+                "held": result.held,
             }
             self._write(unit, entry)
         for unit, listing in self.listings.items():  # reused units git was asked about: keep what it said

@@ -64,6 +64,7 @@ class Report:
     records: int
     files: int
     external_refs: int = 0
+    held_refs: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -82,6 +83,7 @@ class Report:
             "warnings": sum(1 for f in self.blocking if f.severity is Severity.WARNING),
             "baselined": sum(1 for f in self.findings if f.baselined),
             "external_evidence_refs": self.external_refs,
+            "external_evidence_held": self.held_refs,
             "by_code": dict(sorted(by_code.items())),
             **self.extra,
         }
@@ -103,6 +105,7 @@ class UnitResult:
     files: int
     external: int
     blobs: dict[str, str] = field(default_factory=dict)  # path -> blob id of the unit's files, when checked
+    held: int = 0  # external references the unit holds a copy of (``Registry.held_copy``)
 
 
 def _checked(rules: Iterable[Rule], registry: Registry) -> list[Finding]:
@@ -123,9 +126,10 @@ def check_unit(registry: Registry, unit: str, rules: list[Rule], paths: list[str
     with recording(Reads(registry, unit)) as reads:
         findings = _checked((r for r in rules if r.scope == UNIT), view)
         records = view.records()
-        external = sum(1 for d in records for _, ref in d.refs if parse_ref(ref).kind == "external")
+        refs = [(d, ref) for d in records for _, ref in d.refs if parse_ref(ref).kind == "external"]
+        held = sum(1 for d, ref in refs if view.held_copy(d.place.family, ref) is not None)
     blobs = {d.path: d.content_id() for d in view.documents}
-    return UnitResult(findings, reads.deps, len(records), len(view.documents), external, blobs)
+    return UnitResult(findings, reads.deps, len(records), len(view.documents), len(refs), blobs, held)
 
 
 def check_units(registry: Registry, units: list[str], rules: list[Rule]) -> dict[str, UnitResult]:
@@ -144,6 +148,7 @@ def _whole(parts: list[UnitResult]) -> UnitResult:
         sum(p.files for p in parts),
         sum(p.external for p in parts),
         {k: v for p in parts for k, v in p.blobs.items()},
+        sum(p.held for p in parts),
     )
 
 
@@ -170,7 +175,7 @@ def report(registry: Registry, rules: list[Rule], results: dict[str, UnitResult]
     records = sum(results[u].records for u in units)
     files = sum(results[u].files for u in units)
     external = sum(results[u].external for u in units)
-    return Report(findings, records, files, external)
+    return Report(findings, records, files, external, sum(results[u].held for u in units))
 
 
 _Accepted = dict[tuple[str, str, str], list[tuple[int, dict[str, Any]]]]

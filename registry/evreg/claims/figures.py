@@ -18,6 +18,7 @@ import functools
 import itertools
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from evreg.claims.citations import brace_spans
@@ -30,13 +31,31 @@ for _metric, _spec in metric_vocab().items():
 """The lab's letter notation, from the metric vocabulary's ``point_code``: ``D25.678`` is a decode figure. ``A`` is
 the aggregate throughput in concurrency views (ornith-1-5) and the mean acceptance length in speculative decoding
 views: either may be meant."""
-WORD_METRICS = {
-    "decode": ("decode_tok_s",),
-    "prefill": ("prefill_tok_s",),
-    "ttft": ("ttft_ms",),
-    "throughput": ("aggregate_tok_s",),
-}
-"""Metric words that make the number after them a figure (``TTFT 274``)."""
+
+
+def _metric_names() -> dict[str, tuple[str, ...]]:
+    """How prose names a metric before its value, from the metric vocabulary (``names``): each metric's label
+    without its statistic and parenthesised qualifier (``TTFT``, ``inter-token latency``, ``request latency``,
+    ``decode``, ``accuracy``, ``perplexity``), and the spoken names it lists (``throughput``, ``ITL``, ``speedup``),
+    lower-cased; the free names (``input``, ``requests``), which also name a workload quantity, left out."""
+    from evreg.core.vocab import load
+
+    names = load("metrics").get("names", {})
+    out: dict[str, tuple[str, ...]] = {}
+    for metric, spec in metric_vocab().items():
+        label = re.sub(r"\s*\([^()]*\)", "", str(spec.get("label", "")))
+        label = re.sub(r"(?i)\s+(?:mean|median|min|max|std dev|p\d+(?:\.\d+)?)$", "", label).strip().lower()
+        if label:
+            out[label] = (*out.get(label, ()), metric)
+    for name, metrics in names.get("spoken", {}).items():
+        out[name.lower()] = (*out.get(name.lower(), ()), *metrics)
+    for name in names.get("free", ()):
+        out.pop(name.lower(), None)
+    return out
+
+
+METRIC_NAMES = _metric_names()
+"""Metric names that make the number after them a figure (``TTFT 274``, ``decode throughput was 52.3``)."""
 
 _IGNORABLE = (
     (0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x180F),
@@ -233,15 +252,6 @@ _BARE = re.compile(
 )
 """A bare decimal or a number with thousands groups (``93.551 strict``, ``30.22–30.26``, ``29,911``): in a coverage
 cell, which shows one measured arm, such a number is a value of that arm."""
-_METRIC_WORDS = ["decode", "prefill", "ttft", "throughput"]
-_WORD = re.compile(
-    # on one line, a space or two apart: "TTFT 274", "decode: 52.3", "TTFT=274", "prefill was 826.4", "decode ~52.3",
-    # "decode rate of 52.3" (not a chart's axis ticks)
-    r"(?P<word>" + _first(_METRIC_WORDS, True) + r"(?<![\w.].)(?i:" + _tied(_METRIC_WORDS) + r"))(?i:"
-    r"(?:[ \u00a0](?:rate|speed))?(?:[ \u00a0](?:of|at|was|is))?"
-    r"(?:[ \u00a0]{1,2}|[ \u00a0]?[=:~≈][ \u00a0]{0,2}|[ \u00a0]{1,2}[~≈][ \u00a0]?)"
-    r"(?P<num>\d+(?:\.\d+)?)(?![\w.])(?!\s*-?\s*(?:tokens?|prompts?|requests?|slots?|steps?|seq|sequences?|batch)))"
-)
 _NUMBER_WORDS = _NUMBER_WORD[3:-1].split("|")
 _WORDS_UNIT = (
     r"tok(?:en)?s?\s*/\s*(?:s|sec)|tok(?:en)?s?\s+(?:per|a)\s+(?:second|sec)|t/s|tps|"
@@ -252,7 +262,7 @@ _WORDS_UNIT = (
 """The units a number written in words takes (any case): a rate, a time, a share, a size, a power."""
 _WORDS = re.compile(
     r"(?P<words>" + _first(_NUMBER_WORDS, True) + r"(?<!\w.)(?i:(?:" + _tied(_NUMBER_WORDS) + r")"
-    r"(?:[\s-]+(?:and[\s-]+)?" + _NUMBER_WORD + r")*))"
+    r"(?:[\s-]+(?:(?:and|point)[\s-]+)?" + _NUMBER_WORD + r")*))"
     r"(?i:\s+(?P<unit>" + _WORDS_UNIT + r")\b)"
 )
 _WORDS_HINT = re.compile(
@@ -292,7 +302,7 @@ def _words_matches(text: str) -> list[re.Match[str]]:
 
 _WORDS_CHAIN = re.compile(
     _first(_NUMBER_WORDS, True) + r"(?<!\w.)(?i:(?:" + _tied(_NUMBER_WORDS) + r")(?=[\s-])"
-    r"(?:[\s-]+(?:and[\s-]+)?" + _NUMBER_WORD + r"(?=[\s-]))*+)"
+    r"(?:[\s-]+(?:(?:and|point)[\s-]+)?" + _NUMBER_WORD + r"(?=[\s-]))*+)"
 )
 """A run of number words as a number-words figure holds them, each followed by a blank or hyphen (so each is one
 word: ``seventy``, not ``seven``), taken whole."""
@@ -314,12 +324,131 @@ def _words_between(text: str, start: int, end: int) -> list[re.Match[str]]:
 
 
 _DIGIT = re.compile(r"\d")
-_TIMES = re.compile(
-    r"(?<![\w.])(?P<num>\d+(?:\.\d+)?)[ \u00a0]+(?i:times)[ \u00a0]+(?=(?i:faster|slower|higher|lower|more|less|better|"
-    r"worse|bigger|smaller|as)\b)"
+# Numbers by their context. Whatever spells it, a number is a claim when a metric name stands before it, or a rate,
+# a multiple or a comparison after it: the names come from the metric vocabulary, a rate is any noun per unit of
+# time, and number words count as numbers.
+_NAMES = sorted(METRIC_NAMES, key=len, reverse=True)
+_NAME = "|".join(r"[\s-]+".join(map(re.escape, re.split(r"[\s-]+", n))) for n in _NAMES)
+_LEAD = (
+    r"(?i)(?<![\w.@])(?P<word>" + _NAME + r")"
+    r"(?:[ \u00a0](?:mean|median|average|avg|p\d+(?:\.\d+)?|rate|speed|time|score|value))?"
+    r"(?:[ \u00a0]\([^()\n]{0,24}\))?"
+    r"(?:[ \u00a0](?:of|at|was|is|were|reached|reaches|about|around|roughly|near|approx\.?|only|just))*"
+    r"(?:[ \u00a0]{1,2}|[ \u00a0]?[=:~≈][ \u00a0]{0,2}|[ \u00a0]{1,2}[~≈][ \u00a0]?)"
 )
-"""A multiplier written as a word that compares (``3 times faster``, ``2.5 times as fast``); ``ran 3 times`` counts
-runs, and ``1.5 times the batch`` scales a setting."""
+"""A metric name and what may stand between it and its value (``TTFT p99 (mean) was ``, ``decode: ``)."""
+_NAME_FIRSTS = tuple(sorted({re.split(r"[\s-]+", n)[0] for n in _NAMES}))
+_CHANGE_FIRSTS = ("improv", "increas", "decreas", "drop", "rose", "rise", "fell", "fall", "gain", "regress", "sped",
+                  "slowed", "went", "faster", "slower")  # fmt: skip
+"""The first letters of each metric name and word of change: where ``in_context`` tries them."""
+_LEAD_AT_END = re.compile(_LEAD + "$")
+_COUNTED = (
+    r"(?i:\s*/\s*\d|\s*-?\s*(?:(?:input|output|prompt|generated|new|cold|warm|unique|concurrent|parallel)[ -])?"
+    r"(?:tokens?|toks?|prompts?|requests?|reqs?|slots?|steps?|seq|sequences?|batch(?:es)?|users?|"
+    r"samples?|runs?|repeats?|iterations?|trials?|concurrent|concurrency|streams?|clients?|gpus?|cards?|devices?|"
+    r"nodes?|layers?|experts?|threads?|workers?|shots?|tasks?|questions?|examples?|items?|times|days?|weeks?)\b)"
+)
+"""What a number after a metric name counts instead of measuring (``decode 512 tokens``, ``512 output tokens``,
+``TTFT at 32 concurrent``,
+``acceptance 6/6``: a fraction counts)."""
+_CONTEXT_NUMBER = (
+    r"(?P<num>\d(?<![\w.@/,\u2044-]\d)(?>\d{0,2}(?:,\d{3})+(?!\d)|\d*+)(?:\.\d++)?|\.(?<![\w.@/,\u2044-]\.)\d++)"
+)
+"""A number a context makes a figure of: digits, thousands groups, decimals; nothing word-like before it."""
+_CONTEXT_END = r"(?![\w.]\d|\w|,\d)"
+_LEAD_FIGURE = re.compile(_LEAD + _CONTEXT_NUMBER + _CONTEXT_END + r"(?!" + _COUNTED + r")")
+"""A number after a metric name (``TTFT 274``), unless what follows counts (``decode 512 tokens``)."""
+_PER = r"(?:s|sec|secs|second|min|minute|h|hr|hour)"
+_RATE = re.compile(
+    _CONTEXT_NUMBER
+    + r"(?P<suffix>[kKMGBT])?"
+    + _CONTEXT_END
+    + r"(?P<scale>[ \u00a0]?(?i:thousand|million|billion|trillion))?[ \u00a0]?(?:\*{1,2}|_{1,2}|`)?"
+    r"(?:[A-Za-z][\w-]*+[ \u00a0]){0,2}?(?P<noun>[A-Za-z][\w-]*+)[ \u00a0]*+(?:\*{1,2}|_{1,2}|`)?"
+    r"(?:/[ \u00a0]*+(?P<per>" + _PER + r")\b"
+    r"|(?<=[ \u00a0])(?i:per|a|an|each|every)[ \u00a0]++(?P<per_word>(?i:" + _PER + r"))\b)"
+)
+"""A rate after a number: any noun per unit of time (``812 queries/s``, ``3.1 images per second``,
+``1.5M tokens a second``), a word or two between (``52.3 output tokens per second``)."""
+_COMPARING = (
+    r"(?:faster|slower|quicker|higher|lower|greater|more|less|fewer|better|worse|bigger|smaller|longer|shorter|"
+    r"speed-?ups?|improvements?|gains?|boost|increase|decrease|reduction|drop|as[ \u00a0]+(?!many\b|often\b)\w+|"
+    r"over\b|than\b|the[ \u00a0]+(?:" + _NAME + r"|speed)\b)"
+)
+_MULTIPLE = re.compile(
+    r"(?i)(?<![\w.])(?:(?P<n>(?:\d+(?:\.\d+)?|"
+    + _NUMBER_WORD
+    + r")(?:[\s-]+(?:(?:and|point)[\s-]+)?"
+    + _NUMBER_WORD
+    + r")*)(?:[ \u00a0-]?fold\b|[ \u00a0]+times(?=[ \u00a0]+"
+    + _COMPARING
+    + r"))"
+    r"|(?P<w>twice|thrice|double|triple|quadruple|half)(?=[ \u00a0]+" + _COMPARING + r"))"
+)
+"""A multiple written in words (``3 times faster``, ``threefold``, ``a 2-fold speedup``, ``twice as fast``, ``half the
+latency``); ``ran 3 times``, ``1.5 times the batch`` and ``twice as many runs`` count or scale."""
+_COMPARED = re.compile(
+    _CONTEXT_NUMBER + _CONTEXT_END + r"(?i:[ \u00a0]?(?:faster|slower|quicker|higher|lower|better|worse)\b)"
+)
+"""A comparison right after a number (``12.5 faster than eager``): by how much is a measured difference."""
+_CHANGED = re.compile(
+    r"(?i:(?<![\w.])(?:improved|improves|improving|increased|increases|decreased|decreases|dropped|drops|rose|rises|"
+    r"fell|falls|gained|gains|regressed|regresses|sped[ \u00a0]up|slowed[ \u00a0]down|went[ \u00a0](?:up|down)|"
+    r"faster|slower)"
+    r"(?:[ \u00a0](?:by|of|to|from|about|roughly|nearly|almost|over))*[ \u00a0]{1,2}[~≈]?)"
+    + _CONTEXT_NUMBER
+    + _CONTEXT_END
+    + r"(?!"
+    + _COUNTED
+    + r")"
+)
+"""A change right before a number (``improved by 12.5``, ``dropped to 30``): its size or its result is measured."""
+_MULTIPLE_HINT = re.compile(r"(?i)fold|times|twice|thrice|double|triple|quadruple|half")
+_COMPARED_HINT = re.compile(r"(?i)faster|slower|quicker|higher|lower|better|worse")
+
+
+def in_context(folded: str) -> list[tuple[int, int, str, str, tuple[str, ...] | None]]:
+    """The figures a number's context makes (start, end, number, unit, metrics the name may mean), in folded text:
+    a number after a metric name or a word of change (unless it counts something), a number with a rate or a
+    comparison after it, a multiple in words. Names and words of change are looked for where their first word
+    stands (``str.find`` of the lower-cased text: a page is some 30,000 characters, and a pattern of every name tried
+    at every letter cost more than the rest of the grammar)."""
+    out: list[tuple[int, int, str, str, tuple[str, ...] | None]] = []
+    for m in _RATE.finditer(folded):
+        noun = m.group("noun").lower()
+        per = (m.group("per") or m.group("per_word")).lower()
+        per = {"sec": "s", "secs": "s", "second": "s", "minute": "min", "hr": "h", "hour": "h"}.get(per, per)
+        what = "tok" if noun.startswith("tok") or noun == "t" else "req" if noun.startswith("req") else noun
+        out.append((m.start("num"), m.end(), m.group("num"), f"{what}/{per}", None))
+    for m in _COMPARED.finditer(folded) if _COMPARED_HINT.search(folded) else ():
+        out.append((m.start("num"), m.end("num"), m.group("num"), "", None))
+    lower = folded.lower()
+    if len(lower) != len(folded):  # a letter that lower-cases to two (``İ``): each letter by itself
+        lower = "".join(c.lower() if len(c.lower()) == 1 else c for c in folded)
+    for pattern, firsts in ((_LEAD_FIGURE, _NAME_FIRSTS), (_CHANGED, _CHANGE_FIRSTS)):
+        for at in _places(lower, firsts):
+            if found := pattern.match(folded, at):
+                named = found.group("word") if "word" in pattern.groupindex else None
+                hints = METRIC_NAMES.get(re.sub(r"[\s-]+", " ", named.lower())) if named else None
+                out.append((found.start("num"), found.end("num"), found.group("num"), "", hints))
+    seen = set()
+    for hint in _MULTIPLE_HINT.finditer(folded):  # a multiple is searched for only around its word
+        for m in _MULTIPLE.finditer(folded, max(0, hint.start() - 120), hint.end() + 200):
+            if m.start() not in seen and m.start() <= hint.start() < m.end():
+                seen.add(m.start())
+                out.append((m.start(), m.end(), m.group("n") or m.group("w"), "x", None))
+    return out
+
+
+def _places(lower: str, words: tuple[str, ...]) -> list[int]:
+    """Where each of ``words`` (lower case) stands in ``lower``."""
+    out = []
+    for word in words:
+        at = lower.find(word)
+        while at >= 0:
+            out.append(at)
+            at = lower.find(word, at + 1)
+    return out
 
 
 @dataclass(frozen=True)
@@ -340,27 +469,30 @@ class Figure:
 
 class _Where:
     """For each character of a folded text, the index of the original character it came from, looked up between the
-    characters that folded to more or fewer than one (a rendered page has a few, such as ``…``)."""
+    pieces that folded to more or fewer characters than they had (a rendered page has a few, such as ``…``; markup
+    folds to nothing)."""
 
     def __init__(self, text: str, which: re.Pattern[str], changes: dict[str, str]) -> None:
-        self.folded_at: list[int] = []  # where each such character's folding starts in the folded text
+        self.folded_at: list[int] = []  # where each such piece's folding starts in the folded text
         self.original_at: list[int] = []
         self.width: list[int] = []
+        self.length: list[int] = []
         shift = 0
         for m in which.finditer(text):
-            width = len(changes[m.group()])
-            if width != 1:
+            width, length = len(changes.get(m.group(), "")), m.end() - m.start()
+            if width != length:
                 self.folded_at.append(m.start() + shift)
                 self.original_at.append(m.start())
                 self.width.append(width)
-                shift += width - 1
+                self.length.append(length)
+                shift += width - length
 
     def __getitem__(self, k: int) -> int:
         n = bisect.bisect_right(self.folded_at, k) - 1
         if n < 0:
             return k
         start, width = self.folded_at[n], self.width[n]
-        return self.original_at[n] + (0 if k < start + width else 1 + k - start - width)
+        return self.original_at[n] + (0 if k < start + width else self.length[n] + k - start - width)
 
 
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
@@ -392,6 +524,8 @@ def _fold(ch: str) -> str:
         return ""
     if ch in _BLANK:
         return " "
+    if (alike := _confusables().get(ch)) is not None:
+        return alike  # before NFKC, which writes some letters as a space and a combining mark (``ͺ``)
     folded = unicodedata.normalize("NFKC", ch)
     if len(folded) != 1 or folded.isascii():
         return folded
@@ -415,8 +549,9 @@ def _without_citations(text: str) -> str:
     return "".join([*pieces, text[last:]])
 
 
-def find_figures(text: str, cell: bool = False) -> list[Figure]:
-    """Figures that are claims, outside citations.
+def find_figures(text: str, cell: bool = False, shown: bool = False) -> list[Figure]:
+    """Figures that are claims, outside citations. ``shown``: the text is what a browser shows of a rendered page,
+    which holds no markup to read through (a record's text is shown as written, its markup characters and all).
 
     A figure is a claim when it is
     - a number with a measurement unit after it: tok/s (also tok/sec, tokens/s, tokens per second or sec, tokens a
@@ -437,13 +572,33 @@ def find_figures(text: str, cell: bool = False) -> list[Figure]:
     Not claims: identifiers and settings (TP4, MTP3, Q4_K_M, D511 windows, 32K contexts), dates, commit hashes,
     counts and fractions without a unit (5/25, 12 prompts), version strings (0.9.1, v1.2), and bare numbers.
     """
-    if text.isascii() and not _DIGIT.search(text) and not _WORDS_HINT.search(text):
+    if text.isascii() and not _DIGIT.search(text) and not _WORDS_HINT.search(text) and not _MULTIPLE_HINT.search(text):
         return []  # most prose: no number, no unit after a blank (a superscript or circled digit is no \d: fold first)
     folded, where = _folded(_without_citations(text))
 
     def span(start: int, end: int) -> tuple[int, int]:
         return (start, end) if where is None else (where[start], where[end - 1] + 1)
 
+    found = _found(text, folded, span, cell)
+    if not shown and _MARKUP_HINT.search(folded):  # and read with its markup left out (``52.3 <b>tok/s</b>``)
+        unmarked = _MARKUP.sub("", folded)
+        inner = _Where(folded, _MARKUP, {})
+
+        def unmarked_span(start: int, end: int) -> tuple[int, int]:
+            return span(inner[start], inner[end - 1] + 1)
+
+        for k, f in _found(text, unmarked, unmarked_span, cell).items():
+            found.setdefault(k, f)
+    return outermost(found)
+
+
+_MARKUP = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>\n]{0,200})?/?>|[*_`]")
+"""Inline markup a reader reads through: an HTML tag, emphasis and code marks."""
+_MARKUP_HINT = re.compile(r"</?[A-Za-z]|[*_`]")
+
+
+def _found(text: str, folded: str, span: Callable[[int, int], tuple[int, int]], cell: bool) -> dict[int, Figure]:
+    """The figures of ``folded`` by start in ``text`` (``span`` maps a folded span to the original's)."""
     found: dict[int, Figure] = {}
     for m in _matches(_FIGURE, folded):
         lead = m.start("lead")
@@ -466,15 +621,12 @@ def find_figures(text: str, cell: bool = False) -> list[Figure]:
             last = n == len(items) - 1
             a, b = span(at, m.end() if last else at + len(item))
             found[a] = Figure(a, b, text[a:b], item, unit, None)
-    for m in _TIMES.finditer(folded) if "imes" in folded or "IMES" in folded else ():
-        a, b = span(m.start("num"), m.end())
-        found.setdefault(a, Figure(a, b, text[a:b].rstrip(), m.group("num"), "x", None))
     for m in _CODE.finditer(folded):
         a, b = span(m.start("num"), m.end("num"))
         found.setdefault(a, Figure(a, b, text[a:b], m.group("num"), "", CODE_METRICS[m.group("code")]))
-    for m in _WORD.finditer(folded):
-        a, b = span(m.start("num"), m.end("num"))
-        found.setdefault(a, Figure(a, b, text[a:b], m.group("num"), "", WORD_METRICS[m.group("word").lower()]))
+    for start, end, number, unit, hints in in_context(folded):
+        a, b = span(start, end)
+        found.setdefault(a, Figure(a, b, text[a:b], number, unit, hints))
     for m in _words_matches(folded):
         a, b = span(m.start("words"), m.end())
         found.setdefault(a, Figure(a, b, text[a:b], m.group("words"), "", None))
@@ -486,7 +638,18 @@ def find_figures(text: str, cell: bool = False) -> list[Figure]:
             before = bisect.bisect_right(starts, a) - 1
             if before < 0 or reach[before] <= a:
                 found.setdefault(a, Figure(a, b, text[a:b], m.group("num"), "", None))
-    return [found[k] for k in sorted(found)]
+    return found
+
+
+def outermost(found: dict[int, Figure]) -> list[Figure]:
+    """The figures by start, less each that lies inside another (``thousand tok/s`` in ``1.2 thousand tok/s``)."""
+    out: list[Figure] = []
+    for k in sorted(found):
+        f = found[k]
+        if out and f.end <= out[-1].end:
+            continue
+        out.append(f)
+    return out
 
 
 _HEADER_UNIT = re.compile(r"(?:^|(?<=[\s(\[,/]))\(?(?:" + _UNIT + r")\)?(?P<per>/[A-Za-z]+)?(?=[\s)\],;:↑↓]|$)")
@@ -517,20 +680,18 @@ def column_figures(cell: str, unit: str) -> list[Figure]:
     return out
 
 
-_LEAD = re.compile(
-    r"(?i)(?<![\w.])(?P<word>decode|prefill|ttft|throughput|latency|tpot|itl|e2e)(?:[ \u00a0](?:rate|speed|time))?"
-    r"(?:[ \u00a0](?:of|at|was|is|were|reached|reaches))?(?:[ \u00a0]{1,2}|[ \u00a0]?[=:~≈][ \u00a0]{0,2})$"
-)
-
-
 def metric_lead(before: str) -> str | None:
-    """The metric word right before a place in prose (``TTFT was ``, ``decode: ``), or None: what is written there
-    states that metric's value."""
-    m = _LEAD.search(before[-40:])
+    """The metric name right before a place in prose (``TTFT was ``, ``decode: ``, ``inter-token latency p99 ``), or
+    None: what is written there states that metric's value."""
+    m = _LEAD_AT_END.search(before[-80:])
     return m.group("word") if m else None
 
 
 def canonical_unit(unit: str) -> str:
-    """The canonical unit of a unit as written (``tok/s``, ``ms``, ``GiB`` → ``bytes``), or ``""``."""
+    """The canonical unit of a unit as written (``tok/s``, ``ms``, ``GiB`` → ``bytes``, ``queries per second`` →
+    ``queries/s``), or ``""``."""
     m = re.fullmatch(_UNIT, unit.strip())
-    return next((canon for i, (_, canon) in enumerate(_UNITS) if m.group(f"u{i}")), "") if m else ""
+    if m:
+        return next((canon for i, (_, canon) in enumerate(_UNITS) if m.group(f"u{i}")), "")
+    rate = [f for f in in_context("1 " + unit.strip()) if f[0] == 0 and f[1] == len(unit.strip()) + 2]
+    return rate[0][3] if rate else ""

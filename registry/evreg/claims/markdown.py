@@ -338,7 +338,7 @@ _CELL_PARTS = [_part("<t", rf"<t({k})\b([^>]*)>", rf"</t{k}\s*>", re.I) for k in
 
 def html_figures(content: str) -> list[str]:
     """Figures in rendered HTML that did not come through the citation path, in the text a reader sees."""
-    return [f.text for f in figures.find_figures(shown(content))]
+    return [f.text for f in figures.find_figures(shown(content), shown=True)]
 
 
 def column_figures(content: str) -> list[tuple[str, str, str]]:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from evreg.core.errors import EvregError
+from evreg.core.errors import EvregError, UsageProblem
 from evreg.core.layout import CACHE_DIR, DEFAULT_DB, PACKETS
 from evreg.core.tabular import csv_cell
 from evreg.core.vocab import OBSERVED_STATES
@@ -121,10 +121,20 @@ def cli(ctx: click.Context, root: Path | None) -> None:
 # -- reporting -------------------------------------------------------------
 
 
-def emit(findings: list[Finding], summary: dict[str, Any], fmt: str, show_baselined: bool = False) -> None:
-    """Print findings with the reporter named ``fmt``."""
-    for line in reporters.reporters()[fmt].lines(findings, summary, show_baselined):
-        click.echo(line)
+def emit(
+    findings: list[Finding], summary: dict[str, Any], fmt: str, show_baselined: bool = False, to: Path | None = None
+) -> None:
+    """Print findings with the reporter named ``fmt`` (appended to the file ``to`` when given)."""
+    lines = reporters.reporters()[fmt].lines(findings, summary, show_baselined)
+    if to is None:
+        for line in lines:
+            click.echo(line)
+        return
+    try:
+        with to.open("a", encoding="utf-8") as out:
+            out.writelines(f"{line}\n" for line in lines)
+    except OSError as exc:
+        raise UsageProblem(f"cannot write the {fmt} output to {to}: {exc.strerror or exc}") from None
 
 
 class _Reporters(click.Choice):
@@ -161,9 +171,52 @@ FORMAT_OPTION = click.option(
 )
 
 
+class _Output(click.ParamType):
+    """``FORMAT`` (to standard output) or ``FORMAT=FILE`` (appended to FILE): one output of a validation."""
+
+    name = "format[=file]"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> tuple[str, Path | None]:
+        if isinstance(value, tuple):
+            return value
+        name, eq, file = str(value).partition("=")
+        known = list(reporters.reporters())
+        if name not in known:
+            self.fail(f"{name!r} is not a format: use one of {', '.join(known)}, optionally as FORMAT=FILE", param, ctx)
+        if eq and not file:
+            self.fail(f"{value!r} names no file: write {name}=FILE, or {name} for standard output", param, ctx)
+        return name, Path(file) if eq else None
+
+
+def _remember_outputs(
+    ctx: click.Context, param: click.Parameter, value: tuple[tuple[str, Path | None], ...]
+) -> tuple[tuple[str, Path | None], ...]:
+    printed = [name for name, to in value if to is None]
+    if len(printed) > 1:
+        raise click.BadParameter(
+            f"{' and '.join(printed)} would both go to standard output: give all but one a file (FORMAT=FILE)",
+            ctx,
+            param,
+        )
+    _remember_format(ctx, param, printed[0] if printed else "human")
+    return value
+
+
 @cli.command()
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
-@FORMAT_OPTION
+@click.option(
+    "--format",
+    "outputs",
+    type=_Output(),
+    multiple=True,
+    default=["human"],
+    show_default=True,
+    callback=_remember_outputs,
+    help="Output format: github writes workflow annotations, summary Markdown for a CI job summary; installed "
+    "packages may add more. FORMAT=FILE appends that output to FILE instead of printing it. Repeatable: one "
+    "validation writes every output (at most one printed), e.g. `--format github --format "
+    'summary="$GITHUB_STEP_SUMMARY"`.',
+)
 @click.option("--strict", is_flag=True, help="Treat warnings as errors.")
 @click.option(
     "--base",
@@ -188,7 +241,7 @@ FORMAT_OPTION = click.option(
 def validate(
     ctx: Context,
     paths: tuple[Path, ...],
-    fmt: str,
+    outputs: tuple[tuple[str, Path | None], ...],
     strict: bool,
     base: str | None,
     no_cache: bool,
@@ -210,7 +263,8 @@ def validate(
     used. External evidence is checked where --source gives a clone of its source.
     """
     report = validation.validate(ctx.root, paths, base, not no_cache, validation.sources(sources))
-    emit(report.findings, report.summary(), fmt, show_baselined)
+    for name, to in outputs:
+        emit(report.findings, report.summary(), name, show_baselined, to)
     sys.exit(EXIT_FINDINGS if report.errors(strict) else EXIT_OK)
 
 
@@ -286,13 +340,21 @@ def schema_cmd(ctx: Context, check: bool) -> None:
 @cli.command()
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
 @click.option("--check", is_flag=True, help="List files that are not canonical; change nothing.")
+@click.option(
+    "--base",
+    "base",
+    metavar="REV",
+    help="Only the record files the change since REV (its merge base with HEAD) adds or modifies, committed or "
+    "not; REV's own are known canonical (its CI checks them). Every file when the change edits git attributes, "
+    "the code or configuration, or when this evreg is not REV's.",
+)
 @pass_ctx
-def fmt(ctx: Context, paths: tuple[Path, ...], check: bool) -> None:
+def fmt(ctx: Context, paths: tuple[Path, ...], check: bool, base: str | None) -> None:
     """Rewrite record files in canonical JSON (every field kept).
 
     Canonical: kind and id first, the other keys sorted, 2-space indent, UTF-8, a trailing newline. Files are
     written atomically; with --check nothing changes and the command exits 1 when a file is not canonical."""
-    done = records.fmt(ctx.root, paths, check)
+    done = records.fmt(ctx.root, paths, check, base)
     for f in done.broken:
         click.echo(reporters.Human.finding(f))
     verb = "would reformat" if check else "reformatted"
@@ -302,7 +364,16 @@ def fmt(ctx: Context, paths: tuple[Path, ...], check: bool) -> None:
         f"{len(done.changed)} files {verb}, {len(done.broken)} unreadable"
         if done.changed or done.broken
         else "all record files are canonical"
+        if done.base is None
+        else "the record files of the change are canonical"
     )
+    if done.base is not None:
+        click.echo(
+            f"{done.checked} record files checked: those the change adds or modifies; "
+            f"the others are unchanged since {done.base[:12]}, whose CI checked them"
+        )
+    elif base is not None:
+        click.echo(f"{done.checked} record files checked: all of them, since {done.everything}")
     sys.exit(EXIT_FINDINGS if done.broken or (check and done.changed) else EXIT_OK)
 
 
@@ -734,6 +805,25 @@ def feature(ctx: Context, packet: str, measurement: str, metric: str, sample: in
         click.echo(f"wrote {path}")
     what = f"{measurement}.{metric}[{sample}]" if sample is not None else f"the median of {measurement}.{metric}"
     click.echo(f"featured {what}" + (f"; {packet} is its family's primary" if primary else ""))
+
+
+@cli.command()
+@click.argument("family")
+@click.argument("reference")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--commit", required=True, help="The source repository's commit the file was read at (40 hex digits).")
+@click.option(
+    "--read", "how", required=True, help='How the file was read, in words ("a clone", "the GitHub archive", ...).'
+)
+@pass_ctx
+def hold(ctx: Context, family: str, reference: str, file: Path, commit: str, how: str) -> None:
+    """Hold FILE as FAMILY's copy of the external evidence REFERENCE (SOURCE:path), byte for byte.
+
+    The file goes to packets/FAMILY/evidence/SOURCE/PATH and the family's sources list it with the commit it was
+    read at and its sha256. Validation checks the copy and re-reads from it the samples of every record citing
+    REFERENCE; the site links to it. Use it where the source cannot be cloned at validation time."""
+    for path in records.hold(ctx.root, family, reference, file, commit=commit, read=how):
+        click.echo(f"wrote {path}")
 
 
 # -- verify ------------------------------------------------------------------------

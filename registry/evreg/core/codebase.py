@@ -38,3 +38,35 @@ def digest(extra: Iterable[Path] = ()) -> str:
     for path in sources(extra):
         h.update(path.as_posix().encode() + b"\0" + path.read_bytes())
     return h.hexdigest()
+
+
+IN_REPOSITORY = f"registry/{EVREG.name}"
+"""Where ``evreg``'s own code sits in its repository (``pyproject.toml`` finds the packages under ``registry/``)."""
+
+
+def _blob(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def installed_differs(root: Path, rev: str) -> str | None:
+    """Why the running ``evreg`` is not the code of commit ``rev`` of the repository at ``root`` (a module or data
+    file added, removed or changed, compared by git blob id); None when it is the same, or when the commit holds no
+    code of ``evreg`` (a registry that installs it) and so cannot say."""
+    from evreg.core import gitcmd
+
+    done = gitcmd.run(root, "ls-tree", "-r", "-z", rev, "--", f"{IN_REPOSITORY}/")
+    if done is None or done.returncode != 0:
+        return f"git cannot list {IN_REPOSITORY}/ at {rev[:12]}"
+    theirs: dict[str, str] = {}
+    for line in done.stdout.split(b"\0"):
+        meta, _, name = line.partition(b"\t")
+        path = name.decode("utf-8", "surrogateescape")[len(IN_REPOSITORY) + 1 :]
+        if meta.split(b" ")[1:2] == [b"blob"] and path.endswith((".py", ".json")):
+            theirs[path] = meta.split(b" ")[2].decode()
+    if not theirs:
+        return None
+    ours = {p.relative_to(EVREG).as_posix(): _blob(p.read_bytes()) for p in sources() if EVREG in p.parents}
+    differ = sorted(p for p in theirs.keys() | ours.keys() if theirs.get(p) != ours.get(p))
+    if not differ:
+        return None
+    return f"the running evreg is not the code of {rev[:12]} ({IN_REPOSITORY}/{differ[0]} differs)"

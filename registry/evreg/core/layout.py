@@ -4,6 +4,7 @@ packets/<family>/family.json                      family (revisions, artifacts)
 packets/<family>/<packet>/packet.json             packet
 packets/<family>/<packet>/measurements/<id>.json  run or series measurement of that packet
 packets/<family>/<packet>/evidence/...            evidence files (any format)
+packets/<family>/evidence/<source>/<path>         a held copy of an external source's file (family ``sources``)
 packets/<family>/measurements/<id>.json           measurement of no single packet
 packets/<family>/views/<id>.json                  view (chart)
 packets/<family>/coverage/<id>.json               coverage view or coverage contract
@@ -55,9 +56,28 @@ LISTS: tuple[tuple[str, str], ...] = (
 """The lists of a family manifest (the lab's format, ``record_order``) and the kind of record each holds."""
 LIST_OF_KIND = {kind: key for key, kind in LISTS}
 """The catalog file of a registry, relative to its root (an ignored build output)."""
+RULE_PATHS = ("validators/", "registry/", "pyproject.toml", ".github/", ".pre-commit")
+"""The code, configuration and workflows a validation runs with (a pull request runs its own): a change to any of
+them changes the rule set (``rules-changed``) and may change how records are formatted (``fmt --base``)."""
+ATTRIBUTES = ".gitattributes"
+"""Git attributes change what a checkout writes (``ident``, ``eol``, filters) without git listing the files they
+change: a change to one is a change to every file."""
+
+
+def changes_checkout(path: str) -> bool:
+    """Whether the repository path ``path`` is a git attributes file (in any folder)."""
+    return path.rsplit("/", 1)[-1] == ATTRIBUTES
+
+
 BASELINE = f"{PACKETS}/baseline.json"
 FAMILY_LIST = f"{PACKETS}/catalog.json"
 """The registry's list of families in the order readers see them (the lab's ``families/catalog.json``)."""
+
+
+def held_path(family: str, source: str, path: str) -> str:
+    """Where a family holds its copy of ``SOURCE:path``, a file of an external source: in its evidence folder."""
+    return f"{PACKETS}/{family}/evidence/{source}/{path}"
+
 
 FAMILY_FOLDERS: dict[str, tuple[str, ...]] = {
     "measurements": ("run-measurement", "series-measurement"),

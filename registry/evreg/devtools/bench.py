@@ -390,13 +390,23 @@ def add_packet(root: Path, seed: int = 11) -> list[str]:
 
 PR_STEPS = (
     ("schema --check", ("schema", "--check")),
-    ("fmt --check", ("fmt", "--check")),
-    ("validate --base, summary", ("validate", "--base", "{base}", "--format", "summary")),
-    ("validate --base, annotations", ("validate", "--base", "{base}", "--format", "github")),
+    ("fmt --check --base (change)", ("fmt", "--check", "--base", "{base}")),
+    ("fmt --check --base (judge)", ("fmt", "--check", "--base", "{base}")),
+    (
+        "validate --base, annotations and summary",
+        ("validate", "--base", "{base}", "--format", "github", "--format", "summary={summary}"),
+    ),
     ("build", ("build",)),
 )
-"""The pull-request workflow's checks, in its order (``schema --check`` is the ``change`` job's; the others the
-``judge``'s): each a process of its own, as CI runs them."""
+"""The pull-request workflow's checks, in its order (``schema --check`` and the first ``fmt`` are the ``change``
+job's; the others the ``judge``'s): each a process of its own, as CI runs them."""
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text("utf-8", "replace")
+    except OSError:
+        return ""
 
 
 def _clone(source: Path, target: Path) -> None:
@@ -431,15 +441,15 @@ def _pull_request(b: Bench, floor_s: float) -> dict[str, Any]:
             _clone(pr, clone)  # the pull request's head, as actions/checkout leaves it
             if how == "restored":
                 shutil.copytree(main / "build" / "cache", clone / "build" / "cache")
+            summary = work / f"{how}-{i}-summary.md"  # the job summary file (outside the clone, as on a runner)
             for name, args in PR_STEPS:
-                argv = [a.format(base=sha) for a in args]
+                argv = [a.format(base=sha, summary=summary) for a in args]
                 run = b.run(f"pr-{how}-{name.split()[0]}", *argv, ok=(0, 1), cwd=clone)
                 runs[name][how].append(run)
                 if how == "restored" and name == "build":  # its line on the pages whose scans it reused
                     built = run.tail.partition("; ")[2]
-                if how == "restored" and "summary" in argv:  # the job summary's line on the units
-                    log = (b.logs / f"pr-{how}-validate-{b.edits}.log").read_text("utf-8", "replace")
-                    said = next((line for line in log.splitlines() if "units reused" in line), "")
+            if how == "restored":  # the job summary's line on the units
+                said = next((x for x in _text(summary).splitlines() if "units reused" in x), "")
             shutil.rmtree(clone, ignore_errors=True)
     steps = {}
     for name, _ in PR_STEPS:

@@ -169,11 +169,26 @@ class FeaturedResult(Open):
     )
 
 
+class HeldCopy(BaseModel):
+    """A file of an external source held here byte for byte (at ``packets/FAMILY/evidence/SOURCE/PATH``), with where
+    it was read: validation checks it is there with this sha256 and re-reads the samples of the records citing it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    commit: Hex40 = Field(description="The source repository's commit the file was read at.")
+    sha256: Sha256 = Field(description="sha256 of the held bytes.")
+    read: Text = Field(description="How the file was read (a clone, an archive, a public index), in words.")
+
+
 class ExternalSource(Open):
     repository: Text = Field(description="Where the lab's own evidence files live.")
     commit: Hex40 | None = Field(default=None, description="The repository's commit the records were read at.")
     path: Text | None = Field(default=None, description="The imported file's path in that repository.")
     note: Text | None = None
+    held: dict[Text, HeldCopy] | None = Field(
+        default=None,
+        description="Files of the source held here, by their path in it (`evreg hold`): the registry's own receipts.",
+    )
 
 
 class Family(Record):

@@ -514,20 +514,21 @@ def shell_page() -> Page:
 
 
 def publish_evidence(root: Path, pages: Pages, site: Path) -> int:
-    """Copy every local evidence file the catalog lists as present into the site, by content
-    (``evidence/SHA256/NAME``): copies of one file are published once. A file is copied only when it is
+    """Copy every local evidence file (and held copy of an external one) the catalog lists as present into the site,
+    by content (``evidence/SHA256/NAME``): copies of one file are published once. A file is copied only when it is
     a regular file inside the repository (no symlink on the way) whose bytes still have the catalog's
     sha256. Returns the number of files published."""
     real_root = os.path.realpath(root)
     done: set[str] = set()
     for rows in pages.evidence.values():
         for ev in rows:
-            if ev.ref_kind != "local" or not ev.present or not ev.sha256:
+            local = ev.path if ev.ref_kind == "local" else ev.held  # a held copy of an external file, or none
+            if local is None or not ev.present or not ev.sha256:
                 continue
             dest = evidence_url(ev.sha256, ev.path)
-            if dest in done or outside_repository(ev.path):
+            if dest in done or outside_repository(local):
                 continue
-            src = root / ev.path
+            src = root / local
             real = os.path.realpath(src)
             if real != os.path.abspath(src) or os.path.commonpath([real, real_root]) != real_root:
                 continue

@@ -104,15 +104,15 @@ class Catalog:
 
     def evidence_checked(self, mid: str) -> str:
         """Whether a measurement's evidence was checked (its own references, else its packet's): ``checked`` when
-        every reference is a local file that is present (validation reads it and its sha256), ``not checked`` when
-        none is (an external file or a link is referenced, not read), ``partly checked`` between, ``no evidence``
-        when it references none."""
+        every reference is a local file or held copy that is present (validation reads it and its sha256), ``not
+        checked`` when none is (an external file or a link is referenced, not read), ``partly checked`` between,
+        ``no evidence`` when it references none."""
         refs = self.evidence.get(self.measurement_where(mid).file, []) if mid in self.measurements else []
         if not refs and (pid := self.packet_of(mid)) and ("packet", pid) in self.where:
             refs = self.evidence.get(self.where[("packet", pid)].file, [])
         if not refs:
             return "no evidence"
-        read = sum(ev.ref_kind == "local" and bool(ev.present) for ev in refs)
+        read = sum((ev.ref_kind == "local" or bool(ev.held)) and bool(ev.present) for ev in refs)
         return "checked" if read == len(refs) else "not checked" if read == 0 else "partly checked"
 
     def defects_of(self, mid: str) -> list[FindingRow]:

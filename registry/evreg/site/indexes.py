@@ -19,6 +19,26 @@ if TYPE_CHECKING:
     from evreg.core.findings import Code  # the rule docs are handed in: rendering runs no rule code
 
 
+def receipts_checked(p: Pages) -> str:
+    """How many of the records' evidence references this build checked: the local files (present, hashed and
+    re-read at their locators by the validation every build runs first), against the external ones and links."""
+    refs = [ev for rows in p.evidence.values() for ev in rows]
+    local = sum(ev.ref_kind == "local" and bool(ev.present) for ev in refs)
+    external = [ev for ev in refs if ev.ref_kind == "external"]
+    held = [ev for ev in external if ev.held and ev.present]
+    links = sum(ev.ref_kind == "url" for ev in refs)
+    files = len({(ev.source, ev.path) for ev in external})
+    return (
+        f"How far that holds: of the records' {len(refs)} evidence references, {local} are files this registry holds "
+        f"and {len(held)} point into other repositories' files it holds copies of "
+        f"({len({(ev.source, ev.path) for ev in held})} files, each with the commit it was read at): those are checked "
+        "when this site was built (present, their sha256 computed, the samples re-read; the receipt at the foot of "
+        f"each page names the commit). The other {len(external) - len(held)} point into the rest of {files} files "
+        f"of other repositories, and {links} are links: those are not checked here, and each number's cell says "
+        "“evidence not checked” (or “partly checked”) where its measurement rests on them."
+    )
+
+
 def home(p: Pages) -> Page:
     states = Counter(m["state"] for m in p.measurements.values())
     grades = Counter(
@@ -33,6 +53,7 @@ def home(p: Pages) -> Page:
         "Every number here is a receipt: it links to the measurement that produced it, and the measurement "
         "names its exact weights, quantized artifact, runtime, hardware, configuration, workload and evidence."
     )
+    page.p(receipts_checked(p))
     page.h(2, "What the registry holds")
     page.p(
         f"{len(p.records.get('family', {}))} families, {len(p.records.get('packet', {}))} packets and "

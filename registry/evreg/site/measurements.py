@@ -279,10 +279,10 @@ def _external(ev: EvidenceRow, source: Any) -> str:
     """An external evidence reference: linked to its source repository at the pinned commit, when pinned."""
     url = source_url(source, ev.path)
     if not url:
-        return f"<code>{esc(ev.path)}</code> in {esc(ev.source)}, no pinned commit (not copied here; not checked)"
+        return f"<code>{esc(ev.path)}</code> in {esc(ev.source)}, no pinned commit (not copied here)"
     return (  # the row's kind says external; the link holds the commit in full
         f'<a href="{esc(url)}"><code>{esc(ev.path)}</code></a> in {esc(ev.source)} at commit '
-        f"<code>{esc(source['commit'][:12])}</code> (not copied here; not checked)"
+        f"<code>{esc(source['commit'][:12])}</code> (not copied here)"
     )
 
 
@@ -296,8 +296,12 @@ def evidence_list(p: Pages, page: Page, file: str, family: str) -> None:
     sources = p.records.get("family", {}).get(family, {}).get("sources") or {}
     out = []
     for ev in rows:
-        if ev.ref_kind == "external":
-            what = _external(ev, sources.get(ev.source) if isinstance(sources, dict) else None)
+        spec = sources.get(ev.source) if isinstance(sources, dict) and ev.ref_kind == "external" else None
+        if ev.ref_kind == "external" and ev.held and ev.present and ev.sha256:
+            copy = f'<a href="{p.base}{esc(evidence_url(ev.sha256, ev.path))}">its copy held here</a>'
+            what = _external(ev, spec).replace("(not copied here)", f"({copy})")
+        elif ev.ref_kind == "external":
+            what = _external(ev, spec)
         elif ev.ref_kind == "url":
             what = f"link: <code>{esc(ev.ref)}</code>"  # a reference, shown as written
         elif ev.present and ev.sha256:
@@ -305,8 +309,25 @@ def evidence_list(p: Pages, page: Page, file: str, family: str) -> None:
         else:
             what = f"<code>{esc(ev.path)}</code>" + ("" if ev.present else " (missing)")
         digest = f"<code>{esc(ev.sha256)}</code> ({esc(ev.bytes)} bytes)" if ev.sha256 else "—"
-        out.append([f"<code>{esc(ev.pointer)}</code>", what, esc(ev.ref_kind), digest])
-    page.table(["Where", "Evidence", "Kind", "sha256"], out)
+        out.append([f"<code>{esc(ev.pointer)}</code>", what, esc(ev.ref_kind), digest, _checked(ev, spec)])
+    page.table(["Where", "Evidence", "Kind", "sha256", "Checked"], out)
+
+
+def _checked(ev: EvidenceRow, source: Any = None) -> str:
+    """Whether and when a reference was checked: a local file or a held copy of an external one at this site's build
+    (the receipt below names the commit), with the commit the copy was read at; an external file or a link not."""
+    if ev.ref_kind == "local" and ev.present:
+        return "yes, when this site was built: present, hashed, its samples re-read"
+    if ev.ref_kind == "external" and ev.held and ev.present:
+        held = ((source or {}).get("held") or {}).get(ev.path) or {} if isinstance(source, dict) else {}
+        read, pinned = str(held.get("commit", "")), (source or {}).get("commit")
+        at = f"read at commit <code>{esc(read[:12])}</code>" + ("" if read == pinned else ", not a pinned one")
+        return f"yes, its copy held here ({at}), when this site was built: present, hashed, its samples re-read"
+    if ev.ref_kind == "external":
+        return "no: a file of another repository, not copied here"
+    if ev.ref_kind == "url":
+        return "no: a link"
+    return "no: missing"
 
 
 def history(p: Pages, page: Page, file: str) -> None:

@@ -7,14 +7,17 @@ import contextlib
 import gc
 import hashlib
 import os
+import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
 from evreg.core import codes
+from evreg.core.containment import outside_repository
 from evreg.core.errors import UsageProblem
+from evreg.core.evidence import parse_ref
 from evreg.core.findings import Finding
-from evreg.core.layout import PACKETS, Place, id_key, place_keys, place_of, unit_of
+from evreg.core.layout import PACKETS, Place, held_path, id_key, place_keys, place_of, unit_of
 from evreg.store.documents import Document, current_reads
 from evreg.store.sources import Entry, EvidenceState, GitTree, Source, TooManyFiles, blob_id, list_entries, open_source
 
@@ -235,6 +238,18 @@ class Registry:
     def family(self, name: str | None) -> Document | None:
         return self.get(("family",), name) if name else None
 
+    def held_copy(self, family: str | None, value: str) -> str | None:
+        """The local path of ``family``'s held copy of the external reference ``value`` (``SOURCE:path`` listed in
+        the family's ``sources.SOURCE.held``), or None."""
+        ref = parse_ref(value)
+        record = self.family(family) if ref.kind == "external" else None
+        sources = record.data.get("sources") if record is not None and isinstance(record.data, dict) else None
+        spec = sources.get(ref.source) if isinstance(sources, dict) else None
+        held = spec.get("held") if isinstance(spec, dict) else None
+        if family is None or not isinstance(held, dict) or ref.path not in held or outside_repository(ref.path):
+            return None
+        return held_path(family, str(ref.source), ref.path)
+
     def unit_records(self, unit: str, *kinds: str) -> list[Document]:
         """Valid records of ``kinds`` in one unit (family folder), in or out of scope."""
         docs = (self.document(p) for p in self.paths_of(unit))
@@ -336,16 +351,42 @@ def refused(root: Path, source: Source, limit: int) -> Registry:
     return registry
 
 
-def load(root: Path, rev: str | None = None) -> Registry:
-    """The registry at ``root`` from its working tree or from commit ``rev`` (read lazily)."""
+def load(root: Path, rev: str | None = None, only: Iterable[str] | None = None) -> Registry:
+    """The registry at ``root`` from its working tree or from commit ``rev`` (read lazily). With ``only`` (paths
+    inside the repository), just the working tree's files among them: those under ``packets/`` that exist, each as
+    the whole tree's listing would give it, and nothing else is listed (lookups answer for those files alone)."""
+    if only is not None and rev is not None:
+        raise ValueError("only a working tree is loaded in part")
     source = open_source(root, rev)
     try:
-        registry = from_entries(root, source, list_entries(source))
+        entries = list_entries(source) if only is None else _entries_at(root, only)
+        registry = from_entries(root, source, entries)
     except TooManyFiles as exc:
         return refused(root, source, exc.limit)
     if isinstance(source, GitTree):
         registry.digests.update(source.unit_digests())
     return registry
+
+
+def _entries_at(root: Path, paths: Iterable[str]) -> list[Entry]:
+    """The working tree's files at ``paths`` under ``packets/``, as ``WorkTree.entries`` lists them: a path below a
+    symlinked folder is not one (the listing does not follow links; the link is a file of its own), nor is one that
+    is gone."""
+    entries = []
+    for path in sorted(set(paths)):
+        parts = path.split("/")
+        if parts[0] != PACKETS or len(parts) < 2 or any(p in ("", ".", "..") for p in parts):
+            continue
+        folders = [root.joinpath(*parts[:i]) for i in range(1, len(parts))]
+        try:
+            if any(not os.path.isdir(f) or os.path.islink(f) for f in folders):
+                continue
+            mode = os.lstat(root / path).st_mode
+        except OSError:
+            continue
+        if not stat.S_ISDIR(mode):
+            entries.append(Entry(path, None, stat.S_ISREG(mode)))
+    return entries
 
 
 class BaseNotFound(UsageProblem, ValueError):

@@ -1,0 +1,134 @@
+"""Held copies of external evidence: a file of another repository that validation cannot clone is brought in byte for
+byte with the commit it was read at (``evreg hold``); validation then checks the copy and re-reads the samples of the
+records citing it, and the site links to it and says it was checked. Each attack beside the honest form."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evreg.app import publish, records
+from evreg.core.errors import Refused
+from helpers import REPO, F, Reg, evreg, only
+
+RUN = f"{F}/pkt/measurements/run-1.json"
+LAB = "lab:data/run-1.json"
+HELD = f"{F}/evidence/lab/data/run-1.json"
+PINNED = "c" * 40
+BYTES = b'{"runs": [{"decode_tok_s": [30.21, 30.25]}]}\n'
+
+
+def _external(reg: Reg, pinned: str | None = PINNED) -> None:
+    """The family declares the lab's repository as a source; the run cites its file there instead of a local one."""
+    reg.edit(f"{F}/family.json", lambda d: d.update(sources={"lab": {"repository": "https://github.com/x/lab"}}))
+    if pinned:
+        reg.edit(f"{F}/family.json", lambda d: d["sources"]["lab"].update(commit=pinned))
+
+    def cite(d: dict[str, Any]) -> None:
+        d["evidence"] = LAB
+        d.pop("evidence_sha256")
+
+    reg.edit(RUN, cite)
+    reg.commit("cite the lab's file")
+
+
+def _hold(reg: Reg, tmp_path: Path, data: bytes = BYTES, commit: str = PINNED) -> list[str]:
+    copy = tmp_path / "run-1.json"
+    copy.write_bytes(data)
+    return records.hold(reg.root, "fam", LAB, copy, commit=commit, read="a clone of the lab's repository")
+
+
+def test_a_held_copy_is_written_with_where_it_was_read_and_validates(reg: Reg, tmp_path: Path) -> None:
+    _external(reg)
+    assert _hold(reg, tmp_path) == [HELD, f"{F}/family.json"]
+    assert (reg.root / HELD).read_bytes() == BYTES
+    held = reg.read(f"{F}/family.json")["sources"]["lab"]["held"]
+    assert held == {
+        "data/run-1.json": {
+            "commit": PINNED,
+            "sha256": hashlib.sha256(BYTES).hexdigest(),
+            "read": "a clone of the lab's repository",
+        }
+    }
+    assert [f for f in reg.findings() if f.severity == "error"] == []
+    summary = json.loads(evreg("validate", "--format", "json", cwd=reg.root).stdout)["summary"]
+    assert summary["external_evidence_refs"] == 1 and summary["external_evidence_held"] == 1
+
+
+def test_an_altered_or_missing_held_copy_is_a_finding(reg: Reg, tmp_path: Path) -> None:
+    _external(reg)
+    _hold(reg, tmp_path)
+    (reg.root / HELD).write_bytes(BYTES.replace(b"30.21", b"31.21"))
+    [f] = only(reg.findings(), "evidence-hash-mismatch")
+    assert (f.file, f.pointer) == (f"{F}/family.json", "/sources/lab/held/data~1run-1.json/sha256")
+    (reg.root / HELD).unlink()
+    [f] = only(reg.findings(), "evidence-missing")
+    assert f.pointer == "/sources/lab/held/data~1run-1.json"
+
+
+def test_a_sample_the_held_copy_does_not_hold_is_refused(reg: Reg, tmp_path: Path) -> None:
+    """Read at the commit the family pins, a copy that lacks a sample refutes it; read at another commit, the file
+    may have changed since, and the finding is a warning that says so."""
+    _external(reg)
+    _hold(reg, tmp_path, BYTES.replace(b"30.25", b"29.9"))
+    [f] = only(reg.findings(), "evidence-value-mismatch")
+    assert f.severity == "error" and "decode_tok_s[1] is 30.25" in f.message
+    other = tmp_path / "other"
+    other.mkdir()
+    (reg.root / HELD).unlink()
+    reg.edit(f"{F}/family.json", lambda d: d["sources"]["lab"].pop("held"))
+    _hold(reg, other, BYTES.replace(b"30.25", b"29.9"), commit="d" * 40)
+    [f] = only(reg.findings(), "evidence-value-mismatch")
+    assert f.severity == "warning" and "read at commit dddddddddddd, the family pins cccccccccccc" in f.message
+
+
+@pytest.mark.parametrize(
+    ("reference", "commit", "why"),
+    [
+        ("other:data/run-1.json", PINNED, "declares no source 'other'"),
+        ("lab:../outside.json", PINNED, "is not a plain path"),
+        ("data/run-1.json", PINNED, "no external reference"),
+        (LAB, "abc123", "not a full commit id"),
+    ],
+)
+def test_hold_refuses_what_it_cannot_hold(reg: Reg, tmp_path: Path, reference: str, commit: str, why: str) -> None:
+    _external(reg)
+    copy = tmp_path / "copy.json"
+    copy.write_bytes(BYTES)
+    with pytest.raises(Refused, match=why):
+        records.hold(reg.root, "fam", reference, copy, commit=commit, read="a clone")
+    assert not (reg.root / HELD).exists() and "held" not in reg.read(f"{F}/family.json")["sources"]["lab"]
+
+
+def test_a_held_copy_is_never_replaced_by_other_bytes(reg: Reg, tmp_path: Path) -> None:
+    _external(reg)
+    _hold(reg, tmp_path)
+    with pytest.raises(Refused, match="holds other bytes already"):
+        _hold(reg, tmp_path, BYTES + b" ")
+    assert (reg.root / HELD).read_bytes() == BYTES
+
+
+def test_the_site_links_the_held_copy_and_says_it_was_checked(reg: Reg, tmp_path: Path) -> None:
+    _external(reg)
+    shutil.copy(REPO / "mkdocs.yml", reg.root / "mkdocs.yml")
+    shutil.copytree(REPO / "site", reg.root / "site")
+    assert evreg("hold", "fam", LAB, str(_bytes(tmp_path)), "--commit", PINNED, "--read", "a clone", cwd=reg.root)
+    reg.commit("hold the lab's file")
+    built = publish.build(reg.root)
+    page = (built.out / "packets" / "pkt" / "index.html").read_text("utf-8")  # its measurements are there
+    assert "its copy held here" in page and "read at commit <code>cccccccccccc</code>)" in page
+    digest = hashlib.sha256(BYTES).hexdigest()
+    assert (built.out / "evidence" / digest / "run-1.json").read_bytes() == BYTES
+    home = (built.out / "index.html").read_text("utf-8")
+    assert "1 point into other repositories" in home and "(1 files, each with the commit it was read at)" in home
+
+
+def _bytes(tmp_path: Path) -> Path:
+    copy = tmp_path / "held-input.json"
+    copy.write_bytes(BYTES)
+    return copy
