@@ -28,6 +28,7 @@ from evreg.check.results import (
     unit_name,
 )
 from evreg.core.layout import CACHE_DIR
+from evreg.site import reuse
 from helpers import REPO, F, Reg, evreg, family, run
 
 PACK = rules.discover()
@@ -155,7 +156,8 @@ def test_a_planted_entry_for_other_content_or_from_other_code_is_checked_again(r
 
 
 def test_only_main_saves_the_results_a_pull_request_restores() -> None:
-    """publish.yml (push to main) saves ``build/cache`` keyed by its commit after validating it; no step of the
+    """publish.yml (push to main) saves ``build/cache`` keyed by its commit after validating it and building its site
+    (the scans of its pages, ``evreg.site.reuse``, are kept there too); no step of the
     pull-request workflow can save a cache (``actions/cache`` itself saves at the end of a job); the judge restores
     its base's before the first check."""
     publish = yaml.safe_load((REPO / ".github/workflows/publish.yml").read_text())
@@ -165,6 +167,9 @@ def test_only_main_saves_the_results_a_pull_request_restores() -> None:
     assert [s["with"] for s in saves] == [{"path": "build/cache", "key": "evreg-results-${{ github.sha }}"}]
     validated = next(i for i, s in enumerate(steps) if "evreg validate --base HEAD" in s.get("run", ""))
     assert validated < steps.index(saves[0])
+    # the site is built before the save, so the scans of its pages travel with the results (under build/cache)
+    built = next(i for i, s in enumerate(steps) if "evreg build" in s.get("run", ""))
+    assert built < steps.index(saves[0]) and reuse.CHECKED_FILE.startswith("build/cache/")
 
     pr = yaml.safe_load((REPO / ".github/workflows/pull-request.yml").read_text())
     uses = [s.get("uses", "") for job in pr["jobs"].values() for s in job["steps"]]

@@ -172,9 +172,10 @@ def test_a_data_file_of_the_home_page_is_written_beside_it(tmp_path: Path) -> No
     """A generated page's data file is written in the page's folder of the site, the home page's too (whose URL is
     empty), after the HTML its script makes of it was checked."""
     from evreg.site.build import SitePlugin
+    from evreg.site.reuse import Checks
 
     plugin = SitePlugin.__new__(SitePlugin)  # the plugin's own state for pages, without a catalog
-    plugin.generated, plugin.findings, plugin.beside = {}, [], {}
+    plugin.generated, plugin.findings, plugin.beside, plugin.checks = {}, [], {}, Checks("")
     for path in ("index.md", "compare/decode.md"):
         page = Page("A page")
         page.data["rows.json.gz"] = ('{"rows": []}', "<td>no figure</td>")

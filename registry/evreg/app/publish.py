@@ -30,6 +30,8 @@ class Built:
     seconds: float
     site_seconds: float
     receipt: receipts.Receipt
+    reused: int = 0  # generated pages whose scans were reused, their content unchanged (``evreg.site.reuse``)
+    scanned: list[str] = dataclasses.field(default_factory=list)  # the generated pages scanned (their paths)
 
 
 def default_out(root: Path) -> Path:
@@ -61,7 +63,7 @@ def build(root: Path, out: Path | None = None, as_of: str | None = None) -> Buil
     if built.findings:
         raise Refused("build failed: nothing was published (see the findings above)", built.findings)
     now = time.perf_counter()
-    return Built(out, built.pages, built.size, now - started, now - site_started, taken)
+    return Built(out, built.pages, built.size, now - started, now - site_started, taken, built.reused, built.scanned)
 
 
 class _SiteHandler(http.server.SimpleHTTPRequestHandler):

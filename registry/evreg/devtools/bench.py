@@ -423,8 +423,8 @@ def _clone(source: Path, target: Path) -> None:
 def _pull_request(b: Bench, floor_s: float) -> dict[str, Any]:
     """A pull request that adds one packet, checked as the pull-request workflow checks it: on a fresh clone
     with nothing restored (cold), and on a fresh clone with the base's results restored (``build/cache`` of a
-    clone validated and catalogued as the trusted run on main does it: ``validate --base HEAD``, then the catalog
-    publish.yml's build writes, with its rows). Each step's wall and CPU
+    clone validated and built as the trusted run on main validates and builds it, ``validate --base HEAD`` then
+    ``build``: the validation results, the catalog's rows and the scans of the site's pages). Each step's wall and CPU
     seconds, cold and restored, and the restored one's ratio to the cold one; the restored run's own words on
     which units it reused and why it checked the others."""
     commit_all(b.root)  # whatever earlier phases left is the base
@@ -434,13 +434,13 @@ def _pull_request(b: Bench, floor_s: float) -> dict[str, Any]:
     main = work / "main"
     _clone(b.root, main)
     saved = b.run("pr-main", "validate", "--base", "HEAD", cwd=main, ok=(0, 1))
-    catalogued = b.run("pr-main-catalog", "catalog", cwd=main)  # the rows publish.yml's build keeps in build/cache
+    built_main = b.run("pr-main-build", "build", cwd=main, ok=(0, 1))  # publish.yml builds before it saves build/cache
     pr = work / "pr"
     _clone(b.root, pr)
     added = add_packet(pr)
     commit_all(pr)
     runs: dict[str, dict[str, list[Run]]] = {name: {"cold": [], "restored": []} for name, _ in PR_STEPS}
-    said = ""
+    said = built = ""
     for i in range(b.repeat):
         for how in ("cold", "restored"):
             clone = work / f"{how}-{i}"
@@ -452,6 +452,8 @@ def _pull_request(b: Bench, floor_s: float) -> dict[str, Any]:
                 argv = [a.format(base=sha, summary=summary) for a in args]
                 run = b.run(f"pr-{how}-{name.split()[0]}", *argv, ok=(0, 1), cwd=clone)
                 runs[name][how].append(run)
+                if how == "restored" and name == "build":  # its line on the pages whose scans it reused
+                    built = run.tail.partition("; ")[2]
             if how == "restored":  # the job summary's line on the units
                 said = next((x for x in _text(summary).splitlines() if "units reused" in x), "")
             shutil.rmtree(clone, ignore_errors=True)
@@ -481,10 +483,11 @@ def _pull_request(b: Bench, floor_s: float) -> dict[str, Any]:
         "added_files": len(added),
         "added_packet": next((p for p in added if p.endswith("/packet.json")), added[0] if added else ""),
         "main_validate_s": round(saved.wall_s, 3),
-        "main_catalog_s": round(catalogued.wall_s, 3),
+        "main_build_s": round(built_main.wall_s, 3),
         "steps": steps,
         "total": total,
         "restored_summary": said.strip(),
+        "restored_build": built,
         "max_rss_mib": round(max(r.max_rss_mib for step in runs.values() for rs in step.values() for r in rs), 1),
         "tree_pss_peak_mib": round(
             max(r.tree_pss_mib for step in runs.values() for rs in step.values() for r in rs), 1

@@ -10,6 +10,7 @@ with ``orphan-number``.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import hashlib
 import html
@@ -37,7 +38,8 @@ from evreg.core.progress import Progress
 from evreg.site.cite import Pages
 from evreg.site.html import Page, evidence_url, page_base, page_url
 from evreg.site.pages import Job, make, record_jobs, site_jobs
-from evreg.site.receipt import RECEIPT_FILE, Receipt, build_date, with_footer
+from evreg.site.receipt import RECEIPT_FILE, Receipt, build_date, rules_digest, with_footer
+from evreg.site.reuse import Checks, content_digest, site_version
 from evreg.store import workers
 
 if TYPE_CHECKING:
@@ -85,8 +87,11 @@ class SitePlugin(BasePlugin):
         pending: Path,
         exported: Callable[[], object],
         receipt: Receipt | None = None,
+        checks: Checks | None = None,
     ) -> None:
         super().__init__()
+        # the scans of generated pages, reused for pages whose content is unchanged (``evreg.site.reuse``)
+        self.checks = checks or Checks("")
         self.receipt = receipt  # what the site was built from: in a footer on every page, and in receipt.json
         self.exported = exported  # waits for the data downloads' export, which runs beside the build
         self.pending = pending  # a folder for record pages' HTML until it is written into its frame
@@ -160,10 +165,10 @@ class SitePlugin(BasePlugin):
             spans.append((start, end))
             start = end
         parts = list(enumerate(spans))
-        pages, pending = self.pages, self.pending
+        pages, pending, checks = self.pages, self.pending, self.checks
 
         def part_of(part: tuple[int, tuple[int, int]]) -> list[Made]:
-            return make_records(pages, (part[0], jobs[part[1][0] : part[1][1]]), pending)
+            return make_records(pages, (part[0], jobs[part[1][0] : part[1][1]]), pending, checks)
 
         with workers.forked(part_of, parts, workers.count_for_files(len(jobs))) as made:
             self.exported()  # the downloads page lists the files: their export has finished (or this raises its error)
@@ -176,7 +181,8 @@ class SitePlugin(BasePlugin):
                     for m in part:
                         entries.extend(m.entries)
                         self.findings.extend(m.findings)
-                        m.entries, m.findings = [], []
+                        self.checks.keep(m.path, m.digest, m.entry)
+                        m.entries, m.findings, m.entry = [], [], None
                         self.records.append(m)
                     progress.advance()
         return downloads
@@ -184,15 +190,25 @@ class SitePlugin(BasePlugin):
     def _take(self, path: str, page: Page) -> None:
         """A generated page of the site's own, checked for orphan figures as it is made (as the record pages are in
         the workers, while they work: the comparison pages are tens of megabytes at 100,000 measurements), with its
-        data files and the HTML the page's script makes of them (``evreg.site.compare``)."""
+        data files and the HTML the page's script makes of them (``evreg.site.compare``). The scans of a page whose
+        content is unchanged are reused (``evreg.site.reuse``)."""
         self.generated[path] = page
-        self.findings += orphan_findings(path, path, md.html_figures(page.html), page.html)
-        self.findings += unsafe_findings(path, page.html)
-        for name, (content, made) in page.data.items():
-            for figure in md.html_figures(made):
-                message = f"data file {name} of page {path} shows figure {figure!r}, not through a citation"
-                hint = "write {{ m:ID.METRIC[INDEX] }} instead of the typed figure"
-                self.findings.append(codes.ORPHAN_NUMBER.at(path, "", message, hint))
+
+        def scan() -> list[Finding]:
+            found = orphan_findings(path, path, md.html_figures(page.html), page.html)
+            found += unsafe_findings(path, page.html)
+            for name, (_content, made) in page.data.items():
+                for figure in md.html_figures(made):
+                    message = f"data file {name} of page {path} shows figure {figure!r}, not through a citation"
+                    hint = "write {{ m:ID.METRIC[INDEX] }} instead of the typed figure"
+                    found.append(codes.ORPHAN_NUMBER.at(path, "", message, hint))
+            return found
+
+        digest = content_digest(page.html.encode("utf-8"), [(name, made) for name, (_, made) in page.data.items()])
+        found, entry = self.checks.check(path, digest, scan)
+        self.checks.keep(path, digest, entry)
+        self.findings += found
+        for name, (content, _made) in page.data.items():
             data = content.encode("utf-8")
             # a ".gz" file is compressed with no time stamp in it: the same site gives the same bytes
             self.beside[(page_url(path), name)] = (
@@ -331,7 +347,8 @@ class SitePlugin(BasePlugin):
 @dataclass
 class Made:
     """A record page, made (here or in a worker): where its HTML waits (its part's pending file, offset and size), its
-    title, and until they are taken its search entries and the orphan figures found on it."""
+    title, and until they are taken its search entries, the orphan figures found on it, its content's digest and the
+    entry its scan made (None when the scan was reused: ``evreg.site.reuse``)."""
 
     path: str
     title: str
@@ -340,6 +357,8 @@ class Made:
     size: int
     entries: list[dict[str, Any]]
     findings: list[Finding]
+    digest: str = ""
+    entry: dict[str, Any] | None = None
 
 
 RECORD_PART = 200
@@ -347,10 +366,11 @@ RECORD_PART = 200
 ``workers.count_for_files``, they are made by one worker per core; ``EVREG_WORKERS`` overrides)."""
 
 
-def make_records(pages: Pages, part: tuple[int, list[Job]], pending: Path) -> list[Made]:
+def make_records(pages: Pages, part: tuple[int, list[Job]], pending: Path, checks: Checks | None = None) -> list[Made]:
     """The record pages of one part, their HTML (blank runs made one line break: the same page to a browser, as
     generated pages hold no ``pre``) written one after another into the part's pending file, each checked for
-    orphan figures as it is made."""
+    orphan figures as it is made (the scans of a page whose HTML is unchanged are reused from ``checks``)."""
+    checks = checks or Checks("")
     n, jobs = part
     out = []
     with open(pending / f"part-{n}.html", "wb") as spill:
@@ -360,10 +380,16 @@ def make_records(pages: Pages, part: tuple[int, list[Job]], pending: Path) -> li
             data = body.encode("utf-8")
             sections = not path.startswith("packets/")  # a packet's: its title and measurements (42,000 at 100k)
             entries = page.search_entries(page_url(path), sections) if page.search else []
-            orphans = orphan_findings(path, path, md.html_figures(body), body) + unsafe_findings(path, body)
-            out.append(Made(path, page.plain_title(), n, spill.tell(), len(data), entries, orphans))
+            digest = content_digest(data)
+            orphans, entry = checks.check(path, digest, functools.partial(scan_record, path, body))
+            out.append(Made(path, page.plain_title(), n, spill.tell(), len(data), entries, orphans, digest, entry))
             spill.write(data)
     return out
+
+
+def scan_record(path: str, body: str) -> list[Finding]:
+    """What a record page's scans find on its HTML: orphan figures, and markup outside the renderer's allowlist."""
+    return orphan_findings(path, path, md.html_figures(body), body) + unsafe_findings(path, body)
 
 
 def unsafe_findings(path: str, html: str) -> list[Finding]:
@@ -541,6 +567,8 @@ class Built:
     findings: list[Finding] = field(default_factory=list)
     pages: int = 0
     size: int = 0
+    reused: int = 0  # generated pages whose scans were reused (``evreg.site.reuse``)
+    scanned: list[str] = field(default_factory=list)  # the generated pages scanned
 
 
 def build_site(
@@ -581,21 +609,25 @@ def build_site(
         )
     pending = Path(tempfile.mkdtemp(prefix=f".{out.name}-pending-", dir=out.parent))
     plugin: SitePlugin | None = None
+    checks = Checks.load(root, site_version(root, receipt.rules if receipt is not None else rules_digest()))
     try:
-        plugin = config.plugins["evreg"] = SitePlugin(root, db, downloads, code_docs or [], pending, exported, receipt)
+        plugin = SitePlugin(root, db, downloads, code_docs or [], pending, exported, receipt, checks)
+        config.plugins["evreg"] = plugin
         with build_date(receipt):
             build(config)
     except (PluginError, BuildError, Abort):
         shutil.rmtree(staging, ignore_errors=True)
         if plugin is None or not plugin.findings:
             raise
-        return Built(list(plugin.findings))
+        checks.save(root)  # every page was made and checked: what was found is kept for the next build
+        return Built(list(plugin.findings), reused=checks.reused, scanned=checks.scanned)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     finally:
         shutil.rmtree(pending, ignore_errors=True)
-    built = Built()
+    checks.save(root)
+    built = Built(reused=checks.reused, scanned=checks.scanned)
     for folder, _, names in os.walk(staging):  # one walk of the 100k site's 108,000 files, not two
         built.pages += names.count("index.html")
         built.size += sum(os.stat(os.path.join(folder, name)).st_size for name in names)

@@ -1,0 +1,179 @@
+"""The site build reuses the scans of generated pages whose content is unchanged (``evreg.site.reuse``): a build with
+the cache publishes the same bytes as one without, a changed record rescans exactly the pages whose content changed,
+and no entry that is not exactly the page's (planted, truncated, from other code or another site configuration) is
+used: a page with an orphan figure refuses the build whether its scan was reused or not."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from evreg.app import publish
+from evreg.app.catalog import ensure_catalog
+from evreg.catalog import build as catalog
+from evreg.core.findings import Code
+from evreg.site import build as sitebuild
+from evreg.site import receipt as receipts
+from evreg.site.html import page_url
+from evreg.site.reuse import CHECKED_FILE
+from helpers import REPO, F, Reg, build_compare_registry, evreg, own_evidence
+
+RULES = "methodology/rules.md"
+FOOTER = re.compile(rb'<footer class="evreg-receipt".*?</footer>\n?', re.S)
+
+
+def files(site: Path) -> dict[str, bytes]:
+    return {p.relative_to(site).as_posix(): p.read_bytes() for p in sorted(site.rglob("*")) if p.is_file()}
+
+
+def entries(reg: Reg) -> dict[str, dict[str, object]]:
+    return json.loads((reg.root / CHECKED_FILE).read_text("utf-8"))["entries"]  # type: ignore[no-any-return]
+
+
+def shown(site: Path, path: str) -> bytes | None:
+    """The generated page ``path`` as published in ``site``, without the receipt's footer (it names the commit); None
+    for a page that is not published (the frames of record pages)."""
+    page = site / page_url(path) / "index.html"
+    return FOOTER.sub(b"", page.read_bytes()) if page.is_file() else None
+
+
+@pytest.fixture
+def compare_reg(tmp_path: Path) -> Reg:
+    """The comparison registry, its build outputs ignored by git (as ``evreg init`` writes): kept entries that git
+    tracks are not read."""
+    reg = build_compare_registry(tmp_path / "reg")
+    reg.put(".gitignore", "build/\n")
+    reg.commit("ignore build outputs")
+    return reg
+
+
+@pytest.mark.slow
+def test_a_warm_build_is_byte_identical_to_a_cold_one_and_verifies(compare_reg: Reg, tmp_path: Path) -> None:
+    cold = publish.build(compare_reg.root, tmp_path / "cold")
+    assert cold.reused == 0 and len(cold.scanned) > 10
+    kept = entries(compare_reg)
+    assert sorted(e["path"] for e in kept.values()) == sorted(cold.scanned)  # one entry per generated page
+    warm = publish.build(compare_reg.root, tmp_path / "warm")
+    assert (warm.reused, warm.scanned) == (len(cold.scanned), [])
+    assert files(tmp_path / "warm") == files(tmp_path / "cold")
+    assert entries(compare_reg) == kept  # the entries used are kept, and no others
+    result = evreg("verify", str(tmp_path / "warm"), cwd=compare_reg.root)  # a rebuild elsewhere, without the cache
+    assert result.returncode == 0, result.stdout + result.stderr
+    line = evreg("build", "--out", str(tmp_path / "cli"), cwd=compare_reg.root).stderr
+    assert f"generated pages checked 0, unchanged since an earlier build's checks {warm.reused}" in line
+
+
+@pytest.mark.slow
+def test_a_changed_record_rescans_exactly_the_pages_whose_content_changed(compare_reg: Reg, tmp_path: Path) -> None:
+    """The changed measurement's packet page, and the pages that show it (the family's headline, the comparisons),
+    are scanned again; every other page's scans are reused; the result is the site a cold build makes, and the
+    entries of the pages as they were are gone."""
+    before = publish.build(compare_reg.root, tmp_path / "before")
+    old = entries(compare_reg)
+    samples = {"metrics": {"decode_tok_s": [30.31, 30.35]}}  # run-1's, with its own evidence file: the family's
+    evidence = own_evidence(compare_reg, "run-1", samples)  # featured result, and a value the comparisons show
+    compare_reg.edit(f"{F}/pkt/measurements/run-1.json", lambda d: d.update(samples, **evidence))
+    compare_reg.commit("a caveat")
+    warm = publish.build(compare_reg.root, tmp_path / "warm")
+    changed = {path for path in before.scanned if shown(tmp_path / "before", path) != shown(tmp_path / "warm", path)}
+    assert {"packets/pkt.md", "families/fam.md", "compare/decode-tok-s.md", "index.md"} <= changed  # the home page too
+    assert sorted(warm.scanned) == sorted(changed)
+    assert warm.reused == len(before.scanned) - len(changed)
+    now = entries(compare_reg)
+    assert len(now) == len(before.scanned) and len(set(now) - set(old)) == len(changed)  # stale entries dropped
+    compare_reg.root.joinpath(CHECKED_FILE).unlink()
+    publish.build(compare_reg.root, tmp_path / "cold")
+    assert files(tmp_path / "cold") == files(tmp_path / "warm")
+
+
+def with_site(reg: Reg) -> None:
+    shutil.copy(REPO / "mkdocs.yml", reg.root / "mkdocs.yml")
+    shutil.copytree(REPO / "site", reg.root / "site")
+
+
+@dataclasses.dataclass(frozen=True)
+class Shown(Code):
+    """A rule's documentation as the rule reference page shows it, not declared as a finding code."""
+
+    def __post_init__(self) -> None:
+        pass
+
+
+def plant(reg: Reg, page: str, fields: dict[str, object]) -> str:
+    """Overwrite ``fields`` of the entry kept for the page ``page``; its address."""
+    stored = json.loads((reg.root / CHECKED_FILE).read_text("utf-8"))
+    key = next(k for k, e in stored["entries"].items() if e["path"] == page)
+    stored["entries"][key].update(fields)
+    (reg.root / CHECKED_FILE).write_text(json.dumps(stored), "utf-8")
+    return key
+
+
+def test_an_orphan_figure_refuses_the_build_whether_its_scan_is_reused_or_planted(reg: Reg, tmp_path: Path) -> None:
+    """A typed figure in the text of a rule's documentation is an orphan on the generated rule reference: the build
+    is refused, with the same findings when the scan is reused, and when the page's entry is replaced by one that
+    claims nothing was found (for other content, or another page's entry)."""
+    with_site(reg)
+    reg.commit("a site")
+    db = ensure_catalog(reg.root).path
+    downloads = reg.root / "build/downloads"
+    catalog.export_tables(db, downloads)
+    docs: list[Code] = [Shown("page-reuse-example", "An example rule", "Decode reached 52.3 tok/s once.", "None.")]
+
+    def site() -> tuple[sitebuild.Built, list[tuple[str, str, str]]]:
+        built = sitebuild.build_site(reg.root, db, downloads, tmp_path / "site", docs)
+        assert not (tmp_path / "site").exists()  # refused: nothing published
+        return built, [(f.code, f.file, f.message) for f in built.findings]
+
+    cold, orphans = site()
+    assert [(c, f) for c, f, _ in orphans] == [("orphan-number", RULES)] and "'52.3 tok/s'" in orphans[0][2]
+    warm, found = site()
+    assert found == orphans and warm.scanned == [] and warm.reused == len(cold.scanned)
+    plant(reg, RULES, {"findings": [], "content": "0" * 64})  # wrong content for its address, claiming nothing found
+    planted, found = site()
+    assert found == orphans and planted.scanned == [RULES]
+    clean = next(e for e in entries(reg).values() if e["path"] != RULES)
+    plant(reg, RULES, clean)  # another page's entry, at this page's address
+    moved, found = site()
+    assert found == orphans and moved.scanned == [RULES]
+    plant(reg, "packets/pkt.md", {"content": "0" * 64})  # a record page's, made where the record pages are made
+    record, found = site()
+    assert found == orphans and record.scanned == ["packets/pkt.md"]
+
+
+def test_entries_from_other_code_or_another_site_configuration_or_a_torn_file_are_not_used(
+    reg: Reg, tmp_path: Path
+) -> None:
+    with_site(reg)
+    reg.commit("a site")
+    db = ensure_catalog(reg.root).path
+    downloads = reg.root / "build/downloads"
+    catalog.export_tables(db, downloads)
+    taken = receipts.take(reg.root)
+
+    def site(receipt: receipts.Receipt = taken) -> sitebuild.Built:
+        built = sitebuild.build_site(reg.root, db, downloads, tmp_path / "site", receipt=receipt)
+        assert built.findings == []
+        return built
+
+    pages = len(site().scanned)
+    assert site().reused == pages
+    other = site(dataclasses.replace(taken, rules="0" * 64))  # the validation cache's code version, another code's
+    assert (other.reused, len(other.scanned)) == (0, pages)
+    assert site().reused == 0  # that build kept only its own entries
+    assert site().reused == pages
+    config = reg.root / "mkdocs.yml"
+    config.write_text(config.read_text("utf-8") + "\nsite_description: the same pages\n", "utf-8")
+    assert (site().reused, site().reused) == (0, pages)
+    held = (reg.root / CHECKED_FILE).read_bytes()
+    (reg.root / CHECKED_FILE).write_bytes(held[: len(held) // 2])
+    torn = site()
+    assert (torn.reused, len(torn.scanned)) == (0, pages)
+    assert site().reused == pages
+    reg.repo.git.add("-f", CHECKED_FILE)  # entries a commit brings are its author's word: not read
+    reg.commit("entries of my own")
+    assert (site().reused, site().reused) == (0, 0)
