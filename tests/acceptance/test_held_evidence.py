@@ -7,6 +7,8 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -132,3 +134,17 @@ def _bytes(tmp_path: Path) -> Path:
     copy = tmp_path / "held-input.json"
     copy.write_bytes(BYTES)
     return copy
+
+
+def test_ci_fetches_the_commits_the_families_pin(reg: Reg) -> None:
+    """publish.yml's external-evidence job fetches these commits of the source before validating with --source."""
+    from evreg.devtools.pins import pinned
+
+    assert pinned(reg.root, "lab") == []
+    _external(reg)
+    assert pinned(reg.root, "lab") == [PINNED] and pinned(reg.root, "other") == []
+    done = subprocess.run(
+        [sys.executable, "-m", "evreg.devtools.pins", "lab"], cwd=reg.root, capture_output=True, text=True, check=True
+    )
+    assert done.stdout == PINNED + "\n"  # as the workflow runs it
+    assert pinned(REPO, "neural-download") == ["0685cccbe326e98438378abf94d67f9b3052209d"]
