@@ -108,7 +108,7 @@ def test_a_changed_family_is_made_again_with_those_that_read_it_and_the_catalog_
     after, rows = cached(reg.root)
     assert rows == {"reused": 0, "made": 3, "why": {reuse.NO_ENTRY: 1, reuse.DEPENDS: 2}}
     assert after == cold(reg.root, tmp_path)
-    assert {r[-1] for r in after["evidence"] if r[3] == RUN_T} == {True}
+    assert {r[-2] for r in after["evidence"] if r[3] == RUN_T} == {True}  # present (then held)
 
     # A committed change: the clean folders' digests are git tree ids now, the entries made for them again once.
     reg.commit("edits")

@@ -48,7 +48,7 @@ def test_lab_manifest_round_trip_is_lossless(empty_repo: Path) -> None:
 @pytest.mark.slow
 def test_import_binds_prose_figures_to_citations(empty_repo: Path) -> None:
     result = evreg("import", "neural-download", str(LAB_MANIFEST), cwd=empty_repo)
-    assert "732 figures in prose bound to citations; 33 left as written" in result.stderr
+    assert "735 figures in prose bound to citations; 33 left as written" in result.stderr
     cell = json.loads((empty_repo / "packets/qwen-27b/coverage/q36-q4-0-mtp-by-tp.json").read_text())["cells"]["0:1"]
     assert cell["label"] == "D{{ m:q36-q4-0-tp1-target-only.decode_tok_s[0] | 3 | nounit }} · target only"
     # a signed percentage that is the change between exactly one pair of the view's runs: a derived figure
