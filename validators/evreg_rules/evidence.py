@@ -660,8 +660,30 @@ def check_external(registry: Registry) -> Iterator[Finding]:
             if raw is None:
                 message = f"{ref.path!r} is not a file of source {ref.source!r} at commit {commit[:12]}"
                 yield EXTERNAL.at(doc, pointer, message, fields={"source": str(ref.source), "path": ref.path})
+            elif (copy := registry.held_copy(doc.place.family, value)) is not None and pointer == "/evidence":
+                yield from _held_against_clone(registry, doc, ref, copy, clones[str(ref.source)], read)
             elif pointer == "/evidence" and isinstance(doc.data.get("evidence_locators"), dict):
                 yield from _located(doc, doc.data["evidence_locators"], _Evidence(raw, value))
+
+
+def _held_against_clone(
+    registry: Registry, doc: Any, ref: Any, copy: str, clone: Any, read: dict[tuple[str, str, str], bytes | None]
+) -> Iterator[Finding]:
+    """A held copy, given a clone of its source: its bytes are the file's at the commit it says it was read at."""
+    family = registry.family(doc.place.family)
+    spec = (family.data.get("sources") or {}).get(ref.source) if family is not None else None
+    commit = str(((spec or {}).get("held") or {}).get(ref.path, {}).get("commit", ""))
+    key = (str(ref.source), commit, ref.path)
+    if key not in read:
+        done = gitcmd.run(clone, "show", f"{commit}:{ref.path}")
+        read[key] = done.stdout if done is not None and done.returncode == 0 else None
+    if registry.evidence(copy) is EvidenceState.FILE and read[key] != registry.read_file(copy):
+        where = "is not a file there" if read[key] is None else "has other bytes there"
+        message = (
+            f"the held copy {copy} says it was read at commit {commit[:12]} of {ref.source!r}, whose {ref.path!r} "
+            f"{where}"
+        )
+        yield EXTERNAL.at(doc, "/evidence", message, fields={"source": str(ref.source), "path": ref.path})
 
 
 def check_quotes(registry: Registry) -> Iterator[Finding]:

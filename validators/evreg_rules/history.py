@@ -12,9 +12,9 @@ from evreg.check.rules import Rule
 from evreg.claims import workload_text
 from evreg.claims.scope import differing
 from evreg.core.evidence import parse_ref
-from evreg.core.findings import Code, Finding, Severity
+from evreg.core.findings import Code, Finding, Severity, join_pointer
 from evreg.core.jsonio import canonical
-from evreg.core.layout import BASELINE, PACKETS, RULE_PATHS, changes_checkout, id_key
+from evreg.core.layout import BASELINE, PACKETS, RULE_PATHS, changes_checkout, held_path, id_key
 from evreg.core.vocab import promotable
 from evreg.records.models import revisions_of
 from evreg.store import MEASUREMENT_KINDS, Document, Registry
@@ -266,6 +266,25 @@ def _rewritten_identity(change: Change) -> Iterator[Finding]:
                 if not _same(after, value):
                     message = f"published {what} {rid!r} changed its {key} (was {value!r}, now {after!r})"
                     yield REWRITE.at(new, "/weight_revisions", message)
+            yield from _rewritten_held(change, old, new)
+
+
+def _rewritten_held(change: Change, old: Document, new: Document) -> Iterator[Finding]:
+    """A held copy a published family lists is a receipt like a local evidence file: its entry (commit, sha256) and
+    its bytes stay as they were; holding a new reading is a new path or a new family, not a rewrite."""
+    now = new.data.get("sources") or {}
+    for source, spec in (old.data.get("sources") or {}).items():
+        before = spec.get("held") if isinstance(spec, dict) else None
+        after = (now.get(source) or {}).get("held") if isinstance(now.get(source), dict) else None
+        for path, entry in before.items() if isinstance(before, dict) else ():
+            kept = after.get(path) if isinstance(after, dict) else None
+            local = held_path(str(old.id), str(source), path)
+            if not _same(entry, kept) or _changed(local, change.changed):
+                yield REWRITE.at(
+                    new,
+                    join_pointer("sources", source, "held", path),
+                    f"the held copy of {source}:{path} of published family {old.id!r} was changed or removed",
+                )
 
 
 def _identities(family: dict[str, Any]) -> dict[tuple[str, str, str], Any]:

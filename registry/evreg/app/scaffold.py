@@ -74,6 +74,10 @@ def family(
     return {"kind": "family", "id": family_id, "name": name, "weight_revisions": [rev]}
 
 
+_SAFE_PART = re.compile(r"[A-Za-z0-9._+@=,-]+")
+"""A part of a held path: what a file name of any checkout can be, with nothing a reader could misread."""
+
+
 def held(root: Path, family_id: str, reference: str, data: bytes, commit: str, read: str) -> tuple[str, dict[str, Any]]:
     """Where ``data`` goes as the family's held copy of ``reference`` (``SOURCE:path``, a source the family
     declares), and the family record listing it: read at ``commit``, with its sha256, and how it was read."""
@@ -83,6 +87,10 @@ def held(root: Path, family_id: str, reference: str, data: bytes, commit: str, r
         raise ScaffoldRefused(f"{reference!r} is no external reference: write it as SOURCE:path, as records cite it")
     if problem := outside_repository(ref.path):
         raise ScaffoldRefused(f"{ref.path!r} is not a plain path inside the source: {problem}")
+    if any(part in ("", ".") or not _SAFE_PART.fullmatch(part) for part in ref.path.split("/")):
+        raise ScaffoldRefused(
+            f"{ref.path!r} is not a plain path: each part is letters, digits and . _ - + @ = , (no empty or '.' part)"
+        )
     if not re.fullmatch(r"[0-9a-f]{40}", commit):
         raise ScaffoldRefused(f"commit {commit!r} is not a full commit id (40 hexadecimal digits)")
     fam = _family(load(root), family_id)
@@ -91,9 +99,16 @@ def held(root: Path, family_id: str, reference: str, data: bytes, commit: str, r
         known = ", ".join(sorted(sources)) or "none"
         raise ScaffoldRefused(f"family {family_id!r} declares no source {ref.source!r} (it declares: {known})")
     target = held_path(family_id, ref.source, ref.path)
+    spec = dict(sources[ref.source])
+    earlier = (spec.get("held") or {}).get(ref.path)
+    same = isinstance(earlier, dict) and earlier.get("sha256") == sha256(data) and earlier.get("commit") == commit
+    if earlier is not None and not same:
+        raise ScaffoldRefused(
+            f"family {family_id!r} holds a copy of {reference} already (read at commit "
+            f"{str(earlier.get('commit'))[:12]}); a held copy is the file as it was read, never replaced"
+        )
     if (root / target).exists() and (root / target).read_bytes() != data:
         raise ScaffoldRefused(f"{target} holds other bytes already; a held copy is the file as it was read")
-    spec = dict(sources[ref.source])
     spec["held"] = {**(spec.get("held") or {}), ref.path: {"commit": commit, "sha256": sha256(data), "read": read}}
     return target, {**fam, "sources": {**sources, ref.source: spec}}
 

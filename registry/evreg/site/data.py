@@ -37,7 +37,10 @@ class Catalog:
             self.provenance: dict[str, list[ProvenanceRow]] = defaultdict(list)
             for change in rows_of(con, ProvenanceRow, "path, seq"):
                 self.provenance[change.path].append(change)
-            self.defects = [f for f in rows_of(con, FindingRow, "file, pointer") if f.baselined]
+            found = rows_of(con, FindingRow, "file, pointer")
+            self.defects = [f for f in found if f.baselined]
+            self.unread: Counter[str] = Counter(f.file for f in found if f.code == "evidence-value-mismatch")
+            """Per record file, how many of its samples its evidence does not hold (accepted or not)."""
             self.defects_in: dict[str, list[FindingRow]] = defaultdict(list)  # file -> its accepted defects
             for f in self.defects:
                 self.defects_in[f.file].append(f)

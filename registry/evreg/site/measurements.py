@@ -309,20 +309,24 @@ def evidence_list(p: Pages, page: Page, file: str, family: str) -> None:
         else:
             what = f"<code>{esc(ev.path)}</code>" + ("" if ev.present else " (missing)")
         digest = f"<code>{esc(ev.sha256)}</code> ({esc(ev.bytes)} bytes)" if ev.sha256 else "—"
-        out.append([f"<code>{esc(ev.pointer)}</code>", what, esc(ev.ref_kind), digest, _checked(ev, spec)])
+        out.append(
+            [f"<code>{esc(ev.pointer)}</code>", what, esc(ev.ref_kind), digest, _checked(ev, spec, p.unread[file])]
+        )
     page.table(["Where", "Evidence", "Kind", "sha256", "Checked"], out)
 
 
-def _checked(ev: EvidenceRow, source: Any = None) -> str:
+def _checked(ev: EvidenceRow, source: Any = None, unread: int = 0) -> str:
     """Whether and when a reference was checked: a local file or a held copy of an external one at this site's build
-    (the receipt below names the commit), with the commit the copy was read at; an external file or a link not."""
+    (the receipt below names the commit), with the commit the copy was read at; an external file or a link not.
+    ``unread``: how many of the record's samples its evidence does not hold."""
+    samples = f"{unread} of the record's samples are not in it (see the findings)" if unread else "its samples re-read"
     if ev.ref_kind == "local" and ev.present:
-        return "yes, when this site was built: present, hashed, its samples re-read"
+        return f"yes, when this site was built: present, hashed, {samples}"
     if ev.ref_kind == "external" and ev.held and ev.present:
         held = ((source or {}).get("held") or {}).get(ev.path) or {} if isinstance(source, dict) else {}
         read, pinned = str(held.get("commit", "")), (source or {}).get("commit")
         at = f"read at commit <code>{esc(read[:12])}</code>" + ("" if read == pinned else ", not a pinned one")
-        return f"yes, its copy held here ({at}), when this site was built: present, hashed, its samples re-read"
+        return f"yes, its copy held here ({at}), when this site was built: present, hashed, {samples}"
     if ev.ref_kind == "external":
         return "no: a file of another repository, not copied here"
     if ev.ref_kind == "url":

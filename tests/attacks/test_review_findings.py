@@ -1,0 +1,355 @@
+"""Attacks on two mechanisms, each a defect found in review: the figure grammar's context rules (a number made a claim
+by the words around it) and held copies of external evidence (``evreg hold``). Each test asserts what the product
+claims; it fails today, so it is marked ``xfail(strict=True)``: when the defect is fixed the test passes and the
+strict mark fails the suite, asking for the mark to go."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import git
+import pytest
+
+from evreg.app import publish, records
+from evreg.check import rules
+from evreg.check.pipeline import validate
+from evreg.claims.figures import find_figures
+from evreg.core.errors import Refused
+from helpers import REPO, F, Reg, evreg, only
+
+# -- figures by context: claims that get through ------------------------------------------------------------------
+
+
+def _typed(text: str) -> list[str]:
+    return [f.text for f in find_figures(text)]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="the context rules read one or two spaces; a page collapses any white space",
+)
+@pytest.mark.parametrize(
+    "text",
+    [
+        "decode throughput\n52.3",  # a reader sees "decode throughput 52.3": record prose is shown as HTML text
+        "TTFT\t274",
+        "TTFT   274",
+        "improved by\n12.5",
+        "improved  by 12.5",
+        "3.1 images\nper second",
+        "12.5\nfaster than eager",
+    ],
+)
+def test_white_space_a_reader_sees_as_one_space_hides_a_figure(text: str) -> None:
+    assert _typed(text)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="number words count only before a unit, not after a name, a change or before a rate",
+)
+@pytest.mark.parametrize(
+    "text",
+    [
+        "decode throughput of fifty-two point three",
+        "TTFT two hundred seventy-four",
+        "improved by twelve point five",
+        "twelve point five faster than eager",
+        "fifty-two point three queries per second",
+        "one and a half times faster",
+    ],
+)
+def test_number_words_after_a_name_or_before_a_rate_are_figures(text: str) -> None:
+    assert _typed(text)
+
+
+@pytest.mark.xfail(
+    strict=True, raises=AssertionError, reason="a multiplier sign after a space is not read as a multiple"
+)
+@pytest.mark.parametrize("text", ["12.5 x faster than eager", "3 × faster", "2.4 X the throughput of eager"])
+def test_a_multiplier_sign_after_a_space_is_a_figure(text: str) -> None:
+    assert _typed(text)
+
+
+@pytest.mark.xfail(
+    strict=True, raises=AssertionError, reason="the number after a citation in a change or a list is not read"
+)
+@pytest.mark.parametrize(
+    "text",
+    [
+        "decode rose from {{ m:run-1.decode_tok_s[0] }} to 31.5",
+        "decode went from {{ m:run-1.decode_tok_s[0] }} to 31.5",
+        "TTFT {{ m:run-1.decode_tok_s[0] }} and 301",
+        "decode {{ m:run-1.decode_tok_s[0] }} vs 31.5",
+    ],
+)
+def test_a_figure_after_a_cited_one_is_a_figure(text: str) -> None:
+    assert _typed(text)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="separators and comparisons a reader reads as 'is' or 'by' are not in the grammar",
+)
+@pytest.mark.parametrize(
+    "text",
+    [
+        "decode throughput — 52.3",
+        "decode throughput → 52.3",
+        "TTFT: ~274",
+        "TTFT ≅ 274",
+        "12.5 more throughput than eager",
+        "12.5 less latency than eager",
+        "12.5 points higher than eager",
+        "an improvement of 12.5 over eager",
+    ],
+)
+def test_separators_and_comparisons_a_reader_reads_through(text: str) -> None:
+    assert _typed(text)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="a rate per millisecond or per device per second is no rate to the grammar",
+)
+@pytest.mark.parametrize(
+    "text",
+    ["52.3 tokens/ms", "0.0523 tokens per millisecond", "3.1 images/GPU/s", "812 queries-per-second", "12 per cent"],
+)
+def test_rates_and_shares_in_other_spellings(text: str) -> None:
+    assert _typed(text)
+
+
+@pytest.mark.xfail(
+    strict=True, raises=AssertionError, reason="a record's figure split from its name by a line break validates"
+)
+def test_a_record_whose_figure_is_split_by_a_line_break_is_refused(reg: Reg) -> None:
+    """End to end: a run's caveat that a page shows as "Decode throughput 52.3" (HTML shows a line break as a
+    space) is an orphan-number."""
+    reg.edit(f"{F}/pkt/measurements/run-1.json", lambda d: d.update(caveat="Decode throughput\n52.3 on the rerun."))
+    assert only(reg.findings(), "orphan-number")
+
+
+@pytest.mark.xfail(
+    strict=True, raises=AssertionError, reason="a bound, a verb or a qualifier hides the value after a name"
+)
+@pytest.mark.parametrize(
+    "text",
+    [
+        "decode ≥ 52.3",
+        "decode >= 52.3",
+        "decode at least 52.3",
+        "decode peaked at 52.3",
+        "decode averaged 52.3",
+        "TTFT(p99) 274",
+        "TTFT at p99 274",
+        "TTFT for batch 1: 274",
+    ],
+)
+def test_a_bound_or_verb_between_a_name_and_its_value(text: str) -> None:
+    assert _typed(text)
+
+
+@pytest.mark.xfail(
+    strict=True, raises=AssertionError, reason="after a name, an exponent, a k or a decimal comma ends it"
+)
+@pytest.mark.parametrize("text", ["decode 5.23e1", "decode 52.3k", "decode 52,3"])
+def test_number_forms_after_a_name(text: str) -> None:
+    """The forms a number takes before a unit (an exponent, ``k``) and the decimal comma, after a metric name."""
+    assert _typed(text)
+
+
+# -- figures by context: honest text refused ----------------------------------------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="a count, a version or a method name before a comparing word is read as a figure",
+)
+@pytest.mark.parametrize(
+    "text",
+    [
+        "accuracy under 5-fold cross-validation",
+        "twofold cross-validation of the gate",
+        "faster 8-bit kernels",
+        "2 faster kernels were tried",
+        "3 better runs were kept",
+        "CUDA 12.8 faster startup",
+        "Python 3.11 better error messages",
+        "scores 3 of 5 tasks",
+        "score 3 out of 5 tasks",
+        "dropped 3 of 12 prompts",
+        "TTFT 2025-03-14 rerun",
+    ],
+)
+def test_honest_counts_versions_and_methods_are_no_figures(text: str) -> None:
+    assert _typed(text) == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="a setting per unit of time (offered load, sampling) is read as a measured rate",
+)
+@pytest.mark.parametrize(
+    "text", ["the client sent 8 requests per second", "the monitor sampled 10 times per second", "1 frame per second"]
+)
+def test_settings_per_unit_of_time_are_no_figures(text: str) -> None:
+    assert _typed(text) == []
+
+
+# -- held copies of external evidence -----------------------------------------------------------------------------
+
+RUN = f"{F}/pkt/measurements/run-1.json"
+LAB = "lab:data/run-1.json"
+HELD = f"{F}/evidence/lab/data/run-1.json"
+PINNED = "c" * 40
+BYTES = b'{"runs": [{"decode_tok_s": [30.21, 30.25]}]}\n'
+
+
+def _external(reg: Reg, pinned: str = PINNED) -> None:
+    """The family declares the lab's repository at ``pinned``; run-1 cites its file there (as
+    tests/acceptance/test_held_evidence.py sets it up)."""
+    reg.edit(f"{F}/family.json", lambda d: d.update(sources={"lab": {"repository": "https://github.com/x/lab"}}))
+    reg.edit(f"{F}/family.json", lambda d: d["sources"]["lab"].update(commit=pinned))
+
+    def cite(d: dict[str, Any]) -> None:
+        d["evidence"] = LAB
+        d.pop("evidence_sha256")
+
+    reg.edit(RUN, cite)
+    reg.commit("cite the lab's file")
+
+
+def _hold(reg: Reg, tmp_path: Path, data: bytes = BYTES, commit: str = PINNED, name: str = "copy.json") -> list[str]:
+    copy = tmp_path / name
+    copy.write_bytes(data)
+    return records.hold(reg.root, "fam", LAB, copy, commit=commit, read="a clone of the lab's repository")
+
+
+def _site(reg: Reg) -> None:
+    shutil.copy(REPO / "mkdocs.yml", reg.root / "mkdocs.yml")
+    shutil.copytree(REPO / "site", reg.root / "site")
+
+
+def test_a_published_runs_held_copy_rewritten_with_its_sha256_is_a_history_rewrite(reg: Reg, tmp_path: Path) -> None:
+    """A held copy is the receipt of a published run: new bytes with a matching new sha256 in the family record are a
+    rewrite, as they are for a local evidence file (``history-rewrite``). Today ``--base`` reports nothing."""
+    _external(reg)
+    _hold(reg, tmp_path)
+    reg.commit("hold the lab's file")
+    # the samples stay; what they were measured on changes
+    new = BYTES.replace(b"]}]}", b'], "hardware": "RTX 5090"}]}')
+    (reg.root / HELD).write_bytes(new)
+    digest = hashlib.sha256(new).hexdigest()
+    reg.edit(f"{F}/family.json", lambda d: d["sources"]["lab"]["held"]["data/run-1.json"].update(sha256=digest))
+    _, report = validate(reg.root, rules.discover(), base="HEAD", use_cache=False)
+    assert [f for f in report.findings if f.code == "history-rewrite"], [f.code for f in report.findings]
+
+
+def test_hold_never_replaces_a_committed_held_copy_by_other_bytes(reg: Reg, tmp_path: Path) -> None:
+    """Deleting the committed copy first, ``evreg hold`` writes other bytes and a new sha256 under the same path."""
+    _external(reg)
+    _hold(reg, tmp_path)
+    reg.commit("hold the lab's file")
+    (reg.root / HELD).unlink()
+    entry = reg.read(f"{F}/family.json")["sources"]["lab"]["held"]
+    with pytest.raises(Refused, match="never replaced"):
+        _hold(reg, tmp_path, BYTES.replace(b"30.25", b"30.250"), name="other.json")
+    assert not (reg.root / HELD).exists() and reg.read(f"{F}/family.json")["sources"]["lab"]["held"] == entry
+
+
+def _lab_clone(tmp_path: Path) -> tuple[Path, str]:
+    """The lab's repository: data/run-1.json holds decode 20.1 and 20.2 at its one commit."""
+    root = tmp_path / "lab"
+    repo = git.Repo.init(root)
+    with repo.config_writer() as cw:
+        cw.set_value("user", "name", "Lab")
+        cw.set_value("user", "email", "lab@example.org")
+    (root / "data").mkdir()
+    (root / "data/run-1.json").write_bytes(b'{"runs": [{"decode_tok_s": [20.1, 20.2]}]}\n')
+    repo.git.add("-A")
+    return root, repo.index.commit("run").hexsha
+
+
+def test_a_forged_held_copy_is_refuted_by_the_clone_of_its_source(reg: Reg, tmp_path: Path) -> None:
+    """The contributor holds bytes of their own, claiming they were read at the pinned commit; the file there holds
+    other samples. Validated with a clone of the source (``--source lab=DIR``), the forgery passes: no error, no
+    warning, the reference counted as held and checked."""
+    clone, pinned = _lab_clone(tmp_path)
+    _external(reg, pinned)
+    _hold(reg, tmp_path, commit=pinned)  # 30.21 and 30.25, as the record claims; the lab's file says 20.1 and 20.2
+    reg.commit("hold a forged copy")
+    result = evreg("validate", "--source", f"lab={clone}", "--format", "json", cwd=reg.root)
+    findings = json.loads(result.stdout)["findings"]
+    assert result.returncode != 0 and any(f["severity"] == "error" for f in findings), findings
+
+
+@pytest.mark.parametrize("reference", ["lab:data/run-1.json\n", "lab:data//run-1.json", "lab:./data/run-1.json"])
+def test_hold_refuses_a_path_validation_refuses(reg: Reg, tmp_path: Path, reference: str) -> None:
+    """``evreg hold`` checks only that the path stays inside the source; it writes a file whose name holds a line
+    break (or an empty or ``.`` part) that validation then reports as ``path-unsafe``."""
+    _external(reg)
+    copy = tmp_path / "copy.json"
+    copy.write_bytes(BYTES)
+    try:
+        written = records.hold(reg.root, "fam", reference, copy, commit=PINNED, read="a clone")
+    except Refused:
+        written = []
+    assert written == [], written
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="the site says 'samples re-read' for a copy lacking them")
+def test_the_site_does_not_call_a_copy_lacking_the_samples_checked(reg: Reg, tmp_path: Path) -> None:
+    """A copy read at another commit that does not hold a sample is a warning in validation; the site builds and says
+    'yes, its copy held here ... its samples re-read', and names the pinned commit beside the copy's link."""
+    _external(reg)
+    _site(reg)
+    _hold(reg, tmp_path, BYTES.replace(b"30.25", b"29.9"), commit="d" * 40)
+    reg.commit("hold a copy read at another commit")
+    assert [f.severity for f in only(reg.findings(), "evidence-value-mismatch")] == ["warning"]
+    page = (publish.build(reg.root).out / "packets" / "pkt" / "index.html").read_text("utf-8")
+    assert "its samples re-read" not in page
+
+
+@pytest.mark.xfail(
+    strict=True, raises=AssertionError, reason="a symlinked held copy validates and is linked unpublished"
+)
+def test_a_symlinked_held_copy_is_refused_or_published(reg: Reg, tmp_path: Path) -> None:
+    """The held copy is a symlink to another evidence file with the same bytes: validation reports nothing, the build
+    skips it (no symlink is published), and the page still links 'its copy held here' and calls it checked."""
+    _external(reg)
+    _site(reg)
+    _hold(reg, tmp_path)
+    reg.raw(f"{F}/pkt/evidence/same.json", BYTES)
+    (reg.root / HELD).unlink()
+    os.symlink("../../../pkt/evidence/same.json", reg.root / HELD)
+    reg.commit("hold through a symlink")
+    errors = [f for f in reg.findings() if f.severity == "error"]
+    if errors:
+        return  # refused: as it should be
+    out = publish.build(reg.root).out
+    digest = hashlib.sha256(BYTES).hexdigest()
+    assert (out / "evidence" / digest / "run-1.json").is_file()
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="case twins are looked for in a path's last part only")
+def test_held_copies_whose_folders_differ_only_in_case_are_unsafe(reg: Reg, tmp_path: Path) -> None:
+    """``data/run-1.json`` and ``Data/run-1.json`` held with other bytes: one file where a checkout ignores case (the
+    second written replaces the first), and no finding."""
+    _external(reg)
+    _hold(reg, tmp_path)
+    other = tmp_path / "other.json"
+    other.write_bytes(BYTES.replace(b"30.21", b"31.21"))
+    records.hold(reg.root, "fam", "lab:Data/run-1.json", other, commit=PINNED, read="a clone")
+    assert only(reg.findings(), "path-unsafe")
