@@ -1,7 +1,7 @@
-"""Attacks on two mechanisms, each a defect found in review: the figure grammar's context rules (a number made a claim
-by the words around it) and held copies of external evidence (``evreg hold``). Each test asserts what the product
-claims; it fails today, so it is marked ``xfail(strict=True)``: when the defect is fixed the test passes and the
-strict mark fails the suite, asking for the mark to go."""
+"""Attacks on two mechanisms found in review: the figure grammar's context rules (a number made a claim by the words
+around it) and held copies of external evidence (``evreg hold``). Each test asserts what the product claims; the
+cases still open are marked ``xfail(strict=True)`` with why: when one is fixed, the strict mark fails the suite,
+asking for the mark to go."""
 
 from __future__ import annotations
 
@@ -29,15 +29,10 @@ def _typed(text: str) -> list[str]:
     return [f.text for f in find_figures(text)]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="the context rules read one or two spaces; a page collapses any white space",
-)
 @pytest.mark.parametrize(
     "text",
     [
-        "decode throughput\n52.3",  # a reader sees "decode throughput 52.3": record prose is shown as HTML text
+        "decode throughput\n52.3",
         "TTFT\t274",
         "TTFT   274",
         "improved by\n12.5",
@@ -50,55 +45,116 @@ def test_white_space_a_reader_sees_as_one_space_hides_a_figure(text: str) -> Non
     assert _typed(text)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="number words count only before a unit, not after a name, a change or before a rate",
+REASON_TEST_NUMBER_WORDS_AFTER_A_NAME_OR_BEFORE_A_RATE_ARE_FIGURES = (
+    "number words count only before a unit, not after a name, a change or before a rate"
 )
+
+
 @pytest.mark.parametrize(
     "text",
     [
-        "decode throughput of fifty-two point three",
-        "TTFT two hundred seventy-four",
-        "improved by twelve point five",
-        "twelve point five faster than eager",
-        "fifty-two point three queries per second",
-        "one and a half times faster",
+        pytest.param(
+            "decode throughput of fifty-two point three",
+            marks=pytest.mark.xfail(
+                strict=True,
+                raises=AssertionError,
+                reason=REASON_TEST_NUMBER_WORDS_AFTER_A_NAME_OR_BEFORE_A_RATE_ARE_FIGURES,
+            ),
+        ),
+        pytest.param(
+            "TTFT two hundred seventy-four",
+            marks=pytest.mark.xfail(
+                strict=True,
+                raises=AssertionError,
+                reason=REASON_TEST_NUMBER_WORDS_AFTER_A_NAME_OR_BEFORE_A_RATE_ARE_FIGURES,
+            ),
+        ),
+        pytest.param(
+            "improved by twelve point five",
+            marks=pytest.mark.xfail(
+                strict=True,
+                raises=AssertionError,
+                reason=REASON_TEST_NUMBER_WORDS_AFTER_A_NAME_OR_BEFORE_A_RATE_ARE_FIGURES,
+            ),
+        ),
+        pytest.param(
+            "twelve point five faster than eager",
+            marks=pytest.mark.xfail(
+                strict=True,
+                raises=AssertionError,
+                reason=REASON_TEST_NUMBER_WORDS_AFTER_A_NAME_OR_BEFORE_A_RATE_ARE_FIGURES,
+            ),
+        ),
+        pytest.param(
+            "fifty-two point three queries per second",
+            marks=pytest.mark.xfail(
+                strict=True,
+                raises=AssertionError,
+                reason=REASON_TEST_NUMBER_WORDS_AFTER_A_NAME_OR_BEFORE_A_RATE_ARE_FIGURES,
+            ),
+        ),
+        pytest.param(
+            "one and a half times faster",
+            marks=pytest.mark.xfail(
+                strict=True,
+                raises=AssertionError,
+                reason=REASON_TEST_NUMBER_WORDS_AFTER_A_NAME_OR_BEFORE_A_RATE_ARE_FIGURES,
+            ),
+        ),
     ],
 )
 def test_number_words_after_a_name_or_before_a_rate_are_figures(text: str) -> None:
     assert _typed(text)
 
 
-@pytest.mark.xfail(
-    strict=True, raises=AssertionError, reason="a multiplier sign after a space is not read as a multiple"
+@pytest.mark.parametrize(
+    "text",
+    [
+        "12.5 x faster than eager",
+        "3 × faster",
+        "2.4 X the throughput of eager",
+    ],
 )
-@pytest.mark.parametrize("text", ["12.5 x faster than eager", "3 × faster", "2.4 X the throughput of eager"])
 def test_a_multiplier_sign_after_a_space_is_a_figure(text: str) -> None:
     assert _typed(text)
 
 
-@pytest.mark.xfail(
-    strict=True, raises=AssertionError, reason="the number after a citation in a change or a list is not read"
-)
+REASON_TEST_A_FIGURE_AFTER_A_CITED_ONE_IS_A_FIGURE = "the number after a citation in a change or a list is not read"
+
+
 @pytest.mark.parametrize(
     "text",
     [
-        "decode rose from {{ m:run-1.decode_tok_s[0] }} to 31.5",
-        "decode went from {{ m:run-1.decode_tok_s[0] }} to 31.5",
-        "TTFT {{ m:run-1.decode_tok_s[0] }} and 301",
-        "decode {{ m:run-1.decode_tok_s[0] }} vs 31.5",
+        pytest.param(
+            "decode rose from {{ m:run-1.decode_tok_s[0] }} to 31.5",
+            marks=pytest.mark.xfail(
+                strict=True, raises=AssertionError, reason=REASON_TEST_A_FIGURE_AFTER_A_CITED_ONE_IS_A_FIGURE
+            ),
+        ),
+        pytest.param(
+            "decode went from {{ m:run-1.decode_tok_s[0] }} to 31.5",
+            marks=pytest.mark.xfail(
+                strict=True, raises=AssertionError, reason=REASON_TEST_A_FIGURE_AFTER_A_CITED_ONE_IS_A_FIGURE
+            ),
+        ),
+        pytest.param(
+            "TTFT {{ m:run-1.decode_tok_s[0] }} and 301",
+            marks=pytest.mark.xfail(
+                strict=True, raises=AssertionError, reason=REASON_TEST_A_FIGURE_AFTER_A_CITED_ONE_IS_A_FIGURE
+            ),
+        ),
+        pytest.param(
+            "decode {{ m:run-1.decode_tok_s[0] }} vs 31.5",
+            marks=pytest.mark.xfail(
+                strict=True, raises=AssertionError, reason=REASON_TEST_A_FIGURE_AFTER_A_CITED_ONE_IS_A_FIGURE
+            ),
+        ),
     ],
 )
 def test_a_figure_after_a_cited_one_is_a_figure(text: str) -> None:
     assert _typed(text)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="separators and comparisons a reader reads as 'is' or 'by' are not in the grammar",
-)
 @pytest.mark.parametrize(
     "text",
     [
@@ -116,22 +172,20 @@ def test_separators_and_comparisons_a_reader_reads_through(text: str) -> None:
     assert _typed(text)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="a rate per millisecond or per device per second is no rate to the grammar",
-)
 @pytest.mark.parametrize(
     "text",
-    ["52.3 tokens/ms", "0.0523 tokens per millisecond", "3.1 images/GPU/s", "812 queries-per-second", "12 per cent"],
+    [
+        "52.3 tokens/ms",
+        "0.0523 tokens per millisecond",
+        "3.1 images/GPU/s",
+        "812 queries-per-second",
+        "12 per cent",
+    ],
 )
 def test_rates_and_shares_in_other_spellings(text: str) -> None:
     assert _typed(text)
 
 
-@pytest.mark.xfail(
-    strict=True, raises=AssertionError, reason="a record's figure split from its name by a line break validates"
-)
 def test_a_record_whose_figure_is_split_by_a_line_break_is_refused(reg: Reg) -> None:
     """End to end: a run's caveat that a page shows as "Decode throughput 52.3" (HTML shows a line break as a
     space) is an orphan-number."""
@@ -139,9 +193,9 @@ def test_a_record_whose_figure_is_split_by_a_line_break_is_refused(reg: Reg) -> 
     assert only(reg.findings(), "orphan-number")
 
 
-@pytest.mark.xfail(
-    strict=True, raises=AssertionError, reason="a bound, a verb or a qualifier hides the value after a name"
-)
+REASON_TEST_A_BOUND_OR_VERB_BETWEEN_A_NAME_AND_ITS_VALUE = "a bound, a verb or a qualifier hides the value after a name"
+
+
 @pytest.mark.parametrize(
     "text",
     [
@@ -151,18 +205,41 @@ def test_a_record_whose_figure_is_split_by_a_line_break_is_refused(reg: Reg) -> 
         "decode peaked at 52.3",
         "decode averaged 52.3",
         "TTFT(p99) 274",
-        "TTFT at p99 274",
-        "TTFT for batch 1: 274",
+        pytest.param(
+            "TTFT at p99 274",
+            marks=pytest.mark.xfail(
+                strict=True, raises=AssertionError, reason=REASON_TEST_A_BOUND_OR_VERB_BETWEEN_A_NAME_AND_ITS_VALUE
+            ),
+        ),
+        pytest.param(
+            "TTFT for batch 1: 274",
+            marks=pytest.mark.xfail(
+                strict=True, raises=AssertionError, reason=REASON_TEST_A_BOUND_OR_VERB_BETWEEN_A_NAME_AND_ITS_VALUE
+            ),
+        ),
     ],
 )
 def test_a_bound_or_verb_between_a_name_and_its_value(text: str) -> None:
     assert _typed(text)
 
 
-@pytest.mark.xfail(
-    strict=True, raises=AssertionError, reason="after a name, an exponent, a k or a decimal comma ends it"
+REASON_TEST_NUMBER_FORMS_AFTER_A_NAME = "after a name, an exponent, a k or a decimal comma ends it"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "decode 5.23e1",
+        pytest.param(
+            "decode 52.3k",
+            marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason=REASON_TEST_NUMBER_FORMS_AFTER_A_NAME),
+        ),
+        pytest.param(
+            "decode 52,3",
+            marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason=REASON_TEST_NUMBER_FORMS_AFTER_A_NAME),
+        ),
+    ],
 )
-@pytest.mark.parametrize("text", ["decode 5.23e1", "decode 52.3k", "decode 52,3"])
 def test_number_forms_after_a_name(text: str) -> None:
     """The forms a number takes before a unit (an exponent, ``k``) and the decimal comma, after a metric name."""
     assert _typed(text)
@@ -171,11 +248,11 @@ def test_number_forms_after_a_name(text: str) -> None:
 # -- figures by context: honest text refused ----------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="a count, a version or a method name before a comparing word is read as a figure",
+REASON_TEST_HONEST_COUNTS_VERSIONS_AND_METHODS_ARE_NO_FIGURES = (
+    "a count, a version or a method name before a comparing word is read as a figure"
 )
+
+
 @pytest.mark.parametrize(
     "text",
     [
@@ -184,8 +261,18 @@ def test_number_forms_after_a_name(text: str) -> None:
         "faster 8-bit kernels",
         "2 faster kernels were tried",
         "3 better runs were kept",
-        "CUDA 12.8 faster startup",
-        "Python 3.11 better error messages",
+        pytest.param(
+            "CUDA 12.8 faster startup",
+            marks=pytest.mark.xfail(
+                strict=True, raises=AssertionError, reason=REASON_TEST_HONEST_COUNTS_VERSIONS_AND_METHODS_ARE_NO_FIGURES
+            ),
+        ),
+        pytest.param(
+            "Python 3.11 better error messages",
+            marks=pytest.mark.xfail(
+                strict=True, raises=AssertionError, reason=REASON_TEST_HONEST_COUNTS_VERSIONS_AND_METHODS_ARE_NO_FIGURES
+            ),
+        ),
         "scores 3 of 5 tasks",
         "score 3 out of 5 tasks",
         "dropped 3 of 12 prompts",
@@ -196,13 +283,33 @@ def test_honest_counts_versions_and_methods_are_no_figures(text: str) -> None:
     assert _typed(text) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="a setting per unit of time (offered load, sampling) is read as a measured rate",
+REASON_TEST_SETTINGS_PER_UNIT_OF_TIME_ARE_NO_FIGURES = (
+    "a setting per unit of time (offered load, sampling) is read as a measured rate"
 )
+
+
 @pytest.mark.parametrize(
-    "text", ["the client sent 8 requests per second", "the monitor sampled 10 times per second", "1 frame per second"]
+    "text",
+    [
+        pytest.param(
+            "the client sent 8 requests per second",
+            marks=pytest.mark.xfail(
+                strict=True, raises=AssertionError, reason=REASON_TEST_SETTINGS_PER_UNIT_OF_TIME_ARE_NO_FIGURES
+            ),
+        ),
+        pytest.param(
+            "the monitor sampled 10 times per second",
+            marks=pytest.mark.xfail(
+                strict=True, raises=AssertionError, reason=REASON_TEST_SETTINGS_PER_UNIT_OF_TIME_ARE_NO_FIGURES
+            ),
+        ),
+        pytest.param(
+            "1 frame per second",
+            marks=pytest.mark.xfail(
+                strict=True, raises=AssertionError, reason=REASON_TEST_SETTINGS_PER_UNIT_OF_TIME_ARE_NO_FIGURES
+            ),
+        ),
+    ],
 )
 def test_settings_per_unit_of_time_are_no_figures(text: str) -> None:
     assert _typed(text) == []

@@ -110,7 +110,7 @@ _UNITS: list[tuple[str, str]] = [
     (r"(?:s|secs?\b|seconds?\b)", "s"),
     (r"(?:min|mins|minutes?)\b", "min"),
     (r"(?:h|hrs?|hours?)\b", "h"),
-    (r"(?:%|(?i:percent))", "%"),
+    (r"(?:%|(?i:per[ \u00a0]?cent))", "%"),
 ]
 _UNIT = "|".join(f"(?P<u{i}>{pattern})" for i, (pattern, _) in enumerate(_UNITS))
 _EMPHASIS = r"(?:\*{1,2}|_{1,2}|`)?"
@@ -329,12 +329,16 @@ _DIGIT = re.compile(r"\d")
 # time, and number words count as numbers.
 _NAMES = sorted(METRIC_NAMES, key=len, reverse=True)
 _NAME = "|".join(r"[\s-]+".join(map(re.escape, re.split(r"[\s-]+", n))) for n in _NAMES)
+_B = r"(?:[ \t\u00a0]++\n?[ \t\u00a0]*+|\n[ \t\u00a0]*+)"
+"""Blanks a reader reads as one space: a run of spaces and tabs with one line break at most (two end a paragraph; a
+rendered page's shown text separates table cells and blocks with them)."""
 _LEAD = (
     r"(?i)(?<![\w.@])(?P<word>" + _NAME + r")"
-    r"(?:[ \u00a0](?:mean|median|average|avg|p\d+(?:\.\d+)?|rate|speed|time|score|value))?"
-    r"(?:[ \u00a0]\([^()\n]{0,24}\))?"
-    r"(?:[ \u00a0](?:of|at|was|is|were|reached|reaches|about|around|roughly|near|approx\.?|only|just))*"
-    r"(?:[ \u00a0]{1,2}|[ \u00a0]?[=:~≈][ \u00a0]{0,2}|[ \u00a0]{1,2}[~≈][ \u00a0]?)"
+    r"(?:" + _B + r"(?:mean|median|average|avg|p\d+(?:\.\d+)?|rate|speed|time|score|value))?"
+    r"(?:(?:" + _B + r")?\([^()\n]{0,24}\))?"
+    r"(?:" + _B + r"(?:of|at|was|is|were|reached|reaches|about|around|roughly|near|approx\.?|only|just|least|most|"
+    r"peaked|peaks|averaged|averages|hit|hits))*+"
+    r"(?:(?:(?:" + _B + r")?(?:[=:~≈≅≥≤→—–]|>=|<=|->)){1,2}(?:" + _B + r")?|" + _B + r")"
 )
 """A metric name and what may stand between it and its value (``TTFT p99 (mean) was ``, ``decode: ``)."""
 _NAME_FIRSTS = tuple(sorted({re.split(r"[\s-]+", n)[0] for n in _NAMES}))
@@ -343,7 +347,12 @@ _CHANGE_FIRSTS = ("improv", "increas", "decreas", "drop", "rose", "rise", "fell"
 """The first letters of each metric name and word of change: where ``in_context`` tries them."""
 _LEAD_AT_END = re.compile(_LEAD + "$")
 _COUNTED = (
-    r"(?i:\s*/\s*\d|\s*-?\s*(?:(?:input|output|prompt|generated|new|cold|warm|unique|concurrent|parallel)[ -])?"
+    r"(?i:(?:" + _B + r")?/(?:" + _B + r")?\d|" + _B + r"(?:of|out" + _B + r"of)" + _B + r"\d|"
+    r"(?:"
+    + _B
+    + r")?-?(?:"
+    + _B
+    + r")?(?:(?:input|output|prompt|generated|new|cold|warm|unique|concurrent|parallel)[ -])?"
     r"(?:tokens?|toks?|prompts?|requests?|reqs?|slots?|steps?|seq|sequences?|batch(?:es)?|users?|"
     r"samples?|runs?|repeats?|iterations?|trials?|concurrent|concurrency|streams?|clients?|gpus?|cards?|devices?|"
     r"nodes?|layers?|experts?|threads?|workers?|shots?|tasks?|questions?|examples?|items?|times|days?|weeks?)\b)"
@@ -355,18 +364,21 @@ _CONTEXT_NUMBER = (
     r"(?P<num>\d(?<![\w.@/,\u2044-]\d)(?>\d{0,2}(?:,\d{3})+(?!\d)|\d*+)(?:\.\d++)?|\.(?<![\w.@/,\u2044-]\.)\d++)"
 )
 """A number a context makes a figure of: digits, thousands groups, decimals; nothing word-like before it."""
-_CONTEXT_END = r"(?![\w.]\d|\w|,\d)"
-_LEAD_FIGURE = re.compile(_LEAD + _CONTEXT_NUMBER + _CONTEXT_END + r"(?!" + _COUNTED + r")")
+_CONTEXT_END = r"(?![\w.]\d|\w|,\d|-[A-Za-z]|-\d\d-\d\d)"
+_LEAD_FIGURE = re.compile(_LEAD + _CONTEXT_NUMBER + r"(?:[eE][-+]?\d++)?" + _CONTEXT_END + r"(?!" + _COUNTED + r")")
 """A number after a metric name (``TTFT 274``), unless what follows counts (``decode 512 tokens``)."""
-_PER = r"(?:s|sec|secs|second|min|minute|h|hr|hour)"
+_PER = r"(?:s|sec|secs|second|min|minute|h|hr|hour|ms|msec|millisecond|us|µs|microsecond)"
+_PER_UNIT = {"sec": "s", "secs": "s", "second": "s", "minute": "min", "hr": "h", "hour": "h", "msec": "ms",
+             "millisecond": "ms", "us": "µs", "microsecond": "µs"}  # fmt: skip
 _RATE = re.compile(
     _CONTEXT_NUMBER
     + r"(?P<suffix>[kKMGBT])?"
     + _CONTEXT_END
-    + r"(?P<scale>[ \u00a0]?(?i:thousand|million|billion|trillion))?[ \u00a0]?(?:\*{1,2}|_{1,2}|`)?"
-    r"(?:[A-Za-z][\w-]*+[ \u00a0]){0,2}?(?P<noun>[A-Za-z][\w-]*+)[ \u00a0]*+(?:\*{1,2}|_{1,2}|`)?"
-    r"(?:/[ \u00a0]*+(?P<per>" + _PER + r")\b"
-    r"|(?<=[ \u00a0])(?i:per|a|an|each|every)[ \u00a0]++(?P<per_word>(?i:" + _PER + r"))\b)"
+    + r"(?P<scale>[ \t\u00a0\n]?(?i:thousand|million|billion|trillion))?[ \t\u00a0\n]?(?:\*{1,2}|_{1,2}|`)?"
+    r"(?:[A-Za-z][\w]*+" + _B + r"){0,2}?(?P<noun>[A-Za-z][\w]*+)(?:" + _B + r")?(?:\*{1,2}|_{1,2}|`)?"
+    r"(?:/(?:" + _B + r")?(?:[A-Za-z]++(?:" + _B + r")?/(?:" + _B + r")?)?(?P<per>" + _PER + r")\b"
+    r"|(?<=[ \t\u00a0\n-])(?i:per|a|an|each|every)(?:" + _B + r"|-)+(?P<per_word>(?i:" + _PER + r"))\b"
+    r"|-(?i:per|a|an|each|every)(?:" + _B + r"|-)+(?P<per_hyphen>(?i:" + _PER + r"))\b)"
 )
 """A rate after a number: any noun per unit of time (``812 queries/s``, ``3.1 images per second``,
 ``1.5M tokens a second``), a word or two between (``52.3 output tokens per second``)."""
@@ -380,22 +392,46 @@ _MULTIPLE = re.compile(
     + _NUMBER_WORD
     + r")(?:[\s-]+(?:(?:and|point)[\s-]+)?"
     + _NUMBER_WORD
-    + r")*)(?:[ \u00a0-]?fold\b|[ \u00a0]+times(?=[ \u00a0]+"
+    + r")*)(?:[ \u00a0-]?fold\b(?![ \u00a0-]?cross)|[ \u00a0]+times(?=[ \u00a0]+"
     + _COMPARING
     + r"))"
     r"|(?P<w>twice|thrice|double|triple|quadruple|half)(?=[ \u00a0]+" + _COMPARING + r"))"
 )
 """A multiple written in words (``3 times faster``, ``threefold``, ``a 2-fold speedup``, ``twice as fast``, ``half the
 latency``); ``ran 3 times``, ``1.5 times the batch`` and ``twice as many runs`` count or scale."""
+_DECIMAL_BEFORE = r"(?:(?<=\.\d)|(?<=\.\d\d)|(?<=\.\d\d\d))"
 _COMPARED = re.compile(
-    _CONTEXT_NUMBER + _CONTEXT_END + r"(?i:[ \u00a0]?(?:faster|slower|quicker|higher|lower|better|worse)\b)"
+    _CONTEXT_NUMBER
+    + _CONTEXT_END
+    + r"(?i:"
+    + _DECIMAL_BEFORE
+    + r"[ \t\u00a0\n]?(?:points?"
+    + _B
+    + r")?(?:faster|slower|quicker|higher|lower|better|worse)\b"
+    r"|[ \t\u00a0\n]?(?:points?"
+    + _B
+    + r")?(?:faster|slower|quicker|higher|lower|better|worse)(?:"
+    + _B
+    + r"\w+)?"
+    + _B
+    + r"than\b"
+    r"|" + _DECIMAL_BEFORE + r"[ \t\u00a0\n]?(?:more|less)" + _B + r"\w+" + _B + r"than\b"
+    r"|[ \t\u00a0][xX×](?=" + _B + r"" + _COMPARING + r"))"
 )
 """A comparison right after a number (``12.5 faster than eager``): by how much is a measured difference."""
 _CHANGED = re.compile(
     r"(?i:(?<![\w.])(?:improved|improves|improving|increased|increases|decreased|decreases|dropped|drops|rose|rises|"
-    r"fell|falls|gained|gains|regressed|regresses|sped[ \u00a0]up|slowed[ \u00a0]down|went[ \u00a0](?:up|down)|"
-    r"faster|slower)"
-    r"(?:[ \u00a0](?:by|of|to|from|about|roughly|nearly|almost|over))*[ \u00a0]{1,2}[~≈]?)"
+    r"fell|falls|gained|gains|regressed|regresses|sped" + _B + r"up|slowed" + _B + r"down|went" + _B + r"(?:up|down)|"
+    r"faster|slower|(?:an"
+    + _B
+    + r")?(?:improvement|increase|decrease|reduction|gain|drop|speedup|speed-up)"
+    + _B
+    + r"of)"
+    r"(?:"
+    + _B
+    + r"(?:by|of|to|from|about|roughly|nearly|almost|over))*+"
+    + _B
+    + r"[~≈]?)"
     + _CONTEXT_NUMBER
     + _CONTEXT_END
     + r"(?!"
@@ -404,7 +440,7 @@ _CHANGED = re.compile(
 )
 """A change right before a number (``improved by 12.5``, ``dropped to 30``): its size or its result is measured."""
 _MULTIPLE_HINT = re.compile(r"(?i)fold|times|twice|thrice|double|triple|quadruple|half")
-_COMPARED_HINT = re.compile(r"(?i)faster|slower|quicker|higher|lower|better|worse")
+_COMPARED_HINT = re.compile(r"(?i)faster|slower|quicker|higher|lower|better|worse|than|\s[x×]\s")
 
 
 def in_context(folded: str) -> list[tuple[int, int, str, str, tuple[str, ...] | None]]:
@@ -416,8 +452,8 @@ def in_context(folded: str) -> list[tuple[int, int, str, str, tuple[str, ...] | 
     out: list[tuple[int, int, str, str, tuple[str, ...] | None]] = []
     for m in _RATE.finditer(folded):
         noun = m.group("noun").lower()
-        per = (m.group("per") or m.group("per_word")).lower()
-        per = {"sec": "s", "secs": "s", "second": "s", "minute": "min", "hr": "h", "hour": "h"}.get(per, per)
+        per = (m.group("per") or m.group("per_word") or m.group("per_hyphen")).lower()
+        per = _PER_UNIT.get(per, per)
         what = "tok" if noun.startswith("tok") or noun == "t" else "req" if noun.startswith("req") else noun
         out.append((m.start("num"), m.end(), m.group("num"), f"{what}/{per}", None))
     for m in _COMPARED.finditer(folded) if _COMPARED_HINT.search(folded) else ():
