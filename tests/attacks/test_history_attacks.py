@@ -72,7 +72,7 @@ def store(pristine: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _files(root: Path, pattern: str) -> list[str]:
-    return sorted(p.relative_to(root).as_posix() for p in (root / "packets").glob(pattern))
+    return sorted(p.relative_to(root).as_posix() for p in (root / "packets").glob(pattern) if p.is_file())
 
 
 def _load_json(root: Path, path: str) -> Any:
