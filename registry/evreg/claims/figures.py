@@ -345,6 +345,8 @@ _NAME_FIRSTS = tuple(sorted({re.split(r"[\s-]+", n)[0] for n in _NAMES}))
 _CHANGE_FIRSTS = ("improv", "increas", "decreas", "drop", "rose", "rise", "fell", "fall", "gain", "regress", "sped",
                   "slowed", "went", "faster", "slower")  # fmt: skip
 """The first letters of each metric name and word of change: where ``in_context`` tries them."""
+_NAME_FIRSTS_AT = re.compile("|".join(map(re.escape, sorted(_NAME_FIRSTS, key=len, reverse=True))))
+_CHANGE_FIRSTS_AT = re.compile("|".join(map(re.escape, sorted(_CHANGE_FIRSTS, key=len, reverse=True))))
 _LEAD_AT_END = re.compile(_LEAD + "$")
 _COUNTED = (
     r"(?i:(?:" + _B + r")?/(?:" + _B + r")?\d|" + _B + r"(?:of|out" + _B + r"of)" + _B + r"\d|"
@@ -461,8 +463,11 @@ def in_context(folded: str) -> list[tuple[int, int, str, str, tuple[str, ...] | 
     lower = folded.lower()
     if len(lower) != len(folded):  # a letter that lower-cases to two (``İ``): each letter by itself
         lower = "".join(c.lower() if len(c.lower()) == 1 else c for c in folded)
-    for pattern, firsts in ((_LEAD_FIGURE, _NAME_FIRSTS), (_CHANGED, _CHANGE_FIRSTS)):
-        for at in _places(lower, firsts):
+    for pattern, firsts, at_first in (
+        (_LEAD_FIGURE, _NAME_FIRSTS, _NAME_FIRSTS_AT),
+        (_CHANGED, _CHANGE_FIRSTS, _CHANGE_FIRSTS_AT),
+    ):
+        for at in _places(lower, firsts, at_first):
             if found := pattern.match(folded, at):
                 named = found.group("word") if "word" in pattern.groupindex else None
                 hints = METRIC_NAMES.get(re.sub(r"[\s-]+", " ", named.lower())) if named else None
@@ -476,8 +481,11 @@ def in_context(folded: str) -> list[tuple[int, int, str, str, tuple[str, ...] | 
     return out
 
 
-def _places(lower: str, words: tuple[str, ...]) -> list[int]:
-    """Where each of ``words`` (lower case) stands in ``lower``."""
+def _places(lower: str, words: tuple[str, ...], pattern: re.Pattern[str]) -> list[int]:
+    """Where each of ``words`` (lower case) stands in ``lower``: in a short text one search of them all, in a long
+    one (a page) each word's ``str.find``, which skips faster than a search tries every word at every place."""
+    if len(lower) < 2000:
+        return [m.start() for m in pattern.finditer(lower)]
     out = []
     for word in words:
         at = lower.find(word)
