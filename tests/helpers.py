@@ -537,3 +537,38 @@ def within(fn: Callable[..., Any], *args: Any, seconds: int = 30) -> Any:
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old)
+
+
+# -- external evidence held as copies (``evreg hold``) ----------------------------------------------------------------
+
+LAB_REF = "lab:data/run-1.json"
+"""run-1's evidence once it cites the lab's file (``cite_external``)."""
+HELD = f"{F}/evidence/lab/data/run-1.json"
+LAB_PINNED = "c" * 40
+HELD_BYTES = b'{"runs": [{"decode_tok_s": [30.21, 30.25]}]}\n'
+
+
+def cite_external(reg: Reg, pinned: str | None = LAB_PINNED) -> None:
+    """The family declares the lab's repository as a source (at ``pinned``); run-1 cites its file there instead of a
+    local one; committed."""
+    reg.edit(f"{F}/family.json", lambda d: d.update(sources={"lab": {"repository": "https://github.com/x/lab"}}))
+    if pinned:
+        reg.edit(f"{F}/family.json", lambda d: d["sources"]["lab"].update(commit=pinned))
+
+    def cite(d: dict[str, Any]) -> None:
+        d["evidence"] = LAB_REF
+        d.pop("evidence_sha256")
+
+    reg.edit(f"{F}/pkt/measurements/run-1.json", cite)
+    reg.commit("cite the lab's file")
+
+
+def hold_copy(
+    reg: Reg, tmp_path: Path, data: bytes = HELD_BYTES, commit: str = LAB_PINNED, name: str = "copy.json"
+) -> list[str]:
+    """``evreg hold`` of ``data`` as the family's copy of the lab's file, read at ``commit``; the paths written."""
+    from evreg.app import records
+
+    copy = tmp_path / name
+    copy.write_bytes(data)
+    return records.hold(reg.root, "fam", LAB_REF, copy, commit=commit, read="a clone of the lab's repository")

@@ -10,39 +10,21 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from evreg.app import publish, records
 from evreg.core.errors import Refused
-from helpers import REPO, F, Reg, evreg, only
+from helpers import HELD, HELD_BYTES, LAB_PINNED, LAB_REF, REPO, F, Reg, cite_external, evreg, hold_copy, only
 
 RUN = f"{F}/pkt/measurements/run-1.json"
-LAB = "lab:data/run-1.json"
-HELD = f"{F}/evidence/lab/data/run-1.json"
-PINNED = "c" * 40
-BYTES = b'{"runs": [{"decode_tok_s": [30.21, 30.25]}]}\n'
+LAB = LAB_REF
+PINNED = LAB_PINNED
+BYTES = HELD_BYTES
 
 
-def _external(reg: Reg, pinned: str | None = PINNED) -> None:
-    """The family declares the lab's repository as a source; the run cites its file there instead of a local one."""
-    reg.edit(f"{F}/family.json", lambda d: d.update(sources={"lab": {"repository": "https://github.com/x/lab"}}))
-    if pinned:
-        reg.edit(f"{F}/family.json", lambda d: d["sources"]["lab"].update(commit=pinned))
-
-    def cite(d: dict[str, Any]) -> None:
-        d["evidence"] = LAB
-        d.pop("evidence_sha256")
-
-    reg.edit(RUN, cite)
-    reg.commit("cite the lab's file")
-
-
-def _hold(reg: Reg, tmp_path: Path, data: bytes = BYTES, commit: str = PINNED) -> list[str]:
-    copy = tmp_path / "run-1.json"
-    copy.write_bytes(data)
-    return records.hold(reg.root, "fam", LAB, copy, commit=commit, read="a clone of the lab's repository")
+_external = cite_external
+_hold = hold_copy
 
 
 def test_a_held_copy_is_written_with_where_it_was_read_and_validates(reg: Reg, tmp_path: Path) -> None:

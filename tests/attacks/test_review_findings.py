@@ -10,7 +10,6 @@ import json
 import os
 import shutil
 from pathlib import Path
-from typing import Any
 
 import git
 import pytest
@@ -20,7 +19,7 @@ from evreg.check import rules
 from evreg.check.pipeline import validate
 from evreg.claims.figures import find_figures
 from evreg.core.errors import Refused
-from helpers import REPO, F, Reg, evreg, only
+from helpers import HELD, HELD_BYTES, LAB_PINNED, LAB_REF, REPO, F, Reg, cite_external, evreg, hold_copy, only
 
 # -- figures by context: claims that get through ------------------------------------------------------------------
 
@@ -318,30 +317,13 @@ def test_settings_per_unit_of_time_are_no_figures(text: str) -> None:
 # -- held copies of external evidence -----------------------------------------------------------------------------
 
 RUN = f"{F}/pkt/measurements/run-1.json"
-LAB = "lab:data/run-1.json"
-HELD = f"{F}/evidence/lab/data/run-1.json"
-PINNED = "c" * 40
-BYTES = b'{"runs": [{"decode_tok_s": [30.21, 30.25]}]}\n'
+LAB = LAB_REF
+PINNED = LAB_PINNED
+BYTES = HELD_BYTES
 
 
-def _external(reg: Reg, pinned: str = PINNED) -> None:
-    """The family declares the lab's repository at ``pinned``; run-1 cites its file there (as
-    tests/acceptance/test_held_evidence.py sets it up)."""
-    reg.edit(f"{F}/family.json", lambda d: d.update(sources={"lab": {"repository": "https://github.com/x/lab"}}))
-    reg.edit(f"{F}/family.json", lambda d: d["sources"]["lab"].update(commit=pinned))
-
-    def cite(d: dict[str, Any]) -> None:
-        d["evidence"] = LAB
-        d.pop("evidence_sha256")
-
-    reg.edit(RUN, cite)
-    reg.commit("cite the lab's file")
-
-
-def _hold(reg: Reg, tmp_path: Path, data: bytes = BYTES, commit: str = PINNED, name: str = "copy.json") -> list[str]:
-    copy = tmp_path / name
-    copy.write_bytes(data)
-    return records.hold(reg.root, "fam", LAB, copy, commit=commit, read="a clone of the lab's repository")
+_external = cite_external
+_hold = hold_copy
 
 
 def _site(reg: Reg) -> None:
