@@ -7,7 +7,6 @@ packets/ holds, pinned to its commit."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,7 @@ import pytest
 from evreg.claims import citations
 from evreg.formats import neural_download as nd
 from evreg.store import load
-from helpers import LAB_MANIFEST, REPO, evreg
+from helpers import LAB_MANIFEST, REPO, SHARED, evreg
 
 LAB_FAMILIES = REPO / "tests" / "data" / "lab" / "families"
 
@@ -24,6 +23,14 @@ LAB_FAMILIES = REPO / "tests" / "data" / "lab" / "families"
 
 
 @pytest.mark.slow
+def _known_defects(root: Path) -> None:
+    """The data's known defects: this repository's reviewed baseline, and the entries for the two typed figures a
+    fresh import leaves in texts its binding writes differently from the records committed here."""
+    baseline = json.loads((REPO / "packets/baseline.json").read_text("utf-8"))
+    baseline["entries"] += json.loads((SHARED / "lab/fresh-import-baseline.json").read_text("utf-8"))["entries"]
+    (root / "packets/baseline.json").write_text(json.dumps(baseline, indent=2, ensure_ascii=False) + "\n", "utf-8")
+
+
 def test_lab_manifest_round_trip_is_lossless(empty_repo: Path) -> None:
     imported = evreg("import", "neural-download", str(LAB_MANIFEST), cwd=empty_repo)
     # The lab data has genuine defects: the import reports them as its own and exits 1 (the baseline accepts them).
@@ -38,7 +45,7 @@ def test_lab_manifest_round_trip_is_lossless(empty_repo: Path) -> None:
     # The import reports the lab data's genuine defects; with the reviewed
     # baseline committed beside the data, validation passes.
     assert evreg("validate", cwd=empty_repo).returncode == 1
-    shutil.copy(REPO / "packets/baseline.json", empty_repo / "packets/baseline.json")
+    _known_defects(empty_repo)
     result = evreg("validate", "--format", "json", cwd=empty_repo)
     assert result.returncode == 0, result.stdout[-2000:]
     summary = json.loads(result.stdout)["summary"]
@@ -97,7 +104,7 @@ def test_a_figure_after_a_bound_is_never_bound(empty_repo: Path, prose: str) -> 
 
 @pytest.mark.slow
 def test_import_places_measurements_and_externalises_evidence(empty_repo: Path) -> None:
-    shutil.copy(REPO / "packets/baseline.json", empty_repo / "packets/baseline.json")  # the data's known defects
+    _known_defects(empty_repo)
     assert evreg("import", "neural-download", str(LAB_MANIFEST), cwd=empty_repo).returncode == 0
     fam = empty_repo / "packets/qwen-27b"
     featured = fam / "qwen36-27b-autoround-int4-tp2/measurements/q36-autoround-tp2-mtp3-historical.json"
@@ -115,7 +122,7 @@ def test_import_places_measurements_and_externalises_evidence(empty_repo: Path) 
 
 @pytest.mark.slow
 def test_import_never_overwrites_silently(empty_repo: Path) -> None:
-    shutil.copy(REPO / "packets/baseline.json", empty_repo / "packets/baseline.json")  # the data's known defects
+    _known_defects(empty_repo)
     assert evreg("import", "neural-download", str(LAB_MANIFEST), cwd=empty_repo).returncode == 0
     target = empty_repo / "packets/qwen-27b/views/tp-strict.json"
     target.write_text(target.read_text().replace('"tp-strict"', '"tp-strict"', 1) + " ")

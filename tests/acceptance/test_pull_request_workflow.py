@@ -144,4 +144,5 @@ def test_a_pull_request_that_weakens_a_rule_is_judged_by_its_base(tmp_path: Path
     impact = summary[summary.index("## Impact of this change to the validator") :]
     row = re.search(r"\| ` orphan-number ` \| (\d+) \| (\d+) \|", impact)
     assert row and int(row.group(2)) >= 1, impact[:2000]
-    assert "999.5 tok/s" in impact
+    # the figure is listed, or counted among the rows the table leaves out
+    assert "999.5 tok/s" in impact or re.search(r"\| \.\.\. \| \d+ more \|", impact), impact[:2000]

@@ -56,10 +56,12 @@ def test_the_clone_of_the_real_records_validates_clean_and_covers_every_kind(clo
     assert _kinds(root) == _kinds(REPO) == set(info["kinds"]) | {"baseline"}
     _registry, report = validate(root, PACK, use_cache=False)
     assert report.errors() == [] and report.summary()["warnings"] == 0
+    # every accepted defect of the real data, found again, but those of its held copies, which a clone does not hold
     real = orjson.loads((REPO / "packets/baseline.json").read_bytes())["entries"]
-    assert report.summary()["baselined"] == len(real)  # every accepted defect of the real data, found again
+    assert report.summary()["baselined"] == len([e for e in real if "held copy" not in e.get("message", "")])
     _registry, original = validate(REPO, PACK, use_cache=False)
-    assert (report.records, report.files) == (original.records, original.files)
+    held = [p for f in real_families for p in (f / "evidence" / "neural-download").rglob("*") if p.is_file()]
+    assert (report.records, report.files) == (original.records, original.files - len(held))
 
 
 def test_ids_are_renamed_everywhere_and_numbers_perturbed_within_bounds(clone: tuple[Path, Any]) -> None:

@@ -134,14 +134,16 @@ def test_correction_as_a_superseding_record_passes(lab: Lab) -> None:
     fixed["id"] = "q38-nightly-tp1-eager-diagnostic-r2"
     fixed["supersedes"] = "q38-nightly-tp1-eager-diagnostic"
     lab.put(f"{Q}/measurements/{fixed['id']}.json", fixed)
-    # the superseded run no longer backs a measured cell, a coverage rule or a curve: they move to the correction
-    citing = {f.file for f in lab.blocking("HEAD")}
-    assert {f.code for f in lab.blocking("HEAD")} == {"non-promotable-evidence"}
+    # the superseded run no longer backs a measured cell, a coverage rule or a curve: they move to the correction.
+    # (The copied sample is not in the held copy of the lab's file it cites: a warning, as for the run it corrects.)
+    errors = [f for f in lab.blocking("HEAD") if f.severity == "error"]
+    citing = {f.file for f in errors}
+    assert {f.code for f in errors} == {"non-promotable-evidence"}
     assert f"{Q}/coverage/e9d1398-eager-f16.json" in citing
     for file in citing:
         text = (lab.root / file).read_text()
         (lab.root / file).write_text(text.replace('"q38-nightly-tp1-eager-diagnostic"', f'"{fixed["id"]}"'))
-    assert lab.blocking("HEAD") == []
+    assert [f for f in lab.blocking("HEAD") if f.severity == "error"] == []
 
 
 def test_a_superseding_record_never_unlocks_editing_the_old_one(lab: Lab) -> None:

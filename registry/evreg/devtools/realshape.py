@@ -200,7 +200,10 @@ def _pinned(records: list[dict[str, Any]]) -> set[float]:
 def load_template(source: Path, family: str, baseline: list[dict[str, Any]]) -> Template:
     """Cut the real family ``packets/<family>/`` of the registry at ``source`` for cloning."""
     folder = source / PACKETS / family
-    files = sorted(p for p in folder.rglob("*") if p.is_file())
+    # Held copies of external files are not cloned (a clone's family would hold another family's receipts under
+    # renamed records): a clone cites the source's files as the real family did before holding them, unchecked.
+    held = {("evidence", name) for name in (jsonio.loads((folder / "family.json").read_bytes()).get("sources") or {})}
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and p.relative_to(folder).parts[:2] not in held)
     records = {p: jsonio.loads(p.read_bytes()) for p in files if _is_record(folder, p)}
     family_ids, copy_ids = _ids(list(records.values()))
     sources = tuple(name for r in records.values() if r["kind"] == "family" for name in (r.get("sources") or {}))
@@ -213,7 +216,8 @@ def load_template(source: Path, family: str, baseline: list[dict[str, Any]]) -> 
         if rec is None:
             out.append(TemplateFile(path, p.read_bytes()))
         elif rec["kind"] == "family":
-            family_text = cut(canonical(rec), family_ids, copy_ids, sources)
+            unheld = {**rec, "sources": {k: _unheld(v) for k, v in (rec.get("sources") or {}).items()}}
+            family_text = cut(canonical(unheld if rec.get("sources") else rec), family_ids, copy_ids, sources)
         else:
             numbers: list[float] = []
             content = cut(canonical(_slotted(rec, numbers, pinned)), family_ids, copy_ids, sources)
@@ -227,7 +231,11 @@ def load_template(source: Path, family: str, baseline: list[dict[str, Any]]) -> 
             return {k: cut(str(x), family_ids, copy_ids, sources) for k, x in v.items()}
         return cut(str(v), family_ids, copy_ids, sources)
 
-    entries = [{k: cut_value(v) for k, v in e.items()} for e in baseline if str(e.get("file", "")).startswith(prefix)]
+    entries = [
+        {k: cut_value(v) for k, v in e.items()}
+        for e in baseline
+        if str(e.get("file", "")).startswith(prefix) and "held copy" not in str(e.get("message", ""))
+    ]
     return Template(
         name=family,
         measurements=sum(1 for r in records.values() if r["kind"] in MEASUREMENT_KINDS),
@@ -239,6 +247,11 @@ def load_template(source: Path, family: str, baseline: list[dict[str, Any]]) -> 
         family_ids=family_ids,
         copy_ids=copy_ids,
     )
+
+
+def _unheld(spec: Any) -> Any:
+    """A family's source without the files it holds (``held``)."""
+    return {k: v for k, v in spec.items() if k != "held"} if isinstance(spec, dict) else spec
 
 
 def _is_record(folder: Path, path: Path) -> bool:
