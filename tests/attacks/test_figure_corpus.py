@@ -72,6 +72,24 @@ def test_numbers_in_words_from_zero_to_a_billion_are_figures() -> None:
     assert len(NUMBERS) * len(WORD_UNITS) > 20_000
 
 
+LEADS = ["the decode throughput was {}", "TTFT {} on the rerun", "it improved by {}", "it was {} faster than eager",
+         "{} queries per second"]  # fmt: skip
+
+
+def test_numbers_in_words_are_read_as_the_number_they_say_in_every_context() -> None:
+    """The same 2,500 numbers in words, and with decimals (``... point five``), after a metric name, after a word of
+    change, before a comparison and before a rate: one figure, whose number is the number the words say."""
+    missed, tried = [], 0
+    for n in NUMBERS:
+        for spelled, number in ((words(n), str(n)), (f"{words(n)} point five", f"{n}.5")):
+            for lead in LEADS:
+                text = lead.format(spelled)
+                tried += 1
+                if [f.number for f in figures.find_figures(text)] != [number]:
+                    missed.append((text, [(f.text, f.number) for f in figures.find_figures(text)]))
+    assert missed == [] and tried > 20_000, missed[:10]
+
+
 def _digit_zeros() -> list[int]:
     """The zero of every run of ten decimal digits Unicode has (category Nd): one per script or style."""
     return [

@@ -1,7 +1,5 @@
 """Attacks on two mechanisms found in review: the figure grammar's context rules (a number made a claim by the words
-around it) and held copies of external evidence (``evreg hold``). Each test asserts what the product claims; the
-cases still open are marked ``xfail(strict=True)`` with why: when one is fixed, the strict mark fails the suite,
-asking for the mark to go."""
+around it) and held copies of external evidence (``evreg hold``). Each test asserts what the product claims."""
 
 from __future__ import annotations
 
@@ -44,62 +42,17 @@ def test_white_space_a_reader_sees_as_one_space_hides_a_figure(text: str) -> Non
     assert _typed(text)
 
 
-REASON_TEST_NUMBER_WORDS_AFTER_A_NAME_OR_BEFORE_A_RATE_ARE_FIGURES = (
-    "number words count only before a unit, not after a name, a change or before a rate"
-)
-
-
 @pytest.mark.parametrize(
     "text",
     [
-        pytest.param(
-            "decode throughput of fifty-two point three",
-            marks=pytest.mark.xfail(
-                strict=True,
-                raises=AssertionError,
-                reason=REASON_TEST_NUMBER_WORDS_AFTER_A_NAME_OR_BEFORE_A_RATE_ARE_FIGURES,
-            ),
-        ),
-        pytest.param(
-            "TTFT two hundred seventy-four",
-            marks=pytest.mark.xfail(
-                strict=True,
-                raises=AssertionError,
-                reason=REASON_TEST_NUMBER_WORDS_AFTER_A_NAME_OR_BEFORE_A_RATE_ARE_FIGURES,
-            ),
-        ),
-        pytest.param(
-            "improved by twelve point five",
-            marks=pytest.mark.xfail(
-                strict=True,
-                raises=AssertionError,
-                reason=REASON_TEST_NUMBER_WORDS_AFTER_A_NAME_OR_BEFORE_A_RATE_ARE_FIGURES,
-            ),
-        ),
-        pytest.param(
-            "twelve point five faster than eager",
-            marks=pytest.mark.xfail(
-                strict=True,
-                raises=AssertionError,
-                reason=REASON_TEST_NUMBER_WORDS_AFTER_A_NAME_OR_BEFORE_A_RATE_ARE_FIGURES,
-            ),
-        ),
-        pytest.param(
-            "fifty-two point three queries per second",
-            marks=pytest.mark.xfail(
-                strict=True,
-                raises=AssertionError,
-                reason=REASON_TEST_NUMBER_WORDS_AFTER_A_NAME_OR_BEFORE_A_RATE_ARE_FIGURES,
-            ),
-        ),
-        pytest.param(
-            "one and a half times faster",
-            marks=pytest.mark.xfail(
-                strict=True,
-                raises=AssertionError,
-                reason=REASON_TEST_NUMBER_WORDS_AFTER_A_NAME_OR_BEFORE_A_RATE_ARE_FIGURES,
-            ),
-        ),
+        "decode throughput of fifty-two point three",
+        "TTFT two hundred seventy-four",
+        "improved by twelve point five",
+        "twelve point five faster than eager",
+        "fifty-two point three queries per second",
+        "one and a half times faster",
+        "1.2 thousand tok/s",
+        "a million tokens per second",
     ],
 )
 def test_number_words_after_a_name_or_before_a_rate_are_figures(text: str) -> None:
@@ -118,36 +71,13 @@ def test_a_multiplier_sign_after_a_space_is_a_figure(text: str) -> None:
     assert _typed(text)
 
 
-REASON_TEST_A_FIGURE_AFTER_A_CITED_ONE_IS_A_FIGURE = "the number after a citation in a change or a list is not read"
-
-
 @pytest.mark.parametrize(
     "text",
     [
-        pytest.param(
-            "decode rose from {{ m:run-1.decode_tok_s[0] }} to 31.5",
-            marks=pytest.mark.xfail(
-                strict=True, raises=AssertionError, reason=REASON_TEST_A_FIGURE_AFTER_A_CITED_ONE_IS_A_FIGURE
-            ),
-        ),
-        pytest.param(
-            "decode went from {{ m:run-1.decode_tok_s[0] }} to 31.5",
-            marks=pytest.mark.xfail(
-                strict=True, raises=AssertionError, reason=REASON_TEST_A_FIGURE_AFTER_A_CITED_ONE_IS_A_FIGURE
-            ),
-        ),
-        pytest.param(
-            "TTFT {{ m:run-1.decode_tok_s[0] }} and 301",
-            marks=pytest.mark.xfail(
-                strict=True, raises=AssertionError, reason=REASON_TEST_A_FIGURE_AFTER_A_CITED_ONE_IS_A_FIGURE
-            ),
-        ),
-        pytest.param(
-            "decode {{ m:run-1.decode_tok_s[0] }} vs 31.5",
-            marks=pytest.mark.xfail(
-                strict=True, raises=AssertionError, reason=REASON_TEST_A_FIGURE_AFTER_A_CITED_ONE_IS_A_FIGURE
-            ),
-        ),
+        "decode rose from {{ m:run-1.decode_tok_s[0] }} to 31.5",
+        "decode went from {{ m:run-1.decode_tok_s[0] }} to 31.5",
+        "TTFT {{ m:run-1.decode_tok_s[0] }} and 301",
+        "decode {{ m:run-1.decode_tok_s[0] }} vs 31.5",
     ],
 )
 def test_a_figure_after_a_cited_one_is_a_figure(text: str) -> None:
@@ -192,9 +122,6 @@ def test_a_record_whose_figure_is_split_by_a_line_break_is_refused(reg: Reg) -> 
     assert only(reg.findings(), "orphan-number")
 
 
-REASON_TEST_A_BOUND_OR_VERB_BETWEEN_A_NAME_AND_ITS_VALUE = "a bound, a verb or a qualifier hides the value after a name"
-
-
 @pytest.mark.parametrize(
     "text",
     [
@@ -204,39 +131,20 @@ REASON_TEST_A_BOUND_OR_VERB_BETWEEN_A_NAME_AND_ITS_VALUE = "a bound, a verb or a
         "decode peaked at 52.3",
         "decode averaged 52.3",
         "TTFT(p99) 274",
-        pytest.param(
-            "TTFT at p99 274",
-            marks=pytest.mark.xfail(
-                strict=True, raises=AssertionError, reason=REASON_TEST_A_BOUND_OR_VERB_BETWEEN_A_NAME_AND_ITS_VALUE
-            ),
-        ),
-        pytest.param(
-            "TTFT for batch 1: 274",
-            marks=pytest.mark.xfail(
-                strict=True, raises=AssertionError, reason=REASON_TEST_A_BOUND_OR_VERB_BETWEEN_A_NAME_AND_ITS_VALUE
-            ),
-        ),
+        "TTFT at p99 274",
+        "TTFT for batch 1: 274",
     ],
 )
 def test_a_bound_or_verb_between_a_name_and_its_value(text: str) -> None:
     assert _typed(text)
 
 
-REASON_TEST_NUMBER_FORMS_AFTER_A_NAME = "after a name, an exponent, a k or a decimal comma ends it"
-
-
 @pytest.mark.parametrize(
     "text",
     [
         "decode 5.23e1",
-        pytest.param(
-            "decode 52.3k",
-            marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason=REASON_TEST_NUMBER_FORMS_AFTER_A_NAME),
-        ),
-        pytest.param(
-            "decode 52,3",
-            marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason=REASON_TEST_NUMBER_FORMS_AFTER_A_NAME),
-        ),
+        "decode 52.3k",
+        "decode 52,3",
     ],
 )
 def test_number_forms_after_a_name(text: str) -> None:
@@ -247,11 +155,6 @@ def test_number_forms_after_a_name(text: str) -> None:
 # -- figures by context: honest text refused ----------------------------------------------------------------------
 
 
-REASON_TEST_HONEST_COUNTS_VERSIONS_AND_METHODS_ARE_NO_FIGURES = (
-    "a count, a version or a method name before a comparing word is read as a figure"
-)
-
-
 @pytest.mark.parametrize(
     "text",
     [
@@ -260,18 +163,8 @@ REASON_TEST_HONEST_COUNTS_VERSIONS_AND_METHODS_ARE_NO_FIGURES = (
         "faster 8-bit kernels",
         "2 faster kernels were tried",
         "3 better runs were kept",
-        pytest.param(
-            "CUDA 12.8 faster startup",
-            marks=pytest.mark.xfail(
-                strict=True, raises=AssertionError, reason=REASON_TEST_HONEST_COUNTS_VERSIONS_AND_METHODS_ARE_NO_FIGURES
-            ),
-        ),
-        pytest.param(
-            "Python 3.11 better error messages",
-            marks=pytest.mark.xfail(
-                strict=True, raises=AssertionError, reason=REASON_TEST_HONEST_COUNTS_VERSIONS_AND_METHODS_ARE_NO_FIGURES
-            ),
-        ),
+        "CUDA 12.8 faster startup",
+        "Python 3.11 better error messages",
         "scores 3 of 5 tasks",
         "score 3 out of 5 tasks",
         "dropped 3 of 12 prompts",
@@ -282,36 +175,24 @@ def test_honest_counts_versions_and_methods_are_no_figures(text: str) -> None:
     assert _typed(text) == []
 
 
-REASON_TEST_SETTINGS_PER_UNIT_OF_TIME_ARE_NO_FIGURES = (
-    "a setting per unit of time (offered load, sampling) is read as a measured rate"
-)
-
-
 @pytest.mark.parametrize(
-    "text",
+    ("typed", "declared"),
     [
-        pytest.param(
-            "the client sent 8 requests per second",
-            marks=pytest.mark.xfail(
-                strict=True, raises=AssertionError, reason=REASON_TEST_SETTINGS_PER_UNIT_OF_TIME_ARE_NO_FIGURES
-            ),
-        ),
-        pytest.param(
-            "the monitor sampled 10 times per second",
-            marks=pytest.mark.xfail(
-                strict=True, raises=AssertionError, reason=REASON_TEST_SETTINGS_PER_UNIT_OF_TIME_ARE_NO_FIGURES
-            ),
-        ),
-        pytest.param(
-            "1 frame per second",
-            marks=pytest.mark.xfail(
-                strict=True, raises=AssertionError, reason=REASON_TEST_SETTINGS_PER_UNIT_OF_TIME_ARE_NO_FIGURES
-            ),
-        ),
+        ("the client sent 8 requests per second", "the client sent {{ set:8 requests per second }}"),
+        ("the monitor sampled 10 times per second", "the monitor sampled {{ set:10 times per second }}"),
+        ("offered load of 1 request per second", "offered load of {{ set:1 request per second }}"),
     ],
 )
-def test_settings_per_unit_of_time_are_no_figures(text: str) -> None:
-    assert _typed(text) == []
+def test_a_setting_per_unit_of_time_is_declared_as_one(typed: str, declared: str) -> None:
+    """A number per unit of time is read as a measured rate, whoever set it; a rate that was set (offered load, a
+    sampling rate) is written as a setting of the rate kind, which names what it sets."""
+    from evreg_rules.prose import form_problems
+
+    assert _typed(typed)
+    assert _typed(declared) == []
+    assert list(form_problems(declared, "caveat", {})) == []
+    unnamed = "the run had " + declared[declared.index("{{") :]
+    assert list(form_problems(unnamed, "caveat", {}))
 
 
 # -- held copies of external evidence -----------------------------------------------------------------------------
@@ -398,25 +279,22 @@ def test_hold_refuses_a_path_validation_refuses(reg: Reg, tmp_path: Path, refere
     assert written == [], written
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="the site says 'samples re-read' for a copy lacking them")
 def test_the_site_does_not_call_a_copy_lacking_the_samples_checked(reg: Reg, tmp_path: Path) -> None:
     """A copy read at another commit that does not hold a sample is a warning in validation; the site builds and says
-    'yes, its copy held here ... its samples re-read', and names the pinned commit beside the copy's link."""
+    so beside the copy, not 'its samples re-read'."""
     _external(reg)
     _site(reg)
     _hold(reg, tmp_path, BYTES.replace(b"30.25", b"29.9"), commit="d" * 40)
     reg.commit("hold a copy read at another commit")
     assert [f.severity for f in only(reg.findings(), "evidence-value-mismatch")] == ["warning"]
     page = (publish.build(reg.root).out / "packets" / "pkt" / "index.html").read_text("utf-8")
-    assert "its samples re-read" not in page
+    [row] = [row for row in page.split("<tr>") if "its copy held here" in row]
+    assert "its samples re-read" not in row and "1 of the record's samples are not in it" in row
 
 
-@pytest.mark.xfail(
-    strict=True, raises=AssertionError, reason="a symlinked held copy validates and is linked unpublished"
-)
 def test_a_symlinked_held_copy_is_refused_or_published(reg: Reg, tmp_path: Path) -> None:
-    """The held copy is a symlink to another evidence file with the same bytes: validation reports nothing, the build
-    skips it (no symlink is published), and the page still links 'its copy held here' and calls it checked."""
+    """The held copy is a symlink to another evidence file of the repository with the same bytes: validation reads
+    it through the link, so the build publishes the file it reads (the page's 'its copy held here' link works)."""
     _external(reg)
     _site(reg)
     _hold(reg, tmp_path)
@@ -432,10 +310,9 @@ def test_a_symlinked_held_copy_is_refused_or_published(reg: Reg, tmp_path: Path)
     assert (out / "evidence" / digest / "run-1.json").is_file()
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="case twins are looked for in a path's last part only")
 def test_held_copies_whose_folders_differ_only_in_case_are_unsafe(reg: Reg, tmp_path: Path) -> None:
     """``data/run-1.json`` and ``Data/run-1.json`` held with other bytes: one file where a checkout ignores case (the
-    second written replaces the first), and no finding."""
+    second written replaces the first), so both are unsafe."""
     _external(reg)
     _hold(reg, tmp_path)
     other = tmp_path / "other.json"

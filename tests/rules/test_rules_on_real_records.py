@@ -306,9 +306,7 @@ def test_a_figure_planted_in_any_string_of_any_record_is_a_finding(lab: Lab) -> 
     from evreg.core.evidence import is_evidence_key
     from evreg.core.jsonio import iter_keyed_strings
 
-    planted: dict[str, list[str]] = {}  # file -> pointers, one per file and round
-    seen: set[tuple[str, str]] = set()
-    rounds: list[dict[str, str]] = []
+    places: dict[tuple[str, str], dict[str, str]] = {}  # shape -> file -> the first pointer of that shape in it
     for path in sorted((lab.root / "packets").rglob("*.json")):
         rel = path.relative_to(lab.root).as_posix()
         if "/evidence/" in rel or rel.endswith("baseline.json"):
@@ -316,26 +314,34 @@ def test_a_figure_planted_in_any_string_of_any_record_is_a_finding(lab: Lab) -> 
         data = json.loads(path.read_text())
         kind = data.get("kind") if isinstance(data, dict) else "list"
         for pointer, _key, _text in iter_keyed_strings(data, lambda k: not is_evidence_key(k)):
-            shape = (str(kind), re.sub(r"/\d+(?=/|$)", "/N", pointer))
-            if shape in seen or pointer in ("/kind", "/id"):
-                continue
-            seen.add(shape)
-            n = len(planted.setdefault(rel, []))
-            planted[rel].append(pointer)
-            while len(rounds) <= n:
-                rounds.append({})
-            rounds[n][rel] = pointer
-    assert len(seen) > 200
-    missed = []
-    for plants in rounds:
+            if pointer not in ("/kind", "/id"):
+                places.setdefault((str(kind), re.sub(r"/\d+(?=/|$)", "/N", pointer)), {}).setdefault(rel, pointer)
+    assert len(places) > 200
+    # Each shape is planted once, in the file of its kind that holds the fewest plants so far. A round plants a group
+    # of figures in each file; a figure a round did not find is planted again in a smaller group (a figure in one
+    # field can hide another's: a value its field does not take fails the whole record), and alone, it must be found.
+    queues: dict[str, list[list[str]]] = {}
+    for _shape, where in sorted(places.items(), key=lambda item: len(item[1])):
+        rel = min(where, key=lambda r: (len(queues.get(r, [[]])[0]), r))
+        queues.setdefault(rel, [[]])[0].append(where[rel])
+    missed, rounds = [], 0
+    while plants := {rel: queue.pop(0) for rel, queue in queues.items() if queue}:
+        rounds += 1
         backup = {rel: (lab.root / rel).read_text() for rel in plants}
-        for rel, pointer in plants.items():
-            lab.edit(rel, lambda d, p=pointer: _append(d, p, " at 52.3 tok/s"))
+        for rel, pointers in plants.items():
+            for pointer in pointers:
+                lab.edit(rel, lambda d, p=pointer: _append(d, p, " at 52.3 tok/s"))
         found = {(f.file, f.pointer) for f in lab.blocking()}
-        missed += [(rel, p) for rel, p in plants.items() if (rel, p) not in found and (rel, "") not in found]
+        for rel, pointers in plants.items():
+            unfound = [p for p in pointers if (rel, p) not in found]
+            if len(pointers) == 1 and unfound and (rel, "") not in found:
+                missed.append((rel, unfound[0]))
+            elif len(pointers) > 1 and unfound:
+                half = (len(unfound) + 1) // 2
+                queues[rel] += [group for group in (unfound[:half], unfound[half:]) if group]
         for rel, text in backup.items():
             (lab.root / rel).write_text(text)
-    assert missed == []
+    assert missed == [] and rounds < 100, (missed, rounds)
 
 
 def _append(data: Any, pointer: str, text: str) -> None:

@@ -1,7 +1,7 @@
 """Fast paths of the grammars against their plain forms. The figure grammar's patterns are written for speed
-(``evreg.claims.figures``: charset-led, possessive digits, gates, the number-words figures searched only where a unit
-follows a blank); here is the grammar in its plain form, one plain pattern per kind, each a look-ahead and look-behind
-at every position: the patterns in use must find exactly the figures these find, on generated text (hypothesis) and on
+(``evreg.claims.figures``: charset-led, possessive digits, gates); here is the grammar in its plain form, one plain
+pattern per kind, each a look-ahead and look-behind at every position, reading the same folded text (numbers in words
+written in digits): the patterns in use must find exactly the figures these find, on generated text (hypothesis) and on
 every string of the real records. The site makes each shown number's citation from its parts: the same form as reading
 back the citation's text."""
 
@@ -23,7 +23,6 @@ from evreg.claims.figures import (
     _EMPHASIS,
     _LIST_SEP,
     _NUMBER,
-    _NUMBER_WORD,
     _QUALIFIER,
     _UNIT,
     _UNITS,
@@ -49,15 +48,6 @@ CODE = re.compile(
     r"(?:(?<!\bA)[ \u00a0=:]|(?<=\bA)[=:])?"
     r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d*\.\d+)(?![\w.]|,\d)"
 )
-WORDS = re.compile(
-    r"(?i)(?=[zotfsenhmb])(?<![\w])(?P<words>"
-    + _NUMBER_WORD
-    + r"(?:[\s-]+(?:(?:and|point)[\s-]+)?"
-    + _NUMBER_WORD
-    + r")*)"
-    r"\s+(?P<unit>" + figures._WORDS_UNIT + r")\b"
-)
-
 ITEM = re.compile(r"(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?(?:\u2044\d+)?|\.\d+")
 """The numbers of a list's other numbers, as the list was matched: thousands groups only where no digit follows them
 (``5,1,2345 tok/s`` lists 5, 1 and 2345; split by ``_NUMBER``, it read ``1,234`` and ``5``: the list's match took
@@ -69,13 +59,13 @@ def reference(text: str, cell: bool = False) -> list[Figure]:
     folded, where = figures._folded(figures._without_citations(text))
 
     def span(start: int, end: int) -> tuple[int, int]:
-        return (start, end) if where is None else (where[start], where[end - 1] + 1)
+        return (start, end) if where is None else where.span(start, end)
 
     found = _reference_found(text, folded, span, cell)
     if figures._MARKUP_HINT.search(folded):
-        inner = figures._Where(folded, figures._MARKUP, {})
+        inner = figures._Where.of(folded, figures._MARKUP, {})
         unmarked = figures._MARKUP.sub("", folded)
-        for k, f in _reference_found(text, unmarked, lambda a, b: span(inner[a], inner[b - 1] + 1), cell).items():
+        for k, f in _reference_found(text, unmarked, lambda a, b: span(*inner.span(a, b)), cell).items():
             found.setdefault(k, f)
     return figures.outermost(found)
 
@@ -106,9 +96,6 @@ def _reference_found(text: str, folded: str, span: Any, cell: bool) -> dict[int,
     for start, end, number, unit, hints in figures.in_context(folded):  # one plain form: no fast path to check
         a, b = span(start, end)
         found.setdefault(a, Figure(a, b, text[a:b], number, unit, hints))
-    for m in WORDS.finditer(folded):
-        a, b = span(m.start("words"), m.end())
-        found.setdefault(a, Figure(a, b, text[a:b], m.group("words"), "", None))
     covered = [(f.start, f.end) for f in found.values()]
     for m in figures._BARE.finditer(folded) if cell else ():
         a, b = span(m.start("num"), m.end("num"))

@@ -69,11 +69,15 @@ def _unsafe(path: str) -> str | None:
 
 
 def _case_twins(registry: Registry, path: str) -> list[str]:
-    """Other files in the same folder whose names equal this one's but for case."""
-    if "/" not in path:
-        return []
-    folder, name = path.rsplit("/", 1)
-    return [f"{folder}/{n}" for n in registry.names(folder) if n != name and n.lower() == name.lower()]
+    """Other files or folders beside this path's file, or beside any folder of it inside its evidence folder, whose
+    names equal its own but for case: where a checkout ignores case they are one, and one replaces the other."""
+    parts = path.split("/")
+    out = []
+    first = parts.index("evidence") + 1 if "evidence" in parts[:-1] else len(parts) - 1
+    for depth in range(max(first, 1), len(parts)):
+        folder, name = "/".join(parts[:depth]), parts[depth]
+        out += [f"{folder}/{n}" for n in registry.names(folder) if n != name and n.lower() == name.lower()]
+    return out
 
 
 def _path_verdict(registry: Registry, value: str) -> tuple[list[tuple[Code, str]], bool]:

@@ -16,7 +16,7 @@ from evreg.store import MEASUREMENT_KINDS, Registry
 IMPLAUSIBLE = Code(
     "implausible-value",
     "A number its metric cannot take",
-    "A throughput of zero is a failed run, a negative latency or a rate above one is a bug in a tool or a "
+    "A zero throughput is a failed run, a negative latency or a rate above one is a bug in a tool or a "
     "transcription; published as a measurement it would head charts and tables. The bounds per unit are in "
     "the vocabulary (vocab/metrics.json).",
     "Record a failed run as a closure with its reason, fix the transcription, or drop the sample and say why.",

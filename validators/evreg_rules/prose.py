@@ -110,7 +110,7 @@ def _setting_kind_problem(unit: str, inside: str, before: str) -> str | None:
     if kinds[default]["default"]:
         return None
     return (
-        f"holds a {default} in {unit} without saying what it sets (a latency is measured): name it "
+        f"holds a {default} in {unit} without saying what it sets ({kinds[default]['unnamed']}): name it "
         f"({', '.join(kinds[default]['words'][:4])} ...) or cite the measurement"
     )
 

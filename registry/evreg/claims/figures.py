@@ -18,10 +18,12 @@ import functools
 import itertools
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from decimal import Decimal
 
 from evreg.claims.citations import brace_spans
+from evreg.claims.spelled import any_number_word, spelled
 from evreg.core.vocab import metrics as metric_vocab
 
 CODE_METRICS: dict[str, tuple[str, ...]] = {}
@@ -252,77 +254,6 @@ _BARE = re.compile(
 )
 """A bare decimal or a number with thousands groups (``93.551 strict``, ``30.22–30.26``, ``29,911``): in a coverage
 cell, which shows one measured arm, such a number is a value of that arm."""
-_NUMBER_WORDS = _NUMBER_WORD[3:-1].split("|")
-_WORDS_UNIT = (
-    r"tok(?:en)?s?\s*/\s*(?:s|sec)|tok(?:en)?s?\s+(?:per|a)\s+(?:second|sec)|t/s|tps|"
-    r"req(?:uest)?s?\s*/\s*(?:s|sec)|req(?:uest)?s?\s+per\s+(?:second|sec)|qps|rps|"
-    r"ms|msecs?|milliseconds?|microseconds?|nanoseconds?|seconds?|secs?|minutes?|hours?|percent|"
-    r"[kmgt]i?b|(?:kilo|mega|giga|tera)bytes?|(?:kilo|mega)?watts?"
-)
-"""The units a number written in words takes (any case): a rate, a time, a share, a size, a power."""
-_WORDS = re.compile(
-    r"(?P<words>" + _first(_NUMBER_WORDS, True) + r"(?<!\w.)(?i:(?:" + _tied(_NUMBER_WORDS) + r")"
-    r"(?:[\s-]+(?:(?:and|point)[\s-]+)?" + _NUMBER_WORD + r")*))"
-    r"(?i:\s+(?P<unit>" + _WORDS_UNIT + r")\b)"
-)
-_WORDS_HINT = re.compile(
-    _ascii_not(set("tTmMpPrRqQnNsShHkKgGwW"))
-    + r"(?<=\s.)(?i:(?<=t)ok|(?<=t)/s|(?<=t)ps|(?<=t)i?b\b|(?<=t)era|(?<=r)eq|(?<=r)ps|(?<=q)ps|(?<=m)s|(?<=m)sec|"
-    r"(?<=m)illi|(?<=m)icro|(?<=m)inute|(?<=m)i?b\b|(?<=m)ega|(?<=n)ano|(?<=s)ec|(?<=h)our|(?<=p)ercent|(?<=k)i?b\b|"
-    r"(?<=k)ilo|(?<=g)i?b\b|(?<=g)iga|(?<=w)att)"
-)
-"""What every number-words figure holds: a blank, then its unit (the start of one of ``_WORDS_UNIT``)."""
-_NOT_IN_WORDS = re.compile(r"[^\w\s/-]")
-"""A character no number-words figure holds (nor looks at: it is no word character)."""
-
-
-def _words_matches(text: str) -> list[re.Match[str]]:
-    """``_WORDS.finditer(text)``, searched only in the stretches between characters no such figure holds that have
-    a unit after a blank (a few in a page; after 64 of them, the rest of the text as one stretch)."""
-    found: list[re.Match[str]] = []
-    pos = 0
-    for _ in range(64):
-        hint = _WORDS_HINT.search(text, pos)
-        if not hint:
-            return found
-        at = hint.start()
-        width = 64
-        while True:  # the last character before the hint that no such figure holds
-            before = _NOT_IN_WORDS.search(text[max(0, at - width) : at][::-1])
-            if before or width >= at:
-                break
-            width *= 4
-        start = at - before.start() if before else 0
-        after = _NOT_IN_WORDS.search(text, at)
-        end = after.start() if after else len(text)
-        found += _words_between(text, start, end)
-        pos = end
-    return found + _words_between(text, pos, len(text))
-
-
-_WORDS_CHAIN = re.compile(
-    _first(_NUMBER_WORDS, True) + r"(?<!\w.)(?i:(?:" + _tied(_NUMBER_WORDS) + r")(?=[\s-])"
-    r"(?:[\s-]+(?:(?:and|point)[\s-]+)?" + _NUMBER_WORD + r"(?=[\s-]))*+)"
-)
-"""A run of number words as a number-words figure holds them, each followed by a blank or hyphen (so each is one
-word: ``seventy``, not ``seven``), taken whole."""
-
-
-def _words_between(text: str, start: int, end: int) -> list[re.Match[str]]:
-    """``_WORDS.finditer(text, start, end)`` in time linear in the text: a figure is tried once per run of number
-    words, at its first word. Where it fails there, it fails at every later word of the run (what follows the run is
-    the same, and no unit begins like a number word), so the search goes on after the run. (Tried at every word, a
-    run of 3,000 words without a unit took seconds: a record's text could stall validation.)"""
-    found: list[re.Match[str]] = []
-    while chain := _WORDS_CHAIN.search(text, start, end):
-        if m := _WORDS.match(text, chain.start(), end):
-            found.append(m)
-            start = m.end()
-        else:
-            start = chain.end()
-    return found
-
-
 _DIGIT = re.compile(r"\d")
 # Numbers by their context. Whatever spells it, a number is a claim when a metric name stands before it, or a rate,
 # a multiple or a comparison after it: the names come from the metric vocabulary, a rate is any noun per unit of
@@ -334,11 +265,25 @@ _B = r"(?:[ \t\u00a0]++\n?[ \t\u00a0]*+|\n[ \t\u00a0]*+)"
 rendered page's shown text separates table cells and blocks with them)."""
 _LEAD = (
     r"(?i)(?<![\w.@])(?P<word>" + _NAME + r")"
-    r"(?:" + _B + r"(?:mean|median|average|avg|p\d+(?:\.\d+)?|rate|speed|time|score|value))?"
+    r"(?:" + _B + r"(?:(?:at|@)" + _B + r")?(?:mean|median|average|avg|p\d+(?:\.\d+)?|rate|speed|time|score|value))?"
     r"(?:(?:" + _B + r")?\([^()\n]{0,24}\))?"
     r"(?:" + _B + r"(?:of|at|was|is|were|reached|reaches|about|around|roughly|near|approx\.?|only|just|least|most|"
     r"peaked|peaks|averaged|averages|hit|hits))*+"
-    r"(?:(?:(?:" + _B + r")?(?:[=:~≈≅≥≤→—–]|>=|<=|->)){1,2}(?:" + _B + r")?|" + _B + r")"
+    r"(?:"
+    + _B
+    + r"(?:for|at|with|on|in|under|using|over)"
+    + _B
+    + r"[^:=\n.;]{1,32}?(?:"
+    + _B
+    + r")?[:=](?:"
+    + _B
+    + r")?|(?:(?:"
+    + _B
+    + r")?(?:[=:~≈≅≥≤→—–]|>=|<=|->)){1,2}(?:"
+    + _B
+    + r")?|"
+    + _B
+    + r")"
 )
 """A metric name and what may stand between it and its value (``TTFT p99 (mean) was ``, ``decode: ``)."""
 _NAME_FIRSTS = tuple(sorted({re.split(r"[\s-]+", n)[0] for n in _NAMES}))
@@ -367,8 +312,36 @@ _CONTEXT_NUMBER = (
 )
 """A number a context makes a figure of: digits, thousands groups, decimals; nothing word-like before it."""
 _CONTEXT_END = r"(?![\w.]\d|\w|,\d|-[A-Za-z]|-\d\d-\d\d)"
-_LEAD_FIGURE = re.compile(_LEAD + _CONTEXT_NUMBER + r"(?:[eE][-+]?\d++)?" + _CONTEXT_END + r"(?!" + _COUNTED + r")")
-"""A number after a metric name (``TTFT 274``), unless what follows counts (``decode 512 tokens``)."""
+_LEAD_FIGURE = re.compile(
+    _LEAD
+    + r"(?:"
+    + _CONTEXT_NUMBER
+    + r"(?:[eE][-+]?\d++)?(?P<k>(?-i:k)(?![\w.]))?|(?P<comma>\d++,\d{1,2}))"
+    + _CONTEXT_END
+    + r"(?!"
+    + _COUNTED
+    + r")"
+)
+"""A number after a metric name (``TTFT 274``, ``decode 52.3k``, ``decode 52,3`` with a decimal comma), unless what
+follows counts (``decode 512 tokens``)."""
+_CITED = re.compile(r"\0++")
+"""A citation, blanked (``_without_citations``)."""
+_JOINED = re.compile(
+    r"(?i:(?:"
+    + _B
+    + r")?(?:to|and|or|vs\.?|versus|/|,|→|->|–|—)(?:"
+    + _B
+    + r")?)"
+    + _CONTEXT_NUMBER
+    + _CONTEXT_END
+    + r"(?!"
+    + _COUNTED
+    + r")"
+)
+"""A number joined to a figure or a citation before it (``rose from {{ ... }} to 31.5``, ``TTFT 274 and 301``,
+``{{ ... }} vs 31.5``): a figure of the same kind, unless it counts."""
+_PRODUCT_BEFORE = re.compile(r"(?<![\w.])(?:[A-Z][\w.+-]*|[a-z]+[A-Z][\w.+-]*)[ \u00a0]$")
+"""A product's name right before a number (``CUDA 12.8``, ``vLLM 0.9``): the number is its version."""
 _PER = r"(?:s|sec|secs|second|min|minute|h|hr|hour|ms|msec|millisecond|us|µs|microsecond)"
 _PER_UNIT = {"sec": "s", "secs": "s", "second": "s", "minute": "min", "hr": "h", "hour": "h", "msec": "ms",
              "millisecond": "ms", "us": "µs", "microsecond": "µs"}  # fmt: skip
@@ -459,6 +432,8 @@ def in_context(folded: str) -> list[tuple[int, int, str, str, tuple[str, ...] | 
         what = "tok" if noun.startswith("tok") or noun == "t" else "req" if noun.startswith("req") else noun
         out.append((m.start("num"), m.end(), m.group("num"), f"{what}/{per}", None))
     for m in _COMPARED.finditer(folded) if _COMPARED_HINT.search(folded) else ():
+        if "than" not in m.group().lower() and _PRODUCT_BEFORE.search(folded, max(0, m.start() - 40), m.start()):
+            continue  # a version: "CUDA 12.8 faster startup"
         out.append((m.start("num"), m.end("num"), m.group("num"), "", None))
     lower = folded.lower()
     if len(lower) != len(folded):  # a letter that lower-cases to two (``İ``): each letter by itself
@@ -471,7 +446,20 @@ def in_context(folded: str) -> list[tuple[int, int, str, str, tuple[str, ...] | 
             if found := pattern.match(folded, at):
                 named = found.group("word") if "word" in pattern.groupindex else None
                 hints = METRIC_NAMES.get(re.sub(r"[\s-]+", " ", named.lower())) if named else None
-                out.append((found.start("num"), found.end("num"), found.group("num"), "", hints))
+                if named and found.group("comma"):
+                    out.append((found.start("comma"), found.end(), found.group("comma").replace(",", "."), "", hints))
+                elif named and found.group("k"):
+                    number = format(Decimal(found.group("num").replace(",", "")) * 1000, "f")
+                    number = number.rstrip("0").rstrip(".") if "." in number else number
+                    out.append((found.start("num"), found.end(), number, "", hints))
+                else:
+                    out.append((found.start("num"), found.end("num"), found.group("num"), "", hints))
+    anchors = [end for _, end, *_ in out] + [m.end() for m in _CITED.finditer(folded)] if "\0" in folded else []
+    anchors = anchors or [end for _, end, *_ in out]
+    while anchors:  # a number joined to a figure or a citation, and one joined to that
+        if found := _JOINED.match(folded, anchors.pop()):
+            out.append((found.start("num"), found.end("num"), found.group("num"), "", None))
+            anchors.append(found.end("num"))
     seen = set()
     for hint in _MULTIPLE_HINT.finditer(folded):  # a multiple is searched for only around its word
         for m in _MULTIPLE.finditer(folded, max(0, hint.start() - 120), hint.end() + 200):
@@ -514,22 +502,27 @@ class Figure:
 class _Where:
     """For each character of a folded text, the index of the original character it came from, looked up between the
     pieces that folded to more or fewer characters than they had (a rendered page has a few, such as ``…``; markup
-    folds to nothing)."""
+    folds to nothing; a number in words folds to its digits)."""
 
-    def __init__(self, text: str, which: re.Pattern[str], changes: dict[str, str]) -> None:
+    def __init__(self, pieces: Iterable[tuple[int, int, int]]) -> None:
+        """``pieces``: (start, end, folded width) of each piece of the original, in order."""
         self.folded_at: list[int] = []  # where each such piece's folding starts in the folded text
         self.original_at: list[int] = []
         self.width: list[int] = []
         self.length: list[int] = []
         shift = 0
-        for m in which.finditer(text):
-            width, length = len(changes.get(m.group(), "")), m.end() - m.start()
-            if width != length:
-                self.folded_at.append(m.start() + shift)
-                self.original_at.append(m.start())
+        for start, end, width in pieces:
+            if width != end - start:
+                self.folded_at.append(start + shift)
+                self.original_at.append(start)
                 self.width.append(width)
-                self.length.append(length)
-                shift += width - length
+                self.length.append(end - start)
+                shift += width - (end - start)
+
+    @classmethod
+    def of(cls, text: str, which: re.Pattern[str], changes: dict[str, str]) -> _Where:
+        """The pieces ``which`` finds in ``text``, each folded to ``changes[piece]`` (nothing when absent)."""
+        return cls((m.start(), m.end(), len(changes.get(m.group(), ""))) for m in which.finditer(text))
 
     def __getitem__(self, k: int) -> int:
         n = bisect.bisect_right(self.folded_at, k) - 1
@@ -538,13 +531,46 @@ class _Where:
         start, width = self.folded_at[n], self.width[n]
         return self.original_at[n] + (0 if k < start + width else self.length[n] + k - start - width)
 
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        """The original span of the folded span ``start:end``: from the first character's origin to the end of the
+        last one's (the whole piece it was folded from)."""
+        k = end - 1
+        n = bisect.bisect_right(self.folded_at, k) - 1
+        inside = n >= 0 and k < self.folded_at[n] + self.width[n]
+        return self[start], (self.original_at[n] + self.length[n] if inside else self[k] + 1)
+
+
+class _Then:
+    """Two foldings one after the other: a span of the second's text, in the original."""
+
+    def __init__(self, first: _Where | None, second: _Where) -> None:
+        self.first, self.second = first, second
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        start, end = self.second.span(start, end)
+        return (start, end) if self.first is None else self.first.span(start, end)
+
 
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 
 
-def _folded(text: str) -> tuple[str, _Where | None]:
-    """``text`` as a reader sees it (NFKC, invisible characters dropped), and for each of its characters the index
-    of the original character it came from (None: each character stands where it stood, as in most text). Each
+def _folded(text: str) -> tuple[str, _Where | _Then | None]:
+    """``text`` as a reader sees it, with each number in words written in digits (``spelled``), and what maps its
+    spans to the original's (None: each character stands where it stood, as in most text)."""
+    folded, where = _characters_folded(text)
+    numbers = spelled(folded)
+    if not numbers:
+        return folded, where
+    pieces, last = [], 0
+    for start, end, digits in numbers:
+        pieces += [folded[last:start], digits]
+        last = end
+    return "".join([*pieces, folded[last:]]), _Then(where, _Where((s, e, len(d)) for s, e, d in numbers))
+
+
+def _characters_folded(text: str) -> tuple[str, _Where | None]:
+    """``text`` with each character as a reader sees it (NFKC, invisible characters dropped), and for each of its
+    characters the index of the original character it came from (None: each character stands where it stood). Each
     character is folded by itself (``_fold``); only the characters beyond ASCII are looked at, and only those that
     change are replaced (a rendered page is some 30,000 characters, a family's up to 600,000: ``set`` of every
     character, ``str.translate`` and an index per character took more time than finding the figures)."""
@@ -557,7 +583,7 @@ def _folded(text: str) -> tuple[str, _Where | None]:
     folded_text = which.sub(lambda m: changes[m.group()], text)
     if all(len(v) == 1 for v in changes.values()):
         return folded_text, None  # one character for one: the indices are the same
-    return folded_text, _Where(text, which, changes)
+    return folded_text, _Where.of(text, which, changes)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -616,20 +642,20 @@ def find_figures(text: str, cell: bool = False, shown: bool = False) -> list[Fig
     Not claims: identifiers and settings (TP4, MTP3, Q4_K_M, D511 windows, 32K contexts), dates, commit hashes,
     counts and fractions without a unit (5/25, 12 prompts), version strings (0.9.1, v1.2), and bare numbers.
     """
-    if text.isascii() and not _DIGIT.search(text) and not _WORDS_HINT.search(text) and not _MULTIPLE_HINT.search(text):
-        return []  # most prose: no number, no unit after a blank (a superscript or circled digit is no \d: fold first)
+    if text.isascii() and not _DIGIT.search(text) and not any_number_word(text) and not _MULTIPLE_HINT.search(text):
+        return []  # most prose: no number in digits or words (a superscript or circled digit is no \d: fold first)
     folded, where = _folded(_without_citations(text))
 
     def span(start: int, end: int) -> tuple[int, int]:
-        return (start, end) if where is None else (where[start], where[end - 1] + 1)
+        return (start, end) if where is None else where.span(start, end)
 
     found = _found(text, folded, span, cell)
     if not shown and _MARKUP_HINT.search(folded):  # and read with its markup left out (``52.3 <b>tok/s</b>``)
         unmarked = _MARKUP.sub("", folded)
-        inner = _Where(folded, _MARKUP, {})
+        inner = _Where.of(folded, _MARKUP, {})
 
         def unmarked_span(start: int, end: int) -> tuple[int, int]:
-            return span(inner[start], inner[end - 1] + 1)
+            return span(*inner.span(start, end))
 
         for k, f in _found(text, unmarked, unmarked_span, cell).items():
             found.setdefault(k, f)
@@ -671,9 +697,6 @@ def _found(text: str, folded: str, span: Callable[[int, int], tuple[int, int]], 
     for start, end, number, unit, hints in in_context(folded):
         a, b = span(start, end)
         found.setdefault(a, Figure(a, b, text[a:b], number, unit, hints))
-    for m in _words_matches(folded):
-        a, b = span(m.start("words"), m.end())
-        found.setdefault(a, Figure(a, b, text[a:b], m.group("words"), "", None))
     if cell:  # a bare number outside every figure found: the figures by start, and how far those up to each reach
         starts = sorted(found)
         reach = list(itertools.accumulate((found[k].end for k in starts), max))
@@ -705,12 +728,22 @@ _CELL_NUMBER = re.compile(
 
 def header_unit(header: str) -> str | None:
     """The unit a table column's header states (``Decode (tok/s)``, ``TTFT ms``, ``tok/s (decode)``,
-    ``Decode (tok/s) ↑``), as canonical unit."""
+    ``Decode (tok/s) ↑``), as canonical unit. In a header of more than four words the unit is in brackets or the
+    last word: a sentence that says ``in a second job`` states no unit for its column."""
     folded, _ = _folded(header.strip().strip("*_`").strip())
-    m = _HEADER_UNIT.search(folded)
-    if not m:
-        return None
-    return next(canon for i, (_, canon) in enumerate(_UNITS) if m.group(f"u{i}"))
+    for m in _HEADER_UNIT.finditer(folded):
+        short = len(folded.split()) <= 4
+        if (
+            short
+            or m.group().startswith("(")
+            or folded[: m.start()].endswith(("(", "["))
+            or _ENDS.fullmatch(folded, m.end())
+        ):
+            return next(canon for i, (_, canon) in enumerate(_UNITS) if m.group(f"u{i}"))
+    return None
+
+
+_ENDS = re.compile(r"[\s)\],;:↑↓]*")
 
 
 def column_figures(cell: str, unit: str) -> list[Figure]:
@@ -719,7 +752,7 @@ def column_figures(cell: str, unit: str) -> list[Figure]:
     folded, where = _folded(_without_citations(cell))
     out = []
     for m in _matches(_CELL_NUMBER, folded):
-        a, b = (m.start(), m.end()) if where is None else (where[m.start()], where[m.end() - 1] + 1)
+        a, b = (m.start(), m.end()) if where is None else where.span(m.start(), m.end())
         out.append(Figure(a, b, cell[a:b], m.group().lstrip("+-"), unit, None))
     return out
 

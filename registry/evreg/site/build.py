@@ -516,8 +516,8 @@ def shell_page() -> Page:
 def publish_evidence(root: Path, pages: Pages, site: Path) -> int:
     """Copy every local evidence file (and held copy of an external one) the catalog lists as present into the site,
     by content (``evidence/SHA256/NAME``): copies of one file are published once. A file is copied only when it is
-    a regular file inside the repository (no symlink on the way) whose bytes still have the catalog's
-    sha256. Returns the number of files published."""
+    a regular file of the repository's own files (a symlink is followed only to one of those, as validation follows
+    it) whose bytes still have the catalog's sha256. Returns the number of files published."""
     real_root = os.path.realpath(root)
     done: set[str] = set()
     for rows in pages.evidence.values():
@@ -528,9 +528,9 @@ def publish_evidence(root: Path, pages: Pages, site: Path) -> int:
             dest = evidence_url(ev.sha256, ev.path)
             if dest in done or outside_repository(local):
                 continue
-            src = root / local
-            real = os.path.realpath(src)
-            if real != os.path.abspath(src) or os.path.commonpath([real, real_root]) != real_root:
+            real = os.path.realpath(root / local)  # a link to a file of the repository is that file, as validated
+            inside = os.path.commonpath([real, real_root]) == real_root
+            if not inside or outside_repository(os.path.relpath(real, real_root)):
                 continue
             if not os.path.isfile(real):
                 continue

@@ -37,7 +37,7 @@ class Catalog:
             self.provenance: dict[str, list[ProvenanceRow]] = defaultdict(list)
             for change in rows_of(con, ProvenanceRow, "path, seq"):
                 self.provenance[change.path].append(change)
-            found = rows_of(con, FindingRow, "file, pointer")
+            found = list(rows_of(con, FindingRow, "file, pointer"))
             self.defects = [f for f in found if f.baselined]
             self.unread: Counter[str] = Counter(f.file for f in found if f.code == "evidence-value-mismatch")
             """Per record file, how many of its samples its evidence does not hold (accepted or not)."""

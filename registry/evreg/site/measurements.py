@@ -13,6 +13,7 @@ from evreg.core.vocab import load as load_vocab
 from evreg.site import charts, compare, headline
 from evreg.site.cite import Pages
 from evreg.site.html import Cell, Page, esc, evidence_url, m_anchor, source_url
+from evreg.store.documents import MEASUREMENT_KINDS
 
 PACKET_SCOPE_FIELDS = (
     "revision",
@@ -319,7 +320,12 @@ def _checked(ev: EvidenceRow, source: Any = None, unread: int = 0) -> str:
     """Whether and when a reference was checked: a local file or a held copy of an external one at this site's build
     (the receipt below names the commit), with the commit the copy was read at; an external file or a link not.
     ``unread``: how many of the record's samples its evidence does not hold."""
-    samples = f"{unread} of the record's samples are not in it (see the findings)" if unread else "its samples re-read"
+    if ev.record_kind not in MEASUREMENT_KINDS:
+        samples = "no samples of this record to re-read"
+    elif unread:
+        samples = f"{unread} of the record's samples are not in it (see the findings)"
+    else:
+        samples = "its samples re-read"
     if ev.ref_kind == "local" and ev.present:
         return f"yes, when this site was built: present, hashed, {samples}"
     if ev.ref_kind == "external" and ev.held and ev.present:
