@@ -63,8 +63,22 @@ def form_problems(text: str, field: str, measurements: Any) -> Iterator[Problem]
             continue
         before, last_end = text[max(last_end, c.start - 30) : c.start], c.end
         if isinstance(c, citations.Setting):
-            for fig in figures.find_figures(c.text):
-                if fig.unit in citations.RATE_UNITS or fig.metric_hints:
+            words = _kind_words(before, c.text, text[c.end :])
+            found = figures.find_figures(c.text)
+            if not found and _BARE_DECIMAL.search(c.text) and not _named_kinds(words):
+                yield (
+                    codes.ORPHAN_NUMBER,
+                    f"setting {c.raw} holds a bare number without saying what it sets: name it (a target, a gate, ...)",
+                    _about(c.text, field),
+                )
+            for fig in found:
+                if fig.metric_hints or (
+                    fig.unit in citations.RATE_UNITS
+                    and not any(
+                        fig.unit in setting_kinds()[k]["units"] and setting_kinds()[k].get("rates")
+                        for k in _named_kinds(words)
+                    )
+                ):
                     yield (
                         codes.ORPHAN_NUMBER,
                         (
@@ -73,8 +87,8 @@ def form_problems(text: str, field: str, measurements: Any) -> Iterator[Problem]
                         ),
                         _about(fig.text, field),
                     )
-            for fig in figures.find_figures(c.text):
-                if (why := _setting_kind_problem(fig.unit, c.text, before)) is not None:
+            for fig in found:
+                if (why := _setting_kind_problem(fig.unit, words)) is not None:
                     yield codes.ORPHAN_NUMBER, f"setting {c.raw} {why}", _about(fig.text, field)
             if (word := figures.metric_lead(text[: c.start])) and figures.find_figures(c.text):
                 yield (
@@ -90,18 +104,35 @@ def form_problems(text: str, field: str, measurements: Any) -> Iterator[Problem]
         yield codes.ORPHAN_NUMBER, f"figure {figure!r} in {field} {why}", _about(figure, field)
 
 
-def _setting_kind_problem(unit: str, inside: str, before: str) -> str | None:
+def _kind_words(before: str, inside: str, after: str) -> set[str]:
+    """The words that may name a setting's kind: in it, right before it, and the two words right after it in the same
+    clause (``a {{ set:300 W }} power limit``, ``its {{ set:100 tok/s }} TP1 objective``)."""
+    following = _FOLLOWING.match(after)
+    near = " ".join((before, inside, following.group() if following else ""))
+    return set(re.findall(r"[a-z][a-z-]*", near.lower()))
+
+
+_FOLLOWING = re.compile(r"(?:[ \t]+[\w./-]+){1,2}")
+_BARE_DECIMAL = re.compile(r"\d\.\d")
+
+
+def _named_kinds(words: set[str]) -> list[str]:
+    return [k for k, spec in setting_kinds().items() if words & set(spec["words"])]
+
+
+def _setting_kind_problem(unit: str, words: set[str]) -> str | None:
     """Why a setting's figure in ``unit`` is not a setting: a unit no kind of setting takes (a rate is measured), one
     its named kind does not take, or a time that does not say what it sets (a latency is measured; a timeout is set)
-    -- the kind named by a word of ``vocab/settings.json`` in the setting or right before it."""
-    if unit in citations.RATE_UNITS or not unit:
-        return None  # reported above as a measured kind of figure, or no unit to check
-    words = set(re.findall(r"[a-z][a-z-]*", (before + " " + inside).lower()))
+    -- the kind named by a word of ``vocab/settings.json`` in the setting, right before it or right after it."""
+    if not unit:
+        return None  # no unit to check
     kinds = setting_kinds()
-    named = [k for k, spec in kinds.items() if words & set(spec["words"])]
+    named = _named_kinds(words)
     fits = [k for k in named if unit in kinds[k]["units"]]
     if fits:
         return None
+    if unit in citations.RATE_UNITS:
+        return None  # reported above as a measured kind of figure
     if named:
         return f"names a setting of {' or '.join(named)}, which is not given in {unit}"
     default = next((k for k, spec in kinds.items() if unit in spec["units"]), None)
