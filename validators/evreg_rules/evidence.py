@@ -19,7 +19,7 @@ from evreg.core.containment import outside_repository
 from evreg.core.evidence import TEXT_NUMBER, decode, parse_ref, text_lines
 from evreg.core.findings import Code, Finding, Severity, join_pointer, resolve_pointer, split_pointer
 from evreg.core.layout import held_path
-from evreg.store import EvidenceState, Registry
+from evreg.store import EvidenceState, Held, Registry
 
 MISSING = Code(
     "evidence-missing",
@@ -317,18 +317,12 @@ def check_evidence_values(registry: Registry) -> Iterator[Finding]:
 def _held_elsewhere(registry: Registry, doc: Any) -> str | None:
     """Why a record's held evidence may differ from the file it was read from: the copy was read at another commit
     of the source than the family pins (None when it is no held copy, or one read at the pinned commit)."""
-    ref = parse_ref(str(doc.data.get("evidence")))
-    if registry.held_copy(doc.place.family, ref.raw) is None:
-        return None
-    family = registry.family(doc.place.family)
-    spec = (family.data.get("sources") or {}).get(ref.source) if family is not None else None
-    read = spec["held"][ref.path]["commit"] if isinstance(spec, dict) else None
-    pinned = spec.get("commit") if isinstance(spec, dict) else None
-    if read == pinned:
+    held = registry.held(doc.place.family, str(doc.data.get("evidence")))
+    if held is None or held.read == held.pinned:
         return None
     return (
-        f"the held copy was read at commit {str(read)[:12]}, the family pins "
-        f"{str(pinned)[:12] if pinned else 'no commit'}: the file may have changed between them"
+        f"the held copy was read at commit {held.read[:12]}, the family pins "
+        f"{held.pinned[:12] if held.pinned else 'no commit'}: the file may have changed between them"
     )
 
 
@@ -336,8 +330,8 @@ def _evidence_values(registry: Registry, files: dict[str, _Evidence], doc: Any) 
     """``check_evidence_values`` of one record."""
     locators = doc.data.get("evidence_locators")
     ev = doc.data.get("evidence")
-    if isinstance(ev, str) and (copy := registry.held_copy(doc.place.family, ev)) is not None:
-        ev = copy  # a held copy of an external file is read as the local file it is
+    if isinstance(ev, str) and (copy := registry.held(doc.place.family, ev)) is not None:
+        ev = copy.local  # a held copy of an external file is read as the local file it is
     local = isinstance(ev, str) and parse_ref(ev).kind == "local" and registry.evidence(ev) is EvidenceState.FILE
     if not locators:
         if local and _samples(doc.data):
@@ -664,30 +658,27 @@ def check_external(registry: Registry) -> Iterator[Finding]:
             if raw is None:
                 message = f"{ref.path!r} is not a file of source {ref.source!r} at commit {commit[:12]}"
                 yield EXTERNAL.at(doc, pointer, message, fields={"source": str(ref.source), "path": ref.path})
-            elif (copy := registry.held_copy(doc.place.family, value)) is not None and pointer == "/evidence":
-                yield from _held_against_clone(registry, doc, ref, copy, clones[str(ref.source)], read)
+            elif (copy := registry.held(doc.place.family, value)) is not None and pointer == "/evidence":
+                yield from _held_against_clone(registry, doc, copy, clones[str(ref.source)], read)
             elif pointer == "/evidence" and isinstance(doc.data.get("evidence_locators"), dict):
                 yield from _located(doc, doc.data["evidence_locators"], _Evidence(raw, value))
 
 
 def _held_against_clone(
-    registry: Registry, doc: Any, ref: Any, copy: str, clone: Any, read: dict[tuple[str, str, str], bytes | None]
+    registry: Registry, doc: Any, held: Held, clone: Any, read: dict[tuple[str, str, str], bytes | None]
 ) -> Iterator[Finding]:
     """A held copy, given a clone of its source: its bytes are the file's at the commit it says it was read at."""
-    family = registry.family(doc.place.family)
-    spec = (family.data.get("sources") or {}).get(ref.source) if family is not None else None
-    commit = str(((spec or {}).get("held") or {}).get(ref.path, {}).get("commit", ""))
-    key = (str(ref.source), commit, ref.path)
+    key = (held.source, held.read, held.path)
     if key not in read:
-        done = gitcmd.run(clone, "show", f"{commit}:{ref.path}")
+        done = gitcmd.run(clone, "show", f"{held.read}:{held.path}")
         read[key] = done.stdout if done is not None and done.returncode == 0 else None
-    if registry.evidence(copy) is EvidenceState.FILE and read[key] != registry.read_file(copy):
+    if registry.evidence(held.local) is EvidenceState.FILE and read[key] != registry.read_file(held.local):
         where = "is not a file there" if read[key] is None else "has other bytes there"
         message = (
-            f"the held copy {copy} says it was read at commit {commit[:12]} of {ref.source!r}, whose {ref.path!r} "
-            f"{where}"
+            f"the held copy {held.local} says it was read at commit {held.read[:12]} of {held.source!r}, whose "
+            f"{held.path!r} {where}"
         )
-        yield EXTERNAL.at(doc, "/evidence", message, fields={"source": str(ref.source), "path": ref.path})
+        yield EXTERNAL.at(doc, "/evidence", message, fields={"source": held.source, "path": held.path})
 
 
 def check_quotes(registry: Registry) -> Iterator[Finding]:

@@ -190,7 +190,8 @@ def _evidence_rows(
     for pointer, ref in doc.refs:
         parsed = parse_ref(ref)
         present = size = digest = None
-        held = registry.held_copy(doc.place.family, ref) if parsed.kind == "external" else None
+        copy = registry.held(doc.place.family, ref) if parsed.kind == "external" else None
+        held = copy.local if copy is not None else None
         local = ref if parsed.kind == "local" else held
         if local is not None:
             if local not in files:

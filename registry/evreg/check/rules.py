@@ -105,7 +105,7 @@ class UnitResult:
     files: int
     external: int
     blobs: dict[str, str] = field(default_factory=dict)  # path -> blob id of the unit's files, when checked
-    held: int = 0  # external references the unit holds a copy of (``Registry.held_copy``)
+    held: int = 0  # external references the unit holds a copy of (``Registry.held``)
 
 
 def _checked(rules: Iterable[Rule], registry: Registry) -> list[Finding]:
@@ -127,7 +127,7 @@ def check_unit(registry: Registry, unit: str, rules: list[Rule], paths: list[str
         findings = _checked((r for r in rules if r.scope == UNIT), view)
         records = view.records()
         refs = [(d, ref) for d in records for _, ref in d.refs if parse_ref(ref).kind == "external"]
-        held = sum(1 for d, ref in refs if view.held_copy(d.place.family, ref) is not None)
+        held = sum(1 for d, ref in refs if view.held(d.place.family, ref) is not None)
     blobs = {d.path: d.content_id() for d in view.documents}
     return UnitResult(findings, reads.deps, len(records), len(view.documents), len(refs), blobs, held)
 

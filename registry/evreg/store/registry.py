@@ -9,6 +9,7 @@ import hashlib
 import os
 import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -35,6 +36,17 @@ def no_cycle_collection() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
+
+
+@dataclass(frozen=True)
+class Held:
+    """A family's held copy of an external evidence file: where it is here, what it copies, at which commits."""
+
+    local: str  # its path in the repository
+    source: str
+    path: str  # its path in the source
+    read: str  # the commit it was read at
+    pinned: str | None  # the commit the family pins for the source
 
 
 class Registry:
@@ -238,9 +250,9 @@ class Registry:
     def family(self, name: str | None) -> Document | None:
         return self.get(("family",), name) if name else None
 
-    def held_copy(self, family: str | None, value: str) -> str | None:
-        """The local path of ``family``'s held copy of the external reference ``value`` (``SOURCE:path`` listed in
-        the family's ``sources.SOURCE.held``), or None."""
+    def held(self, family: str | None, value: str) -> Held | None:
+        """``family``'s held copy of the external reference ``value`` (``SOURCE:path`` listed in the family's
+        ``sources.SOURCE.held``): its local path and the commits it was read at and the family pins; or None."""
         ref = parse_ref(value)
         record = self.family(family) if ref.kind == "external" else None
         sources = record.data.get("sources") if record is not None and isinstance(record.data, dict) else None
@@ -248,7 +260,15 @@ class Registry:
         held = spec.get("held") if isinstance(spec, dict) else None
         if family is None or not isinstance(held, dict) or ref.path not in held or outside_repository(ref.path):
             return None
-        return held_path(family, str(ref.source), ref.path)
+        entry = held[ref.path] if isinstance(held[ref.path], dict) else {}
+        pinned = spec.get("commit") if isinstance(spec, dict) else None
+        return Held(
+            held_path(family, str(ref.source), ref.path),
+            str(ref.source),
+            ref.path,
+            str(entry.get("commit", "")),
+            pinned if isinstance(pinned, str) else None,
+        )
 
     def unit_records(self, unit: str, *kinds: str) -> list[Document]:
         """Valid records of ``kinds`` in one unit (family folder), in or out of scope."""
