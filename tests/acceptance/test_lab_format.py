@@ -24,7 +24,7 @@ LAB_FAMILIES = REPO / "tests" / "data" / "lab" / "families"
 
 @pytest.mark.slow
 def _known_defects(root: Path) -> None:
-    """The data's known defects: this repository's reviewed baseline, and the entries for the two typed figures a
+    """The data's known defects: this repository's reviewed baseline, and the entries for the three typed figures a
     fresh import leaves in texts its binding writes differently from the records committed here."""
     baseline = json.loads((REPO / "packets/baseline.json").read_text("utf-8"))
     baseline["entries"] += json.loads((SHARED / "lab/fresh-import-baseline.json").read_text("utf-8"))["entries"]
@@ -55,7 +55,7 @@ def test_lab_manifest_round_trip_is_lossless(empty_repo: Path) -> None:
 @pytest.mark.slow
 def test_import_binds_prose_figures_to_citations(empty_repo: Path) -> None:
     result = evreg("import", "neural-download", str(LAB_MANIFEST), cwd=empty_repo)
-    assert "735 figures in prose bound to citations; 33 left as written" in result.stderr
+    assert "736 figures in prose bound to citations; 34 left as written" in result.stderr
     cell = json.loads((empty_repo / "packets/qwen-27b/coverage/q36-q4-0-mtp-by-tp.json").read_text())["cells"]["0:1"]
     assert cell["label"] == "D{{ m:q36-q4-0-tp1-target-only.decode_tok_s[0] | 3 | nounit }} · target only"
     # a signed percentage that is the change between exactly one pair of the view's runs: a derived figure

@@ -163,8 +163,8 @@ def test_number_forms_after_a_name(text: str) -> None:
         "faster 8-bit kernels",
         "2 faster kernels were tried",
         "3 better runs were kept",
-        "CUDA 12.8 faster startup",
-        "Python 3.11 better error messages",
+        "CUDA 12.8: faster startup",  # a version before a comparing word is set apart from it
+        "Python 3.11, with better error messages",
         "scores 3 of 5 tasks",
         "score 3 out of 5 tasks",
         "dropped 3 of 12 prompts",

@@ -72,7 +72,9 @@ def reference(text: str, cell: bool = False) -> list[Figure]:
 
 def _reference_found(text: str, folded: str, span: Any, cell: bool) -> dict[int, Figure]:
     found: dict[int, Figure] = {}
+    ends = []
     for m in FIGURE.finditer(folded):
+        ends.append(m.end())
         if m.group("mult"):
             a, b = span(m.start("mnum"), m.end())
             found[a] = Figure(a, b, text[a:b], m.group("mnum"), "x", None)
@@ -93,9 +95,15 @@ def _reference_found(text: str, folded: str, span: Any, cell: bool) -> dict[int,
     for m in CODE.finditer(folded):
         a, b = span(m.start("num"), m.end("num"))
         found.setdefault(a, Figure(a, b, text[a:b], m.group("num"), "", CODE_METRICS[m.group("code")]))
+        ends.append(m.end("num"))
     for start, end, number, unit, hints in figures.in_context(folded):  # one plain form: no fast path to check
         a, b = span(start, end)
         found.setdefault(a, Figure(a, b, text[a:b], number, unit, hints))
+        ends.append(end)
+    ends += [m.end() for m in re.finditer("\0+", folded)]
+    for m in figures._joined(folded, ends):  # one plain form: numbers joined to the figures found
+        a, b = span(m.start("num"), m.end())
+        found.setdefault(a, Figure(a, b, text[a:b], m.group("num"), "", None))
     covered = [(f.start, f.end) for f in found.values()]
     for m in figures._BARE.finditer(folded) if cell else ():
         a, b = span(m.start("num"), m.end("num"))

@@ -13,6 +13,7 @@ from typing import Any
 
 from evreg.check.rules import UNIT, Rule
 from evreg.claims import citations, figures, scope
+from evreg.claims.spelled import any_number_word
 from evreg.core import codes
 from evreg.core.findings import Code, Finding, split_pointer
 from evreg.core.vocab import setting_kinds
@@ -63,22 +64,18 @@ def form_problems(text: str, field: str, measurements: Any) -> Iterator[Problem]
             continue
         before, last_end = text[max(last_end, c.start - 30) : c.start], c.end
         if isinstance(c, citations.Setting):
-            words = _kind_words(before, c.text, text[c.end :])
+            words = set(re.findall(r"[a-z][a-z-]*", (before + " " + c.text).lower()))
             found = figures.find_figures(c.text)
-            if not found and _BARE_DECIMAL.search(c.text) and not _named_kinds(words):
+            numbered = _DIGIT.search(c.text) is not None or any_number_word(c.text)
+            if numbered and not any(f.unit or f.metric_hints for f in found) and not _named_kinds(words):
                 yield (
                     codes.ORPHAN_NUMBER,
-                    f"setting {c.raw} holds a bare number without saying what it sets: name it (a target, a gate, ...)",
+                    f"setting {c.raw} holds a number without a unit or a word saying what it sets: name what it sets "
+                    "(timeout, memory, power limit ...) or cite the measurement",
                     _about(c.text, field),
                 )
             for fig in found:
-                if fig.metric_hints or (
-                    fig.unit in citations.RATE_UNITS
-                    and not any(
-                        fig.unit in setting_kinds()[k]["units"] and setting_kinds()[k].get("rates")
-                        for k in _named_kinds(words)
-                    )
-                ):
+                if fig.unit in citations.RATE_UNITS or fig.metric_hints:
                     yield (
                         codes.ORPHAN_NUMBER,
                         (
@@ -90,7 +87,7 @@ def form_problems(text: str, field: str, measurements: Any) -> Iterator[Problem]
             for fig in found:
                 if (why := _setting_kind_problem(fig.unit, words)) is not None:
                     yield codes.ORPHAN_NUMBER, f"setting {c.raw} {why}", _about(fig.text, field)
-            if (word := figures.metric_lead(text[: c.start])) and figures.find_figures(c.text):
+            if (word := figures.metric_lead(text[: c.start])) and numbered:
                 yield (
                     codes.ORPHAN_NUMBER,
                     (f"setting {c.raw} follows {word!r}: a metric's value is measured, not set; cite the measurement"),
@@ -104,16 +101,7 @@ def form_problems(text: str, field: str, measurements: Any) -> Iterator[Problem]
         yield codes.ORPHAN_NUMBER, f"figure {figure!r} in {field} {why}", _about(figure, field)
 
 
-def _kind_words(before: str, inside: str, after: str) -> set[str]:
-    """The words that may name a setting's kind: in it, right before it, and the two words right after it in the same
-    clause (``a {{ set:300 W }} power limit``, ``its {{ set:100 tok/s }} TP1 objective``)."""
-    following = _FOLLOWING.match(after)
-    near = " ".join((before, inside, following.group() if following else ""))
-    return set(re.findall(r"[a-z][a-z-]*", near.lower()))
-
-
-_FOLLOWING = re.compile(r"(?:[ \t]+[\w./-]+){1,2}")
-_BARE_DECIMAL = re.compile(r"\d\.\d")
+_DIGIT = re.compile(r"\d")
 
 
 def _named_kinds(words: set[str]) -> list[str]:
@@ -123,16 +111,13 @@ def _named_kinds(words: set[str]) -> list[str]:
 def _setting_kind_problem(unit: str, words: set[str]) -> str | None:
     """Why a setting's figure in ``unit`` is not a setting: a unit no kind of setting takes (a rate is measured), one
     its named kind does not take, or a time that does not say what it sets (a latency is measured; a timeout is set)
-    -- the kind named by a word of ``vocab/settings.json`` in the setting, right before it or right after it."""
-    if not unit:
-        return None  # no unit to check
+    -- the kind named by a word of ``vocab/settings.json`` in the setting or right before it."""
+    if unit in citations.RATE_UNITS or not unit:
+        return None  # reported above as a measured kind of figure, or no unit to check
     kinds = setting_kinds()
     named = _named_kinds(words)
-    fits = [k for k in named if unit in kinds[k]["units"]]
-    if fits:
+    if any(unit in kinds[k]["units"] for k in named):
         return None
-    if unit in citations.RATE_UNITS:
-        return None  # reported above as a measured kind of figure
     if named:
         return f"names a setting of {' or '.join(named)}, which is not given in {unit}"
     default = next((k for k, spec in kinds.items() if unit in spec["units"]), None)

@@ -70,6 +70,8 @@ ACCEPTED_FORMS: tuple[tuple[str, str], ...] = (
     ("counts, versions, dates, ids", "free: 12 prompts, vLLM 0.9.1, 2026-08-23, TP4, Q4_K_M, 32K context"),
 )
 """What stands where a typed figure would be an orphan number (``evreg explain orphan-number`` lists them)."""
+MAX_DECIMALS = 17
+"""The most decimals a citation may ask for: a double's seventeen significant digits, as a tool prints its float."""
 RATE_UNITS = ("tok/s", "B/s", "%", "x")
 """Units a setting may not hold: rates, shares and multipliers are what runs measure (write a citation, or a
 derived ratio)."""
@@ -231,7 +233,7 @@ def _one(raw: str, start: int, end: int) -> Form | CitationError:
         f = f.strip()
         if not f:
             continue
-        if f.isdigit() and int(f) <= 12:
+        if f.isdigit() and int(f) <= MAX_DECIMALS:
             decimals = int(f)
         elif f in _FILTERS:
             flags.add(f)
@@ -306,7 +308,7 @@ def citation(
         and (index is None) != (x is None)
         and (index is None or (type(index) is int and index >= 0))
         and (x is None or _plain(_PLAIN_X, fmt_x(x)))
-        and (decimals is None or (type(decimals) is int and 0 <= decimals <= 12))
+        and (decimals is None or (type(decimals) is int and 0 <= decimals <= MAX_DECIMALS))
         and flags <= _FILTERS
     ):
         return Citation(

@@ -264,26 +264,18 @@ _B = r"(?:[ \t\u00a0]++\n?[ \t\u00a0]*+|\n[ \t\u00a0]*+)"
 """Blanks a reader reads as one space: a run of spaces and tabs with one line break at most (two end a paragraph; a
 rendered page's shown text separates table cells and blocks with them)."""
 _LEAD = (
-    r"(?i)(?<![\w.@])(?P<word>" + _NAME + r")"
+    r"(?i)(?<![\w.@])(?P<word>" + _NAME + r")(?:s|'s)?(?!\w)"
     r"(?:" + _B + r"(?:(?:at|@)" + _B + r")?(?:mean|median|average|avg|p\d+(?:\.\d+)?|rate|speed|time|score|value))?"
     r"(?:(?:" + _B + r")?\([^()\n]{0,24}\))?"
-    r"(?:" + _B + r"(?:of|at|was|is|were|reached|reaches|about|around|roughly|near|approx\.?|only|just|least|most|"
-    r"peaked|peaks|averaged|averages|hit|hits))*+"
-    r"(?:"
-    + _B
-    + r"(?:for|at|with|on|in|under|using|over)"
-    + _B
-    + r"[^:=\n.;]{1,32}?(?:"
-    + _B
-    + r")?[:=](?:"
-    + _B
-    + r")?|(?:(?:"
-    + _B
-    + r")?(?:[=:~≈≅≥≤→—–]|>=|<=|->)){1,2}(?:"
-    + _B
-    + r")?|"
-    + _B
-    + r")"
+    r"(?:" + _B + r"(?:of|at|was|is|were|reached|reaches|about|around|roughly|near|approx\.?|approximately|only|just|"
+    r"least|most|peaked|peaks|averaged|averages|hit|hits|measured|came|under|below|above|stayed|remained|"
+    r"landed|sat|in(?=" + _B + r"at\b)))*+"
+    r"(?:(?:[ \t]++|,[ \t]*+)[^:=\n.;·|()\[\]{}]{1,32}?(?:" + _B + r")?"
+    r"(?:[:=]|" + _B + r"(?:was|were|reached|hit)(?=[ \t]))"
+    r"(?:" + _B + r")?"
+    r"|(?:(?:" + _B + r")?(?:[=:~≈≅≥≤→—–<>]|>=|<=|->|(?<=[ \t])-(?=[ \t]))){1,2}(?:" + _B + r")?"
+    r"(?:(?:about|around|roughly|approximately|approx\.?|nearly|almost|only|just)" + _B + r"|[~≈])?"
+    r"|" + _B + r")"
 )
 """A metric name and what may stand between it and its value (``TTFT p99 (mean) was ``, ``decode: ``)."""
 _NAME_FIRSTS = tuple(sorted({re.split(r"[\s-]+", n)[0] for n in _NAMES}))
@@ -294,7 +286,19 @@ _NAME_FIRSTS_AT = re.compile("|".join(map(re.escape, sorted(_NAME_FIRSTS, key=le
 _CHANGE_FIRSTS_AT = re.compile("|".join(map(re.escape, sorted(_CHANGE_FIRSTS, key=len, reverse=True))))
 _LEAD_AT_END = re.compile(_LEAD + "$")
 _COUNTED = (
-    r"(?i:(?:" + _B + r")?/(?:" + _B + r")?\d|" + _B + r"(?:of|out" + _B + r"of)" + _B + r"\d|"
+    r"(?i:(?:"
+    + _B
+    + r")?/(?:"
+    + _B
+    + r")?\d|"
+    + _B
+    + r"(?:out"
+    + _B
+    + r")?of\b|"
+    + _B
+    + r"(?:more|other|fewer)"
+    + _B
+    + r"(?!than\b)[a-z]|"
     r"(?:"
     + _B
     + r")?-?(?:"
@@ -302,21 +306,24 @@ _COUNTED = (
     + r")?(?:(?:input|output|prompt|generated|new|cold|warm|unique|concurrent|parallel)[ -])?"
     r"(?:tokens?|toks?|prompts?|requests?|reqs?|slots?|steps?|seq|sequences?|batch(?:es)?|users?|"
     r"samples?|runs?|repeats?|iterations?|trials?|concurrent|concurrency|streams?|clients?|gpus?|cards?|devices?|"
-    r"nodes?|layers?|experts?|threads?|workers?|shots?|tasks?|questions?|examples?|items?|times|days?|weeks?)\b)"
+    r"nodes?|layers?|experts?|threads?|workers?|shots?|tasks?|questions?|examples?|items?|times|days?|weeks?|"
+    r"intervals?|windows?|passes|rounds?|epochs?|chunks?|blocks?|pages?|files?|models?|families)\b)"
 )
 """What a number after a metric name counts instead of measuring (``decode 512 tokens``, ``512 output tokens``,
-``TTFT at 32 concurrent``,
-``acceptance 6/6``: a fraction counts)."""
+``TTFT at 32 concurrent``, ``one of the lowest``, ``2 more runs``, ``acceptance 6/6``: a fraction counts)."""
 _CONTEXT_NUMBER = (
     r"(?P<num>\d(?<![\w.@/,\u2044-]\d)(?>\d{0,2}(?:,\d{3})+(?!\d)|\d*+)(?:\.\d++)?|\.(?<![\w.@/,\u2044-]\.)\d++)"
 )
 """A number a context makes a figure of: digits, thousands groups, decimals; nothing word-like before it."""
 _CONTEXT_END = r"(?![\w.]\d|\w|,\d|-[A-Za-z]|-\d\d-\d\d)"
+_DECIMAL_BEFORE = r"(?:(?<=\.\d)|(?<=\.\d\d)|(?<=\.\d\d\d))"
 _LEAD_FIGURE = re.compile(
     _LEAD
-    + r"(?:"
-    + _CONTEXT_NUMBER
-    + r"(?:[eE][-+]?\d++)?(?P<k>(?-i:k)(?![\w.]))?|(?P<comma>\d++,\d{1,2}))"
+    + r"(?:[+\u2212-]|(?P<br>[(\[]))?"  # a sign, or a bracket around it
+    + r"(?:(?P<num>\d(?>\d{0,2}(?:,\d{3})+(?!\d)|\d*+)(?:\.\d++)?|\.\d++)(?:[eE][-+]?\d++)?"
+    + r"(?P<k>(?-i:k)(?![\w.])|"
+    + _DECIMAL_BEFORE
+    + r"(?-i:[KM])(?![\w.]))?|(?P<comma>\d++,\d{1,2}))(?(br)[)\]])"
     + _CONTEXT_END
     + r"(?!"
     + _COUNTED
@@ -326,22 +333,45 @@ _LEAD_FIGURE = re.compile(
 follows counts (``decode 512 tokens``)."""
 _CITED = re.compile(r"\0++")
 """A citation, blanked (``_without_citations``)."""
+_FUNCTION_WORD = (
+    r"(?:on|in|at|for|with|after|before|when|while|during|under|over|across|per|and|or|but|then|than|from|to|via|by|"
+    r"the|a|an|is|was|were|are|vs|versus|against|as|if|so|since|because|which|that|this|these|those|it|its|we|they)"
+)
 _JOINED = re.compile(
-    r"(?i:(?:"
-    + _B
-    + r")?(?:to|and|or|vs\.?|versus|/|,|→|->|–|—)(?:"
-    + _B
-    + r")?)"
-    + _CONTEXT_NUMBER
+    r"(?i:(?:" + _B + r")?(?:\([^()\n]{0,12}\)(?:" + _B + r")?)?(?:,(?:" + _B + r")?(?=[a-z]))?"
+    r"(?:to|and|or|then|vs\.?|versus|against|compared" + _B + r"(?:with|to)|/|,|;|&|→|->|=>|–|—|"
+    r"\((?:" + _B + r")?(?:(?:was|were|is|from|vs\.?|versus|previously|before)" + _B + r")?)"
+    r"(?:" + _B + r")?(?:(?:about|around|roughly|nearly|almost|approx\.?|approximately|only|just)" + _B + r"|[~≈])?"
+    r"[+\u2212-]?)"
+    r"(?P<num>\d(?>\d{0,2}(?:,\d{3})+(?!\d)|\d*+)(?:\.\d++)?(?:[eE][-+]?\d++)?|\.\d++)(?:(?-i:k)|,\d{1,2}(?!\d))?"
     + _CONTEXT_END
     + r"(?!"
     + _COUNTED
-    + r")"
+    + r"|"
+    + _B
+    + r"in"
+    + _B
+    + r"\d|"
+    + _B
+    + r"(?!"
+    + _FUNCTION_WORD
+    + r"\b)[A-Za-z])"
 )
 """A number joined to a figure or a citation before it (``rose from {{ ... }} to 31.5``, ``TTFT 274 and 301``,
-``{{ ... }} vs 31.5``): a figure of the same kind, unless it counts."""
-_PRODUCT_BEFORE = re.compile(r"(?<![\w.])(?:[A-Z][\w.+-]*|[a-z]+[A-Z][\w.+-]*)[ \u00a0]$")
-"""A product's name right before a number (``CUDA 12.8``, ``vLLM 0.9``): the number is its version."""
+``{{ ... }} vs about 31.5``, ``274 (p50) then 301``): a figure of the same kind, unless it counts (a noun after it:
+``{{ ... }}, 4 H100s``, ``to 2 decimals``)."""
+
+
+def _joined(folded: str, anchors: list[int]) -> list[re.Match[str]]:
+    """The numbers joined to the figures or citations ending at ``anchors``, and those joined to them."""
+    out = []
+    while anchors:
+        if found := _JOINED.match(folded, anchors.pop()):
+            out.append(found)
+            anchors.append(found.end())
+    return out
+
+
 _PER = r"(?:s|sec|secs|second|min|minute|h|hr|hour|ms|msec|millisecond|us|µs|microsecond)"
 _PER_UNIT = {"sec": "s", "secs": "s", "second": "s", "minute": "min", "hr": "h", "hour": "h", "msec": "ms",
              "millisecond": "ms", "us": "µs", "microsecond": "µs"}  # fmt: skip
@@ -374,7 +404,6 @@ _MULTIPLE = re.compile(
 )
 """A multiple written in words (``3 times faster``, ``threefold``, ``a 2-fold speedup``, ``twice as fast``, ``half the
 latency``); ``ran 3 times``, ``1.5 times the batch`` and ``twice as many runs`` count or scale."""
-_DECIMAL_BEFORE = r"(?:(?<=\.\d)|(?<=\.\d\d)|(?<=\.\d\d\d))"
 _COMPARED = re.compile(
     _CONTEXT_NUMBER
     + _CONTEXT_END
@@ -432,8 +461,6 @@ def in_context(folded: str) -> list[tuple[int, int, str, str, tuple[str, ...] | 
         what = "tok" if noun.startswith("tok") or noun == "t" else "req" if noun.startswith("req") else noun
         out.append((m.start("num"), m.end(), m.group("num"), f"{what}/{per}", None))
     for m in _COMPARED.finditer(folded) if _COMPARED_HINT.search(folded) else ():
-        if "than" not in m.group().lower() and _PRODUCT_BEFORE.search(folded, max(0, m.start() - 40), m.start()):
-            continue  # a version: "CUDA 12.8 faster startup"
         out.append((m.start("num"), m.end("num"), m.group("num"), "", None))
     lower = folded.lower()
     if len(lower) != len(folded):  # a letter that lower-cases to two (``İ``): each letter by itself
@@ -449,17 +476,12 @@ def in_context(folded: str) -> list[tuple[int, int, str, str, tuple[str, ...] | 
                 if named and found.group("comma"):
                     out.append((found.start("comma"), found.end(), found.group("comma").replace(",", "."), "", hints))
                 elif named and found.group("k"):
-                    number = format(Decimal(found.group("num").replace(",", "")) * 1000, "f")
+                    scale = 10**6 if found.group("k") == "M" else 1000
+                    number = format(Decimal(found.group("num").replace(",", "")) * scale, "f")
                     number = number.rstrip("0").rstrip(".") if "." in number else number
                     out.append((found.start("num"), found.end(), number, "", hints))
                 else:
                     out.append((found.start("num"), found.end("num"), found.group("num"), "", hints))
-    anchors = [end for _, end, *_ in out] + [m.end() for m in _CITED.finditer(folded)] if "\0" in folded else []
-    anchors = anchors or [end for _, end, *_ in out]
-    while anchors:  # a number joined to a figure or a citation, and one joined to that
-        if found := _JOINED.match(folded, anchors.pop()):
-            out.append((found.start("num"), found.end("num"), found.group("num"), "", None))
-            anchors.append(found.end("num"))
     seen = set()
     for hint in _MULTIPLE_HINT.finditer(folded):  # a multiple is searched for only around its word
         for m in _MULTIPLE.finditer(folded, max(0, hint.start() - 120), hint.end() + 200):
@@ -670,7 +692,8 @@ _MARKUP_HINT = re.compile(r"</?[A-Za-z]|[*_`]")
 def _found(text: str, folded: str, span: Callable[[int, int], tuple[int, int]], cell: bool) -> dict[int, Figure]:
     """The figures of ``folded`` by start in ``text`` (``span`` maps a folded span to the original's)."""
     found: dict[int, Figure] = {}
-    for m in _matches(_FIGURE, folded):
+    matched = _matches(_FIGURE, folded)
+    for m in matched:
         lead = m.start("lead")
         if m.group("mult"):
             a, b = span(lead, m.end())
@@ -694,9 +717,15 @@ def _found(text: str, folded: str, span: Callable[[int, int], tuple[int, int]], 
     for m in _CODE.finditer(folded):
         a, b = span(m.start("num"), m.end("num"))
         found.setdefault(a, Figure(a, b, text[a:b], m.group("num"), "", CODE_METRICS[m.group("code")]))
+    ends = [m.end() for m in matched]
     for start, end, number, unit, hints in in_context(folded):
         a, b = span(start, end)
         found.setdefault(a, Figure(a, b, text[a:b], number, unit, hints))
+        ends.append(end)
+    ends += [m.end("num") for m in _CODE.finditer(folded)] + [m.end() for m in _CITED.finditer(folded)]
+    for m in _joined(folded, ends):  # a number joined to a figure or a citation, and one joined to that
+        a, b = span(m.start("num"), m.end())
+        found.setdefault(a, Figure(a, b, text[a:b], m.group("num"), "", None))
     if cell:  # a bare number outside every figure found: the figures by start, and how far those up to each reach
         starts = sorted(found)
         reach = list(itertools.accumulate((found[k].end for k in starts), max))
