@@ -195,6 +195,64 @@ def test_a_setting_per_unit_of_time_is_declared_as_one(typed: str, declared: str
     assert list(form_problems(unnamed, "caveat", {}))
 
 
+CITED = "{{ m:run-1.decode_tok_s[0] }}"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        *(f"rose from {CITED} to {tail}" for tail in ("about 31.5", "~31.5", "-31.5", "31.5k", "31,5", "3.15e1")),
+        *(f"{CITED}{joint}31.5" for joint in (", then ", " (was ", " => ", " against ", " compared with ", "/", " & ")),
+        f"{CITED}; 31.5 on the other card",
+        "TTFT 274 then 301",
+        "TTFT 274 (p50) and 301 (p99)",
+        "52.3 tok/s and 48.1",
+        "MTP 12.5 faster than eager",
+        "H100 1.8 faster",
+    ],
+)
+def test_a_number_joined_to_a_figure_or_citation_or_compared_after_a_name_is_a_figure(text: str) -> None:
+    assert _typed(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "decode 52.3K",
+        "decode: +52.3",
+        "decode: (52.3)",
+        "decode - 52.3",
+        "TTFT: approximately 274",
+        "TTFT measured 274",
+        "TTFT < 274",
+        "TTFT was under 274",
+        "TTFTs of 274",
+        "TTFT at batch 1: 274",
+        "TTFT for batch 1 was 274",
+        "TTFT, batch 1: 274",
+    ],
+)
+def test_what_may_stand_between_a_metric_name_and_its_value(text: str) -> None:
+    assert _typed(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        *(f"{CITED}{tail}" for tail in (", 4 H100s", " to 2 decimals", " and 2 outliers dropped", ", 2 of which")),
+        f"{CITED} or 1 in 3 requests",
+        "throughput is one of the lowest",
+        "decode one more token",
+        "measured after TTFT  (2 results, 2 ranked)",
+        "decode after TTFT · active_context_tokens = 4369",
+        "acceptance 2K quarantine",
+        "the 109.2 is four TP1 replicas",
+    ],
+)
+def test_counts_after_a_figure_a_citation_or_a_name_are_no_figures(text: str) -> None:
+    assert _typed(text) == []
+
+
 # -- held copies of external evidence -----------------------------------------------------------------------------
 
 RUN = f"{F}/pkt/measurements/run-1.json"
