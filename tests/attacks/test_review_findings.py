@@ -239,6 +239,19 @@ def test_what_may_stand_between_a_metric_name_and_its_value(text: str) -> None:
 @pytest.mark.parametrize(
     "text",
     [
+        *(f"52.3{brk}tok/s" for brk in ("\r", "\x0b", "\x0c", "\x85", "\u2028", "\u2029", "\t")),
+        "52.3\nms",
+        "52.3 tok\u2044s",
+        *(f"52.3 {unit}" for unit in ("pct", "per-cent", "pp", "percentage points", "millis")),
+    ],
+)
+def test_line_breaks_slashes_and_unit_spellings_a_reader_reads_as_the_unit(text: str) -> None:
+    assert _typed(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
         *(f"{CITED}{tail}" for tail in (", 4 H100s", " to 2 decimals", " and 2 outliers dropped", ", 2 of which")),
         f"{CITED} or 1 in 3 requests",
         "throughput is one of the lowest",

@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FIGURE = re.compile(
     r"(?=[-+*_`\d.])(?:(?<![\w.@/\u2044-])(?P<sign>[+-]?)" + _EMPHASIS + r"(?P<first>" + _NUMBER + r")"
     r"(?P<more>(?:" + _LIST_SEP + r"(?:" + _NUMBER + r"))*)"
-    r"(?P<scale>[kK](?=\s?[A-Za-zμ%(]))?" + _EMPHASIS + r"(?P<sp>[ \u00a0-]?)" + _QUALIFIER + r"?"
+    r"(?P<scale>[kK](?=\s?[A-Za-zμ%(]))?" + _EMPHASIS + r"(?P<sp>[ \t\u00a0\n-]?)" + _QUALIFIER + r"?"
     r"(?:\*{1,2}|_{1,2}|\[)?(?P<upar>\()?(?:" + _UNIT + r")(?(upar)\))"
     r"(?P<per>/[A-Za-z]+)?(?![\w/])"
     r"|(?<![\w.@/-])(?P<mnum>\d+\.\d+|\d{1,3}(?=[xX×]" + _COMPARES + r")|\d+(?=[xX×]" + _COMPARES_WORD + r"))"

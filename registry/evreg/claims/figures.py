@@ -103,7 +103,7 @@ _UNITS: list[tuple[str, str]] = [
     ),
     (r"(?i:req(?:uest)?s?\s*/\s*(?:s|sec)\b|req(?:uest)?s?\s+per\s+(?:second|sec)\b|qps\b|rps\b)", "req/s"),
     (r"(?:[GMKT]i?B/s|[GMKT]Bps)", "B/s"),
-    (r"(?i:ms|msecs?\b|milliseconds?\b)", "ms"),
+    (r"(?i:ms|msecs?\b|millis\b|milliseconds?\b)", "ms"),
     (r"(?:μs|us|(?i:microseconds?)\b)", "µs"),
     (r"(?:ns|(?i:nanoseconds?)\b)", "ns"),
     (r"(?i:[kmgtp]i?b\b|(?:kilo|mega|giga|tera|peta)bytes?\b)", "bytes"),
@@ -112,7 +112,7 @@ _UNITS: list[tuple[str, str]] = [
     (r"(?:s|secs?\b|seconds?\b)", "s"),
     (r"(?:min|mins|minutes?)\b", "min"),
     (r"(?:h|hrs?|hours?)\b", "h"),
-    (r"(?:%|(?i:per[ \u00a0]?cent))", "%"),
+    (r"(?:%|(?i:per[ \u00a0-]?cent\b|pct\b|percentage[ \u00a0]points?\b|pp\b))", "%"),
 ]
 _UNIT = "|".join(f"(?P<u{i}>{pattern})" for i, (pattern, _) in enumerate(_UNITS))
 _EMPHASIS = r"(?:\*{1,2}|_{1,2}|`)?"
@@ -206,7 +206,11 @@ _FIGURE = re.compile(
     + _REST
     + r")|(?<=\.)\d++)"
     r"(?P<more>(?:" + _SEP + _DIGITS + r")*+)"
-    r"(?P<scale>[kK](?=\s?[A-Za-zμ%(]))?" + _EMPHASIS + r"(?P<sp>[ \u00a0-]?)(?=[^\W\d]|[%(\[*])" + _QUALIFIER + r"?"
+    r"(?P<scale>[kK](?=\s?[A-Za-zμ%(]))?"
+    + _EMPHASIS
+    + r"(?P<sp>[ \t\u00a0\n-]?)(?=[^\W\d]|[%(\[*])"
+    + _QUALIFIER
+    + r"?"
     # emphasis or a link on the unit (52.3 **tok/s**); a unit in parentheses takes its closing one, no other
     r"(?:\*{1,2}|_{1,2}|\[)?(?P<upar>\()?(?:" + _UNIT + r")(?(upar)\))"
     r"(?P<per>/[A-Za-z]+)?(?![\w/])"
@@ -574,6 +578,10 @@ class _Then:
 
 
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+_ASCII_BREAKS = re.compile(r"[\r\x0b\x0c]")
+_AS_LINE_BREAK = str.maketrans("\r\x0b\x0c", "\n\n\n")
+"""A carriage return, a vertical tab and a form feed: a browser shows each as a line break, as it shows ``\n``."""
+_SLASH_IN_WORDS = re.compile(r"(?<=[A-Za-z])\u2044(?=[A-Za-z])")
 
 
 def _folded(text: str) -> tuple[str, _Where | _Then | None]:
@@ -596,9 +604,13 @@ def _characters_folded(text: str) -> tuple[str, _Where | None]:
     character is folded by itself (``_fold``); only the characters beyond ASCII are looked at, and only those that
     change are replaced (a rendered page is some 30,000 characters, a family's up to 600,000: ``set`` of every
     character, ``str.translate`` and an index per character took more time than finding the figures)."""
+    if _ASCII_BREAKS.search(text):
+        text = text.translate(_AS_LINE_BREAK)  # one character for one: the indices are the same
     if text.isascii():
         return text, None
     changes = {ch: folded for run in set(_NON_ASCII.findall(text)) for ch in run if (folded := _fold(ch)) != ch}
+    if "\u2044" in text:  # a fraction slash between letters is a slash (``tok⁄s``); between digits, a fraction
+        text = _SLASH_IN_WORDS.sub("/", text)
     if not changes:
         return text, None
     which = re.compile("[" + "".join(map(re.escape, changes)) + "]")
@@ -616,6 +628,8 @@ def _fold(ch: str) -> str:
         return ""
     if ch in _BLANK:
         return " "
+    if ch == "\x85" or unicodedata.category(ch) in ("Zl", "Zp"):
+        return "\n"  # a line or paragraph separator, a next-line: a line break
     if (alike := _confusables().get(ch)) is not None:
         return alike  # before NFKC, which writes some letters as a space and a combining mark (``ͺ``)
     folded = unicodedata.normalize("NFKC", ch)
