@@ -230,6 +230,10 @@ def test_a_number_joined_to_a_figure_or_citation_or_compared_after_a_name_is_a_f
         "TTFT at batch 1: 274",
         "TTFT for batch 1 was 274",
         "TTFT, batch 1: 274",
+        "TTFT at the p99 274",
+        "TTFT at 99th percentile 274",
+        "generation speed 52.3",
+        "decoding 52.3",
     ],
 )
 def test_what_may_stand_between_a_metric_name_and_its_value(text: str) -> None:
@@ -242,6 +246,9 @@ def test_what_may_stand_between_a_metric_name_and_its_value(text: str) -> None:
         *(f"52.3{brk}tok/s" for brk in ("\r", "\x0b", "\x0c", "\x85", "\u2028", "\u2029", "\t")),
         "52.3\nms",
         "52.3 tok\u2044s",
+        "52.3 newly generated output tokens per second",
+        "52 and a half tok/s",
+        "fifty-two-point-three tok/s",
         *(f"52.3 {unit}" for unit in ("pct", "per-cent", "pp", "percentage points", "millis")),
     ],
 )
@@ -259,6 +266,8 @@ def test_line_breaks_slashes_and_unit_spellings_a_reader_reads_as_the_unit(text:
         "measured after TTFT  (2 results, 2 ranked)",
         "decode after TTFT · active_context_tokens = 4369",
         "acceptance 2K quarantine",
+        "aggregate tracked-log acceptance was 967/1,643",
+        "full quality, 24 same-topology comparisons",
         "the 109.2 is four TP1 replicas",
     ],
 )

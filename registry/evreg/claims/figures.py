@@ -269,7 +269,8 @@ _B = r"(?:[ \t\u00a0]++\n?[ \t\u00a0]*+|\n[ \t\u00a0]*+)"
 rendered page's shown text separates table cells and blocks with them)."""
 _LEAD = (
     r"(?i)(?<![\w.@])(?P<word>" + _NAME + r")(?:s|'s)?(?!\w)"
-    r"(?:" + _B + r"(?:(?:at|@)" + _B + r")?(?:mean|median|average|avg|p\d+(?:\.\d+)?|rate|speed|time|score|value))?"
+    r"(?:" + _B + r"(?:(?:at|@)" + _B + r"(?:the" + _B + r")?)?(?:mean|median|average|avg|p\d+(?:\.\d+)?|"
+    r"\d+(?:st|nd|rd|th)" + _B + r"percentile|rate|speed|time|score|value))?"
     r"(?:(?:" + _B + r")?\([^()\n]{0,24}\))?"
     r"(?:" + _B + r"(?:of|at|was|is|were|reached|reaches|about|around|roughly|near|approx\.?|approximately|only|just|"
     r"least|most|peaked|peaks|averaged|averages|hit|hits|measured|came|under|below|above|stayed|remained|"
@@ -384,7 +385,7 @@ _RATE = re.compile(
     + r"(?P<suffix>[kKMGBT])?"
     + _CONTEXT_END
     + r"(?P<scale>[ \t\u00a0\n]?(?i:thousand|million|billion|trillion))?[ \t\u00a0\n]?(?:\*{1,2}|_{1,2}|`)?"
-    r"(?:[A-Za-z][\w]*+" + _B + r"){0,2}?(?P<noun>[A-Za-z][\w]*+)(?:" + _B + r")?(?:\*{1,2}|_{1,2}|`)?"
+    r"(?:[A-Za-z][\w]*+" + _B + r"){0,3}?(?P<noun>[A-Za-z][\w]*+)(?:" + _B + r")?(?:\*{1,2}|_{1,2}|`)?"
     r"(?:/(?:" + _B + r")?(?:[A-Za-z]++(?:" + _B + r")?/(?:" + _B + r")?)?(?P<per>" + _PER + r")\b"
     r"|(?<=[ \t\u00a0\n-])(?i:per|a|an|each|every)(?:" + _B + r"|-)+(?P<per_word>(?i:" + _PER + r"))\b"
     r"|-(?i:per|a|an|each|every)(?:" + _B + r"|-)+(?P<per_hyphen>(?i:" + _PER + r"))\b)"

@@ -28,7 +28,19 @@ _NEXT = re.compile(
     r"(?P<word>" + "|".join(_ALTERNATIVES) + r")(?!\w)"
 )
 _POINT = re.compile(
-    r"(?i)" + _BLANK + r"++point(?P<digits>(?:" + _BLANK + r"++|" + _BLANK + r"*+-" + _BLANK + r"*+)"
+    r"(?i)(?:"
+    + _BLANK
+    + r"++|"
+    + _BLANK
+    + r"*+-"
+    + _BLANK
+    + r"*+)point(?P<digits>(?:"
+    + _BLANK
+    + r"++|"
+    + _BLANK
+    + r"*+-"
+    + _BLANK
+    + r"*+)"
     r"(?:zero|oh|one|two|three|four|five|six|seven|eight|nine)(?!\w)"
     r"(?:(?:" + _BLANK + r"++|" + _BLANK + r"*+-" + _BLANK + r"*+)(?:zero|oh|one|two|three|four|five|six|seven|eight|"
     r"nine)(?!\w))*+)"
@@ -52,6 +64,18 @@ def _follows(last: str, word: str) -> bool:
     if last in _TENS:
         return word in _ONES and word != "zero"
     return last in _SCALES and word != "zero"
+
+
+_DIGITS_AND_PART = re.compile(
+    r"(?i)(?<![\w.,])(?P<digits>\d+)"
+    + _BLANK
+    + r"++and"
+    + _BLANK
+    + r"++an?"
+    + _BLANK
+    + r"++(?P<part>half|quarter)(?!\w)"
+)
+"""Digits and a part in words (``52 and a half``)."""
 
 
 def spelled(text: str) -> list[tuple[int, int, str]]:
@@ -92,6 +116,12 @@ def spelled(text: str) -> list[tuple[int, int, str]]:
             end = part.end()
         out.append((start, end, digits))
         pos = end
+    if " and " in text:
+        parts = [
+            (m.start(), m.end(), format(Decimal(m.group("digits")) + _PARTS[m.group("part").lower()], "f"))
+            for m in _DIGITS_AND_PART.finditer(text)
+        ]
+        out = sorted(out + [p for p in parts if not any(s < p[1] and p[0] < e for s, e, _ in out)])
     return out
 
 
