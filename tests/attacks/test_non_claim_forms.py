@@ -183,6 +183,10 @@ def test_a_number_in_inline_code_takes_the_unit_after_it() -> None:
         ("decode: {{ set:52,3 }}", True),
         ("p99 latency stayed at {{ set:274 ms }} for all prompts", True),  # a time's word must come first
         ("we measured {{ set:52.3 req/s }} under load", True),
+        ("peak memory was {{ set:23.5 GiB }}", True),  # a result's verb or statistic right before: measured
+        ("average power {{ set:287 W }}", True),
+        ("achieved {{ set:312 TFLOPS }}", True),
+        ("fits on one {{ set:32 GiB }} card", False),
     ],
 )
 def test_a_setting_names_its_kind_and_its_unit_is_that_kinds(text: str, refused: bool) -> None:

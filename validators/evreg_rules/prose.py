@@ -87,6 +87,12 @@ def form_problems(text: str, field: str, measurements: Any) -> Iterator[Problem]
             for fig in found:
                 if (why := _setting_kind_problem(fig.unit, words)) is not None:
                     yield codes.ORPHAN_NUMBER, f"setting {c.raw} {why}", _about(fig.text, field)
+            if numbered and (result := _RESULT_BEFORE.search(before)):
+                yield (
+                    codes.ORPHAN_NUMBER,
+                    f"setting {c.raw} follows {result.group(1)!r}: what a run measured is cited, not set",
+                    _about(c.raw, field),
+                )
             if (word := figures.metric_lead(text[: c.start])) and numbered:
                 yield (
                     codes.ORPHAN_NUMBER,
@@ -102,6 +108,12 @@ def form_problems(text: str, field: str, measurements: Any) -> Iterator[Problem]
 
 
 _DIGIT = re.compile(r"\d")
+_RESULT_BEFORE = re.compile(
+    r"(?i)\b(was|were|measured|reached|peaked|observed|achieved|averaged|consumed|drew|draw|hit|took|showed|stayed|"
+    r"came|mean|median|average|avg|p\d+)\b(?:[\s,:=]+[\w.-]+)?[\s,:=~≈]*$"
+)
+"""A result's verb or statistic among the two words before a setting (``peak memory was``, ``average power``): the
+value after it was measured."""
 
 
 def _named_kinds(words: set[str]) -> list[str]:
