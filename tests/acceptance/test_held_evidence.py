@@ -18,24 +18,17 @@ from evreg.core.errors import Refused
 from helpers import HELD, HELD_BYTES, LAB_PINNED, LAB_REF, REPO, F, Reg, cite_external, evreg, hold_copy, only
 
 RUN = f"{F}/pkt/measurements/run-1.json"
-LAB = LAB_REF
-PINNED = LAB_PINNED
-BYTES = HELD_BYTES
-
-
-_external = cite_external
-_hold = hold_copy
 
 
 def test_a_held_copy_is_written_with_where_it_was_read_and_validates(reg: Reg, tmp_path: Path) -> None:
-    _external(reg)
-    assert _hold(reg, tmp_path) == [HELD, f"{F}/family.json"]
-    assert (reg.root / HELD).read_bytes() == BYTES
+    cite_external(reg)
+    assert hold_copy(reg, tmp_path) == [HELD, f"{F}/family.json"]
+    assert (reg.root / HELD).read_bytes() == HELD_BYTES
     held = reg.read(f"{F}/family.json")["sources"]["lab"]["held"]
     assert held == {
         "data/run-1.json": {
-            "commit": PINNED,
-            "sha256": hashlib.sha256(BYTES).hexdigest(),
+            "commit": LAB_PINNED,
+            "sha256": hashlib.sha256(HELD_BYTES).hexdigest(),
             "read": "a clone of the lab's repository",
         }
     }
@@ -45,9 +38,9 @@ def test_a_held_copy_is_written_with_where_it_was_read_and_validates(reg: Reg, t
 
 
 def test_an_altered_or_missing_held_copy_is_a_finding(reg: Reg, tmp_path: Path) -> None:
-    _external(reg)
-    _hold(reg, tmp_path)
-    (reg.root / HELD).write_bytes(BYTES.replace(b"30.21", b"31.21"))
+    cite_external(reg)
+    hold_copy(reg, tmp_path)
+    (reg.root / HELD).write_bytes(HELD_BYTES.replace(b"30.21", b"31.21"))
     [f] = only(reg.findings(), "evidence-hash-mismatch")
     assert (f.file, f.pointer) == (f"{F}/family.json", "/sources/lab/held/data~1run-1.json/sha256")
     (reg.root / HELD).unlink()
@@ -58,15 +51,15 @@ def test_an_altered_or_missing_held_copy_is_a_finding(reg: Reg, tmp_path: Path) 
 def test_a_sample_the_held_copy_does_not_hold_is_refused(reg: Reg, tmp_path: Path) -> None:
     """Read at the commit the family pins, a copy that lacks a sample refutes it; read at another commit, the file
     may have changed since, and the finding is a warning that says so."""
-    _external(reg)
-    _hold(reg, tmp_path, BYTES.replace(b"30.25", b"29.9"))
+    cite_external(reg)
+    hold_copy(reg, tmp_path, HELD_BYTES.replace(b"30.25", b"29.9"))
     [f] = only(reg.findings(), "evidence-value-mismatch")
     assert f.severity == "error" and "decode_tok_s[1] is 30.25" in f.message
     other = tmp_path / "other"
     other.mkdir()
     (reg.root / HELD).unlink()
     reg.edit(f"{F}/family.json", lambda d: d["sources"]["lab"].pop("held"))
-    _hold(reg, other, BYTES.replace(b"30.25", b"29.9"), commit="d" * 40)
+    hold_copy(reg, other, HELD_BYTES.replace(b"30.25", b"29.9"), commit="d" * 40)
     [f] = only(reg.findings(), "evidence-value-mismatch")
     assert f.severity == "warning" and "read at commit dddddddddddd, the family pins cccccccccccc" in f.message
 
@@ -74,47 +67,49 @@ def test_a_sample_the_held_copy_does_not_hold_is_refused(reg: Reg, tmp_path: Pat
 @pytest.mark.parametrize(
     ("reference", "commit", "why"),
     [
-        ("other:data/run-1.json", PINNED, "declares no source 'other'"),
-        ("lab:../outside.json", PINNED, "is not a plain path"),
-        ("data/run-1.json", PINNED, "no external reference"),
-        (LAB, "abc123", "not a full commit id"),
+        ("other:data/run-1.json", LAB_PINNED, "declares no source 'other'"),
+        ("lab:../outside.json", LAB_PINNED, "is not a plain path"),
+        ("data/run-1.json", LAB_PINNED, "no external reference"),
+        (LAB_REF, "abc123", "not a full commit id"),
     ],
 )
 def test_hold_refuses_what_it_cannot_hold(reg: Reg, tmp_path: Path, reference: str, commit: str, why: str) -> None:
-    _external(reg)
+    cite_external(reg)
     copy = tmp_path / "copy.json"
-    copy.write_bytes(BYTES)
+    copy.write_bytes(HELD_BYTES)
     with pytest.raises(Refused, match=why):
         records.hold(reg.root, "fam", reference, copy, commit=commit, read="a clone")
     assert not (reg.root / HELD).exists() and "held" not in reg.read(f"{F}/family.json")["sources"]["lab"]
 
 
 def test_a_held_copy_is_never_replaced_by_other_bytes(reg: Reg, tmp_path: Path) -> None:
-    _external(reg)
-    _hold(reg, tmp_path)
+    cite_external(reg)
+    hold_copy(reg, tmp_path)
     with pytest.raises(Refused, match="never replaced"):
-        _hold(reg, tmp_path, BYTES + b" ")
-    assert (reg.root / HELD).read_bytes() == BYTES
+        hold_copy(reg, tmp_path, HELD_BYTES + b" ")
+    assert (reg.root / HELD).read_bytes() == HELD_BYTES
 
 
 def test_the_site_links_the_held_copy_and_says_it_was_checked(reg: Reg, tmp_path: Path) -> None:
-    _external(reg)
+    cite_external(reg)
     shutil.copy(REPO / "mkdocs.yml", reg.root / "mkdocs.yml")
     shutil.copytree(REPO / "site", reg.root / "site")
-    assert evreg("hold", "fam", LAB, str(_bytes(tmp_path)), "--commit", PINNED, "--read", "a clone", cwd=reg.root)
+    assert evreg(
+        "hold", "fam", LAB_REF, str(_bytes(tmp_path)), "--commit", LAB_PINNED, "--read", "a clone", cwd=reg.root
+    )
     reg.commit("hold the lab's file")
     built = publish.build(reg.root)
     page = (built.out / "packets" / "pkt" / "index.html").read_text("utf-8")  # its measurements are there
     assert "its copy held here" in page and "read at commit <code>cccccccccccc</code>)" in page
-    digest = hashlib.sha256(BYTES).hexdigest()
-    assert (built.out / "evidence" / digest / "run-1.json").read_bytes() == BYTES
+    digest = hashlib.sha256(HELD_BYTES).hexdigest()
+    assert (built.out / "evidence" / digest / "run-1.json").read_bytes() == HELD_BYTES
     home = (built.out / "index.html").read_text("utf-8")
     assert "1 point into other repositories" in home and "(1 files, each with the commit it was read at)" in home
 
 
 def _bytes(tmp_path: Path) -> Path:
     copy = tmp_path / "held-input.json"
-    copy.write_bytes(BYTES)
+    copy.write_bytes(HELD_BYTES)
     return copy
 
 
@@ -123,10 +118,10 @@ def test_ci_fetches_the_commits_the_families_pin(reg: Reg) -> None:
     from evreg.devtools.pins import pinned
 
     assert pinned(reg.root, "lab") == []
-    _external(reg)
-    assert pinned(reg.root, "lab") == [PINNED] and pinned(reg.root, "other") == []
+    cite_external(reg)
+    assert pinned(reg.root, "lab") == [LAB_PINNED] and pinned(reg.root, "other") == []
     done = subprocess.run(
         [sys.executable, "-m", "evreg.devtools.pins", "lab"], cwd=reg.root, capture_output=True, text=True, check=True
     )
-    assert done.stdout == PINNED + "\n"  # as the workflow runs it
+    assert done.stdout == LAB_PINNED + "\n"  # as the workflow runs it
     assert pinned(REPO, "neural-download") == ["0685cccbe326e98438378abf94d67f9b3052209d"]

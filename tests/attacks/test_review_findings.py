@@ -17,7 +17,7 @@ from evreg.check import rules
 from evreg.check.pipeline import validate
 from evreg.claims.figures import find_figures
 from evreg.core.errors import Refused
-from helpers import HELD, HELD_BYTES, LAB_PINNED, LAB_REF, REPO, F, Reg, cite_external, evreg, hold_copy, only
+from helpers import HELD, HELD_BYTES, LAB_PINNED, REPO, F, Reg, cite_external, evreg, hold_copy, only
 
 # -- figures by context: claims that get through ------------------------------------------------------------------
 
@@ -278,13 +278,6 @@ def test_counts_after_a_figure_a_citation_or_a_name_are_no_figures(text: str) ->
 # -- held copies of external evidence -----------------------------------------------------------------------------
 
 RUN = f"{F}/pkt/measurements/run-1.json"
-LAB = LAB_REF
-PINNED = LAB_PINNED
-BYTES = HELD_BYTES
-
-
-_external = cite_external
-_hold = hold_copy
 
 
 def _site(reg: Reg) -> None:
@@ -295,11 +288,11 @@ def _site(reg: Reg) -> None:
 def test_a_published_runs_held_copy_rewritten_with_its_sha256_is_a_history_rewrite(reg: Reg, tmp_path: Path) -> None:
     """A held copy is the receipt of a published run: new bytes with a matching new sha256 in the family record are a
     rewrite, as they are for a local evidence file (``history-rewrite``). Today ``--base`` reports nothing."""
-    _external(reg)
-    _hold(reg, tmp_path)
+    cite_external(reg)
+    hold_copy(reg, tmp_path)
     reg.commit("hold the lab's file")
     # the samples stay; what they were measured on changes
-    new = BYTES.replace(b"]}]}", b'], "hardware": "RTX 5090"}]}')
+    new = HELD_BYTES.replace(b"]}]}", b'], "hardware": "RTX 5090"}]}')
     (reg.root / HELD).write_bytes(new)
     digest = hashlib.sha256(new).hexdigest()
     reg.edit(f"{F}/family.json", lambda d: d["sources"]["lab"]["held"]["data/run-1.json"].update(sha256=digest))
@@ -309,13 +302,13 @@ def test_a_published_runs_held_copy_rewritten_with_its_sha256_is_a_history_rewri
 
 def test_hold_never_replaces_a_committed_held_copy_by_other_bytes(reg: Reg, tmp_path: Path) -> None:
     """Deleting the committed copy first, ``evreg hold`` writes other bytes and a new sha256 under the same path."""
-    _external(reg)
-    _hold(reg, tmp_path)
+    cite_external(reg)
+    hold_copy(reg, tmp_path)
     reg.commit("hold the lab's file")
     (reg.root / HELD).unlink()
     entry = reg.read(f"{F}/family.json")["sources"]["lab"]["held"]
     with pytest.raises(Refused, match="never replaced"):
-        _hold(reg, tmp_path, BYTES.replace(b"30.25", b"30.250"), name="other.json")
+        hold_copy(reg, tmp_path, HELD_BYTES.replace(b"30.25", b"30.250"), name="other.json")
     assert not (reg.root / HELD).exists() and reg.read(f"{F}/family.json")["sources"]["lab"]["held"] == entry
 
 
@@ -337,8 +330,8 @@ def test_a_forged_held_copy_is_refuted_by_the_clone_of_its_source(reg: Reg, tmp_
     other samples. Validated with a clone of the source (``--source lab=DIR``), the forgery passes: no error, no
     warning, the reference counted as held and checked."""
     clone, pinned = _lab_clone(tmp_path)
-    _external(reg, pinned)
-    _hold(reg, tmp_path, commit=pinned)  # 30.21 and 30.25, as the record claims; the lab's file says 20.1 and 20.2
+    cite_external(reg, pinned)
+    hold_copy(reg, tmp_path, commit=pinned)  # 30.21 and 30.25, as the record claims; the lab's file says 20.1 and 20.2
     reg.commit("hold a forged copy")
     result = evreg("validate", "--source", f"lab={clone}", "--format", "json", cwd=reg.root)
     findings = json.loads(result.stdout)["findings"]
@@ -349,11 +342,11 @@ def test_a_forged_held_copy_is_refuted_by_the_clone_of_its_source(reg: Reg, tmp_
 def test_hold_refuses_a_path_validation_refuses(reg: Reg, tmp_path: Path, reference: str) -> None:
     """``evreg hold`` checks only that the path stays inside the source; it writes a file whose name holds a line
     break (or an empty or ``.`` part) that validation then reports as ``path-unsafe``."""
-    _external(reg)
+    cite_external(reg)
     copy = tmp_path / "copy.json"
-    copy.write_bytes(BYTES)
+    copy.write_bytes(HELD_BYTES)
     try:
-        written = records.hold(reg.root, "fam", reference, copy, commit=PINNED, read="a clone")
+        written = records.hold(reg.root, "fam", reference, copy, commit=LAB_PINNED, read="a clone")
     except Refused:
         written = []
     assert written == [], written
@@ -362,9 +355,9 @@ def test_hold_refuses_a_path_validation_refuses(reg: Reg, tmp_path: Path, refere
 def test_the_site_does_not_call_a_copy_lacking_the_samples_checked(reg: Reg, tmp_path: Path) -> None:
     """A copy read at another commit that does not hold a sample is a warning in validation; the site builds and says
     so beside the copy, not 'its samples re-read'."""
-    _external(reg)
+    cite_external(reg)
     _site(reg)
-    _hold(reg, tmp_path, BYTES.replace(b"30.25", b"29.9"), commit="d" * 40)
+    hold_copy(reg, tmp_path, HELD_BYTES.replace(b"30.25", b"29.9"), commit="d" * 40)
     reg.commit("hold a copy read at another commit")
     assert [f.severity for f in only(reg.findings(), "evidence-value-mismatch")] == ["warning"]
     page = (publish.build(reg.root).out / "packets" / "pkt" / "index.html").read_text("utf-8")
@@ -375,10 +368,10 @@ def test_the_site_does_not_call_a_copy_lacking_the_samples_checked(reg: Reg, tmp
 def test_a_symlinked_held_copy_is_refused_or_published(reg: Reg, tmp_path: Path) -> None:
     """The held copy is a symlink to another evidence file of the repository with the same bytes: validation reads
     it through the link, so the build publishes the file it reads (the page's 'its copy held here' link works)."""
-    _external(reg)
+    cite_external(reg)
     _site(reg)
-    _hold(reg, tmp_path)
-    reg.raw(f"{F}/pkt/evidence/same.json", BYTES)
+    hold_copy(reg, tmp_path)
+    reg.raw(f"{F}/pkt/evidence/same.json", HELD_BYTES)
     (reg.root / HELD).unlink()
     os.symlink("../../../pkt/evidence/same.json", reg.root / HELD)
     reg.commit("hold through a symlink")
@@ -386,16 +379,16 @@ def test_a_symlinked_held_copy_is_refused_or_published(reg: Reg, tmp_path: Path)
     if errors:
         return  # refused: as it should be
     out = publish.build(reg.root).out
-    digest = hashlib.sha256(BYTES).hexdigest()
+    digest = hashlib.sha256(HELD_BYTES).hexdigest()
     assert (out / "evidence" / digest / "run-1.json").is_file()
 
 
 def test_held_copies_whose_folders_differ_only_in_case_are_unsafe(reg: Reg, tmp_path: Path) -> None:
     """``data/run-1.json`` and ``Data/run-1.json`` held with other bytes: one file where a checkout ignores case (the
     second written replaces the first), so both are unsafe."""
-    _external(reg)
-    _hold(reg, tmp_path)
+    cite_external(reg)
+    hold_copy(reg, tmp_path)
     other = tmp_path / "other.json"
-    other.write_bytes(BYTES.replace(b"30.21", b"31.21"))
-    records.hold(reg.root, "fam", "lab:Data/run-1.json", other, commit=PINNED, read="a clone")
+    other.write_bytes(HELD_BYTES.replace(b"30.21", b"31.21"))
+    records.hold(reg.root, "fam", "lab:Data/run-1.json", other, commit=LAB_PINNED, read="a clone")
     assert only(reg.findings(), "path-unsafe")
