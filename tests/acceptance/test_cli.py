@@ -131,3 +131,24 @@ def test_long_work_shows_progress_on_a_terminal_only(reg: Reg) -> None:
     os.waitpid(pid, 0)
     text = shown.decode("utf-8", "replace")
     assert "checking: 2/2 (100 %)" in text and "\r" in text and " errors, " in text
+
+
+def test_version_and_help_load_neither_pydantic_nor_the_rules() -> None:
+    """Start-up pays for what a command uses: `--version` and `--help` import no pydantic, no record models and no
+    JSON reader (an option's choices from a vocabulary are read when the option is used); `add --state` still
+    checks its value against the vocabulary."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "from click.testing import CliRunner\n"
+        "from evreg.cli.main import cli\n"
+        "for args in (['--version'], ['--help']):\n"
+        "    assert CliRunner().invoke(cli, args).exit_code == 0\n"
+        "print(sorted(m for m in ('pydantic', 'evreg.core.jsonio', 'evreg.records.models') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr
+    refused = evreg("add", "no-such-file.json", "--state", "nope")
+    assert refused.returncode == 2 and "'nope' is not one of 'lab-measured'" in refused.stderr

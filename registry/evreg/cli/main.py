@@ -23,7 +23,6 @@ import click
 from evreg.core.errors import EvregError, UsageProblem
 from evreg.core.layout import CACHE_DIR, DEFAULT_DB, PACKETS
 from evreg.core.tabular import csv_cell
-from evreg.core.vocab import OBSERVED_STATES
 
 
 def _lazy(name: str) -> types.ModuleType:
@@ -62,6 +61,24 @@ else:
     )
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+
+
+class ObservedState(click.Choice[str]):
+    """``--state``: one of the observed states of ``vocab/states.json``, read when the option is parsed, completed
+    or shown (reading a vocabulary loads the JSON reader and pydantic, which ``evreg --version`` does not need)."""
+
+    def __init__(self) -> None:
+        super().__init__(())
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        from evreg.core.vocab import OBSERVED_STATES
+
+        return OBSERVED_STATES
+
+    @choices.setter
+    def choices(self, value: Any) -> None:
+        """Set by ``click.Choice.__init__``; the states come from the vocabulary."""
 
 
 def find_root(start: Path) -> Path:
@@ -534,7 +551,7 @@ def _import_command(importer: imports.Importer) -> click.Command:
             ),
             click.Option(
                 ["--state"],
-                type=click.Choice(list(OBSERVED_STATES)),
+                type=ObservedState(),
                 default="community-measured",
                 show_default=True,
                 help="State of the imported measurements.",
@@ -600,7 +617,7 @@ def _report_import(done: imports.Imported, fmt: str) -> None:
 @click.option("--commit", help="The 40-hex commit of the base weights, for a family add creates (else it is unpinned).")
 @click.option(
     "--state",
-    type=click.Choice(list(OBSERVED_STATES)),
+    type=ObservedState(),
     default="community-measured",
     show_default=True,
     help="State of the added measurements.",
