@@ -45,7 +45,8 @@ _POINT = re.compile(
     r"(?:(?:" + _BLANK + r"++|" + _BLANK + r"*+-" + _BLANK + r"*+)(?:zero|oh|one|two|three|four|five|six|seven|eight|"
     r"nine)(?!\w))*+)"
 )
-_PART = re.compile(r"(?i)" + _BLANK + r"++and" + _BLANK + r"++an?" + _BLANK + r"++(?P<part>half|quarter)(?!\w)")
+_AND_A_PART = _BLANK + r"++and" + _BLANK + r"++an?" + _BLANK + r"++(?P<part>half|quarter)(?!\w)"
+_PART = re.compile(r"(?i)" + _AND_A_PART)
 _LEAD = re.compile(
     r"(?i)(?:(?<![\w.,])(?P<digits>\d+(?:\.\d+)?)|(?<!\w)(?P<article>an?))" + _BLANK + r"*+-?" + _BLANK + r"*+$"
 )
@@ -66,15 +67,7 @@ def _follows(last: str, word: str) -> bool:
     return last in _SCALES and word != "zero"
 
 
-_DIGITS_AND_PART = re.compile(
-    r"(?i)(?<![\w.,])(?P<digits>\d+)"
-    + _BLANK
-    + r"++and"
-    + _BLANK
-    + r"++an?"
-    + _BLANK
-    + r"++(?P<part>half|quarter)(?!\w)"
-)
+_DIGITS_AND_PART = re.compile(r"(?i)(?<![\w.,])(?P<digits>\d+)" + _AND_A_PART)
 """Digits and a part in words (``52 and a half``)."""
 
 
