@@ -125,3 +125,16 @@ def test_ci_fetches_the_commits_the_families_pin(reg: Reg) -> None:
     )
     assert done.stdout == LAB_PINNED + "\n"  # as the workflow runs it
     assert pinned(REPO, "neural-download") == ["0685cccbe326e98438378abf94d67f9b3052209d"]
+
+
+def test_a_quote_is_re_read_from_the_held_copy(reg: Reg, tmp_path: Path) -> None:
+    """A record whose evidence is external quotes its held copy: the quote is checked against the copy's bytes."""
+    cite_external(reg)
+    reg.edit(RUN, lambda d: d.update(quality="the lab's file says {{ e:/runs/0/decode_tok_s/0 = 30.21 }}"))
+    [f] = only(reg.findings(), "evidence-value-mismatch")
+    assert "local evidence file or held copy" in f.message
+    hold_copy(reg, tmp_path)
+    assert [f for f in reg.findings() if f.severity == "error"] == []
+    reg.edit(RUN, lambda d: d.update(quality="the lab's file says {{ e:/runs/0/decode_tok_s/0 = 31.21 }}"))
+    [f] = only(reg.findings(), "evidence-value-mismatch")
+    assert "is not in" in f.message and HELD in f.message

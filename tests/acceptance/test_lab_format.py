@@ -24,8 +24,9 @@ LAB_FAMILIES = REPO / "tests" / "data" / "lab" / "families"
 
 @pytest.mark.slow
 def _known_defects(root: Path) -> None:
-    """The data's known defects: this repository's reviewed baseline, and the entries for the three typed figures a
-    fresh import leaves in texts its binding writes differently from the records committed here."""
+    """The data's known defects: this repository's reviewed baseline, and the entries for the typed figures a
+    fresh import leaves in texts that its binding writes differently from the records committed here, or that
+    this repository binds by hand."""
     baseline = json.loads((REPO / "packets/baseline.json").read_text("utf-8"))
     baseline["entries"] += json.loads((SHARED / "lab/fresh-import-baseline.json").read_text("utf-8"))["entries"]
     (root / "packets/baseline.json").write_text(json.dumps(baseline, indent=2, ensure_ascii=False) + "\n", "utf-8")
@@ -250,7 +251,8 @@ def test_every_lab_family_imports_and_exports_back_equal(empty_repo: Path) -> No
 
 @pytest.mark.parametrize("source", FAMILIES, ids=[s["path"] for s in FAMILIES])
 def test_the_registry_holds_the_pinned_lab_families(source: dict[str, Any]) -> None:
-    """packets/<family>/ is the import of the pinned file: nothing edited by hand, nothing lost."""
+    """packets/<family>/ is the import of the pinned file: it exports back to it, text for text (a figure bound to its
+    receipt by hand reads as the lab wrote it), nothing lost."""
     original = json.loads((CATALOGUE / source["path"]).read_text())
     registry = _repository()
     assert _text(nd.export(registry, original["id"])) == _text(original)

@@ -449,8 +449,13 @@ def _located(doc: Any, locators: dict[str, Any], file: _Evidence) -> Iterator[Fi
 def _quote_problem(registry: Registry, doc: Any, files: dict[str, _Evidence], quote: citations.Quote) -> str | None:
     """Why a quote in a record's prose is not what its evidence file says at the locator, or None."""
     ev = doc.data.get("evidence")
+    if isinstance(ev, str) and (copy := registry.held(doc.place.family, ev)) is not None:
+        ev = copy.local  # a held copy of an external file is read as the local file it is
     if not isinstance(ev, str) or parse_ref(ev).kind != "local" or registry.evidence(ev) is not EvidenceState.FILE:
-        return f"quote {quote.raw}: a quote is re-read from the record's local evidence file, and `evidence` is not one"
+        return (
+            f"quote {quote.raw}: a quote is re-read from the record's local evidence file or held copy, and "
+            "`evidence` is neither"
+        )
     entry = _entry(doc.data.get("evidence_locators"))
     if entry is not None and not _within(quote.locator, entry):
         return (
