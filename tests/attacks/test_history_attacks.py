@@ -558,26 +558,26 @@ def test_moving_a_published_run_between_folders(real: Path) -> None:
 
 @pytest.mark.slow
 def test_a_baselined_figure_cannot_carry_a_new_sentence(real: Path) -> None:
-    path, pointer = "packets/minimax-m2-7/family.json", "/transfer_scope/does_not_transfer/1"
-    edit_json(real, path, lambda d: d["transfer_scope"]["does_not_transfer"].__setitem__(1, "Fastest card: 89 tok/s!"))
+    path, pointer = "packets/qwen-27b/closures/closure-3.json", "/reason"
+    edit_json(real, path, lambda d: d.update(reason=d["reason"] + " Fastest card: 29,911 MiB!"))
     assert any(f.file == path and f.pointer == pointer for f in blocking(real, base=True))
 
 
 @pytest.mark.slow
 def test_a_baselined_finding_in_an_unedited_field_stays_accepted(real: Path) -> None:
     """The honest neighbour: an edit elsewhere in the record leaves the reviewed text accepted."""
-    path = "packets/minimax-m2-7/family.json"
-    edit_json(real, path, lambda d: d.update(summary=str(d.get("summary", "")) + " Reviewed again."))
+    path = "packets/qwen-27b/closures/closure-3.json"
+    edit_json(real, path, lambda d: d["selectors"].update(variant=d["selectors"]["variant"] + " (reviewed again)"))
     assert not any(f.file == path for f in blocking(real, base=True))
 
 
 @pytest.mark.slow
 def test_a_baselined_cell_finding_reopens_when_its_text_changes(real: Path) -> None:
     """Edited text at a baselined cell reopens that finding; the record's other accepted findings stay accepted."""
-    path = "packets/muse-glimmer/coverage/muse-bf16-dflash.json"
-    edit_json(real, path, lambda d: d["cells"]["0:1"].update(reason=d["cells"]["0:1"]["reason"] + " Not our fault."))
+    path, cell = "packets/qwen-27b/coverage/q36-q8-serving-slots.json", "embedded MTP3:2"
+    edit_json(real, path, lambda d: d["cells"][cell].update(label=d["cells"][cell]["label"] + " Not our fault."))
     reopened = {f.pointer for f in blocking(real, base=True) if f.file == path}
-    assert reopened == {"/cells/0:1/reason"}
+    assert reopened == {f"/cells/{cell}/label"}
 
 
 def _raise_with(root: Path, fn: Callable[[Any], Any]) -> set[tuple[str, str]]:

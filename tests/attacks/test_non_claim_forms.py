@@ -174,7 +174,8 @@ def test_a_number_in_inline_code_takes_the_unit_after_it() -> None:
         ("answers in {{ set:274 ms }} per request", True),  # a latency passed off as a setting
         ("TTFT {{ set:274 ms }}", True),
         ("power limit {{ set:32 GB }}", True),  # a setting of one kind in another kind's unit
-        ("a link of {{ set:64 GB/s }}", True),  # a rate is measured
+        ("a link of {{ set:64 GB/s }}", False),  # a link's rated bandwidth is a specification
+        ("the copy moved {{ set:64 GB/s }}", True),  # a bandwidth that names no link is measured
         ("a timeout of {{ set:30 }}", False),  # a number without a unit that says what it sets
         ("reaches {{ set:100 tok/s }} against target", True),  # a rate is measured, whatever word is near
         ("a {{ set:49.019651 }} on the rerun", True),  # a number without a unit that says nothing of what it sets

@@ -195,6 +195,27 @@ def test_a_setting_per_unit_of_time_is_declared_as_one(typed: str, declared: str
     assert list(form_problems(unnamed, "caveat", {}))
 
 
+@pytest.mark.parametrize(
+    ("text", "refused"),
+    [
+        ("the run's footprint {{ set:23.5 GiB }}", True),  # a measured quantity's name before it
+        ("memory used {{ set:23.5 GiB }}", True),
+        ("power draw {{ set:287 W }}", True),
+        ("achieved bandwidth {{ set:1.5 TB/s }}", True),
+        ("{{ set:1.5 TB/s }}", True),  # a bandwidth that names no link or rating
+        ("a {{ set:300 W }} power limit", False),
+        ("a PCIe link of {{ set:64 GB/s }}", False),
+        ("{{ set:30 s }} (timeout)", False),  # the kind named in brackets after it
+        ("an SLO of {{ set:500 ms }}", False),
+        ("TTFT {{ set:274 ms }} (timeout)", True),
+    ],
+)
+def test_a_setting_says_what_it_sets_and_no_measured_quantity_stands_before_it(text: str, refused: bool) -> None:
+    from evreg_rules.prose import form_problems
+
+    assert bool(list(form_problems(text, "caveat", {}))) is refused
+
+
 CITED = "{{ m:run-1.decode_tok_s[0] }}"
 
 
@@ -250,6 +271,12 @@ def test_what_may_stand_between_a_metric_name_and_its_value(text: str) -> None:
         "52 and a half tok/s",
         "fifty-two-point-three tok/s",
         *(f"52.3 {unit}" for unit in ("pct", "per-cent", "pp", "percentage points", "millis")),
+        *(f"52.3 tok{per}" for per in (" s^-1", ".s-1", " s**-1", "·s⁻¹", " s(-1)", "ens/1s", "ens per 1 s")),
+        "3‰ of requests failed",
+        "3 per mille",
+        "52.3 (decode, tok/s)",
+        "TTFT for batch 1, 274",
+        "TTFT half a second",
     ],
 )
 def test_line_breaks_slashes_and_unit_spellings_a_reader_reads_as_the_unit(text: str) -> None:
@@ -269,6 +296,11 @@ def test_line_breaks_slashes_and_unit_spellings_a_reader_reads_as_the_unit(text:
         "aggregate tracked-log acceptance was 967/1,643",
         "full quality, 24 same-topology comparisons",
         "the 109.2 is four TP1 replicas",
+        "the speedup is one reason",
+        "TTFT is one thing to watch",
+        "decode: two passes",
+        "TTFT for batches 1, 2, 4 and 8",
+        "TTFT for batch 1,024",
     ],
 )
 def test_counts_after_a_figure_a_citation_or_a_name_are_no_figures(text: str) -> None:

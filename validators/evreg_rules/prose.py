@@ -64,7 +64,9 @@ def form_problems(text: str, field: str, measurements: Any) -> Iterator[Problem]
             continue
         before, last_end = text[max(last_end, c.start - 30) : c.start], c.end
         if isinstance(c, citations.Setting):
-            words = set(re.findall(r"[a-z][a-z-]*", (before + " " + c.text).lower()))
+            after = _BRACKET_AFTER.match(text, c.end)
+            said = before + " " + c.text + (" " + after.group(1) if after else "")
+            words = set(re.findall(r"[a-z][a-z-]*", said.lower()))
             found = figures.find_figures(c.text)
             numbered = _DIGIT.search(c.text) is not None or any_number_word(c.text)
             if numbered and not any(f.unit or f.metric_hints for f in found) and not _named_kinds(words):
@@ -110,10 +112,13 @@ def form_problems(text: str, field: str, measurements: Any) -> Iterator[Problem]
 _DIGIT = re.compile(r"\d")
 _RESULT_BEFORE = re.compile(
     r"(?i)\b(was|were|measured|reached|peaked|observed|achieved|averaged|consumed|drew|draw|hit|took|showed|stayed|"
-    r"came|mean|median|average|avg|p\d+)\b(?:[\s,:=]+[\w.-]+)?[\s,:=~≈]*$"
+    r"came|mean|median|average|avg|p\d+|used|uses|using|usage|footprint|utili[sz]ation|occupancy|resident|rss|"
+    r"allocated|consumption|sustained|delivered|recorded)\b(?:[\s,:=]+[\w.'-]+)?[\s,:=~≈]*$"
 )
-"""A result's verb or statistic among the two words before a setting (``peak memory was``, ``average power``): the
-value after it was measured."""
+"""A result's verb, statistic or measured quantity among the two words before a setting (``peak memory was``,
+``average power``, ``the run's footprint``): the value after it was measured."""
+_BRACKET_AFTER = re.compile(r"[ \t]*\(([^(){}]{1,30})\)")
+"""Words in brackets right after a setting name its kind too (``{{ set:30 s }} (timeout)``)."""
 
 
 def _named_kinds(words: set[str]) -> list[str]:

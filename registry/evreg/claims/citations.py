@@ -72,9 +72,9 @@ ACCEPTED_FORMS: tuple[tuple[str, str], ...] = (
 """What stands where a typed figure would be an orphan number (``evreg explain orphan-number`` lists them)."""
 MAX_DECIMALS = 17
 """The most decimals a citation may ask for: a double's seventeen significant digits, as a tool prints its float."""
-RATE_UNITS = ("tok/s", "B/s", "%", "x")
+RATE_UNITS = ("tok/s", "%", "‰", "x")
 """Units a setting may not hold: rates, shares and multipliers are what runs measure (write a citation, or a
-derived ratio)."""
+derived ratio). A bandwidth is a setting only where a word names it (``vocab/settings.json``)."""
 
 
 RENDERER_CLASSES = ("cite", "sample", "orphan", "unresolved", "name", "setting", "quote", "derived")

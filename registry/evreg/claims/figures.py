@@ -113,6 +113,7 @@ _UNITS: list[tuple[str, str]] = [
     (r"(?:min|mins|minutes?)\b", "min"),
     (r"(?:h|hrs?|hours?)\b", "h"),
     (r"(?:%|(?i:per[ \u00a0-]?cent\b|pct\b|percentage[ \u00a0]points?\b|pp\b))", "%"),
+    (r"(?:‰|(?i:per[ \u00a0-]?mille\b))", "‰"),
 ]
 _UNIT = "|".join(f"(?P<u{i}>{pattern})" for i, (pattern, _) in enumerate(_UNITS))
 _EMPHASIS = r"(?:\*{1,2}|_{1,2}|`)?"
@@ -208,11 +209,11 @@ _FIGURE = re.compile(
     r"(?P<more>(?:" + _SEP + _DIGITS + r")*+)"
     r"(?P<scale>[kK](?=\s?[A-Za-zμ%(]))?"
     + _EMPHASIS
-    + r"(?P<sp>[ \t\u00a0\n-]?)(?=[^\W\d]|[%(\[*])"
+    + r"(?P<sp>[ \t\u00a0\n-]?)(?=[^\W\d]|[%‰(\[*])"
     + _QUALIFIER
     + r"?"
     # emphasis or a link on the unit (52.3 **tok/s**); a unit in parentheses takes its closing one, no other
-    r"(?:\*{1,2}|_{1,2}|\[)?(?P<upar>\()?(?:" + _UNIT + r")(?(upar)\))"
+    r"(?:\*{1,2}|_{1,2}|\[)?(?P<upar>\((?:[A-Za-z][\w \t-]{0,23}[,;:][ \t\u00a0]*+)?)?(?:" + _UNIT + r")(?(upar)\))"
     r"(?P<per>/[A-Za-z]+)?(?![\w/])"
     r"|(?<=\d)(?<![\w.@/-].)(?=\d*+(?:\.\d++)?[xX×])(?P<mnum>\d*\.\d+|\d{0,2}(?=[xX×]" + _COMPARES + r")"
     r"|\d*(?=[xX×]" + _COMPARES_WORD + r"))(?P<mult>[xX×])(?![\w/])"
@@ -278,6 +279,7 @@ _LEAD = (
     r"(?:(?:[ \t]++|,[ \t]*+)[^:=\n.;·|()\[\]{}]{1,32}?(?:" + _B + r")?"
     r"(?:[:=]|" + _B + r"(?:was|were|reached|hit)(?=[ \t]))"
     r"(?:" + _B + r")?"
+    r"|[ \t]++[^:=\n.;·|()\[\]{},]{0,30}?\d,[ \t]++(?=\d[\d.]*+(?![\d.,]|[ \t]*+(?:[,/&-]|and\b|or\b)))"
     r"|(?:(?:" + _B + r")?(?:[=:~≈≅≥≤→—–<>]|>=|<=|->|(?<=[ \t])-(?=[ \t]))){1,2}(?:" + _B + r")?"
     r"(?:(?:about|around|roughly|approximately|approx\.?|nearly|almost|only|just)" + _B + r"|[~≈])?"
     r"|" + _B + r")"
@@ -386,12 +388,16 @@ _RATE = re.compile(
     + _CONTEXT_END
     + r"(?P<scale>[ \t\u00a0\n]?(?i:thousand|million|billion|trillion))?[ \t\u00a0\n]?(?:\*{1,2}|_{1,2}|`)?"
     r"(?:[A-Za-z][\w]*+" + _B + r"){0,3}?(?P<noun>[A-Za-z][\w]*+)(?:" + _B + r")?(?:\*{1,2}|_{1,2}|`)?"
-    r"(?:/(?:" + _B + r")?(?:[A-Za-z]++(?:" + _B + r")?/(?:" + _B + r")?)?(?P<per>" + _PER + r")\b"
-    r"|(?<=[ \t\u00a0\n-])(?i:per|a|an|each|every)(?:" + _B + r"|-)+(?P<per_word>(?i:" + _PER + r"))\b"
+    r"(?:/(?:" + _B + r")?(?:[A-Za-z]++(?:" + _B + r")?/(?:" + _B + r")?)?(?:1(?:" + _B + r")?)?"
+    r"(?P<per>" + _PER + r")\b"
+    r"|(?<=[ \t\u00a0\n-])(?i:per|a|an|each|every)(?:" + _B + r"|-)+(?:1(?:" + _B + r"|-)?)?"
+    r"(?P<per_word>(?i:" + _PER + r"))\b"
+    r"|(?:(?<=[ \t\u00a0\n])|[.·*])(?P<per_exp>" + _PER + r")(?:\^|\*\*)?\(?[\u2212-]1\)?(?![\w.])"
     r"|-(?i:per|a|an|each|every)(?:" + _B + r"|-)+(?P<per_hyphen>(?i:" + _PER + r"))\b)"
 )
 """A rate after a number: any noun per unit of time (``812 queries/s``, ``3.1 images per second``,
-``1.5M tokens a second``), a word or two between (``52.3 output tokens per second``)."""
+``1.5M tokens a second``, ``52.3 tok s^-1``, ``52.3 tokens/1s``), a word or two between (``52.3 output
+tokens per second``)."""
 _COMPARING = (
     r"(?:faster|slower|quicker|higher|lower|greater|more|less|fewer|better|worse|bigger|smaller|longer|shorter|"
     r"speed-?ups?|improvements?|gains?|boost|increase|decrease|reduction|drop|as[ \u00a0]+(?!many\b|often\b)\w+|"
@@ -461,7 +467,7 @@ def in_context(folded: str) -> list[tuple[int, int, str, str, tuple[str, ...] | 
     out: list[tuple[int, int, str, str, tuple[str, ...] | None]] = []
     for m in _RATE.finditer(folded):
         noun = m.group("noun").lower()
-        per = (m.group("per") or m.group("per_word") or m.group("per_hyphen")).lower()
+        per = (m.group("per") or m.group("per_word") or m.group("per_hyphen") or m.group("per_exp")).lower()
         per = _PER_UNIT.get(per, per)
         what = "tok" if noun.startswith("tok") or noun == "t" else "req" if noun.startswith("req") else noun
         out.append((m.start("num"), m.end(), m.group("num"), f"{what}/{per}", None))

@@ -67,6 +67,28 @@ def _follows(last: str, word: str) -> bool:
     return last in _SCALES and word != "zero"
 
 
+_UNIT_WORDS = (
+    r"(?:(?:milli|micro|nano)?seconds?|secs?|millis|msecs?|minutes?|mins?|hours?|hrs?|percent|pct|per|point|and|"
+    r"half|quarter|hundred|thousand|million|billion|trillion|tokens?|toks?|tps|requests?|reqs?|qps|rps|times|fold|"
+    r"(?:kilo|mega|giga|tera|peta)?bytes?|(?:kilo|mega)?watts?|faster|slower|quicker|higher|lower|better|worse)"
+)
+_ONE_AS_WORD = re.compile(
+    r"(?i)"
+    + _BLANK
+    + r"++(?!"
+    + _UNIT_WORDS
+    + r"(?![a-z]))[a-z]{3,}+(?![\w/-]|"
+    + _BLANK
+    + r"*+(?:/|per\b|an?"
+    + _BLANK
+    + r"++sec))"
+)
+"""A word after a lone ``one`` that makes it a pronoun or an article (``one reason``, ``one thing``), not a number:
+any word but a unit, a scale or a comparing word, unless a rate goes on after it (``one kilotoken per second``)."""
+_HALF_A = re.compile(
+    r"(?i)(?<!\w)half" + _BLANK + r"++an?(?=" + _BLANK + r"++(?:(?:milli|micro|nano)?seconds?|minutes?|hours?)\b)"
+)
+"""``half a second``: a number of a unit of time, 0.5 of it."""
 _DIGITS_AND_PART = re.compile(r"(?i)(?<![\w.,])(?P<digits>\d+)" + _AND_A_PART)
 """Digits and a part in words (``52 and a half``)."""
 
@@ -98,6 +120,9 @@ def spelled(text: str) -> list[tuple[int, int, str]]:
             else:
                 current += WORDS[word]
         value += current
+        if words == ["one"] and _ONE_AS_WORD.match(text, end) and not _POINT.match(text, end):
+            pos = end  # ``one reason``: an article, not a number
+            continue
         digits = format(value, "f")
         if "." in digits:
             digits = digits.rstrip("0").rstrip(".")
@@ -109,6 +134,9 @@ def spelled(text: str) -> list[tuple[int, int, str]]:
             end = part.end()
         out.append((start, end, digits))
         pos = end
+    if "half" in text.lower():
+        halves = [(m.start(), m.end(), "0.5") for m in _HALF_A.finditer(text)]
+        out = sorted(out + [h for h in halves if not any(s < h[1] and h[0] < e for s, e, _ in out)])
     if " and " in text:
         parts = [
             (m.start(), m.end(), format(Decimal(m.group("digits")) + _PARTS[m.group("part").lower()], "f"))

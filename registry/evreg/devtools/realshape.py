@@ -202,16 +202,31 @@ def load_template(source: Path, family: str, baseline: list[dict[str, Any]]) -> 
     folder = source / PACKETS / family
     # Held copies of external files are not cloned (a clone's family would hold another family's receipts under
     # renamed records): a clone cites the source's files as the real family did before holding them, unchecked.
-    held = {("evidence", name) for name in (jsonio.loads((folder / "family.json").read_bytes()).get("sources") or {})}
+    # A record that quotes its held evidence (``{{ e:... }}``, no samples to re-read) quotes the same bytes as a local
+    # file of the clone's family instead.
+    family_record = jsonio.loads((folder / "family.json").read_bytes())
+    held = {("evidence", name) for name in (family_record.get("sources") or {})}
     files = sorted(p for p in folder.rglob("*") if p.is_file() and p.relative_to(folder).parts[:2] not in held)
     records = {p: jsonio.loads(p.read_bytes()) for p in files if _is_record(folder, p)}
+    quoted: dict[str, str] = {}
+    for rec in records.values():
+        ev = rec.get("evidence")
+        if rec["kind"] not in MEASUREMENT_KINDS and isinstance(ev, str) and "{{ e:" in json.dumps(rec):
+            name, _, path = ev.partition(":")
+            copy = folder / "evidence" / name / path
+            if name and ("evidence", name) in held and copy.is_file():
+                local = f"{PACKETS}/{family}/evidence/quoted/{name}/{path}"
+                quoted[local] = copy.as_posix()
+                rec["evidence"] = local
+    files += [Path(copy) for copy in sorted(set(quoted.values()))]
     family_ids, copy_ids = _ids(list(records.values()))
     sources = tuple(name for r in records.values() if r["kind"] == "family" for name in (r.get("sources") or {}))
     pinned = _pinned(list(records.values()))
     out: list[TemplateFile] = []
     family_text = None
+    local_of = {copy: local for local, copy in quoted.items()}
     for p in files:
-        path = cut(p.relative_to(source).as_posix(), family_ids, copy_ids)
+        path = cut(local_of.get(p.as_posix()) or p.relative_to(source).as_posix(), family_ids, copy_ids)
         rec = records.get(p)
         if rec is None:
             out.append(TemplateFile(path, p.read_bytes()))
