@@ -212,10 +212,10 @@ def load_template(source: Path, family: str, baseline: list[dict[str, Any]]) -> 
     for rec in records.values():
         ev = rec.get("evidence")
         if rec["kind"] not in MEASUREMENT_KINDS and isinstance(ev, str) and "{{ e:" in json.dumps(rec):
-            name, _, path = ev.partition(":")
-            copy = folder / "evidence" / name / path
+            name, _, within = ev.partition(":")
+            copy = folder / "evidence" / name / within
             if name and ("evidence", name) in held and copy.is_file():
-                local = f"{PACKETS}/{family}/evidence/quoted/{name}/{path}"
+                local = f"{PACKETS}/{family}/evidence/quoted/{name}/{within}"
                 quoted[local] = copy.as_posix()
                 rec["evidence"] = local
     files += [Path(copy) for copy in sorted(set(quoted.values()))]
