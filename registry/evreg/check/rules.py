@@ -129,6 +129,9 @@ def check_unit(registry: Registry, unit: str, rules: list[Rule], paths: list[str
         refs = [(d, ref) for d in records for _, ref in d.refs if parse_ref(ref).kind == "external"]
         held = sum(1 for d, ref in refs if view.held(d.place.family, ref) is not None)
     blobs = {d.path: d.content_id() for d in view.documents}
+    # each finding on a file of the unit carries what it was found in, stored with it: a cached run then marks the
+    # baseline's findings without reading their records again
+    findings = [with_occurrence(view, f) if f.file in blobs else f for f in findings]
     return UnitResult(findings, reads.deps, len(records), len(view.documents), len(refs), blobs, held)
 
 
