@@ -208,6 +208,26 @@ def test_a_setting_per_unit_of_time_is_declared_as_one(typed: str, declared: str
         ("{{ set:30 s }} (timeout)", False),  # the kind named in brackets after it
         ("an SLO of {{ set:500 ms }}", False),
         ("TTFT {{ set:274 ms }} (timeout)", True),
+        # words after a setting name its kind only when they are nothing but kind words
+        ("throughput went to {{ set:52.3 }} (limit) tok/s", True),
+        ("a {{ set:1.8 }} (cap) speedup", True),
+        ("requests finished in {{ set:274 ms }} (well under the timeout)", True),
+        ("{{ set:287 W }} (average draw)", True),
+        ("copies at {{ set:550 GB/s }} (below spec)", True),
+        ("a {{ set:30 s }} timeout", False),
+        ("a {{ set:64 GB/s }} PCIe link", False),
+        # a measured quantity's word among the three before it, in any form
+        *(
+            (f"{words} {{{{ set:287 W }}}}", True)
+            for words in ("average GPU power", "power consumption per card", "power draws", "peaks at", "power draw ->")
+        ),
+        ("VRAM used per card {{ set:23.5 GiB }}", True),
+        ("peak memory was just about {{ set:23.5 GiB }}", True),
+        ("effective bandwidth {{ set:550 GB/s }}", True),
+        ("SLO attainment at {{ set:274 ms }}", True),
+        ("decoding ran for {{ set:274 ms }}", True),
+        ("served using {{ set:32 GiB }} cards", False),
+        ("power recorded every {{ set:100 ms }}", False),
     ],
 )
 def test_a_setting_says_what_it_sets_and_no_measured_quantity_stands_before_it(text: str, refused: bool) -> None:
@@ -277,6 +297,14 @@ def test_what_may_stand_between_a_metric_name_and_its_value(text: str) -> None:
         "52.3 (decode, tok/s)",
         "TTFT for batch 1, 274",
         "TTFT half a second",
+        *(f"52.3 tok{per}" for per in (" s^{-1}", " s ^ -1", "/(s)", "ens/1.0s", "ens/10s")),
+        *(f"5 {share}" for share in ("per thousand", "per 1000", "pro mille", "basis points", "ppm", "‱")),
+        *(f"TTFT was {part}" for part in ("half a sec", "a half second", "half-second", "a tenth of a second")),
+        "half a percent",
+        *(f"Peak memory was one {unit}." for unit in ("GiB", "MiB", "TiB")),
+        "Accuracy dropped by one percentage point.",
+        "rose one permille",
+        *(f"Got 52.3{blanks}tok/s" for blanks in ("  ", " \n", "\t ")),  # a browser shows one space
     ],
 )
 def test_line_breaks_slashes_and_unit_spellings_a_reader_reads_as_the_unit(text: str) -> None:
@@ -301,6 +329,8 @@ def test_line_breaks_slashes_and_unit_spellings_a_reader_reads_as_the_unit(text:
         "decode: two passes",
         "TTFT for batches 1, 2, 4 and 8",
         "TTFT for batch 1,024",
+        "See figure 3 (decode, tok/s) for the curve.",
+        "Column 2 (TTFT, ms) lists the runs.",
     ],
 )
 def test_counts_after_a_figure_a_citation_or_a_name_are_no_figures(text: str) -> None:
@@ -424,3 +454,21 @@ def test_held_copies_whose_folders_differ_only_in_case_are_unsafe(reg: Reg, tmp_
     other.write_bytes(HELD_BYTES.replace(b"30.21", b"31.21"))
     records.hold(reg.root, "fam", "lab:Data/run-1.json", other, commit=LAB_PINNED, read="a clone")
     assert only(reg.findings(), "path-unsafe")
+
+
+@pytest.mark.parametrize(
+    ("quote", "line"),
+    [
+        ("234 tok/s", "1,234 tok/s"),
+        ("15.27%", "a -15.27% regression"),
+        (".27%", "+15.27%"),
+        ("550 GB", "~550 GB/s"),
+        ("2 GiB", "1/2 GiB"),
+        ("5 tok/s", "10^5 tok/s"),
+    ],
+)
+def test_a_quote_is_never_part_of_a_number_of_its_evidence(quote: str, line: str) -> None:
+    from evreg_rules.evidence import _quoted
+
+    assert not _quoted(quote, line)
+    assert _quoted(quote, f"it read {quote} then")

@@ -36,8 +36,8 @@ ROOT = Path(__file__).resolve().parents[2]
 FIGURE = re.compile(
     r"(?=[-+*_`\d.])(?:(?<![\w.@/\u2044-])(?P<sign>[+-]?)" + _EMPHASIS + r"(?P<first>" + _NUMBER + r")"
     r"(?P<more>(?:" + _LIST_SEP + r"(?:" + _NUMBER + r"))*)"
-    r"(?P<scale>[kK](?=\s?[A-Za-zμ%(]))?" + _EMPHASIS + r"(?P<sp>[ \t\u00a0\n-]?)" + _QUALIFIER + r"?"
-    r"(?:\*{1,2}|_{1,2}|\[)?(?P<upar>\()?(?:" + _UNIT + r")(?(upar)\))"
+    r"(?P<scale>[kK](?=\s?[A-Za-zμ%(]))?" + _EMPHASIS + r"(?P<sp>[ \t\u00a0]*+\n?[ \t\u00a0]*+|-)" + _QUALIFIER + r"?"
+    r"(?:\*{1,2}|_{1,2}|\[)?(?P<upar>\((?:[A-Za-z][\w \t-]{0,23}[,;:][ \t\u00a0]*+)?)?(?:" + _UNIT + r")(?(upar)\))"
     r"(?P<per>/[A-Za-z]+)?(?![\w/])"
     r"|(?<![\w.@/-])(?P<mnum>\d+\.\d+|\d{1,3}(?=[xX×]" + _COMPARES + r")|\d+(?=[xX×]" + _COMPARES_WORD + r"))"
     r"(?P<mult>[xX×])(?![\w/]))"
@@ -81,6 +81,8 @@ def _reference_found(text: str, folded: str, span: Any, cell: bool) -> dict[int,
             continue
         unit = next(canon for i, (_, canon) in enumerate(_UNITS) if m.group(f"u{i}"))
         if unit == "s" and m.group("sp") == "" and not m.group("more") and "." not in m.group("first"):
+            continue
+        if len(m.group("upar") or "") > 1 and figures._LABEL_BEFORE.search(folded, 0, m.start("first")):
             continue
         items = [m.group("first"), *ITEM.findall(m.group("more") or "")]
         starts = [m.start("first")]

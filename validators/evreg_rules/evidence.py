@@ -497,9 +497,10 @@ def _within(locator: str, entry: str) -> bool:
 
 def _quoted(quote: str, found: str) -> bool:
     """Whether ``quote`` is in ``found`` as whole words and numbers: ``5.6`` is not quoted from ``25.6``, nor ``25``
-    from ``25.6``."""
-    edge = r"[\w.,]*\w" if quote[-1:].isalnum() else ""
-    pattern = (r"(?<![\w.])" if quote[:1].isalnum() else "") + re.escape(quote) + (f"(?!{edge})" if edge else "")
+    from ``25.6``, ``234`` from ``1,234``, ``15.27%`` from ``-15.27%`` or ``550 GB`` from ``550 GB/s``."""
+    edge = r"[\w.,]*\w|/" if quote[-1:].isalnum() else ""
+    lead = r"(?<![\w.,+\-\u2212/^])" if quote[:1].isalnum() or quote[:1] == "." else ""
+    pattern = lead + re.escape(quote) + (f"(?!{edge})" if edge else "")
     return re.search(pattern, found) is not None
 
 

@@ -64,12 +64,16 @@ def form_problems(text: str, field: str, measurements: Any) -> Iterator[Problem]
             continue
         before, last_end = text[max(last_end, c.start - 30) : c.start], c.end
         if isinstance(c, citations.Setting):
+            near = _LAST_WORDS.search(before)
+            own = set(re.findall(r"[a-z][a-z-]*", ((near.group() if near else "") + " " + c.text).lower()))
             after = _BRACKET_AFTER.match(text, c.end)
-            said = before + " " + c.text + (" " + after.group(1) if after else "")
-            words = set(re.findall(r"[a-z][a-z-]*", said.lower()))
+            said_after = after or _NEXT_WORDS.match(text, c.end)
+            named = set(re.findall(r"[a-z][a-z-]*", said_after.group(1).lower())) if said_after else set()
+            kind_words = {w for spec in setting_kinds().values() for w in spec["words"]}
+            words = own | named if named and named <= kind_words else own  # ``(timeout)``, ``PCIe link``: kind words
             found = figures.find_figures(c.text)
             numbered = _DIGIT.search(c.text) is not None or any_number_word(c.text)
-            if numbered and not any(f.unit or f.metric_hints for f in found) and not _named_kinds(words):
+            if numbered and not any(f.unit or f.metric_hints for f in found) and not _named_kinds(own):
                 yield (
                     codes.ORPHAN_NUMBER,
                     f"setting {c.raw} holds a number without a unit or a word saying what it sets: name what it sets "
@@ -89,7 +93,9 @@ def form_problems(text: str, field: str, measurements: Any) -> Iterator[Problem]
             for fig in found:
                 if (why := _setting_kind_problem(fig.unit, words)) is not None:
                     yield codes.ORPHAN_NUMBER, f"setting {c.raw} {why}", _about(fig.text, field)
-            if numbered and (result := _RESULT_BEFORE.search(before)):
+            if numbered and (
+                (result := _RESULT_BEFORE.search(before)) or (after and (result := _RESULT.search(after.group(1))))
+            ):
                 yield (
                     codes.ORPHAN_NUMBER,
                     f"setting {c.raw} follows {result.group(1)!r}: what a run measured is cited, not set",
@@ -110,15 +116,23 @@ def form_problems(text: str, field: str, measurements: Any) -> Iterator[Problem]
 
 
 _DIGIT = re.compile(r"\d")
-_RESULT_BEFORE = re.compile(
-    r"(?i)\b(was|were|measured|reached|peaked|observed|achieved|averaged|consumed|drew|draw|hit|took|showed|stayed|"
-    r"came|mean|median|average|avg|p\d+|used|uses|using|usage|footprint|utili[sz]ation|occupancy|resident|rss|"
-    r"allocated|consumption|sustained|delivered|recorded)\b(?:[\s,:=]+[\w.'-]+)?[\s,:=~≈]*$"
+_RESULT_WORDS = (
+    r"(?:was|were|measured|reach\w*|peak(?:s|ed|ing)|observ\w*|achiev\w*|averag\w*|avg|mean|median|p\d+|consum\w*|"
+    r"draw\w*|drew|hits?|took|show\w*|stay\w*|came|used|usage|footprint|occupancy|occupi\w*|resident|rss|sustain\w*|"
+    r"deliver\w*|climb\w*|rose|grew|effective|attain\w*)"
 )
-"""A result's verb, statistic or measured quantity among the two words before a setting (``peak memory was``,
-``average power``, ``the run's footprint``): the value after it was measured."""
+_RESULT = re.compile(r"(?i)\b(" + _RESULT_WORDS + r")\b")
+_RESULT_BEFORE = re.compile(r"(?i)\b(" + _RESULT_WORDS + r")\b(?:[\s,:=~≈>→()-]+[\w.'()-]+){0,2}[\s,:=~≈>→()-]*$")
+"""A result's verb, statistic or measured quantity among the three words before a setting (``peak memory was``,
+``average GPU power``, ``VRAM used per card``, ``power draw ->``): the value after it was measured."""
+_LAST_WORDS = re.compile(r"(?:[\w.'-]+[^\w.'-]+){0,3}$")
+"""The three words before a setting: where a word names its kind."""
+_NEXT_WORDS = re.compile(r"[ \t]+([A-Za-z][\w-]*(?:[ \t]+[A-Za-z][\w-]*)?)")
+"""The two words after a setting (``{{ set:30 s }} timeout``, ``{{ set:64 GB/s }} PCIe link``): when they are only words
+of kinds, they name its kind too."""
 _BRACKET_AFTER = re.compile(r"[ \t]*\(([^(){}]{1,30})\)")
-"""Words in brackets right after a setting name its kind too (``{{ set:30 s }} (timeout)``)."""
+"""Words in brackets right after a setting: when they are only words of kinds, they name its kind too (``{{ set:30 s }}
+(timeout)``); a result's word there says the value was measured."""
 
 
 def _named_kinds(words: set[str]) -> list[str]:

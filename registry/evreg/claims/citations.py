@@ -64,7 +64,7 @@ ACCEPTED_FORMS: tuple[tuple[str, str], ...] = (
     ("{{ m:ID.METRIC@X }}", "one point of a series, at x = X"),
     ("{{ median:m:ID.METRIC }}", "the median of a run's samples, computed here"),
     ("{{ change:A from B }}, {{ ratio:A to B }}", "a change in percent or a ratio of one metric in one workload class"),
-    ("{{ set:VALUE }}", "a setting of a kind in vocab/settings.json (memory, power, a named time or rate), its unit"),
+    ("{{ set:VALUE }}", "a setting of a kind in vocab/settings.json (memory, power; a named time, link or rate)"),
     ("{{ e:LOCATOR = TEXT }}", "a quote from the record's own evidence, re-read by validation"),
     ("| N, | nounit, | pct, | dot, | sep, | compare", "a citation's decimals and notation"),
     ("counts, versions, dates, ids", "free: 12 prompts, vLLM 0.9.1, 2026-08-23, TP4, Q4_K_M, 32K context"),
@@ -72,7 +72,7 @@ ACCEPTED_FORMS: tuple[tuple[str, str], ...] = (
 """What stands where a typed figure would be an orphan number (``evreg explain orphan-number`` lists them)."""
 MAX_DECIMALS = 17
 """The most decimals a citation may ask for: a double's seventeen significant digits, as a tool prints its float."""
-RATE_UNITS = ("tok/s", "%", "‰", "x")
+RATE_UNITS = ("tok/s", "%", "‰", "‱", "ppm", "x")
 """Units a setting may not hold: rates, shares and multipliers are what runs measure (write a citation, or a
 derived ratio). A bandwidth is a setting only where a word names it (``vocab/settings.json``)."""
 

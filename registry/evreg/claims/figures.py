@@ -113,7 +113,9 @@ _UNITS: list[tuple[str, str]] = [
     (r"(?:min|mins|minutes?)\b", "min"),
     (r"(?:h|hrs?|hours?)\b", "h"),
     (r"(?:%|(?i:per[ \u00a0-]?cent\b|pct\b|percentage[ \u00a0]points?\b|pp\b))", "%"),
-    (r"(?:‰|(?i:per[ \u00a0-]?mille\b))", "‰"),
+    (r"(?:‰|(?i:(?:per|pro)[ \u00a0-]?mille?\b|permil\b|per[ \u00a0-]thousand\b|per[ \u00a0]1,?000\b))", "‰"),
+    (r"(?:‱|(?i:basis[ \u00a0-]points?\b))", "‱"),
+    (r"(?i:ppm\b|parts[ \u00a0]per[ \u00a0]million\b)", "ppm"),
 ]
 _UNIT = "|".join(f"(?P<u{i}>{pattern})" for i, (pattern, _) in enumerate(_UNITS))
 _EMPHASIS = r"(?:\*{1,2}|_{1,2}|`)?"
@@ -209,7 +211,7 @@ _FIGURE = re.compile(
     r"(?P<more>(?:" + _SEP + _DIGITS + r")*+)"
     r"(?P<scale>[kK](?=\s?[A-Za-zμ%(]))?"
     + _EMPHASIS
-    + r"(?P<sp>[ \t\u00a0\n-]?)(?=[^\W\d]|[%‰(\[*])"
+    + r"(?P<sp>[ \t\u00a0]*+\n?[ \t\u00a0]*+|-)(?=[^\W\d]|[%‰‱(\[*])"
     + _QUALIFIER
     + r"?"
     # emphasis or a link on the unit (52.3 **tok/s**); a unit in parentheses takes its closing one, no other
@@ -388,11 +390,11 @@ _RATE = re.compile(
     + _CONTEXT_END
     + r"(?P<scale>[ \t\u00a0\n]?(?i:thousand|million|billion|trillion))?[ \t\u00a0\n]?(?:\*{1,2}|_{1,2}|`)?"
     r"(?:[A-Za-z][\w]*+" + _B + r"){0,3}?(?P<noun>[A-Za-z][\w]*+)(?:" + _B + r")?(?:\*{1,2}|_{1,2}|`)?"
-    r"(?:/(?:" + _B + r")?(?:[A-Za-z]++(?:" + _B + r")?/(?:" + _B + r")?)?(?:1(?:" + _B + r")?)?"
-    r"(?P<per>" + _PER + r")\b"
+    r"(?:/(?:" + _B + r")?(?:[A-Za-z]++(?:" + _B + r")?/(?:" + _B + r")?)?(?:\d++(?:\.\d++)?(?:" + _B + r")?)?"
+    r"\(?(?P<per>" + _PER + r")\b\)?"
     r"|(?<=[ \t\u00a0\n-])(?i:per|a|an|each|every)(?:" + _B + r"|-)+(?:1(?:" + _B + r"|-)?)?"
     r"(?P<per_word>(?i:" + _PER + r"))\b"
-    r"|(?:(?<=[ \t\u00a0\n])|[.·*])(?P<per_exp>" + _PER + r")(?:\^|\*\*)?\(?[\u2212-]1\)?(?![\w.])"
+    r"|(?:(?<=[ \t\u00a0\n])|[.·*])(?P<per_exp>" + _PER + r")[ \t]*+(?:\^|\*\*)?[ \t]*+[({]?[\u2212-]1[)}]?(?![\w.])"
     r"|-(?i:per|a|an|each|every)(?:" + _B + r"|-)+(?P<per_hyphen>(?i:" + _PER + r"))\b)"
 )
 """A rate after a number: any noun per unit of time (``812 queries/s``, ``3.1 images per second``,
@@ -588,6 +590,8 @@ _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 _ASCII_BREAKS = re.compile(r"[\r\x0b\x0c]")
 _AS_LINE_BREAK = str.maketrans("\r\x0b\x0c", "\n\n\n")
 """A carriage return, a vertical tab and a form feed: a browser shows each as a line break, as it shows ``\n``."""
+_UNIT_AT = re.compile(r"(?:" + _UNIT + r")(?![\w/])")
+"""A unit where a word starts (``one GiB`` is a number of a unit; ``one reason`` is no number)."""
 _SLASH_IN_WORDS = re.compile(r"(?<=[A-Za-z])\u2044(?=[A-Za-z])")
 
 
@@ -595,7 +599,7 @@ def _folded(text: str) -> tuple[str, _Where | _Then | None]:
     """``text`` as a reader sees it, with each number in words written in digits (``spelled``), and what maps its
     spans to the original's (None: each character stands where it stood, as in most text)."""
     folded, where = _characters_folded(text)
-    numbers = spelled(folded)
+    numbers = spelled(folded, _UNIT_AT)
     if not numbers:
         return folded, where
     pieces, last = [], 0
@@ -707,6 +711,10 @@ def find_figures(text: str, cell: bool = False, shown: bool = False) -> list[Fig
 
 _MARKUP = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>\n]{0,200})?/?>|[*_`]")
 """Inline markup a reader reads through: an HTML tag, emphasis and code marks."""
+_LABEL_BEFORE = re.compile(
+    r"(?i)\b(?:fig(?:ure)?|table|tab|column|col|row|section|sec|step|eq(?:uation)?|panel|chart|plot|appendix)"
+    r"\.?[ \t\u00a0]*+$"
+)
 _MARKUP_HINT = re.compile(r"</?[A-Za-z]|[*_`]")
 
 
@@ -724,6 +732,8 @@ def _found(text: str, folded: str, span: Callable[[int, int], tuple[int, int]], 
         first = folded[lead : m.end("first")]
         if unit == "s" and m.group("sp") == "" and not m.group("more") and "." not in first:
             continue  # "1990s", "30s" as decades or plurals
+        if len(m.group("upar") or "") > 1 and _LABEL_BEFORE.search(folded, max(0, lead - 24), lead):
+            continue  # "figure 3 (decode, tok/s)": a figure's, table's or column's number and what it shows
         items = [first, *_ITEM.findall(m.group("more") or "")]
         starts = [lead]
         offset = m.start("more")

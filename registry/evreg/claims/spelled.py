@@ -67,36 +67,40 @@ def _follows(last: str, word: str) -> bool:
     return last in _SCALES and word != "zero"
 
 
-_UNIT_WORDS = (
-    r"(?:(?:milli|micro|nano)?seconds?|secs?|millis|msecs?|minutes?|mins?|hours?|hrs?|percent|pct|per|point|and|"
-    r"half|quarter|hundred|thousand|million|billion|trillion|tokens?|toks?|tps|requests?|reqs?|qps|rps|times|fold|"
-    r"(?:kilo|mega|giga|tera|peta)?bytes?|(?:kilo|mega)?watts?|faster|slower|quicker|higher|lower|better|worse)"
+_NOT_ARTICLE = (
+    r"(?:per|point|and|half|quarter|third|tenth|hundredth|thousandth|hundred|thousand|million|billion|trillion|times|"
+    r"fold|faster|slower|quicker|higher|lower|better|worse|more|less|percentage|permil\w*|promil\w*|basis)(?![a-z])"
 )
 _ONE_AS_WORD = re.compile(
     r"(?i)"
     + _BLANK
     + r"++(?!"
-    + _UNIT_WORDS
-    + r"(?![a-z]))[a-z]{3,}+(?![\w/-]|"
+    + _NOT_ARTICLE
+    + r")(?P<word>[a-z]{3,}+)(?![\w/-]|"
     + _BLANK
     + r"*+(?:/|per\b|an?"
     + _BLANK
     + r"++sec))"
 )
 """A word after a lone ``one`` that makes it a pronoun or an article (``one reason``, ``one thing``), not a number:
-any word but a unit, a scale or a comparing word, unless a rate goes on after it (``one kilotoken per second``)."""
+any word of three letters or more but a unit (``spelled``'s ``unit``), a scale, a fraction or a comparing word,
+unless a rate goes on after it (``one kilotoken per second``)."""
 _HALF_A = re.compile(
-    r"(?i)(?<!\w)half" + _BLANK + r"++an?(?=" + _BLANK + r"++(?:(?:milli|micro|nano)?seconds?|minutes?|hours?)\b)"
+    r"(?i)(?<!\w)(?:an?" + _BLANK + r"++)?(?P<part>half|quarter|tenth)(?:" + _BLANK + r"++(?:of" + _BLANK + r"++)?an?)?"
+    r"(?=(?:" + _BLANK + r"++|-)(?:(?:milli|micro|nano)?seconds?|secs?|ms|minutes?|mins?|hours?|hrs?|percent|"
+    r"per[ -]?cent|[KMGT]i?B)\b)"
 )
-"""``half a second``: a number of a unit of time, 0.5 of it."""
+"""``half a second``, ``a quarter of a second``, ``half-second``, ``half a percent``: a part of one unit."""
+_FRACTIONS = {"half": "0.5", "quarter": "0.25", "tenth": "0.1"}
 _DIGITS_AND_PART = re.compile(r"(?i)(?<![\w.,])(?P<digits>\d+)" + _AND_A_PART)
 """Digits and a part in words (``52 and a half``)."""
 
 
-def spelled(text: str) -> list[tuple[int, int, str]]:
+def spelled(text: str, unit: re.Pattern[str] | None = None) -> list[tuple[int, int, str]]:
     """Each number written in words in ``text``: its span and its digits (``one hundred and twelve`` -> ``112``,
-    ``twelve point five`` -> ``12.5``, ``two and a half`` -> ``2.5``, ``a thousand`` -> ``1000``). Time linear in
-    the text: each word is read once."""
+    ``twelve point five`` -> ``12.5``, ``two and a half`` -> ``2.5``, ``a thousand`` -> ``1000``); a lone ``one``
+    before a word that ``unit`` (matched where the word starts) does not read as a unit is an article, no number.
+    Time linear in the text: each word is read once."""
     out: list[tuple[int, int, str]] = []
     pos = 0
     while m := _WORD.search(text, pos):
@@ -120,7 +124,12 @@ def spelled(text: str) -> list[tuple[int, int, str]]:
             else:
                 current += WORDS[word]
         value += current
-        if words == ["one"] and _ONE_AS_WORD.match(text, end) and not _POINT.match(text, end):
+        if (
+            words == ["one"]
+            and (article := _ONE_AS_WORD.match(text, end))
+            and not (unit and unit.match(text, article.start("word")))
+            and not _POINT.match(text, end)
+        ):
             pos = end  # ``one reason``: an article, not a number
             continue
         digits = format(value, "f")
@@ -134,8 +143,8 @@ def spelled(text: str) -> list[tuple[int, int, str]]:
             end = part.end()
         out.append((start, end, digits))
         pos = end
-    if "half" in text.lower():
-        halves = [(m.start(), m.end(), "0.5") for m in _HALF_A.finditer(text)]
+    if any(part in text.lower() for part in _FRACTIONS):
+        halves = [(m.start(), m.end(), _FRACTIONS[m.group("part").lower()]) for m in _HALF_A.finditer(text)]
         out = sorted(out + [h for h in halves if not any(s < h[1] and h[0] < e for s, e, _ in out)])
     if " and " in text:
         parts = [
@@ -147,5 +156,6 @@ def spelled(text: str) -> list[tuple[int, int, str]]:
 
 
 def any_number_word(text: str) -> bool:
-    """Whether ``text`` holds a number word (a text without one, nor digits, holds no figure)."""
-    return _WORD.search(text) is not None
+    """Whether ``text`` holds a number word or a part of a unit in words (a text without one, nor digits, holds no
+    figure)."""
+    return _WORD.search(text) is not None or _HALF_A.search(text) is not None
