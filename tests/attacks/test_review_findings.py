@@ -215,6 +215,7 @@ def test_a_setting_per_unit_of_time_is_declared_as_one(typed: str, declared: str
         ("{{ set:287 W }} (average draw)", True),
         ("copies at {{ set:550 GB/s }} (below spec)", True),
         ("a {{ set:30 s }} timeout", False),
+        ("a {{ set:30 s }} timeout for each request", False),
         ("a {{ set:64 GB/s }} PCIe link", False),
         # a measured quantity's word among the three before it, in any form
         *(

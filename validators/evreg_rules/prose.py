@@ -6,6 +6,7 @@ and is shared with the check of hand-written pages."""
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -66,11 +67,15 @@ def form_problems(text: str, field: str, measurements: Any) -> Iterator[Problem]
         if isinstance(c, citations.Setting):
             near = _LAST_WORDS.search(before)
             own = set(re.findall(r"[a-z][a-z-]*", ((near.group() if near else "") + " " + c.text).lower()))
-            after = _BRACKET_AFTER.match(text, c.end)
-            said_after = after or _NEXT_WORDS.match(text, c.end)
-            named = set(re.findall(r"[a-z][a-z-]*", said_after.group(1).lower())) if said_after else set()
             kind_words = {w for spec in setting_kinds().values() for w in spec["words"]}
-            words = own | named if named and named <= kind_words else own  # ``(timeout)``, ``PCIe link``: kind words
+            after = _BRACKET_AFTER.match(text, c.end)
+            if after:  # ``(timeout)``: a bracket of nothing but kind words names the kind
+                named = set(re.findall(r"[a-z][a-z-]*", after.group(1).lower()))
+                named = named if named <= kind_words else set()
+            else:  # ``a {{ set:30 s }} timeout``, ``{{ set:64 GB/s }} PCIe link``: the kind words right after it
+                following = m.group(1).lower().split() if (m := _NEXT_WORDS.match(text, c.end)) else []
+                named = set(itertools.takewhile(kind_words.__contains__, following))
+            words = own | named
             found = figures.find_figures(c.text)
             numbered = _DIGIT.search(c.text) is not None or any_number_word(c.text)
             if numbered and not any(f.unit or f.metric_hints for f in found) and not _named_kinds(own):
@@ -128,8 +133,7 @@ _RESULT_BEFORE = re.compile(r"(?i)\b(" + _RESULT_WORDS + r")\b(?:[\s,:=~≈>→(
 _LAST_WORDS = re.compile(r"(?:[\w.'-]+[^\w.'-]+){0,3}$")
 """The three words before a setting: where a word names its kind."""
 _NEXT_WORDS = re.compile(r"[ \t]+([A-Za-z][\w-]*(?:[ \t]+[A-Za-z][\w-]*)?)")
-"""The two words after a setting (``{{ set:30 s }} timeout``, ``{{ set:64 GB/s }} PCIe link``): when they are only words
-of kinds, they name its kind too."""
+"""The two words after a setting: those of them that are kind words, from the first on, name its kind too."""
 _BRACKET_AFTER = re.compile(r"[ \t]*\(([^(){}]{1,30})\)")
 """Words in brackets right after a setting: when they are only words of kinds, they name its kind too (``{{ set:30 s }}
 (timeout)``); a result's word there says the value was measured."""
