@@ -51,7 +51,7 @@ _LEAD = re.compile(
     r"(?i)(?:(?<![\w.,])(?P<digits>\d+(?:\.\d+)?)|(?<!\w)(?P<article>an?))" + _BLANK + r"*+-?" + _BLANK + r"*+$"
 )
 """What may stand before a scale word as its multiplier: digits (``1.2 thousand``) or an article (``a million``)."""
-_PARTS = {"half": Decimal("0.5"), "quarter": Decimal("0.25")}
+_PARTS = {"half": Decimal("0.5"), "quarter": Decimal("0.25"), "tenth": Decimal("0.1")}
 _DIGIT_WORDS = {**{w: str(v) for w, v in _ONES.items()}, "oh": "0"}
 
 
@@ -91,7 +91,7 @@ _HALF_A = re.compile(
     r"per[ -]?cent|[KMGT]i?B)\b)"
 )
 """``half a second``, ``a quarter of a second``, ``half-second``, ``half a percent``: a part of one unit."""
-_FRACTIONS = {"half": "0.5", "quarter": "0.25", "tenth": "0.1"}
+_PART_WORD = re.compile(r"(?i)half|quarter|tenth")
 _DIGITS_AND_PART = re.compile(r"(?i)(?<![\w.,])(?P<digits>\d+)" + _AND_A_PART)
 """Digits and a part in words (``52 and a half``)."""
 
@@ -143,8 +143,8 @@ def spelled(text: str, unit: re.Pattern[str] | None = None) -> list[tuple[int, i
             end = part.end()
         out.append((start, end, digits))
         pos = end
-    if any(part in text.lower() for part in _FRACTIONS):
-        halves = [(m.start(), m.end(), _FRACTIONS[m.group("part").lower()]) for m in _HALF_A.finditer(text)]
+    if _PART_WORD.search(text):
+        halves = [(m.start(), m.end(), format(_PARTS[m.group("part").lower()], "f")) for m in _HALF_A.finditer(text)]
         out = sorted(out + [h for h in halves if not any(s < h[1] and h[0] < e for s, e, _ in out)])
     if " and " in text:
         parts = [
@@ -158,4 +158,4 @@ def spelled(text: str, unit: re.Pattern[str] | None = None) -> list[tuple[int, i
 def any_number_word(text: str) -> bool:
     """Whether ``text`` holds a number word or a part of a unit in words (a text without one, nor digits, holds no
     figure)."""
-    return _WORD.search(text) is not None or _HALF_A.search(text) is not None
+    return _WORD.search(text) is not None or (_PART_WORD.search(text) is not None and _HALF_A.search(text) is not None)
