@@ -392,7 +392,7 @@ _RATE = re.compile(
     r"(?:[A-Za-z][\w]*+" + _B + r"){0,3}?(?P<noun>[A-Za-z][\w]*+)(?:" + _B + r")?(?:\*{1,2}|_{1,2}|`)?"
     r"(?:/(?:" + _B + r")?(?:[A-Za-z]++(?:" + _B + r")?/(?:" + _B + r")?)?(?:\d++(?:\.\d++)?(?:" + _B + r")?)?"
     r"\(?(?P<per>" + _PER + r")\b\)?"
-    r"|(?<=[ \t\u00a0\n-])(?i:per|a|an|each|every)(?:" + _B + r"|-)+(?:1(?:" + _B + r"|-)?)?"
+    r"|(?<=[ \t\u00a0\n-])(?i:per|a|an|each|every)(?:" + _B + r"|-)+(?:\d++(?:\.\d++)?(?:" + _B + r"|-)?)?"
     r"(?P<per_word>(?i:" + _PER + r"))\b"
     r"|(?:(?<=[ \t\u00a0\n])|[.·*])(?P<per_exp>" + _PER + r")[ \t]*+(?:\^|\*\*)?[ \t]*+[({]?[\u2212-]1[)}]?(?![\w.])"
     r"|-(?i:per|a|an|each|every)(?:" + _B + r"|-)+(?P<per_hyphen>(?i:" + _PER + r"))\b)"
@@ -715,6 +715,7 @@ _LABEL_BEFORE = re.compile(
     r"(?i)\b(?:fig(?:ure)?|table|tab|column|col|row|section|sec|step|eq(?:uation)?|panel|chart|plot|appendix)"
     r"\.?[ \t\u00a0]*+$"
 )
+"""A label right before a number (``figure 3``, ``column 2``): the number names what follows it in brackets."""
 _MARKUP_HINT = re.compile(r"</?[A-Za-z]|[*_`]")
 
 
