@@ -326,12 +326,19 @@ def _held_elsewhere(registry: Registry, doc: Any) -> str | None:
     )
 
 
+def _read_from(registry: Registry, doc: Any) -> Any:
+    """A record's ``evidence`` as validation reads it: a held copy of an external file is read as the local file it
+    is; anything else as written."""
+    ev = doc.data.get("evidence")
+    if isinstance(ev, str) and (copy := registry.held(doc.place.family, ev)) is not None:
+        return copy.local
+    return ev
+
+
 def _evidence_values(registry: Registry, files: dict[str, _Evidence], doc: Any) -> Iterator[Finding]:
     """``check_evidence_values`` of one record."""
     locators = doc.data.get("evidence_locators")
-    ev = doc.data.get("evidence")
-    if isinstance(ev, str) and (copy := registry.held(doc.place.family, ev)) is not None:
-        ev = copy.local  # a held copy of an external file is read as the local file it is
+    ev = _read_from(registry, doc)
     local = isinstance(ev, str) and parse_ref(ev).kind == "local" and registry.evidence(ev) is EvidenceState.FILE
     if not locators:
         if local and _samples(doc.data):
@@ -448,9 +455,7 @@ def _located(doc: Any, locators: dict[str, Any], file: _Evidence) -> Iterator[Fi
 
 def _quote_problem(registry: Registry, doc: Any, files: dict[str, _Evidence], quote: citations.Quote) -> str | None:
     """Why a quote in a record's prose is not what its evidence file says at the locator, or None."""
-    ev = doc.data.get("evidence")
-    if isinstance(ev, str) and (copy := registry.held(doc.place.family, ev)) is not None:
-        ev = copy.local  # a held copy of an external file is read as the local file it is
+    ev = _read_from(registry, doc)
     if not isinstance(ev, str) or parse_ref(ev).kind != "local" or registry.evidence(ev) is not EvidenceState.FILE:
         return (
             f"quote {quote.raw}: a quote is re-read from the record's local evidence file or held copy, and "
