@@ -11,6 +11,7 @@ import re
 import shutil
 from pathlib import Path
 
+import git
 import pytest
 
 from evreg.app import publish
@@ -20,8 +21,8 @@ from evreg.core.findings import Code
 from evreg.site import build as sitebuild
 from evreg.site import receipt as receipts
 from evreg.site.html import page_url
-from evreg.site.reuse import CHECKED_FILE
-from helpers import REPO, F, Reg, build_compare_registry, evreg, own_evidence
+from evreg.site.reuse import CHECKED_FILE, MADE_FILE, PACKS_DIR
+from helpers import REPO, F, Reg, build_compare_registry, edit_json, evreg, own_evidence
 
 RULES = "methodology/rules.md"
 FOOTER = re.compile(rb'<footer class="evreg-receipt".*?</footer>\n?', re.S)
@@ -86,7 +87,7 @@ def test_a_changed_record_rescans_exactly_the_pages_whose_content_changed(compar
     assert warm.reused == len(before.scanned) - len(changed)
     now = entries(compare_reg)
     assert len(now) == len(before.scanned) and len(set(now) - set(old)) == len(changed)  # stale entries dropped
-    compare_reg.root.joinpath(CHECKED_FILE).unlink()
+    shutil.rmtree(compare_reg.root / "build/cache/pages")
     publish.build(compare_reg.root, tmp_path / "cold")
     assert files(tmp_path / "cold") == files(tmp_path / "warm")
 
@@ -177,3 +178,83 @@ def test_entries_from_other_code_or_another_site_configuration_or_a_torn_file_ar
     reg.repo.git.add("-f", CHECKED_FILE)  # entries a commit brings are its author's word: not read
     reg.commit("entries of my own")
     assert (site().reused, site().reused) == (0, 0)
+
+
+def made_entries(root: Path) -> dict[str, list[object]]:
+    return json.loads((root / MADE_FILE).read_text("utf-8"))["pages"]  # type: ignore[no-any-return]
+
+
+PACKET = "packets/deepseek-coder-v2/rapid-deepseek-coder-v2-lite-q4km"
+RUN = f"{PACKET}/measurements/deepseek-coder-v2-lite-q4km-tp1-rapid.json"
+
+
+@pytest.mark.slow
+def test_record_pages_are_taken_as_made_while_nothing_they_read_changed(real: Path, tmp_path: Path) -> None:
+    """On the real records: a warm build takes every record page from the last build's packs; after one
+    measurement's hardware changes, exactly the record pages that read it are made again (its packet's, its family's,
+    and any other that shows its trust line) and the site is the one a build without any kept page makes."""
+    (real / ".gitignore").write_text("build/\n", "utf-8")
+    repo = git.Repo(real)
+    repo.git.add("-A")
+    repo.index.commit("ignore build outputs")
+    cold = publish.build(real, tmp_path / "cold")
+    records = len(made_entries(real))
+    assert cold.taken == 0 and records > 100
+    warm = publish.build(real, tmp_path / "warm")
+    assert warm.taken == records and files(tmp_path / "warm") == files(tmp_path / "cold")
+    tokens = json.loads((real / MADE_FILE).read_text("utf-8"))["tokens"]
+    mid = json.loads((real / RUN).read_text("utf-8"))["id"]
+    readers = {
+        path
+        for path, entry in made_entries(real).items()
+        if any(tokens[n] in (["records/run-measurement", mid], ["measurements", mid]) for n in entry[7])  # type: ignore[attr-defined]
+    }
+    assert "packets/rapid-deepseek-coder-v2-lite-q4km.md" in readers and len(readers) < records
+    edit_json(real, RUN, lambda d: d.update(hardware="Intel Arc Pro B70 (second card)"))
+    repo.git.add("-A")
+    repo.index.commit("the run's hardware")
+    changed = publish.build(real, tmp_path / "changed")
+    assert changed.taken == records - len(readers)
+    shutil.rmtree(real / "build/cache/pages")
+    fresh = publish.build(real, tmp_path / "fresh")
+    assert fresh.taken == 0 and files(tmp_path / "fresh") == files(tmp_path / "changed")
+
+
+def test_a_kept_page_whose_html_or_entry_is_not_what_was_made_is_made_again(reg: Reg, tmp_path: Path) -> None:
+    """The packs and their entries are this machine's build outputs, still never taken on their word: a page whose
+    bytes in the pack were altered (an orphan figure written in, of the same length), whose entry claims other reads,
+    or whose entry is cut short is made again; the packs of a commit (git tracks them) are not read."""
+    with_site(reg)
+    reg.commit("a site")
+    db = ensure_catalog(reg.root).path
+    downloads = reg.root / "build/downloads"
+    catalog.export_tables(db, downloads)
+
+    def site() -> sitebuild.Built:
+        built = sitebuild.build_site(reg.root, db, downloads, tmp_path / "site")
+        assert built.findings == []
+        return built
+
+    site()
+    records = len(made_entries(reg.root))
+    first = files(tmp_path / "site")
+    assert site().taken == records
+    kept = made_entries(reg.root)
+    _content, _title, part, offset, size = kept["packets/pkt.md"][:5]
+    pack = reg.root / PACKS_DIR / f"part-{part}.html"
+    data = bytearray(pack.read_bytes())
+    page = data[offset : offset + size]
+    at = page.index(b"</h1>")
+    data[offset + at - 9 : offset + at] = b"52.3 tok/"  # what the pack holds for the page is not what was made
+    pack.write_bytes(bytes(data))
+    assert site().taken == records - 1 and files(tmp_path / "site") == first
+    stored = json.loads((reg.root / MADE_FILE).read_text("utf-8"))
+    stored["pages"]["packets/pkt.md"][5] = "0" * 64  # its reads digest otherwise
+    stored["pages"]["families/fam.md"] = stored["pages"]["families/fam.md"][:7]  # cut short
+    (reg.root / MADE_FILE).write_text(json.dumps(stored), "utf-8")
+    assert site().taken == records - 2 and files(tmp_path / "site") == first
+    assert site().taken == records
+    reg.repo.git.add("-f", MADE_FILE)  # kept pages a commit brings are its author's word: not read
+    reg.commit("pages of my own")
+    assert (site().taken, site().taken) == (0, 0)
+    assert files(tmp_path / "site") == first

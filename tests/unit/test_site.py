@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from evreg.site import compare, contracts
 from evreg.site.cite import Pages
 from evreg.site.html import Page
+from evreg.site.trace import Reads
 from helpers import REPO
 
 # -- charts ------------------------------------------------------------------------------------------------------------
@@ -40,17 +41,25 @@ def test_legend_marks_take_each_series_colour_from_the_stylesheet_in_palette_ord
 # -- trust beside every number -----------------------------------------------------------------------------------------
 
 
+def bare_pages(parts: dict[str, tuple[str, str, str, str]]) -> Pages:
+    """Pages without a catalog, each measurement's trust line given (as its memo holds it)."""
+    p = Pages.__new__(Pages)
+    p.reads, p._titles, p._trust_spans = Reads(), {}, {}
+    p._parts = {mid: (line, frozenset()) for mid, line in parts.items()}
+    return p
+
+
 def test_a_tooltip_under_a_stated_line_names_a_part_once() -> None:
     """Under a stated line a tooltip names hardware and runtime ("hardware H100"), but not a second time when the part
     already says what it is: "hardware not recorded", not "hardware hardware not recorded"."""
-    p = Pages.__new__(Pages)
-    p._parts = {
+    parts = {
         "a": ("lab-measured", "ungraded (no packet)", "H100", "vLLM 0.9"),
         "b": ("lab-measured", "ungraded (packet pkt)", "hardware not recorded", "runtime not recorded"),
     }
-    p.said = p._parts["a"]
+    p = bare_pages(parts)
+    p.said = parts["a"]
     assert p.trust_tip("b") == "ungraded (packet pkt) · hardware not recorded · runtime not recorded"
-    p.said = p._parts["b"]
+    p.said = parts["b"]
     assert p.trust_tip("a") == "ungraded (no packet) · hardware H100 · runtime vLLM 0.9"
 
 
@@ -60,17 +69,17 @@ def test_a_derived_figure_under_a_stated_line_says_what_of_its_measurements_line
     what of each measurement's line differs, or the page would say it was of the stated line."""
     from evreg.claims import citations
 
-    p = Pages.__new__(Pages)
-    p.measurements = {mid: {"state": "lab-measured", "metrics": {"decode_tok_s": [30.0]}} for mid in ("a", "b")}
-    p.home, p.here, p.base = {"a": "packets/pkt/", "b": "packets/pkt/"}, "families/fam/", "../../"
-    p._parts = {
+    parts = {
         "a": ("lab-screened", "ungraded (no packet)", "B200", "sglang 1"),
         "b": ("lab-measured", "ungraded (packet pkt)", "H100", "vLLM 0.9"),
     }
+    p = bare_pages(parts)
+    p.measurements = {mid: {"state": "lab-measured", "metrics": {"decode_tok_s": [30.0]}} for mid in ("a", "b")}
+    p.home, p.here, p.base = {"a": "packets/pkt/", "b": "packets/pkt/"}, "families/fam/", "../../"
     (derived,) = citations.parse("{{ change:m:a.decode_tok_s[0] from m:b.decode_tok_s[0] }}")
     p.said = None
     assert "lab-screened" not in p.form(derived)  # beside prose: the figure and its two sources
-    p.said = p._parts["b"]
+    p.said = parts["b"]
     shown = html.unescape(p.form(derived))
     assert "a: lab-screened · ungraded (no packet) · hardware B200 · runtime sglang 1" in shown, shown
     assert "; b:" not in shown  # b is of the stated line
@@ -79,18 +88,17 @@ def test_a_derived_figure_under_a_stated_line_says_what_of_its_measurements_line
 def test_a_number_in_a_grid_reason_carries_its_full_trust_line() -> None:
     """A grid's reasons are written in a list below it, after the line stated above the grid ("every number in this
     grid ... unless its tooltip says otherwise"): a number there gets its whole trust line, not only what differs."""
-    p = Pages.__new__(Pages)
+    line = ("lab-measured", "ungraded (packet pkt)", "H100", "vLLM 0.9")
+    p = bare_pages({"a": line})
     p.measurements = {"a": {"state": "lab-measured", "metrics": {"decode_tok_s": [30.0]}}}
     p.home, p.here, p.base = {"a": "packets/pkt/"}, "families/fam/", "../../"
-    p._parts = {"a": ("lab-measured", "ungraded (packet pkt)", "H100", "vLLM 0.9")}
-    p._titles = {}
-    p.said = p._parts["a"]
+    p.said = line
     reasons = contracts.Reasons("why")
     cell = {"state": "lab-measured", "label": "{{ m:a.decode_tok_s[0] }}", "reason": "see {{ m:a.decode_tok_s[0] }}"}
     shown = contracts.cell_html(p, cell, reasons)
     assert "title=" not in shown  # in the grid: of the stated line
     assert 'title="a · lab-measured · ungraded (packet pkt) · H100 · vLLM 0.9"' in reasons.html(), reasons.html()
-    assert p.said == p._parts["a"]
+    assert p.said == line
 
 
 # -- comparison rows and coverage contracts ----------------------------------------------------------------------------

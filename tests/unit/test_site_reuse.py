@@ -38,7 +38,7 @@ def _scanned(checks: Checks, path: str, body: str) -> tuple[list[dict[str, Any]]
 
     def scan() -> list[Finding]:
         calls.append(path)
-        return scan_record(path, body)
+        return scan_record(path, body.encode())
 
     found, entry = checks.check(path, content_digest(body.encode()), scan)
     checks.keep(path, content_digest(body.encode()), entry)
@@ -50,7 +50,7 @@ def _scanned(checks: Checks, path: str, body: str) -> tuple[list[dict[str, Any]]
 def test_reused_findings_are_a_fresh_scans_whatever_the_file_holds(
     body: str, path: str, other: str, cut: int, field: str
 ) -> None:
-    fresh = [f.model_dump() for f in scan_record(path, body)]
+    fresh = [f.model_dump() for f in scan_record(path, body.encode())]
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         version = site_version(root, "rules")

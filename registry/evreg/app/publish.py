@@ -32,6 +32,7 @@ class Built:
     receipt: receipts.Receipt
     reused: int = 0  # generated pages whose scans were reused, their content unchanged (``evreg.site.reuse``)
     scanned: list[str] = dataclasses.field(default_factory=list)  # the generated pages scanned (their paths)
+    taken: int = 0  # record pages taken as an earlier build made them, nothing they read changed
 
 
 def default_out(root: Path) -> Path:
@@ -63,7 +64,8 @@ def build(root: Path, out: Path | None = None, as_of: str | None = None) -> Buil
     if built.findings:
         raise Refused("build failed: nothing was published (see the findings above)", built.findings)
     now = time.perf_counter()
-    return Built(out, built.pages, built.size, now - started, now - site_started, taken, built.reused, built.scanned)
+    seconds = (now - started, now - site_started)
+    return Built(out, built.pages, built.size, *seconds, taken, built.reused, built.scanned, built.taken)
 
 
 class _SiteHandler(http.server.SimpleHTTPRequestHandler):

@@ -39,7 +39,7 @@ from evreg.site.cite import Pages
 from evreg.site.html import Page, evidence_url, page_base, page_url
 from evreg.site.pages import Job, make, record_jobs, site_jobs
 from evreg.site.receipt import RECEIPT_FILE, Receipt, build_date, rules_digest, with_footer
-from evreg.site.reuse import Checks, content_digest, site_version
+from evreg.site.reuse import Checks, Trace, content_digest, site_version
 from evreg.store import workers
 
 if TYPE_CHECKING:
@@ -179,10 +179,13 @@ class SitePlugin(BasePlugin):
             with Progress("making record pages", len(parts)) as progress:
                 for part in made:
                     for m in part:
-                        entries.extend(m.entries)
+                        if m.trace is not None:
+                            entries.extend(m.trace.entries)
+                            self.checks.record(m.path, m.digest, m.title, (m.part, m.offset, m.size), m.trace)
                         self.findings.extend(m.findings)
                         self.checks.keep(m.path, m.digest, m.entry)
-                        m.entries, m.findings, m.entry = [], [], None
+                        self.checks.taken += m.taken
+                        m.trace, m.findings, m.entry = None, [], None
                         self.records.append(m)
                     progress.advance()
         return downloads
@@ -346,19 +349,21 @@ class SitePlugin(BasePlugin):
 
 @dataclass
 class Made:
-    """A record page, made (here or in a worker): where its HTML waits (its part's pending file, offset and size), its
-    title, and until they are taken its search entries, the orphan figures found on it, its content's digest and the
-    entry its scan made (None when the scan was reused: ``evreg.site.reuse``)."""
+    """A record page, made (here or in a worker) or taken from an earlier build: where its HTML waits (its part's
+    pending file, offset and size), its title, and until they are taken its trace (what it read, and its search
+    entries), the orphan figures found on it, its content's digest and the entry its scan made (None when the scan was
+    reused: ``evreg.site.reuse``)."""
 
     path: str
     title: str
     part: int
     offset: int
     size: int
-    entries: list[dict[str, Any]]
+    trace: Trace | None
     findings: list[Finding]
     digest: str = ""
     entry: dict[str, Any] | None = None
+    taken: bool = False  # taken from an earlier build's pack (``Checks.page``), not made
 
 
 RECORD_PART = 200
@@ -369,26 +374,34 @@ RECORD_PART = 200
 def make_records(pages: Pages, part: tuple[int, list[Job]], pending: Path, checks: Checks | None = None) -> list[Made]:
     """The record pages of one part, their HTML (blank runs made one line break: the same page to a browser, as
     generated pages hold no ``pre``) written one after another into the part's pending file, each checked for
-    orphan figures as it is made (the scans of a page whose HTML is unchanged are reused from ``checks``)."""
+    orphan figures as it is made. A page an earlier build made from the same reads of the catalog is taken as it was
+    (``Checks.page``); the scans of a page whose HTML is unchanged are reused (``Checks.check``)."""
     checks = checks or Checks("")
     n, jobs = part
     out = []
     with open(pending / f"part-{n}.html", "wb") as spill:
         for job in jobs:
-            path, page = make(pages, job)
-            body = one_break(page.html)
-            data = body.encode("utf-8")
-            sections = not path.startswith("packets/")  # a packet's: its title and measurements (42,000 at 100k)
-            entries = page.search_entries(page_url(path), sections) if page.search else []
-            digest = content_digest(data)
-            orphans, entry = checks.check(path, digest, functools.partial(scan_record, path, body))
-            out.append(Made(path, page.plain_title(), n, spill.tell(), len(data), entries, orphans, digest, entry))
+            path = job[0]
+            kept = checks.page(path, pages.digests)
+            if kept is not None:
+                (title, trace, digest), data = (kept[0].title, kept[0].trace, kept[0].content), kept[1]
+            else:
+                with pages.reads.recording() as seen:
+                    path, page = make(pages, job)
+                data = one_break(page.html).encode("utf-8")
+                sections = not path.startswith("packets/")  # a packet's: its title and measurements (42,000 at 100k)
+                entries = page.search_entries(page_url(path), sections) if page.search else []
+                title, trace, digest = page.plain_title(), Trace.of(seen, pages.digests, entries), content_digest(data)
+            scan = functools.partial(scan_record, path, data)
+            orphans, entry = checks.check(path, digest, scan)
+            out.append(Made(path, title, n, spill.tell(), len(data), trace, orphans, digest, entry, kept is not None))
             spill.write(data)
     return out
 
 
-def scan_record(path: str, body: str) -> list[Finding]:
+def scan_record(path: str, data: bytes) -> list[Finding]:
     """What a record page's scans find on its HTML: orphan figures, and markup outside the renderer's allowlist."""
+    body = data.decode("utf-8")
     return orphan_findings(path, path, md.html_figures(body), body) + unsafe_findings(path, body)
 
 
@@ -568,6 +581,7 @@ class Built:
     pages: int = 0
     size: int = 0
     reused: int = 0  # generated pages whose scans were reused (``evreg.site.reuse``)
+    taken: int = 0  # record pages taken as an earlier build made them (``evreg.site.reuse``)
     scanned: list[str] = field(default_factory=list)  # the generated pages scanned
 
 
@@ -607,27 +621,27 @@ def build_site(
                 )
             ]
         )
-    pending = Path(tempfile.mkdtemp(prefix=f".{out.name}-pending-", dir=out.parent))
     plugin: SitePlugin | None = None
     checks = Checks.load(root, site_version(root, receipt.rules if receipt is not None else rules_digest()))
+    pending = checks.pending_dir(root, out.parent)
     try:
         plugin = SitePlugin(root, db, downloads, code_docs or [], pending, exported, receipt, checks)
         config.plugins["evreg"] = plugin
         with build_date(receipt):
             build(config)
+        checks.save(root, pending)
     except (PluginError, BuildError, Abort):
         shutil.rmtree(staging, ignore_errors=True)
         if plugin is None or not plugin.findings:
             raise
-        checks.save(root)  # every page was made and checked: what was found is kept for the next build
-        return Built(list(plugin.findings), reused=checks.reused, scanned=checks.scanned)
+        checks.save(root, pending)  # every page was made and checked: what was found is kept for the next build
+        return Built(list(plugin.findings), reused=checks.reused, scanned=checks.scanned, taken=checks.taken)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     finally:
         shutil.rmtree(pending, ignore_errors=True)
-    checks.save(root)
-    built = Built(reused=checks.reused, scanned=checks.scanned)
+    built = Built(reused=checks.reused, scanned=checks.scanned, taken=checks.taken)
     for folder, _, names in os.walk(staging):  # one walk of the 100k site's 108,000 files, not two
         built.pages += names.count("index.html")
         built.size += sum(os.stat(os.path.join(folder, name)).st_size for name in names)

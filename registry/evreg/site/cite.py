@@ -23,6 +23,7 @@ from evreg.records.models import NAME_KEYS, claims_in
 from evreg.site import charts
 from evreg.site.data import Catalog
 from evreg.site.html import Cell, Page, attr, defect_anchor, esc, m_anchor, sample_anchor
+from evreg.site.trace import Token
 
 TRUST_LABELS = ("", "", "hardware ", "runtime ")
 """How a tooltip names a part of a trust line when it gives only some of them."""
@@ -36,8 +37,9 @@ class Pages(Catalog):
         self.base = ""
         self.here = ""  # the URL path of the page being rendered (relative to the site root)
         self.said: tuple[str, str, str, str] | None = None  # the trust line stated once for the grid being rendered
-        self._titles: dict[tuple[str, tuple[str, str, str, str] | None], str] = {}
-        self._trust_spans: dict[tuple[str, str], str] = {}  # (measurement, base) -> its trust_span
+        # memos of values many pages show (``Reads.memo``: a page taking one reads what computing it read)
+        self._titles: dict[Any, tuple[str, frozenset[Token]]] = {}  # (measurement, stated line) -> its title
+        self._trust_spans: dict[Any, tuple[str, frozenset[Token]]] = {}  # (measurement, base) -> its trust_span
 
     # -- the citation path ----------------------------------------------------------------
 
@@ -64,25 +66,25 @@ class Pages(Catalog):
         ``more``, such as a family's defect in the headline naming it) marked beside them and linked to it on the page
         of known data defects, and whether its evidence was checked. No number is in it (a comparison's data file
         stores each value cell as a template of its numbers)."""
-        key = (mid, self.base)
-        if more or (span := self._trust_spans.get(key)) is None:
-            m = self.measurements.get(mid, {})
-            pk = self.records.get("packet", {}).get(self.packet_of(mid) or "", {})
-            grades = [self.grade_badge(a, g, scope=False) for a, g in (pk.get("grades") or {}).items()]
-            marks: dict[str, FindingRow] = {}
-            for f in [*self.defects_of(mid), *more]:
-                marks.setdefault(f.code, f)
-            defects = "".join(" " + self.defect_mark(f) for f in marks.values())
-            checked = self.evidence_checked(mid) if m else "no evidence"
-            evidence = checked if checked == "no evidence" else f"evidence {checked}"
-            span = (
-                f'<span class="evreg-trust">{self.state(m["state"], meaning=False) if m else "no measurement"} '
-                f"{' '.join(g for g in grades if g) or 'ungraded'}{defects} · "
-                f'<span class="evreg-checked evreg-checked-{checked.replace(" ", "-")}">{evidence}</span></span>'
-            )
-            if not more:
-                self._trust_spans[key] = span
-        return span
+        if more:
+            return self._trust_span(mid, more)
+        return self.reads.memo(self._trust_spans, (mid, self.base), lambda: self._trust_span(mid, ()))
+
+    def _trust_span(self, mid: str, more: Sequence[FindingRow]) -> str:
+        m = self.measurements.get(mid, {})
+        pk = self.records.get("packet", {}).get(self.packet_of(mid) or "", {})
+        grades = [self.grade_badge(a, g, scope=False) for a, g in (pk.get("grades") or {}).items()]
+        marks: dict[str, FindingRow] = {}
+        for f in [*self.defects_of(mid), *more]:
+            marks.setdefault(f.code, f)
+        defects = "".join(" " + self.defect_mark(f) for f in marks.values())
+        checked = self.evidence_checked(mid) if m else "no evidence"
+        evidence = checked if checked == "no evidence" else f"evidence {checked}"
+        return (
+            f'<span class="evreg-trust">{self.state(m["state"], meaning=False) if m else "no measurement"} '
+            f"{' '.join(g for g in grades if g) or 'ungraded'}{defects} · "
+            f'<span class="evreg-checked evreg-checked-{checked.replace(" ", "-")}">{evidence}</span></span>'
+        )
 
     def defect_mark(self, f: FindingRow) -> str:
         """An accepted defect's mark beside a grade: its code, linked to its row on the page of known data defects."""
@@ -150,11 +152,13 @@ class Pages(Catalog):
     def _title(self, mid: str) -> str:
         """The title attribute of a citation of ``mid`` (its trust line; under a stated line, what differs), made
         once per measurement and stated line: a comparison page cites 500,000 numbers at 100,000 measurements."""
-        key = (mid, self.said)
-        if (title := self._titles.get(key)) is None:
+        said = self.said
+
+        def title() -> str:
             tip = self.trust_tip(mid)
-            title = self._titles[key] = f' title="{attr(tip if self.said else mid + " · " + tip)}"' if tip else ""
-        return title
+            return f' title="{attr(tip if said else mid + " · " + tip)}"' if tip else ""
+
+        return self.reads.memo(self._titles, (mid, said), title)
 
     def _resolve(self, c: citations.Form | citations.CitationError) -> Any:
         """One citation resolved against the measurements (``citations.resolve``), or why it is not."""

@@ -4,7 +4,9 @@ Nothing here is HTML."""
 
 from __future__ import annotations
 
+import functools
 from collections import Counter, defaultdict
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -15,61 +17,108 @@ from evreg.claims import coverage
 from evreg.core import jsonio
 from evreg.core.layout import family_scoped
 from evreg.site.html import measurement_home
+from evreg.site.trace import Digests, Reads, Token, Tracked
 
 
 class Catalog:
-    """The catalog as the pages read it: typed rows of its tables (``evreg.catalog.tables``), by what they belong to."""
+    """The catalog as the pages read it: typed rows of its tables (``evreg.catalog.tables``), by what they belong to.
+
+    Each store is ``Tracked`` (``evreg.site.trace``): what a page reads of it is noted in the trace of the page being
+    made (``reads``), and a later build reuses the page while everything it read is unchanged (``stores`` by name, for
+    the digests of those reads)."""
 
     def __init__(self, db: Path) -> None:
+        self.reads = Reads()
         con = duckdb.connect(str(db), read_only=True)
         try:
-            self.records: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
-            self.where: dict[tuple[str, str], RecordRow] = {}
+            records: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
+            where: dict[tuple[str, str], RecordRow] = {}
             for rec in rows_of(con, RecordRow, "key"):
                 key = f"{rec.family}/{rec.id}" if family_scoped(rec.kind) else rec.id
                 # The record as validated, for its free-form fields (prose, config, views, contracts),
                 # which no table column holds.
-                self.records[rec.kind][key] = jsonio.loads(rec.content)
-                self.where[(rec.kind, key)] = rec._replace(content="")  # type: ignore[attr-defined]  # parsed above
-            self.evidence: dict[str, list[EvidenceRow]] = defaultdict(list)
+                records[rec.kind][key] = jsonio.loads(rec.content)
+                where[(rec.kind, key)] = rec._replace(content="")  # type: ignore[attr-defined]  # parsed above
+            evidence: dict[str, list[EvidenceRow]] = defaultdict(list)
             for ev in rows_of(con, EvidenceRow, "key"):
-                self.evidence[ev.file].append(ev)
-            self.provenance: dict[str, list[ProvenanceRow]] = defaultdict(list)
+                evidence[ev.file].append(ev)
+            provenance: dict[str, list[ProvenanceRow]] = defaultdict(list)
             for change in rows_of(con, ProvenanceRow, "path, seq"):
-                self.provenance[change.path].append(change)
+                provenance[change.path].append(change)
             found = list(rows_of(con, FindingRow, "file, pointer"))
-            self.defects = [f for f in found if f.baselined]
-            self.unread: Counter[str] = Counter(f.file for f in found if f.code == "evidence-value-mismatch")
-            """Per record file, how many of its samples its evidence does not hold (accepted or not)."""
-            self.defects_in: dict[str, list[FindingRow]] = defaultdict(list)  # file -> its accepted defects
-            for f in self.defects:
-                self.defects_in[f.file].append(f)
-            self.meta = {m.key: m.value for m in rows_of(con, Meta, "key")}
+            defects = [f for f in found if f.baselined]
+            unread: Counter[str] = Counter(f.file for f in found if f.code == "evidence-value-mismatch")
+            defects_in: dict[str, list[FindingRow]] = defaultdict(list)  # file -> its accepted defects
+            for f in defects:
+                defects_in[f.file].append(f)
+            meta = {m.key: m.value for m in rows_of(con, Meta, "key")}
         finally:
             con.close()
-        families = self.records.get("family", {})
-        lists = self.records.get("catalog", {}).values()
+        families = records.get("family", {})
+        lists = records.get("catalog", {}).values()
         listed = [f["id"] for c in lists for f in c["families"] if f["id"] in families]
         order = [*dict.fromkeys(listed), *sorted(set(families) - set(listed))]  # the family list's order, then by id
-        self.records["family"] = {fid: families[fid] for fid in order}
-        self.measurements = {**self.records.get("run-measurement", {}), **self.records.get("series-measurement", {})}
-        self.superseded_by = {m["supersedes"]: mid for mid, m in self.measurements.items() if m.get("supersedes")}
-        self.home = {mid: measurement_home(self.measurement_where(mid)) for mid in self.measurements}
-        self.featured_by: dict[str, str] = {}  # measurement id -> the first packet that features it
-        for pid, pk in self.records.get("packet", {}).items():
+        records["family"] = {fid: families[fid] for fid in order}
+        measurements = {**records.get("run-measurement", {}), **records.get("series-measurement", {})}
+        superseded_by = {m["supersedes"]: mid for mid, m in measurements.items() if m.get("supersedes")}
+
+        def row_of(mid: str) -> RecordRow:
+            return where.get(("run-measurement", mid)) or where[("series-measurement", mid)]
+
+        home = {mid: measurement_home(row_of(mid)) for mid in measurements}
+        featured_by: dict[str, str] = {}  # measurement id -> the first packet that features it
+        for pid, pk in records.get("packet", {}).items():
             fm = pk.get("featured_metric")
             if isinstance(fm, dict) and isinstance(fm.get("measurement_id"), str):
-                self.featured_by.setdefault(fm["measurement_id"], pid)
-        self._parts: dict[str, tuple[str, str, str, str]] = {}  # trust_parts, worked out once per measurement
-        self.in_packet: dict[str, list[str]] = defaultdict(list)  # packet id -> its measurements
-        self.loose: dict[str, list[str]] = defaultdict(list)  # family id -> its measurements in no packet
-        self.of_family: dict[str, list[str]] = defaultdict(list)  # family id -> its measurements
-        for mid in self.measurements:
-            row = self.measurement_where(mid)
-            self.of_family[str(row.family)].append(mid)
-            (self.in_packet[row.packet] if row.packet else self.loose[str(row.family)]).append(mid)
-        self._by_family: dict[str, dict[str | None, dict[str, dict[str, Any]]]] = {}  # family_records, by kind
+                featured_by.setdefault(fm["measurement_id"], pid)
+        in_packet: dict[str, list[str]] = defaultdict(list)  # packet id -> its measurements
+        loose: dict[str, list[str]] = defaultdict(list)  # family id -> its measurements in no packet
+        of_family: dict[str, list[str]] = defaultdict(list)  # family id -> its measurements
+        for mid in measurements:
+            row = row_of(mid)
+            of_family[str(row.family)].append(mid)
+            (in_packet[row.packet] if row.packet else loose[str(row.family)]).append(mid)
+        # a family's records of a kind, by id (a family's pages ask for its views, contracts and packets)
+        by_family: dict[tuple[str, str | None], dict[str, dict[str, Any]]] = defaultdict(dict)
+        for kind, of_kind in records.items():
+            for k, v in of_kind.items():
+                by_family[(kind, where[(kind, k)].family)][k.split("/", 1)[1] if "/" in k else k] = v
+
+        def tracked(name: str, data: Mapping[Any, Any], missing: Callable[[], Any] | None = None) -> Tracked[Any, Any]:
+            store = self.stores[name] = Tracked(name, data, self.reads, missing)
+            return store
+
+        self.stores: dict[str, Tracked[Any, Any]] = {}
+        kinds = {kind: tracked(f"records/{kind}", of_kind) for kind, of_kind in records.items()}
+        self.records: Mapping[str, Mapping[str, dict[str, Any]]] = tracked("records", kinds)
+        self.where: Mapping[tuple[str, str], RecordRow] = tracked("where", where)
+        self.evidence: Mapping[str, list[EvidenceRow]] = tracked("evidence", dict(evidence), list)
+        self.provenance: Mapping[str, list[ProvenanceRow]] = tracked("provenance", dict(provenance), list)
+        self._defects = tracked("defects", dict(enumerate(defects)))
+        self.unread: Mapping[str, int] = tracked("unread", dict(unread), int)
+        """Per record file, how many of its samples its evidence does not hold (accepted or not)."""
+        self.defects_in: Mapping[str, list[FindingRow]] = tracked("defects_in", dict(defects_in), list)
+        self.meta: Mapping[str, str] = tracked("meta", meta)
+        self.measurements: Mapping[str, dict[str, Any]] = tracked("measurements", measurements)
+        self.superseded_by: Mapping[str, str] = tracked("superseded_by", superseded_by)
+        self.home: Mapping[str, str] = tracked("home", home)
+        self.featured_by: Mapping[str, str] = tracked("featured_by", featured_by)
+        self.in_packet: Mapping[str, list[str]] = tracked("in_packet", dict(in_packet), list)
+        self.loose: Mapping[str, list[str]] = tracked("loose", dict(loose), list)
+        self.of_family: Mapping[str, list[str]] = tracked("of_family", dict(of_family), list)
+        self._by_family = tracked("family_records", dict(by_family), dict)
+        self._parts: dict[str, tuple[tuple[str, str, str, str], frozenset[Token]]] = {}  # trust_parts, once per mid
         self._contract_counts: dict[int, Counter[str]] = {}  # a contract's cells by state (contract_counts)
+
+    @functools.cached_property
+    def digests(self) -> Digests:
+        """The digests of what pages read of this catalog (``evreg.site.trace``), worked out as they are asked for."""
+        return Digests(self.stores)
+
+    @property
+    def defects(self) -> list[FindingRow]:
+        """Every accepted defect (baselined finding)."""
+        return list(self._defects.values())
 
     def measurement_where(self, mid: str) -> RecordRow:
         """The catalog row of a measurement of either kind."""
@@ -83,9 +132,7 @@ class Catalog:
 
     def trust_parts(self, mid: str) -> tuple[str, str, str, str]:
         """A measurement's state, its packet's grades (and which packet), hardware and runtime, as plain text."""
-        if (parts := self._parts.get(mid)) is None:
-            parts = self._parts[mid] = self._trust_parts(mid)
-        return parts
+        return self.reads.memo(self._parts, mid, lambda: self._trust_parts(mid))
 
     def _trust_parts(self, mid: str) -> tuple[str, str, str, str]:
         m = self.measurements.get(mid, {})
@@ -125,15 +172,9 @@ class Catalog:
             files.append(self.where[("packet", pid)].file)
         return [f for file in dict.fromkeys(files) for f in self.defects_in.get(file, [])]
 
-    def family_records(self, kind: str, fid: str) -> dict[str, dict[str, Any]]:
-        """The records of ``kind`` in a family, by id (the records of a kind are sorted by family once: a family's
-        pages ask for its views, contracts and packets, and each family asking every record of a kind was
-        quadratic)."""
-        if (by_family := self._by_family.get(kind)) is None:
-            by_family = self._by_family[kind] = defaultdict(dict)
-            for k, v in self.records.get(kind, {}).items():
-                by_family[self.where[(kind, k)].family][k.split("/", 1)[1] if "/" in k else k] = v
-        return by_family.get(fid, {})
+    def family_records(self, kind: str, fid: str) -> Mapping[str, dict[str, Any]]:
+        """The records of ``kind`` in a family, by id."""
+        return self._by_family[(kind, fid)]
 
     def contract_counts(self, c: dict[str, Any]) -> Counter[str]:
         """A contract's cells by state, worked out once per build (the family page and two index pages show them)."""

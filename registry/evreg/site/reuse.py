@@ -1,4 +1,16 @@
-"""The checks of generated pages, reused for pages whose content is unchanged (content-addressed).
+"""What a build keeps for the next: the checks of generated pages, by their content, and the record pages themselves,
+by what they read.
+
+**Record pages.** A record page (a packet's, a family's, a coverage contract's: most of a large site) is a pure
+function of its path, the code and what it reads of the catalog. The build records what each one read (its *trace*,
+``evreg.site.trace``) and keeps the page's HTML in a pack under ``PACKS_DIR`` with an entry in ``MADE_FILE``: the
+trace, one digest of the values read, and the digest of the HTML. The next build takes a page from the pack instead of
+making it only when the digest of the same reads in its own catalog is the kept one (everything the page read is
+unchanged), and the bytes read back have the kept digest; anything else (a changed read, a missing or edited pack, an
+entry of another form) makes the page again. A page is never taken on a stored word alone: the trace is checked
+against this build's catalog, and the HTML against its digest.
+
+**Scans.**
 
 Every generated page is scanned as it is made: for figures that did not come through a citation (``orphan-number``)
 and for markup outside the renderer's allowlist (``site-file-unsafe``). On a large site those scans are about a third
@@ -28,7 +40,11 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
+import shutil
 import sys
+import tempfile
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,13 +55,19 @@ from pydantic import ValidationError
 
 from evreg.core import jsonio
 from evreg.core.findings import Finding
+from evreg.site.trace import Digests, Token, sorted_tokens, token_from_json
 
 CHECKED_FILE = "build/cache/pages/checked.json"
 """Where the entries are kept, relative to the registry root (an ignored build output, beside the validation
 results)."""
 
-FORMAT = 1
-"""The file's own format: a file of another format is not read."""
+MADE_FILE = "build/cache/pages/made.json"
+PACKS_DIR = "build/cache/pages/packs"
+"""The record pages a build made: an entry per page (``MADE_FILE``) and their HTML, one pack per part of the build
+(``part-N.html``, the pages one after another)."""
+
+FORMAT = 2
+"""The files' own format: a file of another format is not read."""
 
 
 def site_version(root: Path, rules: str) -> str:
@@ -88,7 +110,12 @@ class Checks:
     used: dict[str, dict[str, Any]] = field(default_factory=dict)
     reused: int = 0
     scanned: list[str] = field(default_factory=list)
-    mine: bool = True  # whether the file is this machine's own: else it is neither read nor written
+    mine: bool = True  # whether the files are this machine's own: else they are neither read nor written
+    kept: dict[str, Any] = field(default_factory=dict)  # record page path -> its entry in MADE_FILE, as stored
+    table: list[Any] = field(default_factory=list)  # the tokens the kept entries name by their index
+    packs: Path | None = None  # where the kept pages' HTML is
+    made: dict[str, list[Any]] = field(default_factory=dict)  # the record pages this build made or took, as stored
+    taken: int = 0  # record pages taken from the packs (counted as they come back from the workers)
 
     @classmethod
     def load(cls, root: Path, version: str) -> Checks:
@@ -108,6 +135,19 @@ class Checks:
             and isinstance(data.get("entries"), dict)
         ):
             checks.stored = data["entries"]
+        try:
+            made = jsonio.loads((root / MADE_FILE).read_bytes())
+        except (OSError, ValueError):
+            return checks
+        if (
+            isinstance(made, dict)
+            and made.get("format") == FORMAT
+            and made.get("version") == version
+            and isinstance(made.get("pages"), dict)
+            and isinstance(made.get("tokens"), list)
+            and not (root / PACKS_DIR).is_symlink()
+        ):
+            checks.kept, checks.table, checks.packs = made["pages"], made["tokens"], root / PACKS_DIR
         return checks
 
     def lookup(self, path: str, digest: str) -> tuple[str, list[Finding] | None]:
@@ -150,13 +190,63 @@ class Checks:
             self.used[made["key"]] = made
             self.scanned.append(path)
 
-    def save(self, root: Path) -> None:
-        """Write the entries this build used or made, and no other (a read-only checkout still builds)."""
+    def save(self, root: Path, pending: Path | None = None) -> None:
+        """Write the entries this build used or made, and no other (a read-only checkout still builds); with
+        ``pending`` (where this build's packs were written, ``pending_dir``), keep the record pages it made or took."""
         if not self.mine:
             return
         data = {"format": FORMAT, "version": self.version, "entries": self.used}
         with contextlib.suppress(OSError):
             jsonio.write_atomic(root / CHECKED_FILE, orjson.dumps(data))
+        if pending is None or not self.made:
+            return
+        packs = root / PACKS_DIR
+        numbers: dict[Token, int] = {}
+        for entry in self.made.values():
+            entry[7] = [numbers.setdefault(t, len(numbers)) for t in entry[7]]
+        table = list(numbers)
+        old = packs.with_name(f".packs-old-{os.getpid()}-{time.monotonic_ns()}")
+        try:
+            if packs.is_dir() and not packs.is_symlink():
+                os.rename(packs, old)
+            os.rename(pending, packs)
+        except OSError:
+            return  # another build put its packs in place meanwhile: its entries stay
+        finally:
+            shutil.rmtree(old, ignore_errors=True)
+        made = {"format": FORMAT, "version": self.version, "tokens": table, "pages": self.made}
+        with contextlib.suppress(OSError):
+            jsonio.write_atomic(root / MADE_FILE, orjson.dumps(made, default=list))
+
+    def pending_dir(self, root: Path, beside: Path) -> Path:
+        """A new folder for this build's packs: under ``root``'s cache when the cache is this machine's own (``save``
+        puts it in place of the kept packs), else a temporary one ``beside`` the site."""
+        if self.mine:
+            folder = root / PACKS_DIR
+            with contextlib.suppress(OSError):
+                folder.parent.mkdir(parents=True, exist_ok=True)
+                return Path(tempfile.mkdtemp(prefix=".packs-new-", dir=folder.parent))
+        return Path(tempfile.mkdtemp(prefix=".pages-pending-", dir=beside))
+
+    def page(self, path: str, digests: Digests) -> tuple[Kept, bytes] | None:
+        """The record page ``path`` as an earlier build made it, and its HTML: only when everything it read digests in
+        this build's catalog (``digests``) as it did then, and the HTML read back has its digest."""
+        kept = _kept(path, self.kept.get(path), self.table)
+        if kept is None or self.packs is None or digests.of_trace(list(kept.tokens)) != kept.inputs:
+            return None
+        try:
+            with open(self.packs / f"part-{kept.part}.html", "rb") as pack:
+                pack.seek(kept.offset)
+                data = pack.read(kept.size)
+        except OSError:
+            return None
+        return (kept, data) if content_digest(data) == kept.content else None
+
+    def record(self, path: str, content: str, title: str, where: tuple[int, int, int], trace: Trace) -> None:
+        """Keep a record page this build made or took: its HTML's digest, title, place in this build's packs (part,
+        offset, size) and its trace."""
+        part, offset, size = where
+        self.made[path] = [content, title, part, offset, size, trace.inputs, trace.entries, list(trace.tokens)]
 
 
 def own(root: Path) -> bool:
@@ -172,3 +262,60 @@ def own(root: Path) -> bool:
 def entry(key: str, path: str, digest: str, findings: list[Finding]) -> dict[str, Any]:
     """An entry: its own address, the page's path, the digest of the content it was made for, and the findings."""
     return {"key": key, "path": path, "content": digest, "findings": [f.model_dump(mode="json") for f in findings]}
+
+
+@dataclass(frozen=True)
+class Trace:
+    """What a record page read (``tokens``, sorted) and their values' digest (``inputs``), and its search entries."""
+
+    tokens: tuple[Token, ...]
+    inputs: str
+    entries: list[dict[str, Any]]
+
+    @classmethod
+    def of(cls, seen: set[Token], digests: Digests, entries: list[dict[str, Any]]) -> Trace:
+        tokens = tuple(sorted_tokens(seen))
+        return cls(tokens, digests.of_trace(list(tokens)), entries)
+
+
+@dataclass(frozen=True)
+class Kept:
+    """A record page as an earlier build made it: where its HTML is (its pack's part, offset and size), the HTML's
+    digest, its title, and its trace."""
+
+    content: str
+    title: str
+    part: int
+    offset: int
+    size: int
+    trace: Trace
+
+    @property
+    def tokens(self) -> tuple[Token, ...]:
+        return self.trace.tokens
+
+    @property
+    def inputs(self) -> str:
+        return self.trace.inputs
+
+
+def _kept(path: str, raw: Any, table: list[Any]) -> Kept | None:
+    """A stored entry as a ``Kept``; None unless it is whole: every field of its type, every token in the table."""
+    if not (isinstance(raw, list) and len(raw) == 8):
+        return None
+    content, title, part, offset, size, inputs, entries, numbers = raw
+    ints = (part, offset, size)
+    if not (
+        all(isinstance(x, str) for x in (content, title, inputs))
+        and all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in ints)
+        and isinstance(entries, list)
+        and all(isinstance(e, dict) for e in entries)
+        and isinstance(numbers, list)
+        and numbers
+        and all(isinstance(n, int) and not isinstance(n, bool) and 0 <= n < len(table) for n in numbers)
+    ):
+        return None
+    tokens = [token_from_json(table[n]) for n in numbers]
+    if any(t is None for t in tokens):
+        return None
+    return Kept(content, title, part, offset, size, Trace(tuple(tokens), inputs, entries))  # type: ignore[arg-type]
