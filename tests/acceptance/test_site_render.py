@@ -529,9 +529,11 @@ def test_record_pages_made_in_worker_processes_are_the_pages_made_in_one(
 
 @pytest.mark.slow
 def test_a_figure_a_worker_renders_outside_the_citation_path_fails_the_build(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    real: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The orphan check of record pages runs where they are made: a worker's finding stops the build."""
+    """The orphan check of record pages runs where they are made: a worker's finding stops the build. (On a copy with
+    no earlier build: the renderer is patched here, not changed in its files, so the code version that keys the pages
+    an earlier build kept does not change.)"""
     made = measurements.packet_page
 
     def leaky(p: Pages, pid: str) -> Page:  # a renderer that typed a figure (a bug it must not hide)
@@ -541,7 +543,7 @@ def test_a_figure_a_worker_renders_outside_the_citation_path_fails_the_build(
 
     monkeypatch.setattr(measurements, "packet_page", leaky)
     monkeypatch.setenv("EVREG_WORKERS", "2")
-    result = evreg("build", "--out", str(tmp_path / "site"), cwd=REPO)
+    result = evreg("build", "--out", str(tmp_path / "site"), cwd=real)
     assert result.returncode == 1 and not (tmp_path / "site").exists()
     assert "99.5 tok/s" in result.stdout + result.stderr and "packets/" in result.stdout + result.stderr
 

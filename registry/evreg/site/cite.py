@@ -11,10 +11,10 @@ from __future__ import annotations
 import contextlib
 import json
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from html import escape
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from evreg.catalog.tables import FindingRow
 from evreg.claims import citations, ranking
@@ -24,6 +24,8 @@ from evreg.site import charts
 from evreg.site.data import Catalog
 from evreg.site.html import Cell, Page, attr, defect_anchor, esc, m_anchor, sample_anchor
 from evreg.site.trace import Token
+
+T = TypeVar("T")
 
 TRUST_LABELS = ("", "", "hardware ", "runtime ")
 """How a tooltip names a part of a trust line when it gives only some of them."""
@@ -40,6 +42,12 @@ class Pages(Catalog):
         # memos of values many pages show (``Reads.memo``: a page taking one reads what computing it read)
         self._titles: dict[Any, tuple[str, frozenset[Token]]] = {}  # (measurement, stated line) -> its title
         self._trust_spans: dict[Any, tuple[str, frozenset[Token]]] = {}  # (measurement, base) -> its trust_span
+        self._memos: dict[str, dict[Any, Any]] = {}  # ``memo``'s, by name
+
+    def memo(self, name: str, key: Hashable, compute: Callable[[], T]) -> T:
+        """``compute()``, worked out once per build under ``name`` and ``key`` (a result's setup, a metric's rows): a
+        page taking the value reads what computing it read (``Reads.memo``)."""
+        return self.reads.memo(self._memos.setdefault(name, {}), key, compute)
 
     # -- the citation path ----------------------------------------------------------------
 

@@ -15,6 +15,7 @@ filters and a CSV download of exactly the rows shown.
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from dataclasses import dataclass, field
@@ -81,8 +82,13 @@ class Tier:
     rows: list[Row] = field(default_factory=list)
 
 
-def rows_of(p: Pages, metric: str, tiers: bool = True) -> list[Row]:
-    """The results of ``metric``; without ``tiers`` (to count them) their workloads are not worked out."""
+def rows_of(p: Pages, metric: str) -> list[Row]:
+    """The results of ``metric``, worked out once per build (the comparisons, their index and the model pages ask for
+    them): each caller gets rows of its own, as ranking a group of rows places them (``tiers_of``)."""
+    return [copy.copy(r) for r in p.memo("rows", metric, lambda: _rows_of(p, metric))]
+
+
+def _rows_of(p: Pages, metric: str) -> list[Row]:
     out: list[Row] = []
     for mid, m in p.measurements.items():
         why = promotable(m)
@@ -92,14 +98,14 @@ def rows_of(p: Pages, metric: str, tiers: bool = True) -> list[Row]:
         if isinstance(samples, list):
             kept = [(i, v) for i, s in enumerate(samples) if (v := ranking.number(s)) is not None]
             if kept:
-                tier, stated = ranking.workload_tier(m) if tiers else ((), [])
+                tier, stated = ranking.workload_tier(m)
                 out.append(Row(mid, [v for _, v in kept], [i for i, _ in kept], None, tier, stated, why))
         for pt in m.get("points") or []:
             v = ranking.number(pt.get(metric)) if isinstance(pt, dict) else None
             x = ranking.number(pt.get("x")) if isinstance(pt, dict) else None
             if v is None or x is None:
                 continue
-            tier, stated = ranking.workload_tier(m, x) if tiers else ((), [])
+            tier, stated = ranking.workload_tier(m, x)
             out.append(Row(mid, [v], [None], pt["x"], tier, stated, why))
     return out
 
@@ -519,7 +525,7 @@ def index_page(p: Pages, page: Page, metrics: list[str]) -> None:
     )
     rows = []
     for metric in metrics:
-        results = rows_of(p, metric, tiers=False)
+        results = rows_of(p, metric)
         rows.append(
             f'<tr><td><a href="{p.base}compare/{slug(metric)}/">{esc_trimmed(metric_title(metric))}</a></td>'
             f"<td><code>{esc_trimmed(metric)}</code></td><td>{len(results)}</td>"

@@ -11,6 +11,7 @@ far apart the values are, as a derived figure of their shown values (medians, or
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -61,6 +62,10 @@ def source_of(p: Pages, mid: str) -> str:
     """Who a result comes from, by provenance: the lab repository its evidence is read from (a family's declared
     source, however its address is spelled: ``repository_key``), else the author of the commit that added its record,
     else its family."""
+    return p.memo("source", mid, lambda: _source_of(p, mid))
+
+
+def _source_of(p: Pages, mid: str) -> str:
     m, row = p.measurements[mid], p.measurement_where(mid)
     fam = p.records.get("family", {}).get(str(row.family), {})
     evidence = m.get("evidence")
@@ -91,6 +96,10 @@ class Setup:
 
 def setup_of(p: Pages, mid: str) -> Setup:
     """A result's setup: hardware, runtime family (its runtime's name, else its runtime), quantization, topology."""
+    return p.memo("setup", mid, lambda: _setup_of(p, mid))
+
+
+def _setup_of(p: Pages, mid: str) -> Setup:
     m = p.measurements[mid]
     pk = p.records.get("packet", {}).get(p.packet_of(mid) or "", {})
     hardware = m.get("hardware") or pk.get("hardware") or "hardware not recorded"
@@ -100,6 +109,7 @@ def setup_of(p: Pages, mid: str) -> Setup:
     return Setup(hardware, runtime, quant, topology.of(m, pk))
 
 
+@functools.lru_cache(maxsize=65536)
 def same_setup(a: Setup, b: Setup) -> bool:
     """One setup however its parts are spelled (``RTX 5090`` is ``NVIDIA GeForce RTX 5090``; ``Q4_K_M`` is
     ``q4-k-m``)."""
@@ -169,7 +179,11 @@ class ModelResults:
         return [m for m in model_vocab() if m in self.revisions]
 
     def replications(self, model: str) -> list[Replication]:
-        """Each setup of each workload and metric that two or more sources measured (promotable results only)."""
+        """Each setup of each workload and metric that two or more sources measured (promotable results only): worked
+        out once (the model's page and the page of every replication show them)."""
+        return self.p.memo("replications", model, lambda: self._replications(model))
+
+    def _replications(self, model: str) -> list[Replication]:
         out = []
         for metric, tiers in self.tiers.get(model, {}).items():
             for tier in tiers:
