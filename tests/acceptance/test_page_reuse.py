@@ -189,10 +189,13 @@ RUN = f"{PACKET}/measurements/deepseek-coder-v2-lite-q4km-tp1-rapid.json"
 
 
 @pytest.mark.slow
-def test_record_pages_are_taken_as_made_while_nothing_they_read_changed(real: Path, tmp_path: Path) -> None:
+def test_record_pages_are_taken_as_made_while_nothing_they_read_changed(
+    real: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """On the real records: a warm build takes every record page from the last build's packs; after one
     measurement's hardware changes, exactly the record pages that read it are made again (its packet's, its family's,
-    and any other that shows its trust line) and the site is the one a build without any kept page makes."""
+    and any other that shows its trust line) and the site is the one a build without any kept page makes, in this
+    process or in two workers."""
     (real / ".gitignore").write_text("build/\n", "utf-8")
     repo = git.Repo(real)
     repo.git.add("-A")
@@ -218,6 +221,10 @@ def test_record_pages_are_taken_as_made_while_nothing_they_read_changed(real: Pa
     shutil.rmtree(real / "build/cache/pages")
     fresh = publish.build(real, tmp_path / "fresh")
     assert fresh.taken == 0 and files(tmp_path / "fresh") == files(tmp_path / "changed")
+    monkeypatch.setenv("EVREG_WORKERS", "2")  # the site's own pages and the record pages made in two workers
+    for how in ("workers", "workers, taken"):
+        publish.build(real, tmp_path / how)
+        assert files(tmp_path / how) == files(tmp_path / "fresh")
 
 
 def test_a_kept_page_whose_html_or_entry_is_not_what_was_made_is_made_again(reg: Reg, tmp_path: Path) -> None:

@@ -37,7 +37,7 @@ from evreg.core.layout import PAGES_DIR
 from evreg.core.progress import Progress
 from evreg.site.cite import Pages
 from evreg.site.html import Page, evidence_url, page_base, page_url
-from evreg.site.pages import Job, make, record_jobs, site_jobs
+from evreg.site.pages import Job, downloads_job, make, record_jobs, site_jobs
 from evreg.site.receipt import RECEIPT_FILE, Receipt, build_date, rules_digest, with_footer
 from evreg.site.reuse import Checks, Trace, content_digest, site_version
 from evreg.store import workers
@@ -150,11 +150,11 @@ class SitePlugin(BasePlugin):
         return files
 
     def _take_pages(self, index: Any) -> list[tuple[str, str, int]]:
-        """The generated pages, and the data downloads (name, sha256, bytes) the downloads page lists. The record
-        pages (most of a large site) are made in worker processes, in parts, while this process waits for the
-        downloads' export and makes the site's own pages; each record page's HTML waits in its part's pending file
-        until its frame is known (the build never holds them all), and its search entries and orphan figures come
-        back with it."""
+        """The generated pages, and the data downloads (name, sha256, bytes) the downloads page lists. The site's own
+        pages (the comparisons first: the largest) and the record pages (most of a large site, in parts) are made in
+        worker processes while this process waits for the downloads' export and makes the downloads page; each record
+        page's HTML waits in its part's pending file until its frame is known (the build never holds them all), and
+        its search entries and orphan figures come back with it, as a site page comes back whole, checked."""
         jobs = record_jobs(self.pages)
         # A part is its number and its jobs' range (the workers inherit the jobs when they fork): a family's page is a
         # part by itself (its measurements in no packet can be megabytes), other record pages come RECORD_PART a part.
@@ -164,20 +164,28 @@ class SitePlugin(BasePlugin):
             end = min([end, *(i for i in range(start + 1, end) if jobs[i][0].startswith("families/"))])
             spans.append((start, end))
             start = end
-        parts = list(enumerate(spans))
+        own = sorted(site_jobs(self.pages, self.code_docs), key=lambda job: not job[0].startswith("compare/"))
+        items: list[tuple[int, tuple[int, int] | None]] = [(i, None) for i in range(len(own))]
+        items += list(enumerate(spans))
         pages, pending, checks = self.pages, self.pending, self.checks
 
-        def part_of(part: tuple[int, tuple[int, int]]) -> list[Made]:
-            return make_records(pages, (part[0], jobs[part[1][0] : part[1][1]]), pending, checks)
+        def made_of(item: tuple[int, tuple[int, int] | None]) -> list[Made] | SiteMade:
+            n, span = item
+            if span is None:
+                return site_page(*make(pages, own[n]), checks)
+            return make_records(pages, (n, jobs[span[0] : span[1]]), pending, checks)
 
-        with workers.forked(part_of, parts, workers.count_for_files(len(jobs))) as made:
+        with workers.forked(made_of, items, workers.count_for_files(len(jobs))) as made:
             self.exported()  # the downloads page lists the files: their export has finished (or this raises its error)
             downloads = _downloads(self.downloads)
-            for job in site_jobs(self.pages, downloads, self.code_docs):
-                self._take(*make(self.pages, job))
+            self._take(*make(self.pages, downloads_job(downloads)))
             entries = index.entries if isinstance(getattr(index, "entries", None), list) else []
-            with Progress("making record pages", len(parts)) as progress:
+            with Progress("making pages", len(items)) as progress:
                 for part in made:
+                    if isinstance(part, SiteMade):
+                        self._keep(part)
+                        progress.advance()
+                        continue
                     for m in part:
                         if m.trace is not None:
                             entries.extend(m.trace.entries)
@@ -191,33 +199,16 @@ class SitePlugin(BasePlugin):
         return downloads
 
     def _take(self, path: str, page: Page) -> None:
-        """A generated page of the site's own, checked for orphan figures as it is made (as the record pages are in
-        the workers, while they work: the comparison pages are tens of megabytes at 100,000 measurements), with its
-        data files and the HTML the page's script makes of them (``evreg.site.compare``). The scans of a page whose
-        content is unchanged are reused (``evreg.site.reuse``)."""
-        self.generated[path] = page
+        """A generated page of the site's own, made here (the downloads page, the frames' shells)."""
+        self._keep(site_page(path, page, self.checks))
 
-        def scan() -> list[Finding]:
-            found = orphan_findings(path, path, md.html_figures(page.html), page.html)
-            found += unsafe_findings(path, page.html)
-            for name, (_content, made) in page.data.items():
-                for figure in md.html_figures(made):
-                    message = f"data file {name} of page {path} shows figure {figure!r}, not through a citation"
-                    hint = "write {{ m:ID.METRIC[INDEX] }} instead of the typed figure"
-                    found.append(codes.ORPHAN_NUMBER.at(path, "", message, hint))
-            return found
-
-        digest = content_digest(page.html.encode("utf-8"), [(name, made) for name, (_, made) in page.data.items()])
-        found, entry = self.checks.check(path, digest, scan)
-        self.checks.keep(path, digest, entry)
-        self.findings += found
-        for name, (content, _made) in page.data.items():
-            data = content.encode("utf-8")
-            # a ".gz" file is compressed with no time stamp in it: the same site gives the same bytes
-            self.beside[(page_url(path), name)] = (
-                gzip.compress(data, compresslevel=6, mtime=0) if name.endswith(".gz") else data
-            )
-        page.data = {}
+    def _keep(self, m: SiteMade) -> None:
+        """A site page, made and checked (here or in a worker): kept for MkDocs, its data files beside it."""
+        self.generated[m.path] = m.page
+        self.checks.keep(m.path, m.digest, m.entry)
+        self.findings += m.findings
+        for name, data in m.beside.items():
+            self.beside[(page_url(m.path), name)] = data
 
     def on_page_markdown(self, markdown: str, page: Any, config: Any, files: Any) -> str:
         """Citations in hand-written pages become resolved, linked figures."""
@@ -397,6 +388,47 @@ def make_records(pages: Pages, part: tuple[int, list[Job]], pending: Path, check
             out.append(Made(path, title, n, spill.tell(), len(data), trace, orphans, digest, entry, kept is not None))
             spill.write(data)
     return out
+
+
+@dataclass
+class SiteMade:
+    """A page of the site's own, made and checked (here or in a worker): the page (its data files taken out), the
+    orphan figures and unsafe markup found on it, its content's digest, the entry its scan made (None when reused)
+    and its data files' bytes as published."""
+
+    path: str
+    page: Page
+    findings: list[Finding]
+    digest: str
+    entry: dict[str, Any] | None
+    beside: dict[str, bytes]
+
+
+def site_page(path: str, page: Page, checks: Checks) -> SiteMade:
+    """A generated page of the site's own, checked for orphan figures as it is made (as the record pages are: the
+    comparison pages are tens of megabytes at 100,000 measurements), with its data files and the HTML the page's
+    script makes of them (``evreg.site.compare``). The scans of a page whose content is unchanged are reused
+    (``evreg.site.reuse``)."""
+
+    def scan() -> list[Finding]:
+        found = orphan_findings(path, path, md.html_figures(page.html), page.html)
+        found += unsafe_findings(path, page.html)
+        for name, (_content, made) in page.data.items():
+            for figure in md.html_figures(made):
+                message = f"data file {name} of page {path} shows figure {figure!r}, not through a citation"
+                hint = "write {{ m:ID.METRIC[INDEX] }} instead of the typed figure"
+                found.append(codes.ORPHAN_NUMBER.at(path, "", message, hint))
+        return found
+
+    digest = content_digest(page.html.encode("utf-8"), [(name, made) for name, (_, made) in page.data.items()])
+    found, entry = checks.check(path, digest, scan)
+    beside = {}
+    for name, (content, _made) in page.data.items():
+        data = content.encode("utf-8")
+        # a ".gz" file is compressed with no time stamp in it: the same site gives the same bytes
+        beside[name] = gzip.compress(data, compresslevel=6, mtime=0) if name.endswith(".gz") else data
+    page.data = {}
+    return SiteMade(path, page, found, digest, entry, beside)
 
 
 def scan_record(path: str, data: bytes) -> list[Finding]:

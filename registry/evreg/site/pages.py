@@ -28,7 +28,7 @@ def render_pages(
 ) -> dict[str, Page]:
     """Every generated page of the site, made in this process: path (under docs_dir) -> Page (the build makes the
     same pages from the same jobs, the record pages in workers: ``sitebuild.SitePlugin``)."""
-    return dict(make(p, job) for job in [*site_jobs(p, downloads, codes), *record_jobs(p)])
+    return dict(make(p, job) for job in [*site_jobs(p, codes), downloads_job(downloads or []), *record_jobs(p)])
 
 
 Job = tuple[str, Callable[..., "Page"], tuple[Any, ...]]
@@ -40,6 +40,11 @@ def make(p: Pages, job: Job) -> tuple[str, Page]:
     path, fn, args = job
     p.base, p.here = page_base(path), page_url(path)
     return path, fn(p, *args)
+
+
+def downloads_job(downloads: list[tuple[str, str, int]]) -> Job:
+    """The page listing the data downloads (name, sha256, bytes): made once they are exported."""
+    return ("downloads.md", indexes.downloads, (downloads,))
 
 
 def record_jobs(p: Pages) -> list[Job]:
@@ -60,8 +65,9 @@ def record_jobs(p: Pages) -> list[Job]:
     ]
 
 
-def site_jobs(p: Pages, downloads: list[tuple[str, str, int]] | None = None, codes: Iterable[Code] = ()) -> list[Job]:
-    """The site's own pages: home, the indexes, the comparisons, quarantine, defects, downloads, the reference."""
+def site_jobs(p: Pages, codes: Iterable[Code] = ()) -> list[Job]:
+    """The site's own pages but the downloads page: home, the indexes, the comparisons, quarantine, defects, the
+    reference."""
     families = sorted({key.split("/", 1)[0] for key in p.records.get("coverage-contract", {})})
     metrics = compare.headline_metrics(p)
     return [
@@ -76,7 +82,6 @@ def site_jobs(p: Pages, downloads: list[tuple[str, str, int]] | None = None, cod
         *((compare.page_path(metric), indexes.comparison, (metric,)) for metric in metrics),
         ("quarantine.md", indexes.quarantine, ()),
         ("defects.md", indexes.defects, ()),
-        ("downloads.md", indexes.downloads, (downloads or [],)),
         ("methodology/grades.md", indexes.grades_page, ()),
         ("methodology/rules.md", indexes.rules_page, (list(codes),)),
         ("schema.md", indexes.schema_page, ()),
