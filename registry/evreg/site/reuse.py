@@ -1,39 +1,34 @@
-"""What a build keeps for the next: the checks of generated pages, by their content, and the record pages themselves,
-by what they read.
+"""What a build keeps for the next: the record pages it made, by what they read, and what the scans found on every
+generated page, by its content.
 
 **Record pages.** A record page (a packet's, a family's, a coverage contract's: most of a large site) is a pure
 function of its path, the code and what it reads of the catalog. The build records what each one read (its *trace*,
 ``evreg.site.trace``) and keeps the page's HTML in a pack under ``PACKS_DIR`` with an entry in ``MADE_FILE``: the
 trace, one digest of the values read, and the digest of the HTML. The next build takes a page from the pack instead of
-making it only when the digest of the same reads in its own catalog is the kept one (everything the page read is
-unchanged), and the bytes read back have the kept digest; anything else (a changed read, a missing or edited pack, an
-entry of another form) makes the page again. A page is never taken on a stored word alone: the trace is checked
-against this build's catalog, and the HTML against its digest.
+making it only when the same reads digest in its own catalog as they did (everything the page read is unchanged) and
+the bytes read back have the kept digest; anything else (a changed read, a missing or edited pack, an entry of another
+form) makes the page again. A page is never taken on a stored word alone: its trace is checked against this build's
+catalog, its HTML against its digest, and it is scanned (or its scan reused) as a page just made is. The frame and
+the receipt's footer, which changes with every commit, are added as every page is written, so a build that takes
+pages publishes the same bytes as one that makes them all.
 
-**Scans.**
+**Scans.** Every generated page is scanned: for figures that did not come through a citation (``orphan-number``)
+and for markup outside the renderer's allowlist (``site-file-unsafe``). What a scan finds is a pure function of the
+page's content (its HTML, and the HTML its data files make), its path (named in the findings) and the code that scans
+(the figure grammar and the allowlist); so the findings are kept under an *address*, a digest of exactly those
+(``address``), and a page whose address has an entry gets the entry's findings without a scan. A page whose entry
+holds an ``orphan-number`` still refuses the build. An entry is used only when it is whole and for this page: it names
+its own address, the page's path and the digest of the content it was made for, and all three are those of the page;
+anything else (another page's entry at this address, a truncated or edited file, another format) is no entry, and the
+page is scanned.
 
-Every generated page is scanned as it is made: for figures that did not come through a citation (``orphan-number``)
-and for markup outside the renderer's allowlist (``site-file-unsafe``). On a large site those scans are about a third
-of the site's time, and a pull request changes few pages. What a scan finds is a pure function of the page's content
-(its HTML, and the HTML its data files make), its path (named in the findings) and the code that scans (the figure
-grammar and the allowlist); so the findings are kept under an *address*, a digest of exactly those (``address``), and a
-page whose address has an entry gets the entry's findings without a scan.
-
-Nothing the cache holds is published: every page is still made from the catalog, and its bytes are written as a build
-without a cache writes them (the receipt's footer, which changes with every commit, is added as the page is written).
-Only the scan's verdict comes from the cache, so a build with the cache gives the same site as one without, and a page
-whose entry holds an ``orphan-number`` still refuses the build. An entry is used only when it is whole and for this
-page: it names its own address, the page's path and the digest of the content it was made for, and all three are
-those of the page just made; anything else (another page's entry at this address, a truncated or edited file,
-another format) is no entry, and the page is scanned. As for the validation results, a file that a commit brings
-(git tracks something under ``build/``) or that a symlink leads to is not read at all. Entries stored by other code
-are never found: the code version (``check.results.code_version``, the validation cache's), the site configuration
-(``mkdocs.yml``) and the Python version are part of every address and of the file.
-
-The entries are one JSON file, ``CHECKED_FILE``, read once per build (the workers that make the record pages inherit
-it) and written after it with the entries that build used or made, and no other: entries of pages that changed or
-went away do not outlive the next build. CI keeps it as it keeps the validation results (``build/cache``: main's
-publish run saves it, a pull request's judge restores it).
+**Whose files.** As for the validation results, files that a commit brings (git tracks something under ``build/``)
+or that a symlink leads to are not read at all. Entries stored by other code are never found: the code version
+(``check.results.code_version``, the validation cache's), the site configuration (``mkdocs.yml``) and the Python
+version are part of every address and of both files. They are read once per build (the workers inherit them) and
+written after it with what that build used or made, and nothing else: entries of pages that changed or went away do
+not outlive the next build. CI keeps them as it keeps the validation results (``build/cache``: main's publish run
+saves it, a pull request's judge restores it).
 """
 
 from __future__ import annotations
