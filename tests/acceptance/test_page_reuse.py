@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import git
 import pytest
@@ -22,7 +25,7 @@ from evreg.site import build as sitebuild
 from evreg.site import receipt as receipts
 from evreg.site.html import page_url
 from evreg.site.reuse import CHECKED_FILE, MADE_FILE, PACKS_DIR
-from helpers import REPO, F, Reg, build_compare_registry, edit_json, evreg, own_evidence
+from helpers import REPO, F, Reg, build_compare_registry, edit_json, evreg, own_evidence, within
 
 RULES = "methodology/rules.md"
 FOOTER = re.compile(rb'<footer class="evreg-receipt".*?</footer>\n?', re.S)
@@ -265,3 +268,126 @@ def test_a_kept_page_whose_html_or_entry_is_not_what_was_made_is_made_again(reg:
     reg.commit("pages of my own")
     assert (site().taken, site().taken) == (0, 0)
     assert files(tmp_path / "site") == first
+
+
+def _fifo(reg: Reg, kept: list[Any]) -> None:
+    pack = reg.root / PACKS_DIR / f"part-{kept[2]}.html"
+    pack.unlink()
+    os.mkfifo(pack)  # a read would wait for a writer forever
+
+
+def _linked(reg: Reg, kept: list[Any]) -> None:
+    pack = reg.root / PACKS_DIR / f"part-{kept[2]}.html"
+    copy = reg.root / "elsewhere.html"
+    shutil.move(pack, copy)
+    pack.symlink_to(copy)
+
+
+def _resealed(path: str, kept: list[Any]) -> None:
+    """The entry's seal made again for what it now says (as someone who knows the format would)."""
+    from evreg.site.reuse import Kept, Trace, seal
+
+    trace = Trace((), kept[5], kept[6])
+    kept[8] = seal(path, Kept(kept[0], kept[1], kept[2], kept[3], kept[4], trace, ""))
+
+
+def _not_utf8(reg: Reg, kept: list[Any]) -> None:
+    """A pack whose page holds a byte that is no UTF-8, with every digest made again to match."""
+    from evreg.site.reuse import content_digest
+
+    pack = reg.root / PACKS_DIR / f"part-{kept[2]}.html"
+    data = bytearray(pack.read_bytes())
+    data[kept[3] + 3] = 0xFF
+    pack.write_bytes(bytes(data))
+    kept[0] = content_digest(bytes(data[kept[3] : kept[3] + kept[4]]))
+    _resealed("packets/pkt.md", kept)
+
+
+TAMPERED: dict[str, Callable[[Reg, list[Any]], object]] = {
+    "an offset past any file": lambda _reg, kept: kept.__setitem__(3, 2**63),
+    "a size past any file": lambda _reg, kept: kept.__setitem__(4, 2**63),
+    "a size of 4 EiB": lambda _reg, kept: kept.__setitem__(4, 2**62),
+    "a pack that is a FIFO": _fifo,
+    "a pack reached through a symlink": _linked,
+    "another title": lambda _reg, kept: kept.__setitem__(1, "<img src=x onerror=alert(1)>"),
+    "a title that is no Unicode text": lambda _reg, kept: kept.__setitem__(1, "pkt \ud800"),
+    "another title, resealed but a lone surrogate": lambda _reg, kept: (
+        kept.__setitem__(1, "pkt \ud800"),
+        _resealed("packets/pkt.md", kept),
+    ),
+    "other search entries": lambda _reg, kept: kept.__setitem__(6, [{"location": "x", "title": "<b>", "text": ""}]),
+    "a pack whose page is no UTF-8": _not_utf8,
+    "no seal": lambda _reg, kept: kept.__setitem__(8, ""),
+}
+
+
+@pytest.mark.parametrize("how", list(TAMPERED))
+def test_a_tampered_kept_page_is_made_again_never_a_crash_or_a_wait(reg: Reg, tmp_path: Path, how: str) -> None:
+    """The kept files are read as untrusted bytes: whatever they hold (numbers past any file, a FIFO or a link in
+    place of a pack, a title or search entries the page was not kept with, bytes that are no UTF-8), the build
+    neither fails nor waits, the page is made again and the site is the one a build that makes every page publishes."""
+    with_site(reg)
+    reg.put(".gitignore", "build/\n")
+    reg.commit("a site")
+    db = ensure_catalog(reg.root).path
+    downloads = reg.root / "build/downloads"
+    catalog.export_tables(db, downloads)
+
+    def site() -> sitebuild.Built:
+        built = sitebuild.build_site(reg.root, db, downloads, tmp_path / "site")
+        assert built.findings == []
+        return built
+
+    site()
+    first, records = files(tmp_path / "site"), len(made_entries(reg.root))
+    stored = json.loads((reg.root / MADE_FILE).read_text("utf-8"))
+    TAMPERED[how](reg, stored["pages"]["packets/pkt.md"])
+    (reg.root / MADE_FILE).write_text(json.dumps(stored), "utf-8")
+    assert within(site, seconds=120).taken == records - 1
+    assert files(tmp_path / "site") == first
+    assert site().taken == records  # the build kept the page it made
+
+
+def test_an_entry_moved_to_another_page_is_not_that_page(reg: Reg, tmp_path: Path) -> None:
+    """The family page's entry copied under the packet page's path (its reads unchanged, its HTML whole) is not the
+    packet page: the seal binds the path."""
+    with_site(reg)
+    reg.put(".gitignore", "build/\n")
+    reg.commit("a site")
+    db = ensure_catalog(reg.root).path
+    downloads = reg.root / "build/downloads"
+    catalog.export_tables(db, downloads)
+    sitebuild.build_site(reg.root, db, downloads, tmp_path / "site")
+    first, records = files(tmp_path / "site"), len(made_entries(reg.root))
+    stored = json.loads((reg.root / MADE_FILE).read_text("utf-8"))
+    stored["pages"]["packets/pkt.md"] = stored["pages"]["families/fam.md"]
+    (reg.root / MADE_FILE).write_text(json.dumps(stored), "utf-8")
+    built = sitebuild.build_site(reg.root, db, downloads, tmp_path / "site")
+    assert built.taken == records - 1 and files(tmp_path / "site") == first
+
+
+def test_kept_files_in_the_way_heal_and_a_torn_scan_file_keeps_the_pages(reg: Reg, tmp_path: Path) -> None:
+    """A file where the packs' folder goes and a folder where ``made.json`` goes are replaced by the next build's;
+    a torn ``checked.json`` costs the scans, not the kept pages."""
+    with_site(reg)
+    reg.put(".gitignore", "build/\n")
+    reg.commit("a site")
+    db = ensure_catalog(reg.root).path
+    downloads = reg.root / "build/downloads"
+    catalog.export_tables(db, downloads)
+
+    def site() -> sitebuild.Built:
+        return sitebuild.build_site(reg.root, db, downloads, tmp_path / "site")
+
+    site()
+    records = len(made_entries(reg.root))
+    shutil.rmtree(reg.root / PACKS_DIR)
+    (reg.root / PACKS_DIR).write_text("not a folder", "utf-8")
+    (reg.root / MADE_FILE).unlink()
+    (reg.root / MADE_FILE).mkdir()
+    assert site().taken == 0
+    assert site().taken == records
+    held = (reg.root / CHECKED_FILE).read_bytes()
+    (reg.root / CHECKED_FILE).write_bytes(held[: len(held) // 2])
+    torn = site()
+    assert torn.taken == records and torn.reused == 0

@@ -37,11 +37,13 @@ import contextlib
 import hashlib
 import os
 import shutil
+import stat
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -66,16 +68,27 @@ FORMAT = 2
 
 
 def site_version(root: Path, rules: str) -> str:
-    """What, besides a page's content and path, decides what its scan finds: ``rules`` (the code version, as the
-    validation cache and the receipt compute it: every module and data file of ``evreg`` and the rule packs), the
-    site configuration's bytes and the Python version (its regular expressions and HTML parser run the scan)."""
+    """What, besides a page's reads, content and path, decides what the page is and what its scan finds: ``rules``
+    (the code version, as the validation cache and the receipt compute it: every module and data file of ``evreg`` and
+    the rule packs), the site configuration's bytes, the Python version (its regular expressions run the scan) and
+    the versions of the packages rendering and scanning use (``RENDERING``)."""
     try:
         config = (root / "mkdocs.yml").read_bytes()
     except OSError:
         config = b""
     h = hashlib.sha256(f"format {FORMAT}\0python {sys.version_info[0]}.{sys.version_info[1]}\0".encode())
     h.update(rules.encode() + b"\0" + hashlib.sha256(config).hexdigest().encode())
+    for package in RENDERING:
+        try:
+            h.update(f"\0{package} {metadata.version(package)}".encode())
+        except metadata.PackageNotFoundError:
+            h.update(f"\0{package} none".encode())
     return h.hexdigest()
+
+
+RENDERING = ("confusable-homoglyphs", "selectolax", "markdown", "orjson", "duckdb")
+"""The packages whose data or parsers decide what a page shows or what its scans find: the look-alike table of the
+figure grammar, the scans' HTML parser, Markdown, the JSON and catalog readers."""
 
 
 def content_digest(html: bytes, data: Sequence[tuple[str, str]] = ()) -> str:
@@ -119,10 +132,7 @@ class Checks:
         checks = cls(version, mine=own(root))
         if not checks.mine:
             return checks
-        try:
-            data = jsonio.loads((root / CHECKED_FILE).read_bytes())
-        except (OSError, ValueError):
-            return checks
+        data, made = (_json_of(root / name) for name in (CHECKED_FILE, MADE_FILE))
         if (
             isinstance(data, dict)
             and data.get("format") == FORMAT
@@ -130,10 +140,6 @@ class Checks:
             and isinstance(data.get("entries"), dict)
         ):
             checks.stored = data["entries"]
-        try:
-            made = jsonio.loads((root / MADE_FILE).read_bytes())
-        except (OSError, ValueError):
-            return checks
         if (
             isinstance(made, dict)
             and made.get("format") == FORMAT
@@ -202,15 +208,19 @@ class Checks:
         table = list(numbers)
         old = packs.with_name(f".packs-old-{os.getpid()}-{time.monotonic_ns()}")
         try:
-            if packs.is_dir() and not packs.is_symlink():
+            if packs.is_symlink() or packs.is_file():  # not a folder of packs: nothing to keep
+                packs.unlink()
+            if packs.is_dir():
                 os.rename(packs, old)
+            if (root / MADE_FILE).is_dir() and not (root / MADE_FILE).is_symlink():
+                shutil.rmtree(root / MADE_FILE)
             os.rename(pending, packs)
         except OSError:
             return  # another build put its packs in place meanwhile: its entries stay
         finally:
             shutil.rmtree(old, ignore_errors=True)
         made = {"format": FORMAT, "version": self.version, "tokens": table, "pages": self.made}
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError, TypeError):  # TypeError: orjson's, for text it cannot write
             jsonio.write_atomic(root / MADE_FILE, orjson.dumps(made, default=list))
 
     def pending_dir(self, root: Path, beside: Path) -> Path:
@@ -225,23 +235,26 @@ class Checks:
 
     def page(self, path: str, digests: Digests) -> tuple[Kept, bytes] | None:
         """The record page ``path`` as an earlier build made it, and its HTML: only when everything it read digests in
-        this build's catalog (``digests``) as it did then, and the HTML read back has its digest."""
+        this build's catalog (``digests``) as it did then, and what is read back (the HTML from the pack, and with it
+        the page's path, title and search entries from its entry) has the digest it was kept with."""
         kept = _kept(path, self.kept.get(path), self.table)
         if kept is None or self.packs is None or digests.of_trace(list(kept.tokens)) != kept.inputs:
             return None
-        try:
-            with open(self.packs / f"part-{kept.part}.html", "rb") as pack:
-                pack.seek(kept.offset)
-                data = pack.read(kept.size)
-        except OSError:
+        data = _regular_bytes(self.packs / f"part-{kept.part}.html", kept.offset, kept.size)
+        if data is None or content_digest(data) != kept.content or not kept.seal or seal(path, kept) != kept.seal:
             return None
-        return (kept, data) if content_digest(data) == kept.content else None
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        return kept, data
 
     def record(self, path: str, content: str, title: str, where: tuple[int, int, int], trace: Trace) -> None:
         """Keep a record page this build made or took: its HTML's digest, title, place in this build's packs (part,
         offset, size) and its trace."""
         part, offset, size = where
-        self.made[path] = [content, title, part, offset, size, trace.inputs, trace.entries, list(trace.tokens)]
+        made = [content, title, part, offset, size, trace.inputs, trace.entries, list(trace.tokens)]
+        self.made[path] = [*made, seal(path, Kept(content, title, part, offset, size, trace, ""))]
 
 
 def own(root: Path) -> bool:
@@ -284,6 +297,7 @@ class Kept:
     offset: int
     size: int
     trace: Trace
+    seal: str
 
     @property
     def tokens(self) -> tuple[Token, ...]:
@@ -296,12 +310,12 @@ class Kept:
 
 def _kept(path: str, raw: Any, table: list[Any]) -> Kept | None:
     """A stored entry as a ``Kept``; None unless it is whole: every field of its type, every token in the table."""
-    if not (isinstance(raw, list) and len(raw) == 8):
+    if not (isinstance(raw, list) and len(raw) == 9):
         return None
-    content, title, part, offset, size, inputs, entries, numbers = raw
+    content, title, part, offset, size, inputs, entries, numbers, sealed = raw
     ints = (part, offset, size)
     if not (
-        all(isinstance(x, str) for x in (content, title, inputs))
+        all(isinstance(x, str) for x in (content, title, inputs, sealed))
         and all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in ints)
         and isinstance(entries, list)
         and all(isinstance(e, dict) for e in entries)
@@ -313,4 +327,52 @@ def _kept(path: str, raw: Any, table: list[Any]) -> Kept | None:
     tokens = [token_from_json(table[n]) for n in numbers]
     if any(t is None for t in tokens):
         return None
-    return Kept(content, title, part, offset, size, Trace(tuple(tokens), inputs, entries))  # type: ignore[arg-type]
+    trace = Trace(tuple(tokens), inputs, entries)  # type: ignore[arg-type]
+    return Kept(content, title, part, offset, size, trace, sealed)
+
+
+def seal(path: str, kept: Kept) -> str:
+    """One digest of what a kept page publishes besides its HTML, bound to it and to the page's path: the title, the
+    search entries, the HTML's digest and the trace's (an entry moved to another page, or with another title or
+    entries, is not the page kept). Empty for text that is not Unicode it could write."""
+    h = hashlib.sha256()
+    try:
+        entries = orjson.dumps(kept.trace.entries, option=orjson.OPT_SORT_KEYS)
+        parts = [path.encode(), kept.content.encode(), kept.title.encode(), kept.inputs.encode(), entries]
+    except (TypeError, UnicodeEncodeError):  # orjson's error is a TypeError
+        return ""
+    for part in parts:
+        h.update(b"%d\0" % len(part) + part)
+    return h.hexdigest()
+
+
+def _regular_bytes(path: Path, offset: int = 0, size: int | None = None) -> bytes | None:
+    """``size`` bytes at ``offset`` of ``path`` (all of it without ``size``), read only from a regular file reached
+    without a symlink at its end, and only when the file holds them all; None for anything else (a FIFO is not waited
+    on)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        size = st.st_size - offset if size is None else size
+        if offset < 0 or size < 0 or offset + size > st.st_size:
+            return None
+        data = os.pread(fd, size, offset)
+        return data if len(data) == size else None
+    except (OSError, ValueError, OverflowError, MemoryError):
+        return None
+    finally:
+        os.close(fd)
+
+
+def _json_of(path: Path) -> Any:
+    """A kept file's JSON; None when it is not a regular file, or not JSON."""
+    data = _regular_bytes(path)
+    try:
+        return None if data is None else jsonio.loads(data)
+    except ValueError:
+        return None
