@@ -230,11 +230,12 @@ def test_record_pages_are_taken_as_made_while_nothing_they_read_changed(
         assert files(tmp_path / how) == files(tmp_path / "fresh")
 
 
-def test_a_kept_page_whose_html_or_entry_is_not_what_was_made_is_made_again(reg: Reg, tmp_path: Path) -> None:
-    """The packs and their entries are this machine's build outputs, still never taken on their word: a page whose
-    bytes in the pack were altered (an orphan figure written in, of the same length), whose entry claims other reads,
-    or whose entry is cut short is made again; the packs of a commit (git tracks them) are not read."""
+def builder(reg: Reg, tmp_path: Path, ignored: bool = True) -> Callable[[], sitebuild.Built]:
+    """The fixture registry with the site's pages (its build outputs ignored by git, as ``evreg init`` writes), its
+    catalog and data downloads: a function that builds its site into ``tmp_path / "site"`` and requires no finding."""
     with_site(reg)
+    if ignored:
+        reg.put(".gitignore", "build/\n")
     reg.commit("a site")
     db = ensure_catalog(reg.root).path
     downloads = reg.root / "build/downloads"
@@ -244,6 +245,15 @@ def test_a_kept_page_whose_html_or_entry_is_not_what_was_made_is_made_again(reg:
         built = sitebuild.build_site(reg.root, db, downloads, tmp_path / "site")
         assert built.findings == []
         return built
+
+    return site
+
+
+def test_a_kept_page_whose_html_or_entry_is_not_what_was_made_is_made_again(reg: Reg, tmp_path: Path) -> None:
+    """The packs and their entries are this machine's build outputs, still never taken on their word: a page whose
+    bytes in the pack were altered (an orphan figure written in, of the same length), whose entry claims other reads,
+    or whose entry is cut short is made again; the packs of a commit (git tracks them) are not read."""
+    site = builder(reg, tmp_path, ignored=False)
 
     site()
     records = len(made_entries(reg.root))
@@ -326,17 +336,7 @@ def test_a_tampered_kept_page_is_made_again_never_a_crash_or_a_wait(reg: Reg, tm
     """The kept files are read as untrusted bytes: whatever they hold (numbers past any file, a FIFO or a link in
     place of a pack, a title or search entries the page was not kept with, bytes that are no UTF-8), the build
     neither fails nor waits, the page is made again and the site is the one a build that makes every page publishes."""
-    with_site(reg)
-    reg.put(".gitignore", "build/\n")
-    reg.commit("a site")
-    db = ensure_catalog(reg.root).path
-    downloads = reg.root / "build/downloads"
-    catalog.export_tables(db, downloads)
-
-    def site() -> sitebuild.Built:
-        built = sitebuild.build_site(reg.root, db, downloads, tmp_path / "site")
-        assert built.findings == []
-        return built
+    site = builder(reg, tmp_path)
 
     site()
     first, records = files(tmp_path / "site"), len(made_entries(reg.root))
@@ -351,33 +351,19 @@ def test_a_tampered_kept_page_is_made_again_never_a_crash_or_a_wait(reg: Reg, tm
 def test_an_entry_moved_to_another_page_is_not_that_page(reg: Reg, tmp_path: Path) -> None:
     """The family page's entry copied under the packet page's path (its reads unchanged, its HTML whole) is not the
     packet page: the seal binds the path."""
-    with_site(reg)
-    reg.put(".gitignore", "build/\n")
-    reg.commit("a site")
-    db = ensure_catalog(reg.root).path
-    downloads = reg.root / "build/downloads"
-    catalog.export_tables(db, downloads)
-    sitebuild.build_site(reg.root, db, downloads, tmp_path / "site")
+    site = builder(reg, tmp_path)
+    site()
     first, records = files(tmp_path / "site"), len(made_entries(reg.root))
     stored = json.loads((reg.root / MADE_FILE).read_text("utf-8"))
     stored["pages"]["packets/pkt.md"] = stored["pages"]["families/fam.md"]
     (reg.root / MADE_FILE).write_text(json.dumps(stored), "utf-8")
-    built = sitebuild.build_site(reg.root, db, downloads, tmp_path / "site")
-    assert built.taken == records - 1 and files(tmp_path / "site") == first
+    assert site().taken == records - 1 and files(tmp_path / "site") == first
 
 
 def test_kept_files_in_the_way_heal_and_a_torn_scan_file_keeps_the_pages(reg: Reg, tmp_path: Path) -> None:
     """A file where the packs' folder goes and a folder where ``made.json`` goes are replaced by the next build's;
     a torn ``checked.json`` costs the scans, not the kept pages."""
-    with_site(reg)
-    reg.put(".gitignore", "build/\n")
-    reg.commit("a site")
-    db = ensure_catalog(reg.root).path
-    downloads = reg.root / "build/downloads"
-    catalog.export_tables(db, downloads)
-
-    def site() -> sitebuild.Built:
-        return sitebuild.build_site(reg.root, db, downloads, tmp_path / "site")
+    site = builder(reg, tmp_path)
 
     site()
     records = len(made_entries(reg.root))
