@@ -120,7 +120,7 @@ class Checks:
     scanned: list[str] = field(default_factory=list)
     mine: bool = True  # whether the files are this machine's own: else they are neither read nor written
     kept: dict[str, Any] = field(default_factory=dict)  # record page path -> its entry in MADE_FILE, as stored
-    table: list[Any] = field(default_factory=list)  # the tokens the kept entries name by their index
+    table: list[Token | None] = field(default_factory=list)  # the tokens the entries name by index (None: not one)
     packs: Path | None = None  # where the kept pages' HTML is
     made: dict[str, list[Any]] = field(default_factory=dict)  # the record pages this build made or took, as stored
     taken: int = 0  # record pages taken from the packs (counted as they come back from the workers)
@@ -148,7 +148,8 @@ class Checks:
             and isinstance(made.get("tokens"), list)
             and not (root / PACKS_DIR).is_symlink()
         ):
-            checks.kept, checks.table, checks.packs = made["pages"], made["tokens"], root / PACKS_DIR
+            checks.kept, checks.packs = made["pages"], root / PACKS_DIR
+            checks.table = [token_from_json(t) for t in made["tokens"]]  # once: pages share their tokens
         return checks
 
     def lookup(self, path: str, digest: str) -> tuple[str, list[Finding] | None]:
@@ -308,7 +309,7 @@ class Kept:
         return self.trace.inputs
 
 
-def _kept(path: str, raw: Any, table: list[Any]) -> Kept | None:
+def _kept(path: str, raw: Any, table: list[Token | None]) -> Kept | None:
     """A stored entry as a ``Kept``; None unless it is whole: every field of its type, every token in the table."""
     if not (isinstance(raw, list) and len(raw) == 9):
         return None
@@ -324,7 +325,7 @@ def _kept(path: str, raw: Any, table: list[Any]) -> Kept | None:
         and all(isinstance(n, int) and not isinstance(n, bool) and 0 <= n < len(table) for n in numbers)
     ):
         return None
-    tokens = [token_from_json(table[n]) for n in numbers]
+    tokens = [table[n] for n in numbers]
     if any(t is None for t in tokens):
         return None
     trace = Trace(tuple(tokens), inputs, entries)  # type: ignore[arg-type]
