@@ -250,12 +250,14 @@ def _differs(p: Pages, tier: Tier) -> dict[str, str]:
     out = {}
     for mid, config in configs.items():
         own = [k for k in differing if k in config]
+        more = len(own or differing) > DIFFERS_SHOWN  # only the keys shown are written out
         if own:
-            parts = [f"<code>{esc_trimmed(k)}={esc_trimmed(_config_text(config[k]))}</code>" for k in own]
+            parts = [
+                f"<code>{esc_trimmed(k)}={esc_trimmed(_config_text(config[k]))}</code>" for k in own[:DIFFERS_SHOWN]
+            ]
         else:
-            parts = [f"<code>{esc_trimmed(k)}</code>" for k in differing]
+            parts = [f"<code>{esc_trimmed(k)}</code>" for k in differing[:DIFFERS_SHOWN]]
             parts[0] = "states none of " + parts[0]
-        more = len(parts) > DIFFERS_SHOWN
         out[mid] = (
             f'<span class="evreg-differs">differs: {" ".join(parts[:DIFFERS_SHOWN])}{" …" if more else ""}</span>'
         )
