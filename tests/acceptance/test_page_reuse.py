@@ -269,7 +269,7 @@ def test_a_kept_page_whose_html_or_entry_is_not_what_was_made_is_made_again(reg:
     pack.write_bytes(bytes(data))
     assert site().taken == records - 1 and files(tmp_path / "site") == first
     stored = json.loads((reg.root / MADE_FILE).read_text("utf-8"))
-    stored["pages"]["packets/pkt.md"][5] = "0" * 64  # its reads digest otherwise
+    stored["pages"]["packets/pkt.md"][6] = "0" * 64  # its reads digest otherwise
     stored["pages"]["families/fam.md"] = stored["pages"]["families/fam.md"][:7]  # cut short
     (reg.root / MADE_FILE).write_text(json.dumps(stored), "utf-8")
     assert site().taken == records - 2 and files(tmp_path / "site") == first
@@ -293,12 +293,26 @@ def _linked(reg: Reg, kept: list[Any]) -> None:
     pack.symlink_to(copy)
 
 
-def _resealed(path: str, kept: list[Any]) -> None:
-    """The entry's seal made again for what it now says (as someone who knows the format would)."""
-    from evreg.site.reuse import Kept, Trace, seal
+def _entries_of(reg: Reg, kept: list[Any]) -> bytes:
+    """The search entries a pack holds after the page's HTML."""
+    start = kept[3] + kept[4]
+    return (reg.root / PACKS_DIR / f"part-{kept[2]}.html").read_bytes()[start : start + kept[5]]
 
-    trace = Trace((), kept[5], kept[6])
-    kept[8] = seal(path, Kept(kept[0], kept[1], kept[2], kept[3], kept[4], trace, ""))
+
+def _resealed(reg: Reg, kept: list[Any]) -> None:
+    """The packet page's seal made again for what its entry now says (as someone who knows the format would)."""
+    from evreg.site.reuse import seal
+
+    kept[8] = seal("packets/pkt.md", kept[0], kept[1], kept[6], _entries_of(reg, kept))
+
+
+def _other_entries(reg: Reg, kept: list[Any]) -> None:
+    """The page's search entries in the pack say another title, of the same length (the pack's other pages stay)."""
+    pack = reg.root / PACKS_DIR / f"part-{kept[2]}.html"
+    data = bytearray(pack.read_bytes())
+    at = data.index(b'"title":"', kept[3] + kept[4]) + len(b'"title":"')
+    data[at] = ord("X") if data[at] != ord("X") else ord("Y")
+    pack.write_bytes(bytes(data))
 
 
 def _not_utf8(reg: Reg, kept: list[Any]) -> None:
@@ -310,7 +324,7 @@ def _not_utf8(reg: Reg, kept: list[Any]) -> None:
     data[kept[3] + 3] = 0xFF
     pack.write_bytes(bytes(data))
     kept[0] = content_digest(bytes(data[kept[3] : kept[3] + kept[4]]))
-    _resealed("packets/pkt.md", kept)
+    _resealed(reg, kept)
 
 
 TAMPERED: dict[str, Callable[[Reg, list[Any]], object]] = {
@@ -321,11 +335,11 @@ TAMPERED: dict[str, Callable[[Reg, list[Any]], object]] = {
     "a pack reached through a symlink": _linked,
     "another title": lambda _reg, kept: kept.__setitem__(1, "<img src=x onerror=alert(1)>"),
     "a title that is no Unicode text": lambda _reg, kept: kept.__setitem__(1, "pkt \ud800"),
-    "another title, resealed but a lone surrogate": lambda _reg, kept: (
+    "another title, resealed but a lone surrogate": lambda reg, kept: (
         kept.__setitem__(1, "pkt \ud800"),
-        _resealed("packets/pkt.md", kept),
+        _resealed(reg, kept),
     ),
-    "other search entries": lambda _reg, kept: kept.__setitem__(6, [{"location": "x", "title": "<b>", "text": ""}]),
+    "other search entries": _other_entries,
     "a pack whose page is no UTF-8": _not_utf8,
     "no seal": lambda _reg, kept: kept.__setitem__(8, ""),
 }

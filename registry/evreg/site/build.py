@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import orjson
 from mkdocs.plugins import BasePlugin
 
 from evreg.claims import citations, sanitize, siteconfig
@@ -39,7 +40,7 @@ from evreg.site.cite import Pages
 from evreg.site.html import Page, evidence_url, page_base, page_url
 from evreg.site.pages import Job, downloads_job, make, record_jobs, site_jobs
 from evreg.site.receipt import RECEIPT_FILE, Receipt, build_date, rules_digest, with_footer
-from evreg.site.reuse import Checks, Trace, content_digest, site_version
+from evreg.site.reuse import Checks, Trace, content_digest, seal, site_version
 from evreg.store import workers
 
 if TYPE_CHECKING:
@@ -189,7 +190,7 @@ class SitePlugin(BasePlugin):
                     for m in part:
                         if m.trace is not None:
                             entries.extend(m.trace.entries)
-                            self.checks.record(m.path, m.digest, m.title, (m.part, m.offset, m.size), m.trace)
+                            self.checks.record(m.path, m)
                         self.findings.extend(m.findings)
                         self.checks.keep(m.path, m.digest, m.entry)
                         self.checks.taken += m.taken
@@ -355,6 +356,8 @@ class Made:
     digest: str = ""
     entry: dict[str, Any] | None = None
     taken: bool = False  # taken from an earlier build's pack (``Checks.page``), not made
+    esize: int = 0  # the size of its search entries (JSON) after its HTML in the pending file
+    seal: str = ""  # what the page publishes, bound to its path (``evreg.site.reuse.seal``)
 
 
 RECORD_PART = 200
@@ -375,18 +378,23 @@ def make_records(pages: Pages, part: tuple[int, list[Job]], pending: Path, check
             path = job[0]
             kept = checks.page(path, pages.digests)
             if kept is not None:
-                (title, trace, digest), data = (kept[0].title, kept[0].trace, kept[0].content), kept[1]
+                (title, trace, digest, sealed), data, entries = kept[0].said(), kept[1], kept[2]
             else:
                 with pages.reads.recording() as seen:
                     path, page = make(pages, job)
                 data = one_break(page.html).encode("utf-8")
                 sections = not path.startswith("packets/")  # a packet's: its title and measurements (42,000 at 100k)
-                entries = page.search_entries(page_url(path), sections) if page.search else []
-                title, trace, digest = page.plain_title(), Trace.of(seen, pages.digests, entries), content_digest(data)
+                listed = page.search_entries(page_url(path), sections) if page.search else []
+                title, trace, digest = page.plain_title(), Trace.of(seen, pages.digests, listed), content_digest(data)
+                entries = orjson.dumps(listed)
+                sealed = seal(path, digest, title, trace.inputs, entries)
             scan = functools.partial(scan_record, path, data)
             orphans, entry = checks.check(path, digest, scan)
-            out.append(Made(path, title, n, spill.tell(), len(data), trace, orphans, digest, entry, kept is not None))
+            made = Made(path, title, n, spill.tell(), len(data), trace, orphans, digest, entry, kept is not None)
+            made.esize, made.seal = len(entries), sealed
+            out.append(made)
             spill.write(data)
+            spill.write(entries)  # after the HTML: kept with it (``Checks.record``)
     return out
 
 

@@ -34,6 +34,7 @@ saves it, a pull request's judge restores it).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import os
 import shutil
@@ -45,7 +46,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from pydantic import ValidationError
@@ -53,6 +54,9 @@ from pydantic import ValidationError
 from evreg.core import jsonio
 from evreg.core.findings import Finding
 from evreg.site.trace import Digests, Token, sorted_tokens, token_from_json
+
+if TYPE_CHECKING:
+    from evreg.site.build import Made
 
 CHECKED_FILE = "build/cache/pages/checked.json"
 """Where the entries are kept, relative to the registry root (an ignored build output, beside the validation
@@ -63,7 +67,7 @@ PACKS_DIR = "build/cache/pages/packs"
 """The record pages a build made: an entry per page (``MADE_FILE``) and their HTML, one pack per part of the build
 (``part-N.html``, the pages one after another)."""
 
-FORMAT = 2
+FORMAT = 3
 """The files' own format: a file of another format is not read."""
 
 
@@ -234,28 +238,37 @@ class Checks:
                 return Path(tempfile.mkdtemp(prefix=".packs-new-", dir=folder.parent))
         return Path(tempfile.mkdtemp(prefix=".pages-pending-", dir=beside))
 
-    def page(self, path: str, digests: Digests) -> tuple[Kept, bytes] | None:
-        """The record page ``path`` as an earlier build made it, and its HTML: only when everything it read digests in
-        this build's catalog (``digests``) as it did then, and what is read back (the HTML from the pack, and with it
-        the page's path, title and search entries from its entry) has the digest it was kept with."""
+    def page(self, path: str, digests: Digests) -> tuple[Kept, bytes, bytes] | None:
+        """The record page ``path`` as an earlier build made it, its HTML and its search entries as kept (JSON): only
+        when everything it read digests in this build's catalog (``digests``) as it did then, and what is read back
+        (the HTML and the entries from the pack, the title from its entry) has the digests it was kept with."""
         kept = _kept(path, self.kept.get(path), self.table)
         if kept is None or self.packs is None or digests.of_trace(list(kept.tokens)) != kept.inputs:
             return None
-        data = _regular_bytes(self.packs / f"part-{kept.part}.html", kept.offset, kept.size)
-        if data is None or content_digest(data) != kept.content or not kept.seal or seal(path, kept) != kept.seal:
+        data = _regular_bytes(self.packs / f"part-{kept.part}.html", kept.offset, kept.size + kept.esize)
+        if data is None:
+            return None
+        html, entries = data[: kept.size], data[kept.size :]
+        if content_digest(html) != kept.content or not kept.seal:
+            return None
+        if seal(path, kept.content, kept.title, kept.inputs, entries) != kept.seal:
             return None
         try:
-            data.decode("utf-8")
-        except UnicodeDecodeError:
+            html.decode("utf-8")
+            listed = orjson.loads(entries)
+        except ValueError:  # UnicodeDecodeError and orjson's JSONDecodeError are ValueErrors
             return None
-        return kept, data
+        if not (isinstance(listed, list) and all(isinstance(e, dict) for e in listed)):
+            return None
+        return dataclasses.replace(kept, trace=dataclasses.replace(kept.trace, entries=listed)), html, entries
 
-    def record(self, path: str, content: str, title: str, where: tuple[int, int, int], trace: Trace) -> None:
+    def record(self, path: str, m: Made) -> None:
         """Keep a record page this build made or took: its HTML's digest, title, place in this build's packs (part,
-        offset, size) and its trace."""
-        part, offset, size = where
-        made = [content, title, part, offset, size, trace.inputs, trace.entries, list(trace.tokens)]
-        self.made[path] = [*made, seal(path, Kept(content, title, part, offset, size, trace, ""))]
+        offset, size of the HTML, size of the search entries after it), the digest of its reads, the reads and the
+        seal."""
+        assert m.trace is not None
+        where = [m.part, m.offset, m.size, m.esize]
+        self.made[path] = [m.digest, m.title, *where, m.trace.inputs, list(m.trace.tokens), m.seal]
 
 
 def own(root: Path) -> bool:
@@ -289,16 +302,21 @@ class Trace:
 
 @dataclass(frozen=True)
 class Kept:
-    """A record page as an earlier build made it: where its HTML is (its pack's part, offset and size), the HTML's
-    digest, its title, and its trace."""
+    """A record page as an earlier build made it: where its HTML and search entries are (its pack's part, offset and
+    sizes), the HTML's digest, its title, its trace (the entries once read from the pack) and its seal."""
 
     content: str
     title: str
     part: int
     offset: int
     size: int
+    esize: int  # the search entries' size, after the HTML
     trace: Trace
     seal: str
+
+    def said(self) -> tuple[str, Trace, str, str]:
+        """Its title, trace, HTML's digest and seal."""
+        return self.title, self.trace, self.content, self.seal
 
     @property
     def tokens(self) -> tuple[Token, ...]:
@@ -313,13 +331,11 @@ def _kept(path: str, raw: Any, table: list[Token | None]) -> Kept | None:
     """A stored entry as a ``Kept``; None unless it is whole: every field of its type, every token in the table."""
     if not (isinstance(raw, list) and len(raw) == 9):
         return None
-    content, title, part, offset, size, inputs, entries, numbers, sealed = raw
-    ints = (part, offset, size)
+    content, title, part, offset, size, esize, inputs, numbers, sealed = raw
+    ints = (part, offset, size, esize)
     if not (
         all(isinstance(x, str) for x in (content, title, inputs, sealed))
         and all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in ints)
-        and isinstance(entries, list)
-        and all(isinstance(e, dict) for e in entries)
         and isinstance(numbers, list)
         and numbers
         and all(isinstance(n, int) and not isinstance(n, bool) and 0 <= n < len(table) for n in numbers)
@@ -328,19 +344,18 @@ def _kept(path: str, raw: Any, table: list[Token | None]) -> Kept | None:
     tokens = [table[n] for n in numbers]
     if any(t is None for t in tokens):
         return None
-    trace = Trace(tuple(tokens), inputs, entries)  # type: ignore[arg-type]
-    return Kept(content, title, part, offset, size, trace, sealed)
+    trace = Trace(tuple(tokens), inputs, [])  # type: ignore[arg-type]
+    return Kept(content, title, part, offset, size, esize, trace, sealed)
 
 
-def seal(path: str, kept: Kept) -> str:
-    """One digest of what a kept page publishes besides its HTML, bound to it and to the page's path: the title, the
-    search entries, the HTML's digest and the trace's (an entry moved to another page, or with another title or
-    entries, is not the page kept). Empty for text that is not Unicode it could write."""
+def seal(path: str, content: str, title: str, inputs: str, entries: bytes) -> str:
+    """One digest of what a kept page publishes, bound to its path: the HTML's digest, the title, the digest of its
+    reads and its search entries as kept (an entry moved to another page, or with another title or entries, is not the
+    page kept). Empty for a title that is not Unicode text it could write."""
     h = hashlib.sha256()
     try:
-        entries = orjson.dumps(kept.trace.entries, option=orjson.OPT_SORT_KEYS)
-        parts = [path.encode(), kept.content.encode(), kept.title.encode(), kept.inputs.encode(), entries]
-    except (TypeError, UnicodeEncodeError):  # orjson's error is a TypeError
+        parts = [path.encode(), content.encode(), title.encode(), inputs.encode(), entries]
+    except UnicodeEncodeError:
         return ""
     for part in parts:
         h.update(b"%d\0" % len(part) + part)
