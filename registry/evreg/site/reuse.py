@@ -255,8 +255,8 @@ class Checks:
             return None
         try:
             html.decode("utf-8")
-            listed = orjson.loads(entries)
-        except ValueError:  # UnicodeDecodeError and orjson's JSONDecodeError are ValueErrors
+            listed = jsonio.loads(entries)
+        except ValueError:  # a UnicodeDecodeError is one too
             return None
         if not (isinstance(listed, list) and all(isinstance(e, dict) for e in listed)):
             return None
