@@ -378,7 +378,8 @@ def make_records(pages: Pages, part: tuple[int, list[Job]], pending: Path, check
             path = job[0]
             kept = checks.page(path, pages.digests)
             if kept is not None:
-                (title, trace, digest, sealed), data, entries = kept[0].said(), kept[1], kept[2]
+                was, data, entries = kept
+                title, trace, digest, sealed = was.title, was.trace, was.content, was.seal
             else:
                 with pages.reads.recording() as seen:
                     path, page = make(pages, job)
@@ -390,9 +391,12 @@ def make_records(pages: Pages, part: tuple[int, list[Job]], pending: Path, check
                 sealed = seal(path, digest, title, trace.inputs, entries)
             scan = functools.partial(scan_record, path, data)
             orphans, entry = checks.check(path, digest, scan)
-            made = Made(path, title, n, spill.tell(), len(data), trace, orphans, digest, entry, kept is not None)
-            made.esize, made.seal = len(entries), sealed
-            out.append(made)
+            at = spill.tell()
+            out.append(
+                Made(
+                    path, title, n, at, len(data), trace, orphans, digest, entry, kept is not None, len(entries), sealed
+                )
+            )
             spill.write(data)
             spill.write(entries)  # after the HTML: kept with it (``Checks.record``)
     return out

@@ -242,7 +242,7 @@ class Checks:
         """The record page ``path`` as an earlier build made it, its HTML and its search entries as kept (JSON): only
         when everything it read digests in this build's catalog (``digests``) as it did then, and what is read back
         (the HTML and the entries from the pack, the title from its entry) has the digests it was kept with."""
-        kept = _kept(path, self.kept.get(path), self.table)
+        kept = _kept(self.kept.get(path), self.table)
         if kept is None or self.packs is None or digests.of_trace(list(kept.tokens)) != kept.inputs:
             return None
         data = _regular_bytes(self.packs / f"part-{kept.part}.html", kept.offset, kept.size + kept.esize)
@@ -314,10 +314,6 @@ class Kept:
     trace: Trace
     seal: str
 
-    def said(self) -> tuple[str, Trace, str, str]:
-        """Its title, trace, HTML's digest and seal."""
-        return self.title, self.trace, self.content, self.seal
-
     @property
     def tokens(self) -> tuple[Token, ...]:
         return self.trace.tokens
@@ -327,7 +323,7 @@ class Kept:
         return self.trace.inputs
 
 
-def _kept(path: str, raw: Any, table: list[Token | None]) -> Kept | None:
+def _kept(raw: Any, table: list[Token | None]) -> Kept | None:
     """A stored entry as a ``Kept``; None unless it is whole: every field of its type, every token in the table."""
     if not (isinstance(raw, list) and len(raw) == 9):
         return None
