@@ -250,8 +250,8 @@ def expect(findings: list[Any], code: str, file: str, pointer: str) -> None:
 
 
 def evreg(*args: str, cwd: Path | None = None, process: bool = False) -> subprocess.CompletedProcess[str]:
-    """Run the CLI as a user does, in ``cwd``: in this process through ``evreg.cli.main.main`` (the
-    console script's entry point, so exit codes and error handling are the user's), or, with
+    """Run the CLI as a user does, in ``cwd``: in this process through ``evreg.cli.main.main`` (what the
+    console script runs, so exit codes and error handling are the user's), or, with
     ``process=True``, as the console script in a subprocess (where the process is the point)."""
     if process:
         # The console script, as users run it: ``python -m`` would put the working

@@ -1,3 +1,3 @@
-from evreg.cli.main import main
+from evreg.cli.main import run
 
-main()
+run()

@@ -16,7 +16,7 @@ import os
 import sys
 import types
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -999,8 +999,8 @@ _accept_root_after_the_command(cli)
 
 
 def main() -> None:
-    """The ``evreg`` entry point: anything but a refusal (which the group maps) is an internal error, never a
-    traceback (``EVREG_DEBUG=1`` shows it)."""
+    """The CLI, as the console script runs it (``run``): anything but a refusal (which the group maps) is an internal
+    error, never a traceback (``EVREG_DEBUG=1`` shows it)."""
     try:
         cli.main(standalone_mode=False)
     except click.exceptions.Exit as exc:
@@ -1015,3 +1015,24 @@ def main() -> None:
             raise
         click.echo(f"evreg: internal error: {type(exc).__name__}: {exc}", err=True)
         sys.exit(EXIT_USAGE)
+
+
+def run() -> None:
+    """The ``evreg`` console script: ``main``, then the process ends (``_end``)."""
+    try:
+        main()
+    except SystemExit as exc:
+        _end(exc.code)
+    _end(EXIT_OK)
+
+
+def _end(code: object) -> NoReturn:
+    """End the process with ``code`` (as ``sys.exit`` reads it) once its output is written, without freeing its
+    objects one by one: a build at 100,000 measurements took 6 s more to free its catalog. Nothing is left to clean
+    up by then: every file, connection and pool of workers is closed where it is used."""
+    if isinstance(code, str):
+        print(code, file=sys.stderr)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe or stream: nothing more can be written to it
+            stream.flush()
+    os._exit(code if isinstance(code, int) else EXIT_OK if code is None else 1)

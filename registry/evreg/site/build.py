@@ -38,10 +38,10 @@ from evreg.core.layout import PAGES_DIR
 from evreg.core.progress import Progress
 from evreg.site.cite import Pages
 from evreg.site.html import Page, evidence_url, page_base, page_url
-from evreg.site.pages import Job, downloads_job, make, record_jobs, site_jobs
+from evreg.site.pages import Job, downloads_job, make, record_jobs, site_parts
 from evreg.site.receipt import RECEIPT_FILE, Receipt, build_date, rules_digest, with_footer
 from evreg.site.reuse import Checks, Trace, content_digest, seal, site_version
-from evreg.store import workers
+from evreg.store import no_cycle_collection, workers
 
 if TYPE_CHECKING:
     from evreg.core.findings import Code
@@ -152,10 +152,10 @@ class SitePlugin(BasePlugin):
 
     def _take_pages(self, index: Any) -> list[tuple[str, str, int]]:
         """The generated pages, and the data downloads (name, sha256, bytes) the downloads page lists. The site's own
-        pages (the comparisons first: the largest) and the record pages (most of a large site, in parts) are made in
-        worker processes while this process waits for the downloads' export and makes the downloads page; each record
-        page's HTML waits in its part's pending file until its frame is known (the build never holds them all), and
-        its search entries and orphan figures come back with it, as a site page comes back whole, checked."""
+        pages (in parts, the largest first: ``site_parts``) and the record pages (most of a large site, in parts) are
+        made in worker processes while this process waits for the downloads' export and makes the downloads page; each
+        record page's HTML waits in its part's pending file until its frame is known (the build never holds them all),
+        and its search entries and orphan figures come back with it, as a site page comes back whole, checked."""
         jobs = record_jobs(self.pages)
         # A part is its number and its jobs' range (the workers inherit the jobs when they fork): a family's page is a
         # part by itself (its measurements in no packet can be megabytes), other record pages come RECORD_PART a part.
@@ -165,16 +165,17 @@ class SitePlugin(BasePlugin):
             end = min([end, *(i for i in range(start + 1, end) if jobs[i][0].startswith("families/"))])
             spans.append((start, end))
             start = end
-        own = sorted(site_jobs(self.pages, self.code_docs), key=lambda job: not job[0].startswith("compare/"))
+        own = site_parts(self.pages, self.code_docs)
         items: list[tuple[int, tuple[int, int] | None]] = [(i, None) for i in range(len(own))]
         items += list(enumerate(spans))
         pages, pending, checks = self.pages, self.pending, self.checks
 
-        def made_of(item: tuple[int, tuple[int, int] | None]) -> list[Made] | SiteMade:
+        def made_of(item: tuple[int, tuple[int, int] | None]) -> list[Made] | list[SiteMade]:
             n, span = item
-            if span is None:
-                return site_page(*make(pages, own[n]), checks)
-            return make_records(pages, (n, jobs[span[0] : span[1]]), pending, checks)
+            with no_cycle_collection():  # a comparison builds a million objects that live until it is made
+                if span is None:
+                    return [site_page(*make(pages, job), checks) for job in own[n]]
+                return make_records(pages, (n, jobs[span[0] : span[1]]), pending, checks)
 
         with workers.forked(made_of, items, workers.count_for_files(len(jobs))) as made:
             self.exported()  # the downloads page lists the files: their export has finished (or this raises its error)
@@ -183,11 +184,10 @@ class SitePlugin(BasePlugin):
             entries = index.entries if isinstance(getattr(index, "entries", None), list) else []
             with Progress("making pages", len(items)) as progress:
                 for part in made:
-                    if isinstance(part, SiteMade):
-                        self._keep(part)
-                        progress.advance()
-                        continue
                     for m in part:
+                        if isinstance(m, SiteMade):
+                            self._keep(m)
+                            continue
                         if m.trace is not None:
                             entries.extend(m.trace.entries)
                             self.checks.record(m.path, m)
@@ -666,7 +666,8 @@ def build_site(
             ]
         )
     plugin: SitePlugin | None = None
-    checks = Checks.load(root, site_version(root, receipt.rules if receipt is not None else rules_digest()))
+    with no_cycle_collection(lasting=True):  # the kept pages' table, read for the whole build
+        checks = Checks.load(root, site_version(root, receipt.rules if receipt is not None else rules_digest()))
     pending = checks.pending_dir(root, out.parent)
     try:
         plugin = SitePlugin(root, db, downloads, code_docs or [], pending, exported, receipt, checks)

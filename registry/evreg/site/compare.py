@@ -15,7 +15,6 @@ filters and a CSV download of exactly the rows shown.
 
 from __future__ import annotations
 
-import copy
 import json
 import re
 from dataclasses import dataclass, field
@@ -75,6 +74,10 @@ class Row:
     why_not: str | None  # why it is not ranked, None when promotable
     place: ranking.Ranked | None = None
 
+    def fresh(self) -> Row:
+        """The row, not yet placed (a copy: placing it leaves this one as it is)."""
+        return Row(self.mid, self.values, self.indices, self.x, self.tier, self.stated, self.why_not)
+
 
 @dataclass
 class Tier:
@@ -83,30 +86,38 @@ class Tier:
 
 
 def rows_of(p: Pages, metric: str) -> list[Row]:
-    """The results of ``metric``, worked out once per build (the comparisons, their index and the model pages ask for
-    them): each caller gets rows of its own, as ranking a group of rows places them (``tiers_of``)."""
-    return [copy.copy(r) for r in p.memo("rows", metric, lambda: _rows_of(p, metric))]
+    """The results of ``metric``, worked out once per build with every headline metric's (the comparisons, their
+    index and the model pages ask for them): each caller gets rows of its own, as ranking a group of rows places
+    them (``tiers_of``)."""
+    return [r.fresh() for r in p.memo("rows", None, lambda: _rows_by_metric(p)).get(metric, [])]
 
 
-def _rows_of(p: Pages, metric: str) -> list[Row]:
-    out: list[Row] = []
+def _rows_by_metric(p: Pages) -> dict[str, list[Row]]:
+    """Every headline metric's rows, in one pass over the measurements: whether a measurement is ranked, and its
+    workload, are worked out once for all its metrics."""
+    wanted = set(headline_metrics(p))
+    out: dict[str, list[Row]] = {metric: [] for metric in wanted}
     for mid, m in p.measurements.items():
         why = promotable(m)
         if why is None and mid in p.superseded_by:
             why = f"it is superseded by {p.superseded_by[mid]!r}"
-        samples = (m.get("metrics") or {}).get(metric)
-        if isinstance(samples, list):
+        run_tier: tuple[tuple[Any, ...], list[tuple[str, float]]] | None = None
+        for metric, samples in (m.get("metrics") or {}).items():
+            if metric not in wanted or not isinstance(samples, list):
+                continue
             kept = [(i, v) for i, s in enumerate(samples) if (v := ranking.number(s)) is not None]
             if kept:
-                tier, stated = ranking.workload_tier(m)
-                out.append(Row(mid, [v for _, v in kept], [i for i, _ in kept], None, tier, stated, why))
+                tier, stated = run_tier = run_tier or ranking.workload_tier(m)
+                out[metric].append(Row(mid, [v for _, v in kept], [i for i, _ in kept], None, tier, stated, why))
         for pt in m.get("points") or []:
-            v = ranking.number(pt.get(metric)) if isinstance(pt, dict) else None
             x = ranking.number(pt.get("x")) if isinstance(pt, dict) else None
-            if v is None or x is None:
+            if x is None:
                 continue
-            tier, stated = ranking.workload_tier(m, x)
-            out.append(Row(mid, [v], [None], pt["x"], tier, stated, why))
+            point_tier = None
+            for metric in wanted.intersection(pt):
+                if (v := ranking.number(pt[metric])) is not None:
+                    tier, stated = point_tier = point_tier or ranking.workload_tier(m, x)
+                    out[metric].append(Row(mid, [v], [None], pt["x"], tier, stated, why))
     return out
 
 

@@ -18,6 +18,7 @@ from evreg.core import jsonio
 from evreg.core.layout import family_scoped
 from evreg.site.html import measurement_home
 from evreg.site.trace import Digests, Reads, Token, Tracked
+from evreg.store import no_cycle_collection
 
 
 class Catalog:
@@ -29,6 +30,10 @@ class Catalog:
 
     def __init__(self, db: Path) -> None:
         self.reads = Reads()
+        with no_cycle_collection(lasting=True):  # read for the whole build
+            self._load(db)
+
+    def _load(self, db: Path) -> None:
         con = duckdb.connect(str(db), read_only=True)
         try:
             records: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)

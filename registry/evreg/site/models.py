@@ -158,11 +158,23 @@ def _side(row: compare.Row, metric: str) -> str:
     return f"median:m:{row.mid}.{metric}"
 
 
+def models_named(p: Pages) -> list[str]:
+    """The vocabulary's models that some revision names, in the vocabulary's order."""
+    named = revisions_of_model(p)
+    return [m for m in model_vocab() if m in named]
+
+
+def results_of(p: Pages, metrics: tuple[str, ...]) -> ModelResults:
+    """The results of every model, worked out once per build by the process that makes the pages needing them (the
+    site makes those pages in one part: ``evreg.site.pages.site_parts``)."""
+    return p.memo("model results", metrics, lambda: ModelResults(p, list(metrics)))
+
+
 class ModelResults:
     """The results of every canonical model, per headline metric, grouped by workload (``compare.tiers_of``)."""
 
     def __init__(self, p: Pages, metrics: list[str]) -> None:
-        self.p = p
+        self.named = models_named(p)  # (no reference to the pages: they hold this in their memos)
         self.model_of = model_of(p)
         self.revisions = revisions_of_model(p)
         self.tiers: dict[str, dict[str, list[compare.Tier]]] = defaultdict(dict)  # model -> metric -> tiers
@@ -176,14 +188,14 @@ class ModelResults:
 
     def models(self) -> list[str]:
         """The vocabulary's models that some revision names, in the vocabulary's order."""
-        return [m for m in model_vocab() if m in self.revisions]
+        return self.named
 
-    def replications(self, model: str) -> list[Replication]:
+    def replications(self, p: Pages, model: str) -> list[Replication]:
         """Each setup of each workload and metric that two or more sources measured (promotable results only): worked
         out once (the model's page and the page of every replication show them)."""
-        return self.p.memo("replications", model, lambda: self._replications(model))
+        return p.memo("replications", model, lambda: self._replications(p, model))
 
-    def _replications(self, model: str) -> list[Replication]:
+    def _replications(self, p: Pages, model: str) -> list[Replication]:
         out = []
         for metric, tiers in self.tiers.get(model, {}).items():
             for tier in tiers:
@@ -191,14 +203,14 @@ class ModelResults:
                 for row in tier.rows:
                     if row.why_not is not None:
                         continue
-                    setup = setup_of(self.p, row.mid)
+                    setup = setup_of(p, row.mid)
                     group = next((g for s, g in groups if same_setup(s, setup)), None)
                     if group is None:
                         groups.append((setup, [row]))
                     else:
                         group.append(row)
                 for setup, rows in groups:
-                    sources = sorted({source_of(self.p, r.mid) for r in rows})
+                    sources = sorted({source_of(p, r.mid) for r in rows})
                     if len(sources) > 1:
                         out.append(Replication(model, metric, tier, setup, rows, sources))
         return out
@@ -221,7 +233,8 @@ def not_ranked_against(first: compare.Tier, other: compare.Tier) -> str:
     return "both workloads are stated only as text, and the texts differ"
 
 
-def model_page(p: Pages, model: str, results: ModelResults) -> Page:
+def model_page(p: Pages, model: str, metrics: tuple[str, ...]) -> Page:
+    results = results_of(p, metrics)
     spec = model_vocab()[model]
     page = Page(f"Model {spec['name']}")
     page.h(1, esc_trimmed(spec["name"]))
@@ -257,15 +270,15 @@ def model_page(p: Pages, model: str, results: ModelResults) -> Page:
         )
     page.h(2, "Where these weights are filed")
     page.table(["Family", "Revision", "Weights", "Sources"], rows)
-    metrics = results.tiers.get(model, {})
-    if not metrics:
+    measured = results.tiers.get(model, {})
+    if not measured:
         page.note("No headline metric of these weights is measured yet.")
         return page
-    for metric, tiers in metrics.items():
+    for metric, tiers in measured.items():
         page.h(2, esc_trimmed(compare.metric_title(metric)), hid=slug(metric))
         _setups(p, page, metric, tiers)
         _ranked(p, page, metric, tiers)
-    reps = results.replications(model)
+    reps = results.replications(p, model)
     page.h(2, "Replications")
     if reps:
         page.p(
@@ -403,7 +416,8 @@ def replication_table(p: Pages, reps: list[Replication], show_model: bool = True
     return f"<table><thead><tr>{head}<th>Verdict</th></tr></thead><tbody>{''.join(out)}</tbody></table>"
 
 
-def models_index(p: Pages, results: ModelResults) -> Page:
+def models_index(p: Pages, metrics: tuple[str, ...]) -> Page:
+    results = results_of(p, metrics)
     page = Page("Models")
     page.h(1, "Models")
     page.p(
@@ -428,7 +442,8 @@ def models_index(p: Pages, results: ModelResults) -> Page:
     return page
 
 
-def replications_page(p: Pages, results: ModelResults) -> Page:
+def replications_page(p: Pages, metrics: tuple[str, ...]) -> Page:
+    results = results_of(p, metrics)
     page = Page("Replications")
     page.h(1, "Replications")
     page.p(
@@ -439,7 +454,7 @@ def replications_page(p: Pages, results: ModelResults) -> Page:
         "known and the page says so. Each verdict says how far apart the values are (the change from the lower "
         "median to the higher)."
     )
-    reps = [r for model in results.models() for r in results.replications(model)]
+    reps = [r for model in results.models() for r in results.replications(p, model)]
     if reps:
         page.add(replication_table(p, reps))
     else:
@@ -448,10 +463,11 @@ def replications_page(p: Pages, results: ModelResults) -> Page:
 
 
 def jobs(p: Pages, metrics: list[str]) -> list[tuple[str, Any, tuple[Any, ...]]]:
-    """The pages of models: the index, one per model, the replications."""
-    results = ModelResults(p, metrics)
+    """The pages of models: the index, one per model, the replications (each works out the models' results, once per
+    process: ``results_of``)."""
+    shown = tuple(metrics)
     return [
-        ("models/index.md", models_index, (results,)),
-        *((page_path(model), model_page, (model, results)) for model in results.models()),
-        ("replications.md", replications_page, (results,)),
+        ("models/index.md", models_index, (shown,)),
+        *((page_path(model), model_page, (model, shown)) for model in models_named(p)),
+        ("replications.md", replications_page, (shown,)),
     ]

@@ -68,21 +68,33 @@ def record_jobs(p: Pages) -> list[Job]:
 def site_jobs(p: Pages, codes: Iterable[Code] = ()) -> list[Job]:
     """The site's own pages but the downloads page: home, the indexes, the comparisons, quarantine, defects, the
     reference."""
+    return [job for part in site_parts(p, codes) for job in part]
+
+
+def site_parts(p: Pages, codes: Iterable[Code] = ()) -> list[list[Job]]:
+    """The site's own pages (``site_jobs``) in the parts one process makes in one go: the pages that share work
+    worked out once per build -- the models' pages, the replications and the comparisons' index, which read every
+    headline metric's results by model -- in one part, first (the largest work); each comparison a part, then
+    each other page."""
     families = sorted({key.split("/", 1)[0] for key in p.records.get("coverage-contract", {})})
     metrics = compare.headline_metrics(p)
     return [
-        ("index.md", indexes.home, ()),
-        ("families/index.md", indexes.families_index, ()),
-        ("packets/index.md", indexes.packets_index, ()),
-        ("measurements/index.md", indexes.measurements_index, ()),
-        ("coverage/index.md", contracts.contracts_index, (None,)),  # every folder URL has a page
-        *((f"coverage/{fid}/index.md", contracts.contracts_index, (fid,)) for fid in families),
-        *models.jobs(p, metrics),
-        ("compare/index.md", indexes.comparisons, (metrics,)),
-        *((compare.page_path(metric), indexes.comparison, (metric,)) for metric in metrics),
-        ("quarantine.md", indexes.quarantine, ()),
-        ("defects.md", indexes.defects, ()),
-        ("methodology/grades.md", indexes.grades_page, ()),
-        ("methodology/rules.md", indexes.rules_page, (list(codes),)),
-        ("schema.md", indexes.schema_page, ()),
+        [*models.jobs(p, metrics), ("compare/index.md", indexes.comparisons, (metrics,))],
+        *([(compare.page_path(metric), indexes.comparison, (metric,))] for metric in metrics),
+        *(
+            [job]
+            for job in [
+                ("index.md", indexes.home, ()),
+                ("families/index.md", indexes.families_index, ()),
+                ("packets/index.md", indexes.packets_index, ()),
+                ("measurements/index.md", indexes.measurements_index, ()),
+                ("coverage/index.md", contracts.contracts_index, (None,)),  # every folder URL has a page
+                *((f"coverage/{fid}/index.md", contracts.contracts_index, (fid,)) for fid in families),
+                ("quarantine.md", indexes.quarantine, ()),
+                ("defects.md", indexes.defects, ()),
+                ("methodology/grades.md", indexes.grades_page, ()),
+                ("methodology/rules.md", indexes.rules_page, (list(codes),)),
+                ("schema.md", indexes.schema_page, ()),
+            ]
+        ),
     ]

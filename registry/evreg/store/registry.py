@@ -26,14 +26,18 @@ _T = TypeVar("_T")
 
 
 @contextlib.contextmanager
-def no_cycle_collection() -> Iterator[None]:
+def no_cycle_collection(lasting: bool = False) -> Iterator[None]:
     """Loading builds hundreds of thousands of small objects that live to the end and
-    form no reference cycles; the cyclic collector would rescan them over and over."""
+    form no reference cycles; the cyclic collector would rescan them over and over.
+    ``lasting``: what the block built lives as long as the process (a catalog read for
+    a build): it is then left out of every later collection too (``gc.freeze``)."""
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        if lasting:
+            gc.freeze()
         if enabled:
             gc.enable()
 

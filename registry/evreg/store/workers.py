@@ -174,18 +174,20 @@ def forked(fn: Callable[[T], R], items: list[T], processes: int) -> Iterator[Ite
     ``fn`` needs from this process as it is now (they start at once: this process may do other work meanwhile). With
     fewer than two processes, or without ``fork``, ``fn`` runs here as the results are asked for. Objects that exist at
     the fork are left out of the workers' garbage collection (``gc.freeze``), whose visits would otherwise copy every
-    page of them into each worker."""
+    page of them into each worker; here, they are given back to it unless some were left out before (by a caller
+    that read them to last: ``no_cycle_collection``)."""
     if processes < 2 or "fork" not in multiprocessing.get_all_start_methods():
         yield map(fn, items)
         return
     global _fn
     _fn = fn
+    thaw = gc.unfreeze if not gc.get_freeze_count() else lambda: None
     gc.freeze()
     try:
         context = multiprocessing.get_context("fork")
         with concurrent.futures.ProcessPoolExecutor(processes, mp_context=context) as pool:
             results = pool.map(_call, items)  # every item is submitted: the workers fork now
-            gc.unfreeze()
+            thaw()
             try:
                 yield results
             except BaseException:  # the caller failed (or stopped): the items not started yet are not run
@@ -195,7 +197,7 @@ def forked(fn: Callable[[T], R], items: list[T], processes: int) -> Iterator[Ite
         raise OSError(_DIED) from exc
     finally:
         _fn = None
-        gc.unfreeze()
+        thaw()
 
 
 def _run_beside(send: Any, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
