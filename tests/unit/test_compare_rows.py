@@ -1,7 +1,8 @@
 """A metric's results, as the comparisons and the model pages rank them: every finite sample of a run, every series
 point with a numeric ``x`` and value, in the measurements' order, worked out in one pass for every headline metric.
 Tried on the real records' catalog with measurements' metrics and points drawn at random (hypothesis): the rows are
-what the definition below says, for each metric; and a caller placing its rows leaves the next caller's unplaced."""
+what the definition below says, for each metric; and a caller placing its rows leaves the next caller's unplaced.
+The pages sharing them are made in one part, so one process works them out once."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from evreg.claims import ranking
 from evreg.core.vocab import promotable
 from evreg.site import compare
 from evreg.site.cite import Pages
+from evreg.site.pages import site_jobs, site_parts
 
 
 @pytest.fixture(scope="module")
@@ -92,3 +94,14 @@ def test_placing_a_callers_rows_leaves_the_next_callers_unplaced(pages: Pages) -
     tiers = compare.tiers_of(compare.rows_of(pages, metric), metric)
     assert any(r.place is not None for t in tiers for r in t.rows), "some real result is ranked"
     assert all(r.place is None for r in compare.rows_of(pages, metric))
+
+
+def test_the_pages_sharing_every_metrics_results_by_model_are_made_in_one_part(pages: Pages) -> None:
+    parts = site_parts(pages)
+    paths = [job[0] for part in parts for job in part]
+    assert paths == [job[0] for job in site_jobs(pages)] and len(paths) == len(set(paths))
+    shared = {"models/index.md", "replications.md", "compare/index.md"}
+    assert shared <= {job[0] for job in parts[0]}
+    assert all(job[0].startswith("models/") for job in parts[0] if job[0] not in shared)
+    assert sum(job[0].startswith("models/") for job in parts[0]) >= 2, "the real records name a model"
+    assert not any(job[0].startswith("models/") or job[0] in shared for part in parts[1:] for job in part)

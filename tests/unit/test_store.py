@@ -110,3 +110,31 @@ def test_a_failure_beside_the_workers_stops_the_items_not_started(tmp_path: Path
     with pytest.raises(RuntimeError, match="export failed"), workers.forked(work, list(range(40)), 2):
         raise RuntimeError("export failed")
     assert len(list(tmp_path.iterdir())) < 40  # what had started finished; the rest never ran
+
+
+def test_objects_read_to_last_stay_out_of_the_cycle_collector_across_a_fork() -> None:
+    """A catalog read for a whole build is built with the cycle collector paused and then left out of its
+    collections (``no_cycle_collection(lasting=True)``); forking workers keeps it out, where a plain fork gives the
+    objects it froze for the workers back to the collector."""
+    import gc
+
+    from evreg.store import no_cycle_collection, workers
+
+    gc.unfreeze()  # what earlier tests in this process froze
+    try:
+        with workers.forked(abs, [-1, -2], 2) as results:
+            assert list(results) == [1, 2]
+        assert gc.get_freeze_count() == 0  # nothing was frozen before: the fork's freeze is undone
+        with no_cycle_collection():
+            assert not gc.isenabled()
+            kept = [{"n": i} for i in range(1000)]
+        assert gc.isenabled() and gc.get_freeze_count() == 0  # paused only
+        with no_cycle_collection(lasting=True):
+            kept += [{"n": i} for i in range(1000)]
+        frozen = gc.get_freeze_count()
+        assert gc.isenabled() and frozen >= len(kept)
+        with workers.forked(abs, [-3, -4], 2) as results:
+            assert list(results) == [3, 4]
+        assert gc.get_freeze_count() >= frozen  # still out of the collector's way
+    finally:
+        gc.unfreeze()
