@@ -24,7 +24,7 @@ from evreg.core.findings import Code
 from evreg.site import build as sitebuild
 from evreg.site import receipt as receipts
 from evreg.site.html import page_url
-from evreg.site.reuse import CHECKED_FILE, MADE_FILE, PACKS_DIR
+from evreg.site.reuse import CHECKED_FILE, MADE_FILE, PACKS_DIR, content_digest, seal
 from helpers import REPO, F, Reg, build_compare_registry, edit_json, evreg, own_evidence, within
 
 RULES = "methodology/rules.md"
@@ -183,8 +183,10 @@ def test_entries_from_other_code_or_another_site_configuration_or_a_torn_file_ar
     assert (site().reused, site().reused) == (0, 0)
 
 
-def made_entries(root: Path) -> dict[str, list[object]]:
-    return json.loads((root / MADE_FILE).read_text("utf-8"))["pages"]  # type: ignore[no-any-return]
+def made_entries(root: Path, pieces: bool = False) -> dict[str, list[Any]]:
+    """The kept record pages' entries by path (with ``pieces``, the kept pieces' by name: ``PAGE_URL#KEY``)."""
+    kept = json.loads((root / MADE_FILE).read_text("utf-8"))["pages"]
+    return {name: entry for name, entry in kept.items() if ("#" in name) == pieces}
 
 
 PACKET = "packets/deepseek-coder-v2/rapid-deepseek-coder-v2-lite-q4km"
@@ -195,35 +197,38 @@ RUN = f"{PACKET}/measurements/deepseek-coder-v2-lite-q4km-tp1-rapid.json"
 def test_record_pages_are_taken_as_made_while_nothing_they_read_changed(
     real: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """On the real records: a warm build takes every record page from the last build's packs; after one
-    measurement's hardware changes, exactly the record pages that read it are made again (its packet's, its family's,
-    and any other that shows its trust line) and the site is the one a build without any kept page makes, in this
-    process or in two workers."""
+    """On the real records: a warm build takes every record page and every piece of the site's own pages (a
+    comparison's workloads) from the last build's packs; after one measurement's hardware changes, exactly the record
+    pages and pieces that read it are made again (its packet's page, its family's, any other that shows its trust
+    line, the workloads that rank it) and the site is the one a build without any kept page makes, in this process or
+    in two workers."""
     (real / ".gitignore").write_text("build/\n", "utf-8")
     repo = git.Repo(real)
     repo.git.add("-A")
     repo.index.commit("ignore build outputs")
     cold = publish.build(real, tmp_path / "cold")
-    records = len(made_entries(real))
-    assert cold.taken == 0 and records > 100
+    records, pieces = len(made_entries(real)), len(made_entries(real, pieces=True))
+    assert cold.taken == cold.pieces_taken == 0 and records > 100 and pieces > 100
     warm = publish.build(real, tmp_path / "warm")
-    assert warm.taken == records and files(tmp_path / "warm") == files(tmp_path / "cold")
+    assert (warm.taken, warm.pieces_taken) == (records, pieces) and files(tmp_path / "warm") == files(tmp_path / "cold")
     tokens = json.loads((real / MADE_FILE).read_text("utf-8"))["tokens"]
     mid = json.loads((real / RUN).read_text("utf-8"))["id"]
     readers = {
         path
-        for path, entry in made_entries(real).items()
+        for path, entry in {**made_entries(real), **made_entries(real, pieces=True)}.items()
         if any(tokens[n] in (["records/run-measurement", mid], ["measurements", mid]) for n in entry[7])  # type: ignore[attr-defined]
     }
     assert "packets/rapid-deepseek-coder-v2-lite-q4km.md" in readers and len(readers) < records
+    ranked = {name for name in readers if "#" in name}
+    assert ranked and {name.split("/")[0] for name in ranked} == {"compare"} and len(ranked) < pieces
     edit_json(real, RUN, lambda d: d.update(hardware="Intel Arc Pro B70 (second card)"))
     repo.git.add("-A")
     repo.index.commit("the run's hardware")
     changed = publish.build(real, tmp_path / "changed")
-    assert changed.taken == records - len(readers)
+    assert (changed.taken, changed.pieces_taken) == (records - len(readers - ranked), pieces - len(ranked))
     shutil.rmtree(real / "build/cache/pages")
     fresh = publish.build(real, tmp_path / "fresh")
-    assert fresh.taken == 0 and files(tmp_path / "fresh") == files(tmp_path / "changed")
+    assert fresh.taken == fresh.pieces_taken == 0 and files(tmp_path / "fresh") == files(tmp_path / "changed")
     monkeypatch.setenv("EVREG_WORKERS", "2")  # the site's own pages and the record pages made in two workers
     for how in ("workers", "workers, taken"):
         publish.build(real, tmp_path / how)
@@ -391,3 +396,49 @@ def test_kept_files_in_the_way_heal_and_a_torn_scan_file_keeps_the_pages(reg: Re
     (reg.root / CHECKED_FILE).write_bytes(held[: len(held) // 2])
     torn = site()
     assert torn.taken == records and torn.reused == 0
+
+
+def test_a_kept_piece_is_taken_only_whole_for_its_own_rows_and_never_past_an_orphan_figure(
+    reg: Reg, tmp_path: Path
+) -> None:
+    """A comparison's workloads are pieces kept by their reads. A piece whose bytes in the pack were altered (an
+    orphan figure written in, of the same length) or whose entry was moved to another workload's name is made again,
+    and the site is the one a build that makes every piece publishes. A piece kept with an orphan figure (its own
+    scan found it) still refuses the build."""
+    site = builder(reg, tmp_path)
+    site()
+    first, pieces = files(tmp_path / "site"), made_entries(reg.root, pieces=True)
+    assert len(pieces) >= 2 and site().pieces_taken == len(pieces)
+    stored = json.loads((reg.root / MADE_FILE).read_text("utf-8"))
+    (one, kept), (other, _) = sorted(pieces.items())[:2]
+    pack = reg.root / PACKS_DIR / f"part-{kept[2]}.html"
+    data = bytearray(pack.read_bytes())
+    piece = bytes(data[kept[3] : kept[3] + kept[4]])
+    at = kept[3] + piece.index(b"</th>")
+    data[at - 9 : at] = b"52.3 tok/"
+    pack.write_bytes(bytes(data))
+    assert site().pieces_taken == len(pieces) - 1 and files(tmp_path / "site") == first
+    stored = json.loads((reg.root / MADE_FILE).read_text("utf-8"))
+    stored["pages"][other] = stored["pages"][one]  # its reads unchanged, its bytes whole: the seal binds the name
+    (reg.root / MADE_FILE).write_text(json.dumps(stored), "utf-8")
+    assert site().pieces_taken == len(pieces) - 1 and files(tmp_path / "site") == first
+    # a piece kept with an orphan figure its scan found (written whole, as a build writes it), on a page whose scans
+    # are not kept: the build is refused
+    (reg.root / CHECKED_FILE).unlink()
+    stored = json.loads((reg.root / MADE_FILE).read_text("utf-8"))
+    name, kept = sorted(made_entries(reg.root, pieces=True).items())[0]
+    pack = reg.root / PACKS_DIR / f"part-{kept[2]}.html"
+    held = json.loads(pack.read_bytes()[kept[3] : kept[3] + kept[4]])
+    assert held["figures"] == []
+    held["figures"] = ["52.3 tok/s"]
+    resealed = json.dumps(held).encode()
+    digest = content_digest(resealed)
+    with open(pack, "ab") as out:
+        stored["pages"][name][:6] = [digest, "", kept[2], out.tell(), len(resealed), 0]
+        out.write(resealed)
+    stored["pages"][name][8] = seal(name, digest, "", kept[6], b"")
+    (reg.root / MADE_FILE).write_text(json.dumps(stored), "utf-8")
+    refused = sitebuild.build_site(
+        reg.root, reg.root / "build/catalog.duckdb", reg.root / "build/downloads", tmp_path / "x"
+    )
+    assert [f.code for f in refused.findings] == ["orphan-number"] and "52.3 tok/s" in refused.findings[0].message

@@ -33,6 +33,7 @@ class Built:
     reused: int = 0  # generated pages whose scans were reused, their content unchanged (``evreg.site.reuse``)
     scanned: list[str] = dataclasses.field(default_factory=list)  # the generated pages scanned (their paths)
     taken: int = 0  # record pages taken as an earlier build made them, nothing they read changed
+    pieces_taken: int = 0  # pieces of the site's own pages (a comparison's workloads) taken so
 
 
 def default_out(root: Path) -> Path:
@@ -65,7 +66,9 @@ def build(root: Path, out: Path | None = None, as_of: str | None = None) -> Buil
         raise Refused("build failed: nothing was published (see the findings above)", built.findings)
     now = time.perf_counter()
     seconds = (now - started, now - site_started)
-    return Built(out, built.pages, built.size, *seconds, taken, built.reused, built.scanned, built.taken)
+    return Built(
+        out, built.pages, built.size, *seconds, taken, built.reused, built.scanned, built.taken, built.pieces_taken
+    )
 
 
 class _SiteHandler(http.server.SimpleHTTPRequestHandler):

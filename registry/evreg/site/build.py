@@ -40,7 +40,7 @@ from evreg.site.cite import Pages
 from evreg.site.html import Page, evidence_url, page_base, page_url
 from evreg.site.pages import Job, downloads_job, make, record_jobs, site_parts
 from evreg.site.receipt import RECEIPT_FILE, Receipt, build_date, rules_digest, with_footer
-from evreg.site.reuse import Checks, Trace, content_digest, seal, site_version
+from evreg.site.reuse import Checks, Spill, Trace, content_digest, seal, site_version
 from evreg.store import no_cycle_collection, workers
 
 if TYPE_CHECKING:
@@ -166,15 +166,17 @@ class SitePlugin(BasePlugin):
             spans.append((start, end))
             start = end
         own = site_parts(self.pages, self.code_docs)
+        # an item is its part's number (its pack's, ``part-N.html``) and its record pages' range, None for a part of
+        # the site's own pages
         items: list[tuple[int, tuple[int, int] | None]] = [(i, None) for i in range(len(own))]
-        items += list(enumerate(spans))
+        items += [(len(own) + n, span) for n, span in enumerate(spans)]
         pages, pending, checks = self.pages, self.pending, self.checks
 
         def made_of(item: tuple[int, tuple[int, int] | None]) -> list[Made] | list[SiteMade]:
             n, span = item
             with no_cycle_collection():  # a comparison builds a million objects that live until it is made
                 if span is None:
-                    return [site_page(*make(pages, job), checks) for job in own[n]]
+                    return [own_page(pages, job, checks, pending, n) for job in own[n]]
                 return make_records(pages, (n, jobs[span[0] : span[1]]), pending, checks)
 
         with workers.forked(made_of, items, workers.count_for_files(len(jobs))) as made:
@@ -204,9 +206,12 @@ class SitePlugin(BasePlugin):
         self._keep(site_page(path, page, self.checks))
 
     def _keep(self, m: SiteMade) -> None:
-        """A site page, made and checked (here or in a worker): kept for MkDocs, its data files beside it."""
+        """A site page, made and checked (here or in a worker): kept for MkDocs, its data files beside it, its pieces
+        for the next build."""
         self.generated[m.path] = m.page
         self.checks.keep(m.path, m.digest, m.entry)
+        self.checks.made.update(m.pieces)
+        self.checks.pieces_taken += m.taken
         self.findings += m.findings
         for name, data in m.beside.items():
             self.beside[(page_url(m.path), name)] = data
@@ -414,6 +419,21 @@ class SiteMade:
     digest: str
     entry: dict[str, Any] | None
     beside: dict[str, bytes]
+    pieces: dict[str, list[Any]] = field(default_factory=dict)  # its pieces' entries (``evreg.site.reuse.Spill``)
+    taken: int = 0  # its pieces taken from an earlier build
+
+
+def own_page(pages: Pages, job: Job, checks: Checks, pending: Path, part: int) -> SiteMade:
+    """A page of the site's own, made and checked, its pieces (``Pages.kept``) kept in the part's pack or taken from
+    an earlier build's."""
+    spill = Spill(checks, pages.digests, pages.reads, pending, part)
+    pages.keeper = spill
+    try:
+        made = site_page(*make(pages, job), checks)
+    finally:
+        pages.keeper = None
+    made.pieces, made.taken = spill.entries, spill.taken
+    return made
 
 
 def site_page(path: str, page: Page, checks: Checks) -> SiteMade:
@@ -423,16 +443,22 @@ def site_page(path: str, page: Page, checks: Checks) -> SiteMade:
     (``evreg.site.reuse``)."""
 
     def scan() -> list[Finding]:
-        found = orphan_findings(path, path, md.html_figures(page.html), page.html)
-        found += unsafe_findings(path, page.html)
-        for name, (_content, made) in page.data.items():
-            for figure in md.html_figures(made):
-                message = f"data file {name} of page {path} shows figure {figure!r}, not through a citation"
-                hint = "write {{ m:ID.METRIC[INDEX] }} instead of the typed figure"
-                found.append(codes.ORPHAN_NUMBER.at(path, "", message, hint))
+        # a page of pieces (a comparison's workloads): each piece was scanned as it was made, the rest is scanned here
+        body = page.unscanned_html() if page.checked else page.html
+        figures = [*md.html_figures(body), *(f for s in page.checked for f in s.figures)]
+        found = orphan_findings(path, path, figures, page.html)
+        found += unsafe_findings(path, body)
+        found += [unsafe_finding(path, piece) for s in page.checked for piece in s.problems]
+        data = [(name, f) for name, (_content, made) in page.data.items() for f in md.html_figures(made)]
+        for name, figure in [*data, *(d for s in page.checked for d in s.data)]:
+            message = f"data file {name} of page {path} shows figure {figure!r}, not through a citation"
+            hint = "write {{ m:ID.METRIC[INDEX] }} instead of the typed figure"
+            found.append(codes.ORPHAN_NUMBER.at(path, "", message, hint))
         return found
 
-    digest = content_digest(page.html.encode("utf-8"), [(name, made) for name, (_, made) in page.data.items()])
+    # its content: its HTML and its data files (the HTML a data file makes is made from it by the code, whose version
+    # is in the address)
+    digest = content_digest(page.html.encode("utf-8"), [(name, content) for name, (content, _) in page.data.items()])
     found, entry = checks.check(path, digest, scan)
     beside = {}
     for name, (content, _made) in page.data.items():
@@ -452,10 +478,11 @@ def scan_record(path: str, data: bytes) -> list[Finding]:
 def unsafe_findings(path: str, html: str) -> list[Finding]:
     """The final net on a page the renderer made: markup outside the renderer's allowlist (record text is escaped
     into it, so any is a defect of the renderer) is not published."""
-    return [
-        codes.SITE_FILE_UNSAFE.at(path, "", f"{p.piece} in the generated page {path} is not published")
-        for p in sanitize.problems(html, generated=True)
-    ]
+    return [unsafe_finding(path, p.piece) for p in sanitize.problems(html, generated=True)]
+
+
+def unsafe_finding(path: str, piece: str) -> Finding:
+    return codes.SITE_FILE_UNSAFE.at(path, "", f"{piece} in the generated page {path} is not published")
 
 
 def orphan_findings(rel: str, name: str, figures: list[str], source: str) -> list[Finding]:
@@ -626,6 +653,7 @@ class Built:
     size: int = 0
     reused: int = 0  # generated pages whose scans were reused (``evreg.site.reuse``)
     taken: int = 0  # record pages taken as an earlier build made them (``evreg.site.reuse``)
+    pieces_taken: int = 0  # pieces of the site's own pages taken so (``evreg.site.reuse.Spill``)
     scanned: list[str] = field(default_factory=list)  # the generated pages scanned
 
 
@@ -680,13 +708,19 @@ def build_site(
         if plugin is None or not plugin.findings:
             raise
         checks.save(root, pending)  # every page was made and checked: what was found is kept for the next build
-        return Built(list(plugin.findings), reused=checks.reused, scanned=checks.scanned, taken=checks.taken)
+        return Built(
+            list(plugin.findings),
+            reused=checks.reused,
+            scanned=checks.scanned,
+            taken=checks.taken,
+            pieces_taken=checks.pieces_taken,
+        )
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     finally:
         shutil.rmtree(pending, ignore_errors=True)
-    built = Built(reused=checks.reused, scanned=checks.scanned, taken=checks.taken)
+    built = Built(reused=checks.reused, scanned=checks.scanned, taken=checks.taken, pieces_taken=checks.pieces_taken)
     for folder, _, names in os.walk(staging):  # one walk of the 100k site's 108,000 files, not two
         built.pages += names.count("index.html")
         built.size += sum(os.stat(os.path.join(folder, name)).st_size for name in names)

@@ -43,11 +43,18 @@ class Pages(Catalog):
         self._titles: dict[Any, tuple[str, frozenset[Token]]] = {}  # (measurement, stated line) -> its title
         self._trust_spans: dict[Any, tuple[str, frozenset[Token]]] = {}  # (measurement, base) -> its trust_span
         self._memos: dict[str, dict[Any, Any]] = {}  # ``memo``'s, by name
+        # where a build keeps pieces of pages by what they read (``kept``; ``evreg.site.reuse.Spill``)
+        self.keeper: Callable[[str, Callable[[], bytes]], bytes] | None = None
 
     def memo(self, name: str, key: Hashable, compute: Callable[[], T]) -> T:
         """``compute()``, worked out once per build under ``name`` and ``key`` (a result's setup, a metric's rows): a
         page taking the value reads what computing it read (``Reads.memo``)."""
         return self.reads.memo(self._memos.setdefault(name, {}), key, compute)
+
+    def kept(self, name: str, make: Callable[[], bytes]) -> bytes:
+        """A piece of the page being made, ``make()``: taken as an earlier build made it while everything it read is
+        unchanged, when the build keeps pieces (``keeper``); ``name`` is unique to the piece's page and inputs."""
+        return make() if self.keeper is None else self.keeper(name, make)
 
     # -- the citation path ----------------------------------------------------------------
 

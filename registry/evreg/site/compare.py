@@ -15,21 +15,26 @@ filters and a CSV download of exactly the rows shown.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass, field
 from html import unescape
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
+
+import orjson
 
 from evreg.claims import citations, ranking, topology, workload
+from evreg.core import jsonio
 from evreg.core.layout import slug
 from evreg.core.vocab import metrics as metric_vocab
 from evreg.core.vocab import promotable
-from evreg.site.html import esc_trimmed
+from evreg.site.html import Scan, esc_trimmed, scan_piece
 
 if TYPE_CHECKING:
     from evreg.site.cite import Pages  # handed in by the site: it registers these pages
     from evreg.site.html import Page
+    from evreg.site.trace import Token
 
 SCRIPT = "assets/evreg-compare.js"
 COLUMNS = (
@@ -137,31 +142,19 @@ def tiers_of(rows: list[Row], metric: str) -> list[Tier]:
 
 
 class Context:
-    """What a row shows beside its value, read once per build: packets by measurement, revision labels."""
+    """What a row shows beside its value, made once per page: the cells after the value of a measurement's rows, a
+    rank's cell. Every record is read through the catalog's stores, so a workload's rows read what they show (a
+    piece of the page is kept by its reads: ``tier_piece``)."""
 
     def __init__(self, p: Pages) -> None:
         self.p = p
-        self.packet_of: dict[str, str] = {}
-        for pid, pk in p.records.get("packet", {}).items():
-            mid = (pk.get("featured_metric") or {}).get("measurement_id")
-            if isinstance(mid, str):
-                self.packet_of.setdefault(mid, pid)
-        for mid in p.measurements:
-            packet = p.measurement_where(mid).packet
-            if packet:
-                self.packet_of[mid] = packet
-        self.revision_label: dict[tuple[str, str], str] = {}
-        for fid, fam in p.records.get("family", {}).items():
-            for rev in [*(fam.get("weight_revisions") or []), *(fam.get("model_variants") or [])]:
-                if isinstance(rev, dict) and isinstance(rev.get("id"), str):
-                    self.revision_label[(fid, rev["id"])] = str(rev.get("label") or rev["id"])
-        # (measurement, differs line) -> the row's cells after the value
-        self.fixed: dict[tuple[str, str], tuple[list[str], bool]] = {}
+        # (measurement, differs line) -> the row's cells after the value, with what they read (``Reads.memo``)
+        self.fixed: dict[Any, tuple[tuple[list[str], bool], frozenset[Token]]] = {}
         self.same: dict[str, str] = {}  # one copy of each such cell (many rows share them)
         self.ranks: dict[tuple[int, bool] | None, str] = {}  # (rank, tied) -> its cell
 
     def packet(self, mid: str) -> tuple[str | None, dict[str, Any]]:
-        pid = self.packet_of.get(mid)
+        pid = self.p.packet_of(mid)
         return pid, (self.p.records.get("packet", {}).get(pid or "") or {})
 
     def fixed_tds(self, row: Row, differs: str = "") -> tuple[list[str], bool]:
@@ -169,11 +162,14 @@ class Context:
         ``td`` elements, and whether one holds a character the data file uses as a mark: the same for every row of
         a measurement (a series' points are rows of their own) with the same ``differs`` line (what sets it apart
         in its workload, ``_differs``), so made once per measurement and line."""
-        if (done := self.fixed.get((row.mid, differs))) is None:
-            cells = self._cells(row, differs)
-            tds = [self.same.setdefault(td, td) for td in (_td(html, key, "") for html, key in cells)]
-            done = self.fixed[(row.mid, differs)] = (tds, any(c in td for td in tds for c in MARKS))
-        return done
+
+        def made() -> tuple[list[str], bool]:
+            tds = [
+                self.same.setdefault(td, td) for td in (_td(html, key, "") for html, key in self._cells(row, differs))
+            ]
+            return tds, any(c in td for td in tds for c in MARKS)
+
+        return self.p.reads.memo(self.fixed, (row.mid, differs), made)
 
     def rank_td(self, row: Row) -> str:
         """A row's rank cell (the same for every row of a rank)."""
@@ -189,7 +185,7 @@ class Context:
         family = str(p.measurement_where(row.mid).family)
         fam = p.records.get("family", {}).get(family, {})
         pid, pk = self.packet(row.mid)
-        revision = self.revision_label.get((family, str(m.get("revision"))), str(m.get("revision") or ""))
+        revision = revision_label(fam, m.get("revision"))
         hardware = m.get("hardware") or pk.get("hardware")
         runtime = m.get("runtime") or pk.get("runtime")
         quant = m.get("quantization") or pk.get("quantization")
@@ -212,6 +208,16 @@ class Context:
             (grade, grade_key or "ungraded"),
             (_state_cell(p, m["state"], row.why_not), str(m["state"])),
         ]
+
+
+def revision_label(fam: dict[str, Any], rid: Any) -> str:
+    """A revision's label in its family (its id when it has none; the revision as stated when the family lists no
+    such revision; of two revisions with one id, the last listed)."""
+    label = str(rid or "")
+    for rev in [*(fam.get("weight_revisions") or []), *(fam.get("model_variants") or [])]:
+        if isinstance(rev, dict) and isinstance(rev.get("id"), str) and rev["id"] == str(rid):
+            label = str(rev.get("label") or rev["id"])
+    return label
 
 
 def _td(html: str, key: str, sort: Any) -> str:
@@ -382,7 +388,9 @@ def metric_page(p: Pages, page: Page, metric: str) -> None:
         for i, (name, filt) in enumerate(COLUMNS)
     )
     data = Rows(p.base)
-    bodies = [_tier_body(p, ctx, tier, metric, data) for tier in tiers]
+    pieces = [tier_piece(p, ctx, tier, metric) for tier in tiers]
+    for piece in pieces:
+        data.merge(piece["cells"], piece["rows"])
     attrs = f' data-rows="{ROWS_FILE}" data-row-count="{rows}"' if data.count else ""
     if data.count:
         page.p(
@@ -390,13 +398,15 @@ def metric_page(p: Pages, page: Page, metric: str) -> None:
             f'<a href="{ROWS_FILE}">its data file</a> (gzip-compressed JSON), which the page\'s script adds to '
             "the table."
         )
-        page.data[ROWS_FILE] = (data.json(), data.scan_text())
+        page.data[ROWS_FILE] = (data.json(), "")  # the HTML its rows make was scanned with their workload's piece
     page.add(_controls(metric))  # right before the table: the script finds it there
-    html = [
+    page.add(
         f'<div class="evreg-scroll"><table class="evreg-compare" data-metric="{esc_trimmed(metric)}"{attrs}><thead><tr>'
-    ]
-    html += [head, "</tr></thead>", *bodies, "</table></div>"]
-    page.add("".join(html))
+        f"{head}</tr></thead>"
+    )
+    for piece in pieces:
+        page.piece(piece["html"], Scan(piece["figures"], [(n, f) for n, f in piece["data"]], piece["problems"]))
+    page.add("</table></div>")
     page.scripts.append(p.base + SCRIPT)  # loaded after the content, never inside it
 
 
@@ -468,6 +478,13 @@ class Rows:
         self.tiers[-1].append([mid, home, cls, low, high, template, numbers, [first, *after]])
         self.count += 1
 
+    def merge(self, cells: list[str], rows: list[list[Any]]) -> None:
+        """A workload's rows as another ``Rows`` holds them (``cells``, and ``rows`` naming them by number), as this
+        one's next workload."""
+        number = [self.cell(c) for c in cells]
+        self.tiers.append([[*row[:5], number[row[5]], row[6], [number[n] for n in row[7]]] for row in rows])
+        self.count += len(rows)
+
     def json(self) -> str:
         return json.dumps(
             {"base": self.base, "cells": list(self.cells), "tiers": self.tiers},
@@ -485,6 +502,26 @@ class Rows:
             for row in tier
         )
         return "\n".join([*(c for c in cells if NUMBER not in c), *values]).replace(HOME, "")
+
+
+def tier_piece(p: Pages, ctx: Context, tier: Tier, metric: str) -> dict[str, Any]:
+    """A workload's rows as a piece of the page (``Pages.kept``): its ``tbody`` (``html``), the rows past
+    ``INLINE_ROWS`` as the data file holds them (``cells``, ``rows``: ``Rows``) and what the scans found on both
+    (``figures``, ``data``, ``problems``: ``evreg.site.html.scan_piece``). It is kept under the page's URL and a
+    digest of its rows as ranked (their values, places and why any is not ranked) and of what the page states around
+    them, and taken from an earlier build while everything it read is unchanged: a pull request's new result remakes
+    the workloads it joins, not the page."""
+    shown = [(r.mid, r.values, r.indices, r.x, r.stated, r.why_not, r.place) for r in tier.rows]
+    key = hashlib.sha256(repr((metric, p.base, p.here, p.said, tier.key, shown)).encode()).hexdigest()
+    return cast(dict[str, Any], jsonio.loads(p.kept(f"{p.here}#{key}", lambda: _tier_bytes(p, ctx, tier, metric))))
+
+
+def _tier_bytes(p: Pages, ctx: Context, tier: Tier, metric: str) -> bytes:
+    rows = Rows(p.base)
+    html = _tier_body(p, ctx, tier, metric, rows)  # the data file's rows of one workload: rows.tiers[0]
+    scan = scan_piece(html, ("<table>", "</table>"), [(ROWS_FILE, rows.scan_text())] if rows.count else [])
+    piece = {"html": html, "cells": list(rows.cells), "rows": rows.tiers[0], **scan._asdict()}
+    return orjson.dumps(piece)
 
 
 def _tier_body(p: Pages, ctx: Context, tier: Tier, metric: str, rows: Rows) -> str:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import quote
 
-from evreg.claims import citations
+from evreg.claims import citations, markdown, sanitize
 from evreg.core.layout import slug
 
 if TYPE_CHECKING:
@@ -142,6 +142,27 @@ def id_terms(record_id: str) -> str:
     return f"<span hidden> {escape(' '.join(parts))}</span>" if len(parts) > 1 else ""
 
 
+class Scan(NamedTuple):
+    """What the scans found on a piece of a page, scanned as it was made (``scan_piece``): the figures shown that
+    did not come through a citation, in its HTML and (data file, figure) in the rows it put in a data file, and the
+    markup outside the renderer's allowlist."""
+
+    figures: list[str]
+    data: list[tuple[str, str]]
+    problems: list[str]
+
+
+def scan_piece(html: str, context: tuple[str, str] = ("", ""), data: Sequence[tuple[str, str]] = ()) -> Scan:
+    """The scans of a piece of a page, as a whole page's scans would find it there: its HTML inside the elements
+    around it in the page (``context``: a table's rows are parsed in a table, as in the page), and ``data``, the HTML
+    of the rows it put in a data file, by file. A piece begins and ends with a block element, so no figure is
+    read across its ends."""
+    figures = markdown.html_figures(html)
+    found = [(name, figure) for name, made in data for figure in markdown.html_figures(made)]
+    problems = [p.piece for p in sanitize.problems(context[0] + html + context[1], generated=True)]
+    return Scan(figures, found, problems)
+
+
 class Cell(NamedTuple):
     """A table cell with attributes of its own (`` class="..." id="..."``, escaped) around its HTML."""
 
@@ -160,6 +181,8 @@ class Page:
     toc: list[dict[str, Any]] = field(default_factory=list)  # MkDocs toc tokens, nested by level
     scripts: list[str] = field(default_factory=list)  # URLs of the product's own scripts, loaded after the content
     data: dict[str, tuple[str, str]] = field(default_factory=dict)  # file beside the page -> (content, HTML it makes)
+    checked: list[Scan] = field(default_factory=list)  # the scans of the pieces among its parts (``piece``)
+    _pieces: set[int] = field(default_factory=set)  # which parts are pieces
     _ids: Counter[str] = field(default_factory=Counter)
     _index: list[list[Any]] = field(default_factory=list)  # [id, level, heading text, first paragraph's text]
 
@@ -255,3 +278,14 @@ class Page:
     def add(self, raw: str) -> None:
         """HTML made by the renderer (a chart, a matrix)."""
         self.parts.append(raw)
+
+    def piece(self, raw: str, scan: Scan) -> None:
+        """HTML made by the renderer and scanned as it was made (``scan_piece``): a large page made of pieces kept by
+        what they read (a comparison's workloads) is scanned piece by piece, the rest of it as a page is."""
+        self._pieces.add(len(self.parts))
+        self.parts.append(raw)
+        self.checked.append(scan)
+
+    def unscanned_html(self) -> str:
+        """The page's HTML without its pieces (``piece``): what the build's scans read of it."""
+        return "\n".join(part for n, part in enumerate(self.parts) if n not in self._pieces) + "\n"

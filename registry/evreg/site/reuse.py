@@ -53,7 +53,7 @@ from pydantic import ValidationError
 
 from evreg.core import jsonio
 from evreg.core.findings import Finding
-from evreg.site.trace import Digests, Token, sorted_tokens, token_from_json
+from evreg.site.trace import Digests, Reads, Token, sorted_tokens, token_from_json
 
 if TYPE_CHECKING:
     from evreg.site.build import Made
@@ -67,7 +67,7 @@ PACKS_DIR = "build/cache/pages/packs"
 """The record pages a build made: an entry per page (``MADE_FILE``) and their HTML, one pack per part of the build
 (``part-N.html``, the pages one after another)."""
 
-FORMAT = 3
+FORMAT = 4
 """The files' own format: a file of another format is not read."""
 
 
@@ -96,12 +96,13 @@ figure grammar, the scans' HTML parser, Markdown, the JSON and catalog readers."
 
 
 def content_digest(html: bytes, data: Sequence[tuple[str, str]] = ()) -> str:
-    """A page's content as its scan reads it: its HTML (as published, before the footer) and, for each of its data
-    files, its name and the HTML it makes. Each part is length-prefixed, so no two contents share a digest."""
+    """A page's content: its HTML (as published, before the footer) and, for each of its data files, its name and
+    its content (the HTML a scan reads of it is made from it by code whose version is in every address). Each part is
+    length-prefixed, so no two contents share a digest."""
     h = hashlib.sha256(b"%d\0" % len(html))
     h.update(html)
-    for name, made in data:
-        for part in (name.encode(), made.encode()):
+    for name, content in data:
+        for part in (name.encode(), content.encode()):
             h.update(b"\0%d\0" % len(part))
             h.update(part)
     return h.hexdigest()
@@ -128,6 +129,7 @@ class Checks:
     packs: Path | None = None  # where the kept pages' HTML is
     made: dict[str, list[Any]] = field(default_factory=dict)  # the record pages this build made or took, as stored
     taken: int = 0  # record pages taken from the packs (counted as they come back from the workers)
+    pieces_taken: int = 0  # pieces of the site's own pages taken from the packs (``Spill``)
 
     @classmethod
     def load(cls, root: Path, version: str) -> Checks:
@@ -242,17 +244,10 @@ class Checks:
         """The record page ``path`` as an earlier build made it, its HTML and its search entries as kept (JSON): only
         when everything it read digests in this build's catalog (``digests``) as it did then, and what is read back
         (the HTML and the entries from the pack, the title from its entry) has the digests it was kept with."""
-        kept = _kept(self.kept.get(path), self.table)
-        if kept is None or self.packs is None or digests.of_trace(list(kept.tokens)) != kept.inputs:
+        taken = self.kept_bytes(path, digests)
+        if taken is None:
             return None
-        data = _regular_bytes(self.packs / f"part-{kept.part}.html", kept.offset, kept.size + kept.esize)
-        if data is None:
-            return None
-        html, entries = data[: kept.size], data[kept.size :]
-        if content_digest(html) != kept.content or not kept.seal:
-            return None
-        if seal(path, kept.content, kept.title, kept.inputs, entries) != kept.seal:
-            return None
+        kept, html, entries = taken
         try:
             html.decode("utf-8")
             listed = jsonio.loads(entries)
@@ -262,6 +257,24 @@ class Checks:
             return None
         return dataclasses.replace(kept, trace=dataclasses.replace(kept.trace, entries=listed)), html, entries
 
+    def kept_bytes(self, name: str, digests: Digests) -> tuple[Kept, bytes, bytes] | None:
+        """What an earlier build kept under ``name`` (a record page's path, or a piece's name: ``Spill``), as read
+        back from its pack: its bytes and the bytes after them (a page's search entries); only when everything it
+        read digests in this build's catalog (``digests``) as it did then, and the bytes have the digest they were
+        kept with and its seal is whole."""
+        kept = _kept(self.kept.get(name), self.table)
+        if kept is None or self.packs is None or digests.of_trace(list(kept.tokens)) != kept.inputs:
+            return None
+        data = _regular_bytes(self.packs / f"part-{kept.part}.html", kept.offset, kept.size + kept.esize)
+        if data is None:
+            return None
+        html, entries = data[: kept.size], data[kept.size :]
+        if content_digest(html) != kept.content or not kept.seal:
+            return None
+        if seal(name, kept.content, kept.title, kept.inputs, entries) != kept.seal:
+            return None
+        return kept, html, entries
+
     def record(self, path: str, m: Made) -> None:
         """Keep a record page this build made or took: its HTML's digest, title, place in this build's packs (part,
         offset, size of the HTML, size of the search entries after it), the digest of its reads, the reads and the
@@ -269,6 +282,39 @@ class Checks:
         assert m.trace is not None
         where = [m.part, m.offset, m.size, m.esize]
         self.made[path] = [m.digest, m.title, *where, m.trace.inputs, list(m.trace.tokens), m.seal]
+
+
+class Spill:
+    """The pieces of pages one part of the build makes (``Pages.kept``: a comparison's workloads), kept as record
+    pages are: each written into the part's pack (``part``, under ``pending``) with an entry of what it read
+    (``entries``, by name, in ``MADE_FILE``'s form), and taken from an earlier build's pack instead of being made
+    while everything it read is unchanged (``Checks.kept_bytes``)."""
+
+    def __init__(self, checks: Checks, digests: Digests, reads: Reads, pending: Path, part: int) -> None:
+        self.checks, self.digests, self.reads = checks, digests, reads
+        self.pack, self.part = pending / f"part-{part}.html", part
+        self.entries: dict[str, list[Any]] = {}
+        self.taken = 0  # pieces taken from an earlier build
+
+    def __call__(self, name: str, make: Callable[[], bytes]) -> bytes:
+        kept = self.checks.kept_bytes(name, self.digests)
+        if kept is not None:
+            was, data, _after = kept
+            trace = was.trace
+            self.reads.noted(trace.tokens)  # a page taking it reads what making it read
+            self.taken += 1
+        else:
+            with self.reads.recording() as seen:
+                data = make()
+            trace = Trace.of(seen, self.digests, [])
+        digest = content_digest(data)
+        with open(self.pack, "ab") as out:
+            offset = out.tell()
+            out.write(data)
+        where = [self.part, offset, len(data), 0]
+        sealed = seal(name, digest, "", trace.inputs, b"")
+        self.entries[name] = [digest, "", *where, trace.inputs, list(trace.tokens), sealed]
+        return data
 
 
 def own(root: Path) -> bool:

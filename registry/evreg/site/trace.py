@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-from collections.abc import Callable, Hashable, ItemsView, Iterator, KeysView, Mapping, ValuesView
+from collections.abc import Callable, Hashable, ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
 from typing import Any, TypeVar
 
 import orjson
@@ -54,6 +54,11 @@ class Reads:
             self._open.pop()
             if self._open:
                 self._open[-1] |= seen
+
+    def noted(self, tokens: Iterable[Token]) -> None:
+        """Reads made before, noted again (a kept value taken: reading it reads what making it read)."""
+        if self._open:
+            self._open[-1].update(tokens)
 
     def memo(self, cache: dict[Any, tuple[T, frozenset[Token]]], key: Hashable, compute: Callable[[], T]) -> T:
         """``compute()``, kept in ``cache`` under ``key`` with the tokens it read; a page taking the kept value reads
