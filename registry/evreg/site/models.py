@@ -293,7 +293,12 @@ def model_page(p: Pages, model: str, metrics: tuple[str, ...]) -> Page:
 
 def _best_per_setup(p: Pages, tier: compare.Tier) -> list[tuple[Setup, compare.Row, int]]:
     """Each setup of a workload once: its best promotable result (else its best result), and how many results it
-    has there; in the tier's order (ranked first)."""
+    has there; in the tier's order (ranked first). Worked out once per workload of a model (its tiers live as long as
+    the process's ``results_of``)."""
+    return p.memo("best per setup", id(tier), lambda: _best_of(p, tier))
+
+
+def _best_of(p: Pages, tier: compare.Tier) -> list[tuple[Setup, compare.Row, int]]:
     out: list[tuple[Setup, compare.Row, int]] = []
     for row in tier.rows:
         s = setup_of(p, row.mid)
@@ -425,9 +430,12 @@ def models_index(p: Pages, metrics: tuple[str, ...]) -> Page:
         "compares its weights across hardware, runtimes, quantizations and topologies."
     )
     rows = []
+    of_model: dict[str, list[str]] = defaultdict(list)
+    for mid, model in results.model_of.items():
+        of_model[model].append(mid)
     for model in results.models():
         spec = model_vocab()[model]
-        mids = [mid for mid, m in results.model_of.items() if m == model]
+        mids = of_model[model]
         families = dict.fromkeys(fid for fid, _ in results.revisions[model])
         rows.append(
             [

@@ -12,9 +12,16 @@ catalog, its HTML against its digest, and it is scanned (or its scan reused) as 
 the receipt's footer, which changes with every commit, are added as every page is written, so a build that takes
 pages publishes the same bytes as one that makes them all.
 
+**Pieces.** A page of the site's own that reads most of the catalog (a comparison: every result of a metric) is
+made of pieces (a workload's rows: ``evreg.site.compare.tier_piece``), each a pure function of its name (the page's
+URL and a digest of what the page states around it) and its reads, and kept as a record page is (``Spill``: an entry
+in ``MADE_FILE`` under the name, its bytes in the part's pack). A piece's bytes hold what the scans found on it,
+scanned as it was made, in the context the page gives it (``evreg.site.html.scan_piece``); the page's own HTML around
+its pieces is scanned as any page is. So a new result remakes and rescans the workloads it joins, not the page.
+
 **Scans.** Every generated page is scanned: for figures that did not come through a citation (``orphan-number``)
 and for markup outside the renderer's allowlist (``site-file-unsafe``). What a scan finds is a pure function of the
-page's content (its HTML, and the HTML its data files make), its path (named in the findings) and the code that scans
+page's content (its HTML and its data files), its path (named in the findings) and the code that scans
 (the figure grammar and the allowlist); so the findings are kept under an *address*, a digest of exactly those
 (``address``), and a page whose address has an entry gets the entry's findings without a scan. A page whose entry
 holds an ``orphan-number`` still refuses the build. An entry is used only when it is whole and for this page: it names
