@@ -278,5 +278,4 @@ def rows_of(con: duckdb.DuckDBPyConnection, table: type[_Row], order: str) -> It
     plain = _plain(table)
     cur = con.execute(f"SELECT {', '.join(plain._fields)} FROM {table.__tablename__} ORDER BY {order}")
     while batch := cur.fetchmany(10_000):
-        for row in batch:
-            yield cast(_Row, plain._make(row))
+        yield from cast("Iterator[_Row]", map(plain._make, batch))
