@@ -404,32 +404,6 @@ def test_deep_nesting_is_a_value_error_not_a_recursion_error(text: str) -> None:
         jsonio.loads(text)
 
 
-_JSON_TEXT = st.text(alphabet=st.sampled_from('[]{}"\\\\ab: ,\n\u00e9'), max_size=8)
-_JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | _JSON_TEXT,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_JSON_TEXT, inner, max_size=3),
-    max_leaves=40,
-)
-
-
-@settings(max_examples=300, deadline=None)
-@given(_JSON, st.sampled_from(["compact", "indented", "text"]), st.integers(min_value=0, max_value=70))
-def test_the_nesting_of_json_text_is_the_depth_of_its_value(value: Any, form: str, wrap: int) -> None:
-    """Read from the text (its strings left out, brackets and escapes in them included), the nesting is the depth of
-    the value the text holds, as a walk of it finds, however the text is written."""
-    import json
-
-    value = [value] if wrap == 0 else value
-    for _ in range(wrap):
-        value = {"k[": value} if wrap % 2 else [value]
-    text: str | bytes = {
-        "compact": lambda: json.dumps(value, separators=(",", ":")).encode(),
-        "indented": lambda: json.dumps(value, indent=2, ensure_ascii=False).encode(),
-        "text": lambda: json.dumps(value, ensure_ascii=False),
-    }[form]()
-    assert min(jsonio.nesting(text), jsonio.MAX_DEPTH + 1) == min(jsonio.depth(value), jsonio.MAX_DEPTH + 1)
-
-
 def test_non_finite_numbers_that_tools_write_are_read() -> None:
     assert str(jsonio.loads(b'{"a": NaN, "b": Infinity, "c": -Infinity}')) == "{'a': nan, 'b': inf, 'c': -inf}"
 
