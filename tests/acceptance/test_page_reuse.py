@@ -422,6 +422,25 @@ def test_a_kept_piece_is_taken_only_whole_for_its_own_rows_and_never_past_an_orp
     stored["pages"][other] = stored["pages"][one]  # its reads unchanged, its bytes whole: the seal binds the name
     (reg.root / MADE_FILE).write_text(json.dumps(stored), "utf-8")
     assert site().pieces_taken == len(pieces) - 1 and files(tmp_path / "site") == first
+    # a piece sealed whole but not of a piece's form is made again, never a crash
+    stored = json.loads((reg.root / MADE_FILE).read_text("utf-8"))
+    name, kept = sorted(made_entries(reg.root, pieces=True).items())[0]
+    pack = reg.root / PACKS_DIR / f"part-{kept[2]}.html"
+    for other_form in (
+        b"{}",
+        b'{"html": 1}',
+        json.dumps(
+            {**json.loads(pack.read_bytes()[kept[3] : kept[3] + kept[4]]), "rows": [["a"] * 5 + [99, [], []]]}
+        ).encode(),
+    ):
+        digest = content_digest(other_form)
+        with open(pack, "ab") as out:
+            stored["pages"][name][:6] = [digest, "", kept[2], out.tell(), len(other_form), 0]
+            out.write(other_form)
+        stored["pages"][name][8] = seal(name, digest, "", kept[6], b"")
+        (reg.root / MADE_FILE).write_text(json.dumps(stored), "utf-8")
+        assert site().pieces_taken == len(pieces) - 1 and files(tmp_path / "site") == first
+        stored = json.loads((reg.root / MADE_FILE).read_text("utf-8"))
     # a piece kept with an orphan figure its scan found (written whole, as a build writes it), on a page whose scans
     # are not kept: the build is refused
     (reg.root / CHECKED_FILE).unlink()

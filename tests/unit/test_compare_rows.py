@@ -105,3 +105,29 @@ def test_the_pages_sharing_every_metrics_results_by_model_are_made_in_one_part(p
     assert all(job[0].startswith("models/") for job in parts[0] if job[0] not in shared)
     assert sum(job[0].startswith("models/") for job in parts[0]) >= 2, "the real records name a model"
     assert not any(job[0].startswith("models/") or job[0] in shared for part in parts[1:] for job in part)
+
+
+SEAM_TAILS = ["52.3", "52.3 tok", "decode", "TTFT", "1.5", "D25", "two thousand"]
+SEAM_HEADS = ["/s", "tok/s", "52.3", "274 ms", "x", ".678", "tok/s apart"]
+
+
+@pytest.mark.parametrize("metric", ["decode_tok_s", "ttft_ms"])
+def test_a_comparisons_pieces_are_scanned_as_the_page_would_be(pages: Pages, metric: str) -> None:
+    """Each workload of a comparison is a piece, scanned alone: it begins with its heading's fixed words, so no text
+    a piece ends with joins the next one's into a figure the page's scan would find and the pieces' would not."""
+    from evreg.claims.markdown import html_figures
+    from evreg.site.html import Page
+
+    page = Page("compare")
+    pages.base, pages.here = "../../", compare.page_path(metric).removesuffix(".md") + "/"
+    compare.metric_page(pages, page, metric)
+    pieces = [page.parts[n] for n in sorted(page._pieces)]
+    assert pieces and all(
+        piece.startswith('<tbody class="evreg-tier"') and 'scope="rowgroup">Workload: ' in piece.split("</th>")[0]
+        for piece in pieces
+    )
+    head = pieces[0].split("Workload: ")[0] + "Workload: "
+    for tail in SEAM_TAILS:
+        for start in SEAM_HEADS:
+            joined = f"<tr><td>x {tail}</td></tr></tbody>\n{head}{start}</th></tr>"
+            assert html_figures(joined) == html_figures(f"<td>x {tail}</td>") + html_figures(f"<th>{start}</th>")

@@ -39,11 +39,11 @@ def pieces(p: Pages) -> dict[str, tuple[str, list[Token]]]:
     """The comparisons' pieces, made, each with what it read (as a build's keeper records them)."""
     out: dict[str, tuple[str, list[Token]]] = {}
 
-    def keeper(name: str, fn: Any) -> bytes:
+    def keeper(name: str, fn: Any, read: Any) -> Any:
         with p.reads.recording() as seen:
             data: bytes = fn()
         out[name] = (data.decode(), sorted_tokens(seen))
-        return data
+        return read(data)
 
     p.keeper = keeper
     for job in comparisons(p):

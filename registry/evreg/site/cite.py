@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from html import escape
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from evreg.catalog.tables import FindingRow
 from evreg.claims import citations, ranking
@@ -44,17 +44,22 @@ class Pages(Catalog):
         self._trust_spans: dict[Any, tuple[str, frozenset[Token]]] = {}  # (measurement, base) -> its trust_span
         self._memos: dict[str, dict[Any, Any]] = {}  # ``memo``'s, by name
         # where a build keeps pieces of pages by what they read (``kept``; ``evreg.site.reuse.Spill``)
-        self.keeper: Callable[[str, Callable[[], bytes]], bytes] | None = None
+        self.keeper: Callable[[str, Callable[[], bytes], Callable[[bytes], Any]], Any] | None = None
 
     def memo(self, name: str, key: Hashable, compute: Callable[[], T]) -> T:
         """``compute()``, worked out once per build under ``name`` and ``key`` (a result's setup, a metric's rows): a
         page taking the value reads what computing it read (``Reads.memo``)."""
         return self.reads.memo(self._memos.setdefault(name, {}), key, compute)
 
-    def kept(self, name: str, make: Callable[[], bytes]) -> bytes:
-        """A piece of the page being made, ``make()``: taken as an earlier build made it while everything it read is
-        unchanged, when the build keeps pieces (``keeper``); ``name`` is unique to the piece's page and inputs."""
-        return make() if self.keeper is None else self.keeper(name, make)
+    def kept(self, name: str, make: Callable[[], bytes], read: Callable[[bytes], T | None]) -> T:
+        """A piece of the page being made, ``read(make())``: taken as an earlier build made it while everything it
+        read is unchanged and ``read`` finds it whole (not None), when the build keeps pieces (``keeper``); ``name``
+        is unique to the piece's page and inputs."""
+        if self.keeper is not None:
+            return cast(T, self.keeper(name, make, read))
+        value = read(make())
+        assert value is not None, f"a piece made for {name} is not one read can take"
+        return value
 
     # -- the citation path ----------------------------------------------------------------
 

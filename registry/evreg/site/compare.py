@@ -20,7 +20,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from html import unescape
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -513,7 +513,48 @@ def tier_piece(p: Pages, ctx: Context, tier: Tier, metric: str) -> dict[str, Any
     the workloads it joins, not the page."""
     shown = [(r.mid, r.values, r.indices, r.x, r.stated, r.why_not, r.place) for r in tier.rows]
     key = hashlib.sha256(repr((metric, p.base, p.here, p.said, tier.key, shown)).encode()).hexdigest()
-    return cast(dict[str, Any], jsonio.loads(p.kept(f"{p.here}#{key}", lambda: _tier_bytes(p, ctx, tier, metric))))
+    return p.kept(f"{p.here}#{key}", lambda: _tier_bytes(p, ctx, tier, metric), _piece)
+
+
+def _piece(data: bytes) -> dict[str, Any] | None:
+    """A workload's piece as ``_tier_bytes`` writes it, read back; None for anything else (bytes that are not such
+    JSON, a field of another type, a row naming a cell the piece does not hold)."""
+    try:
+        piece = jsonio.loads(data)
+    except ValueError:
+        return None
+    if not (isinstance(piece, dict) and set(piece) == {"html", "cells", "rows", "figures", "data", "problems"}):
+        return None
+    cells, rows = piece["cells"], piece["rows"]
+    strings = (cells, piece["figures"], piece["problems"])
+    if not (
+        isinstance(piece["html"], str)
+        and all(isinstance(x, list) and all(isinstance(v, str) for v in x) for x in strings)
+        and isinstance(piece["data"], list)
+        and all(isinstance(d, list) and len(d) == 2 and all(isinstance(v, str) for v in d) for d in piece["data"])
+        and isinstance(rows, list)
+        and all(_row(row, len(cells)) for row in rows)
+    ):
+        return None
+    return piece
+
+
+def _row(row: Any, cells: int) -> bool:
+    """Whether ``row`` is a data file's row as ``Rows.add`` makes it, its cells among the first ``cells``."""
+    if not (isinstance(row, list) and len(row) == 8 and all(isinstance(v, str) for v in row[:5])):
+        return False
+    template, numbers, after = row[5:]
+    return (
+        _index(template, cells)
+        and isinstance(numbers, list)
+        and all(isinstance(n, str) for n in numbers)
+        and isinstance(after, list)
+        and all(_index(n, cells) for n in after)
+    )
+
+
+def _index(n: Any, size: int) -> bool:
+    return isinstance(n, int) and not isinstance(n, bool) and 0 <= n < size
 
 
 def _tier_bytes(p: Pages, ctx: Context, tier: Tier, metric: str) -> bytes:

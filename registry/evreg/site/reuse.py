@@ -303,9 +303,12 @@ class Spill:
         self.entries: dict[str, list[Any]] = {}
         self.taken = 0  # pieces taken from an earlier build
 
-    def __call__(self, name: str, make: Callable[[], bytes]) -> bytes:
+    def __call__(self, name: str, make: Callable[[], bytes], read: Callable[[bytes], Any]) -> Any:
+        """The piece ``name`` as ``read`` takes it from its bytes: the kept ones while its reads are unchanged and
+        ``read`` finds them whole (not None), else those ``make()`` makes."""
         kept = self.checks.kept_bytes(name, self.digests)
-        if kept is not None:
+        value = read(kept[1]) if kept is not None else None
+        if kept is not None and value is not None:
             was, data, _after = kept
             trace = was.trace
             self.reads.noted(trace.tokens)  # a page taking it reads what making it read
@@ -314,6 +317,8 @@ class Spill:
             with self.reads.recording() as seen:
                 data = make()
             trace = Trace.of(seen, self.digests, [])
+            value = read(data)
+            assert value is not None, f"a piece made for {name} is not one read can take"
         digest = content_digest(data)
         with open(self.pack, "ab") as out:
             offset = out.tell()
@@ -321,7 +326,7 @@ class Spill:
         where = [self.part, offset, len(data), 0]
         sealed = seal(name, digest, "", trace.inputs, b"")
         self.entries[name] = [digest, "", *where, trace.inputs, list(trace.tokens), sealed]
-        return data
+        return value
 
 
 def own(root: Path) -> bool:
