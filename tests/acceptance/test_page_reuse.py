@@ -423,41 +423,36 @@ def test_a_kept_piece_is_taken_only_whole_for_its_own_rows_and_never_past_an_orp
     (reg.root / MADE_FILE).write_text(json.dumps(stored), "utf-8")
     assert site().pieces_taken == len(pieces) - 1 and files(tmp_path / "site") == first
     # a piece sealed whole but not of a piece's form is made again, never a crash
-    stored = json.loads((reg.root / MADE_FILE).read_text("utf-8"))
     name, kept = sorted(made_entries(reg.root, pieces=True).items())[0]
-    pack = reg.root / PACKS_DIR / f"part-{kept[2]}.html"
-    for other_form in (
-        b"{}",
-        b'{"html": 1}',
-        json.dumps(
-            {**json.loads(pack.read_bytes()[kept[3] : kept[3] + kept[4]]), "rows": [["a"] * 5 + [99, [], []]]}
-        ).encode(),
-    ):
-        digest = content_digest(other_form)
-        with open(pack, "ab") as out:
-            stored["pages"][name][:6] = [digest, "", kept[2], out.tell(), len(other_form), 0]
-            out.write(other_form)
-        stored["pages"][name][8] = seal(name, digest, "", kept[6], b"")
-        (reg.root / MADE_FILE).write_text(json.dumps(stored), "utf-8")
+    held = json.loads(_piece_bytes(reg, kept))
+    for other_form in (b"{}", b'{"html": 1}', json.dumps({**held, "rows": [["a"] * 5 + [99, [], []]]}).encode()):
+        _reseal(reg, name, other_form)
         assert site().pieces_taken == len(pieces) - 1 and files(tmp_path / "site") == first
-        stored = json.loads((reg.root / MADE_FILE).read_text("utf-8"))
     # a piece kept with an orphan figure its scan found (written whole, as a build writes it), on a page whose scans
     # are not kept: the build is refused
     (reg.root / CHECKED_FILE).unlink()
-    stored = json.loads((reg.root / MADE_FILE).read_text("utf-8"))
     name, kept = sorted(made_entries(reg.root, pieces=True).items())[0]
-    pack = reg.root / PACKS_DIR / f"part-{kept[2]}.html"
-    held = json.loads(pack.read_bytes()[kept[3] : kept[3] + kept[4]])
+    held = json.loads(_piece_bytes(reg, kept))
     assert held["figures"] == []
-    held["figures"] = ["52.3 tok/s"]
-    resealed = json.dumps(held).encode()
-    digest = content_digest(resealed)
-    with open(pack, "ab") as out:
-        stored["pages"][name][:6] = [digest, "", kept[2], out.tell(), len(resealed), 0]
-        out.write(resealed)
-    stored["pages"][name][8] = seal(name, digest, "", kept[6], b"")
-    (reg.root / MADE_FILE).write_text(json.dumps(stored), "utf-8")
+    _reseal(reg, name, json.dumps({**held, "figures": ["52.3 tok/s"]}).encode())
     refused = sitebuild.build_site(
         reg.root, reg.root / "build/catalog.duckdb", reg.root / "build/downloads", tmp_path / "x"
     )
     assert [f.code for f in refused.findings] == ["orphan-number"] and "52.3 tok/s" in refused.findings[0].message
+
+
+def _piece_bytes(reg: Reg, kept: list[Any]) -> bytes:
+    return (reg.root / PACKS_DIR / f"part-{kept[2]}.html").read_bytes()[kept[3] : kept[3] + kept[4]]
+
+
+def _reseal(reg: Reg, name: str, data: bytes) -> None:
+    """The piece ``name`` kept as ``data``, written whole as a build writes a piece: at the end of its pack, with the
+    entry's digest, place and seal made for those bytes."""
+    stored = json.loads((reg.root / MADE_FILE).read_text("utf-8"))
+    entry = stored["pages"][name]
+    digest = content_digest(data)
+    with open(reg.root / PACKS_DIR / f"part-{entry[2]}.html", "ab") as out:
+        entry[:6] = [digest, "", entry[2], out.tell(), len(data), 0]
+        out.write(data)
+    entry[8] = seal(name, digest, "", entry[6], b"")
+    (reg.root / MADE_FILE).write_text(json.dumps(stored), "utf-8")
