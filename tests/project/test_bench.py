@@ -152,14 +152,14 @@ def test_bench_runs_every_phase_as_a_whole_process(tmp_path: Path) -> None:
         1 for p in (tmp_path / "registry-200/packets").iterdir() if p.is_dir()
     )
     # main's run built the site, so the restored build scanned the pages the new packet changed, and only those, and
-    # took the record pages whose reads the new packet did not change from main's packs
+    # took the record pages and the comparisons' workloads whose reads the new packet did not change from main's packs
     checked = re.fullmatch(
         r"generated pages checked (\d+), unchanged since an earlier build's checks (\d+); record pages taken from an "
-        r"earlier build \(nothing they read changed\) (\d+)",
+        r"earlier build \(nothing they read changed\) (\d+), pieces of the site's own pages (\d+)",
         pr["restored_build"],
     )
     assert checked and 0 < int(checked[1]) < int(checked[2]), pr["restored_build"]
-    assert 0 < int(checked[3]) < int(checked[2]), pr["restored_build"]
+    assert 0 < int(checked[3]) < int(checked[2]) and int(checked[4]) > 0, pr["restored_build"]
     hook = size["validate_base_head_one_measurement"]  # each run after a new commit; then again on the same one
     assert len(hook["again"]["runs_s"]) == 1 and " 0 errors, 0 warnings" in hook["again"]["output"]
     # Generated, committed and packed before anything was timed: no loose objects for a background gc.
