@@ -5,7 +5,9 @@ conftest.py."""
 from __future__ import annotations
 
 import copy
+import gzip
 import hashlib
+import html
 import json
 import os
 import shutil
@@ -24,6 +26,7 @@ from evreg.core.evidence import TEXT_NUMBER, text_lines
 from evreg.core.findings import Finding
 from evreg.core.jsonio import canonical
 from evreg.core.vocab import model_of_repository
+from evreg.site import compare
 from evreg.store import load
 
 REPO = Path(__file__).resolve().parents[1]
@@ -510,6 +513,27 @@ def build_compare_registry(root: Path) -> Reg:
         reg.put(f"{F}/pkt/measurements/{mid}.json", {**base, "id": mid, **fields, **own_evidence(reg, mid, fields)})
     reg.commit("runs to compare")
     return reg
+
+
+def with_data_rows(page: str, folder: Path) -> str:
+    """The page as its script makes it: the rows of its data file (if any) added to their workloads, built the way
+    ``evreg-compare.js`` builds them."""
+    data_file = folder / compare.ROWS_FILE
+    if not data_file.exists():
+        return page
+    data = json.loads(gzip.decompress(data_file.read_bytes()))
+    parts = page.split("</tbody>")
+    assert len(parts) - 1 == len(data["tiers"])  # one list per workload, in page order
+    for n, rows in enumerate(data["tiers"]):
+        for mid, home, cls, low, high, template, numbers, cells in rows:
+            tds = [data["cells"][i] for i in cells]
+            tds.insert(1, compare.filled(data["cells"][template], numbers).replace(compare.MID, mid))
+            made = "".join(tds).replace(compare.HOME, home).replace(compare.BASE, data["base"])
+            parts[n] += (
+                f'<tr class="evreg-row evreg-{cls}" data-measurement="{html.escape(mid)}" data-low="{low}" '
+                f'data-high="{high}">{made}</tr>'
+            )
+    return "</tbody>".join(parts)
 
 
 WIDE_RUNS = 60

@@ -12,30 +12,9 @@ from pathlib import Path
 import pytest
 
 from evreg.site import compare
-from helpers import REPO, WIDE_RUNS, WORKLOAD
+from helpers import REPO, WIDE_RUNS, WORKLOAD, with_data_rows
 
 ROW = re.compile(r'<tr class="evreg-row evreg-(\w+)" data-measurement="([^"]+)"[^>]*>(.*?)</tr>', re.S)
-
-
-def with_data_rows(page: str, folder: Path) -> str:
-    """The page as its script makes it: the rows of its data file (if any) added to their workloads, built the way
-    ``evreg-compare.js`` builds them."""
-    data_file = folder / compare.ROWS_FILE
-    if not data_file.exists():
-        return page
-    data = json.loads(gzip.decompress(data_file.read_bytes()))
-    parts = page.split("</tbody>")
-    assert len(parts) - 1 == len(data["tiers"])  # one list per workload, in page order
-    for n, rows in enumerate(data["tiers"]):
-        for mid, home, cls, low, high, template, numbers, cells in rows:
-            tds = [data["cells"][i] for i in cells]
-            tds.insert(1, compare.filled(data["cells"][template], numbers).replace(compare.MID, mid))
-            made = "".join(tds).replace(compare.HOME, home).replace(compare.BASE, data["base"])
-            parts[n] += (
-                f'<tr class="evreg-row evreg-{cls}" data-measurement="{html.escape(mid)}" data-low="{low}" '
-                f'data-high="{high}">{made}</tr>'
-            )
-    return "</tbody>".join(parts)
 
 
 def tiers(page: str) -> dict[str, list[tuple[str, str, str]]]:

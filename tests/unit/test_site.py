@@ -3,9 +3,11 @@ grid reasons, value cells and contract counts of the data files, white space, an
 
 from __future__ import annotations
 
+import gzip
 import html
 import json
 import re
+import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -18,7 +20,7 @@ from evreg.site import compare, contracts
 from evreg.site.cite import Pages
 from evreg.site.html import Page
 from evreg.site.trace import Reads
-from helpers import REPO
+from helpers import REPO, with_data_rows
 
 # -- charts ------------------------------------------------------------------------------------------------------------
 
@@ -109,6 +111,48 @@ def test_a_value_cell_is_its_template_filled_with_its_numbers(value: str) -> Non
     """The data file stores a value cell as a shared template and the row's numbers; filling gives the cell back."""
     template, numbers = compare._NUMBER.sub(compare.NUMBER, value), compare._NUMBER.findall(value)
     assert compare.filled(template, numbers) == value
+
+
+_CELL_TEXT = st.sampled_from(["H100", "52.3 tok", "/s", "vLLM 0.6", "", "tp 2", "<b>12</b>", "a", "ms"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.lists(_CELL_TEXT, min_size=2, max_size=4), _CELL_TEXT), min_size=1, max_size=6))
+def test_the_data_files_rows_are_scanned_as_the_script_renders_them(rows: list[tuple[list[str], str]]) -> None:
+    """What the build scans of a comparison's data file holds each row as ``evreg-compare.js`` renders it: its cells
+    side by side, so a figure written across two cells (``52.3 tok`` | ``/s``) is found there as on the page."""
+    from evreg.claims import markdown
+
+    made = compare.Rows("/base/")
+    made.tiers.append([])
+    rendered = []
+    for n, (texts, value) in enumerate(rows):
+        mid, home = f"run-{n}", f"p/pkt-{n}/"
+        own = ['<td class="r">—</td>', f'<td><a href="/base/{home}#m-{mid}">{value} 30.{n}</a></td>']
+        fixed = [f"<td>{t}</td>" for t in texts] + ['<td class="s">measured</td>']
+        made.add(mid, home, "unranked", "1.0", "2.0", own, fixed)
+        rendered.append("".join([*own, *fixed]))
+    scanned = made.scan_text()
+    for row in rendered:
+        assert row in scanned
+    # the same figures as the page the script makes from the data file
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / compare.ROWS_FILE).write_bytes(gzip.compress(made.json().encode()))
+        page = with_data_rows('<table><tbody class="evreg-tier" data-tier="w"></tbody></table>', Path(tmp))
+    assert sorted(markdown.html_figures(scanned)) == sorted(markdown.html_figures(page))
+
+
+def test_a_figure_written_across_two_cells_of_a_data_files_row_is_found() -> None:
+    """The data file holds each cell once: the second row's ``/s`` is the first row's cell, yet it is scanned beside
+    the ``52.3 tok`` before it in the second row."""
+    from evreg.claims import markdown
+
+    made = compare.Rows("")
+    made.tiers.append([])
+    own = ["<td>—</td>", "<td>a</td>"]
+    made.add("run-1", "", "unranked", "1.0", "2.0", own, ["<td>/s</td>", "<td>x</td>"])
+    made.add("run-2", "", "unranked", "1.0", "2.0", own, ["<td>52.3 tok</td>", "<td>/s</td>"])  # "/s" held once
+    assert [f.split() for f in markdown.html_figures(made.scan_text())] == [["52.3", "tok", "/s"]]
 
 
 _VALUES = st.sampled_from([0, 1, 2, "a", "b", True, 1.0])

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import time
 from collections.abc import Iterator
@@ -21,7 +20,7 @@ from typing import Any
 
 import duckdb
 
-from evreg.core import codebase, gitcmd, jsonio
+from evreg.core import codebase, gitcmd
 from evreg.core.errors import Refused
 
 MAX_STAMPED_CHANGES = 1000
@@ -161,7 +160,7 @@ def _record(root: Path, others: list[bytes], started: int) -> dict[str, str]:
         if times is None or times[1] > started - gitcmd.TRUSTED_AGE_NS:
             return {}
         return {
-            "stamp_others": json.dumps([e.decode("utf-8") for e in others]),
+            "stamp_others": "".join(f"{e.decode('utf-8')}\0" for e in others),  # each ends in a NUL, as git's
             "stamp_folders": "\0".join(folders).encode("utf-8").decode("utf-8"),
             "stamp_folder_times": times[0],
         }
@@ -173,7 +172,7 @@ def _quick(root: Path, db: Path, meta: dict[str, str]) -> str | None:
     """The stamp as it is now, from git's changed tracked files (``--untracked-files=no``: no folder
     is listed) and the recorded untracked and ignored entries, provided no folder's change time moved
     since they were listed; None when that cannot be shown."""
-    if not all(meta.get(k) for k in ("stamp_folder_times", "stamp_folders", "stamp_others")):
+    if not (meta.get("stamp_folder_times") and meta.get("stamp_folders") and "stamp_others" in meta):
         return None
     head = gitcmd.spawn(root, "rev-parse", "--verify", "--quiet", "HEAD")
     status = gitcmd.spawn(root, *_STAT_EXACT, *_STATUS, "--untracked-files=no", *_pathspec(root, db))
@@ -185,7 +184,7 @@ def _quick(root: Path, db: Path, meta: dict[str, str]) -> str | None:
     parts = _entries(status_out)
     if parts is None or parts[1]:
         return None
-    others = [e.encode("utf-8") for e in jsonio.loads(meta["stamp_others"])]
+    others = [e.encode("utf-8") for e in meta["stamp_others"].split("\0")[:-1]]
     return _value(root, head_out, parts[0], others)
 
 

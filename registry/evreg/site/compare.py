@@ -493,15 +493,28 @@ class Rows:
         )
 
     def scan_text(self) -> str:
-        """The HTML the script makes of these rows, for the build's scan for orphan figures: every cell once (a figure
-        never spans two cells: the tags between them are more than one space)."""
+        """The HTML the script makes of these rows (``addRows`` in ``evreg-compare.js``), for the build's scan for
+        orphan figures: each row's cells side by side, in the order the script puts them, since the figure grammar
+        reads across cells (``52.3 tok`` in one and ``/s`` in the next is a figure). A row's last cell is its state
+        (fixed words), so no figure runs from one row into the next, and a row the same as one before is scanned
+        once."""
         cells = list(self.cells)
-        values = (
-            filled(cells[row[5]], row[6]).replace(MID, row[0]).replace(BASE, self.base)
+        made = dict.fromkeys(
+            "<tr>"
+            + "".join(
+                [
+                    cells[row[7][0]],
+                    filled(cells[row[5]], row[6]).replace(MID, row[0]),
+                    *(cells[n] for n in row[7][1:]),
+                ]
+            )
+            .replace(HOME, row[1])
+            .replace(BASE, self.base)
+            + "</tr>"
             for tier in self.tiers
             for row in tier
         )
-        return "\n".join([*(c for c in cells if NUMBER not in c), *values]).replace(HOME, "")
+        return "".join(made)
 
 
 def tier_piece(p: Pages, ctx: Context, tier: Tier, metric: str) -> dict[str, Any]:
