@@ -425,7 +425,12 @@ def test_a_kept_piece_is_taken_only_whole_for_its_own_rows_and_never_past_an_orp
     # a piece sealed whole but not of a piece's form is made again, never a crash
     name, kept = sorted(made_entries(reg.root, pieces=True).items())[0]
     held = json.loads(_piece_bytes(reg, kept))
-    for other_form in (b"{}", b'{"html": 1}', json.dumps({**held, "rows": [["a"] * 5 + [99, [], []]]}).encode()):
+    deep = "[" * 900 + "]" * 900  # read without a depth walk: its shape is checked level by level
+    forms = [b"{}", b'{"html": 1}', json.dumps({**held, "rows": [["a"] * 5 + [99, [], []]]}).encode()]
+    compact = json.dumps(held, separators=(",", ":"))
+    assert '"rows":[' in compact
+    forms += [compact.replace('"rows":[', f'"rows":[{deep},', 1).encode(), deep.encode()]
+    for other_form in forms:
         _reseal(reg, name, other_form)
         assert site().pieces_taken == len(pieces) - 1 and files(tmp_path / "site") == first
     # a piece kept with an orphan figure its scan found (written whole, as a build writes it), on a page whose scans

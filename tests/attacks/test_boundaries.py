@@ -404,6 +404,15 @@ def test_deep_nesting_is_a_value_error_not_a_recursion_error(text: str) -> None:
         jsonio.loads(text)
 
 
+def test_a_shallow_reader_skips_the_depth_walk_but_not_the_parsers_limits() -> None:
+    """A kept table whose reader checks its shape level by level is read without measuring its depth; nesting past
+    what the parsers take is still a ``ValueError``."""
+    value = jsonio.loads("[" * 70 + "]" * 70, shallow_reader=True)
+    assert isinstance(value, list) and jsonio.depth(value) > jsonio.MAX_DEPTH  # measured only when walked
+    with pytest.raises(ValueError, match="nests deeper"):
+        jsonio.loads("[" * 100_000, shallow_reader=True)
+
+
 def test_non_finite_numbers_that_tools_write_are_read() -> None:
     assert str(jsonio.loads(b'{"a": NaN, "b": Infinity, "c": -Infinity}')) == "{'a': nan, 'b': inf, 'c': -inf}"
 

@@ -174,11 +174,15 @@ def _parse_canonical(raw: bytes) -> Any:
     return value
 
 
-def loads(data: str | bytes) -> Any:
+def loads(data: str | bytes, shallow_reader: bool = False) -> Any:
     """The value of JSON ``data`` that is not a record (a tool's output, a cache entry, a line of JSON Lines), or
     ``ValueError`` for anything that is not JSON or nests deeper than ``MAX_DEPTH`` (never ``RecursionError``).
     ``NaN`` and ``Infinity``, which tools write for a diverging metric, read as floats. The project's one JSON
-    reader beside ``parse`` (a test holds every other module to these two)."""
+    reader beside ``parse`` (a test holds every other module to these two).
+
+    ``shallow_reader``: the caller checks the value's shape level by level, to a fixed depth, and never recurses
+    into it (a kept table of the build's own), so the value is not walked to measure its depth: a large kept file
+    was walked node by node. Nesting past the parsers' own limits is still ``ValueError``."""
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError:  # NaN, Infinity, integers past 64 bits, lone surrogates; or too deep
@@ -186,6 +190,8 @@ def loads(data: str | bytes) -> Any:
             value = json.loads(data)
         except RecursionError:
             raise ValueError(f"JSON nests deeper than {MAX_DEPTH} levels") from None
+    if shallow_reader:
+        return value
     brackets = data.count(b"{") + data.count(b"[") if isinstance(data, bytes) else data.count("{") + data.count("[")
     if brackets > MAX_DEPTH and depth(value) > MAX_DEPTH:  # each level needs a bracket: few bound the depth
         raise ValueError(f"JSON nests deeper than {MAX_DEPTH} levels")

@@ -533,7 +533,7 @@ def _piece(data: bytes) -> dict[str, Any] | None:
     """A workload's piece as ``_tier_bytes`` writes it, read back; None for anything else (bytes that are not such
     JSON, a field of another type, a row naming a cell the piece does not hold)."""
     try:
-        piece = jsonio.loads(data)
+        piece = jsonio.loads(data, shallow_reader=True)  # read below level by level, to a fixed depth
     except ValueError:
         return None
     if not (isinstance(piece, dict) and set(piece) == {"html", "cells", "rows", "figures", "data", "problems"}):

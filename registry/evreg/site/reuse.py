@@ -145,7 +145,8 @@ class Checks:
         checks = cls(version, mine=own(root))
         if not checks.mine:
             return checks
-        data, made = (_json_of(root / name) for name in (CHECKED_FILE, MADE_FILE))
+        data = _json_of(root / CHECKED_FILE)
+        made = _json_of(root / MADE_FILE, shallow_reader=True)  # ``_kept``, ``token_from_json``: level by level
         if (
             isinstance(data, dict)
             and data.get("format") == FORMAT
@@ -439,10 +440,10 @@ def _regular_bytes(path: Path, offset: int = 0, size: int | None = None) -> byte
         os.close(fd)
 
 
-def _json_of(path: Path) -> Any:
-    """A kept file's JSON; None when it is not a regular file, or not JSON."""
+def _json_of(path: Path, shallow_reader: bool = False) -> Any:
+    """A kept file's JSON; None when it is not a regular file, or not JSON (``jsonio.loads``)."""
     data = _regular_bytes(path)
     try:
-        return None if data is None else jsonio.loads(data)
+        return None if data is None else jsonio.loads(data, shallow_reader)
     except ValueError:
         return None
