@@ -126,6 +126,9 @@ def test_bench_runs_every_phase_as_a_whole_process(tmp_path: Path) -> None:
     ):
         assert " 0 errors, 0 warnings" in size[phase]["output"]
     assert size["build"]["output"].startswith("built ") and size["catalog"]["output"].startswith("catalog written")
+    assert "unchanged since an earlier build's checks 0;" in size["build"]["output"]  # nothing kept: every page made
+    again = size["build"]["unchanged"]["output"]
+    assert re.search(r"record pages taken from an earlier build \(nothing they read changed\) [1-9]", again), again
     assert (tmp_path / "registry-200/build/site/index.html").is_file()
     site = size["build"]["site"]  # the site's build time and size, beside the whole build's
     assert 0 < site["site_s"] <= size["build"]["median_s"] and site["pages"] > 10 and site["search_index_mb"] > 0
