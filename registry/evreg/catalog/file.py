@@ -123,7 +123,7 @@ def _folders(root: Path, others: list[bytes]) -> list[str]:
     (whose content no stamp covers), relative to ``root``, ``""`` for the root."""
     ignored = {e[3:-1].decode("utf-8", "surrogateescape") for e in others if e[:2] == b"!!" and e.endswith(b"/")}
     ignored |= {"build"}
-    base = f"{root}{os.sep}"  # paths as strings: a Path per folder was half the walk at 100,000 measurements
+    base = f"{root}{os.sep}"  # paths as strings: a Path per folder would be half the walk's time
     out, stack = [], [""]
     while stack:
         folder = stack.pop()
