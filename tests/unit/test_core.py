@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import gzip
+from pathlib import Path
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from evreg.core import gz
 from evreg.core.findings import Finding
 from evreg.core.vocab import promotable
 
@@ -28,3 +34,25 @@ def test_a_diagnostic_class_in_any_case_is_not_promotable() -> None:
         assert promotable({**run, "measurement_class": cls}), cls
     for cls in ("strict deep gate", "non-diagnostic strict gate"):
         assert promotable({**run, "measurement_class": cls}) is None, cls
+
+
+@given(st.binary(max_size=4096))
+def test_gzip_is_the_standard_format_and_the_same_bytes_give_the_same_file(data: bytes) -> None:
+    packed = gz.compress(data)
+    assert gzip.decompress(packed) == data
+    assert packed == gz.compress(data)
+    assert packed[3] == 0 and packed[4:8] == b"\0\0\0\0"  # no name, no time stamp in the header
+
+
+def test_a_compressed_file_is_the_compressed_bytes_and_replaces_the_target_whole(tmp_path: Path) -> None:
+    plain, target = tmp_path / "rows.jsonl", tmp_path / "rows.jsonl.gz"
+    plain.write_bytes(b'{"id": "m-1"}\n' * 200_000)  # more than one buffer
+    target.write_bytes(b"an earlier export")
+    gz.compress_file(plain, target)
+    assert target.read_bytes() == gz.compress(plain.read_bytes())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rows.jsonl", "rows.jsonl.gz"]  # no temporary file left
+    plain.unlink()
+    with pytest.raises(OSError):
+        gz.compress_file(plain, target)
+    assert gzip.decompress(target.read_bytes()) == b'{"id": "m-1"}\n' * 200_000  # a failed write leaves it whole
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rows.jsonl.gz"]

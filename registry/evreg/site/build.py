@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import functools
-import gzip
 import hashlib
 import html
 import itertools
@@ -32,7 +31,7 @@ from mkdocs.plugins import BasePlugin
 from evreg.claims import citations, sanitize, siteconfig
 from evreg.claims import markdown as md
 from evreg.claims.siteconfig import unpublishable
-from evreg.core import codes
+from evreg.core import codes, gz
 from evreg.core.containment import SITE_DIR, outside_repository
 from evreg.core.findings import Finding
 from evreg.core.layout import PAGES_DIR
@@ -475,7 +474,7 @@ def site_page(path: str, page: Page, checks: Checks) -> SiteMade:
     for name, (content, _made) in page.data.items():
         data = content.encode("utf-8")
         # a ".gz" file is compressed with no time stamp in it: the same site gives the same bytes
-        beside[name] = gzip.compress(data, compresslevel=6, mtime=0) if name.endswith(".gz") else data
+        beside[name] = gz.compress(data) if name.endswith(".gz") else data
     page.data = {}
     return SiteMade(path, page, found, digest, entry, beside)
 
@@ -598,7 +597,7 @@ def _drop_from_sitemap(site: Path, urls: list[str]) -> None:
     sitemap.write_text(text, "utf-8")
     packed = site / "sitemap.xml.gz"
     if packed.is_file():
-        packed.write_bytes(gzip.compress(text.encode("utf-8"), mtime=0))
+        packed.write_bytes(gz.compress(text.encode("utf-8")))
 
 
 def shell_page() -> Page:
