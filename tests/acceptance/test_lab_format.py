@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from evreg.app import records
 from evreg.claims import citations
 from evreg.formats import neural_download as nd
 from evreg.store import load
@@ -247,6 +248,16 @@ def test_every_lab_family_imports_and_exports_back_equal(empty_repo: Path) -> No
     assert evreg("export", "neural-download", "--catalog", "-o", str(out), cwd=empty_repo).returncode == 0
     assert _text(json.loads(out.read_text())) == _text(catalog)
     assert evreg("export", "neural-download", "x", "--catalog", cwd=empty_repo).returncode == 2
+
+
+def test_a_familys_export_reads_its_folder_and_is_the_export_of_the_whole_registry() -> None:
+    """``evreg export neural-download FAMILY`` reads only packets/FAMILY/ (at 100,000 measurements the whole
+    registry is 218,000 files), and writes what the export of the whole registry writes for it."""
+    whole = _repository()
+    for source in FAMILIES:
+        fid = json.loads((CATALOGUE / source["path"]).read_text())["id"]
+        assert records.export_neural_download(REPO, fid) == nd.dumps(nd.export(whole, fid)), fid
+    assert len(load(REPO, unit=fid).files) == sum(1 for p in (REPO / "packets" / fid).rglob("*") if p.is_file())
 
 
 @pytest.mark.parametrize("source", FAMILIES, ids=[s["path"] for s in FAMILIES])

@@ -373,3 +373,20 @@ def test_concurrent_builds_leave_one_complete_site(reg: Reg) -> None:
 
 def test_validation_with_evidence_in_place(reg: Reg) -> None:
     assert (reg.root / EVIDENCE).exists() and rules.run(load(reg.root), rules.discover()).findings == []
+
+
+@pytest.mark.parametrize("name", ["..", ".", "", f"{F}/..", "x/../x", "x\\x", "x\0"])
+def test_exporting_a_family_by_a_name_that_is_no_folder_is_refused(reg: Reg, name: str) -> None:
+    """A family is exported from its own folder only: a path is no family's name."""
+    result = evreg("export", "neural-download", name, cwd=reg.root)
+    assert result.returncode == 1 and "no valid family" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_family_folder_that_is_a_link_is_not_followed_by_its_export(reg: Reg, tmp_path: Path) -> None:
+    """A link under packets/ is a file of its own to every listing: an export does not read the folder it leads to."""
+    outside = tmp_path / "outside"
+    shutil.copytree(reg.root / F, outside)
+    os.symlink(outside, reg.root / "packets" / "linked")
+    result = evreg("export", "neural-download", "linked", cwd=reg.root)
+    assert result.returncode == 1 and "no valid family 'linked'" in result.stderr, result.stderr
+    assert evreg("export", "neural-download", "fam", cwd=reg.root).returncode == 0  # the folder itself exports

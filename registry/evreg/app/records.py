@@ -213,7 +213,7 @@ def export_neural_download(root: Path, family: str | None = None, catalog_list: 
     family list as the lab's families/catalog.json."""
     from evreg.formats import neural_download as nd
 
-    registry = load(root)
+    registry = load(root) if catalog_list else load(root, unit=str(family))  # a family's records are its folder's
     try:
         manifest = nd.export_catalog(registry) if catalog_list else nd.export(registry, str(family))
     except KeyError:

@@ -20,7 +20,17 @@ from evreg.core.evidence import parse_ref
 from evreg.core.findings import Finding
 from evreg.core.layout import PACKETS, Place, held_path, id_key, place_keys, place_of, unit_of
 from evreg.store.documents import Document, current_reads
-from evreg.store.sources import Entry, EvidenceState, GitTree, Source, TooManyFiles, blob_id, list_entries, open_source
+from evreg.store.sources import (
+    Entry,
+    EvidenceState,
+    GitTree,
+    Source,
+    TooManyFiles,
+    WorkTree,
+    blob_id,
+    list_entries,
+    open_source,
+)
 
 _T = TypeVar("_T")
 
@@ -375,21 +385,38 @@ def refused(root: Path, source: Source, limit: int) -> Registry:
     return registry
 
 
-def load(root: Path, rev: str | None = None, only: Iterable[str] | None = None) -> Registry:
+def load(root: Path, rev: str | None = None, only: Iterable[str] | None = None, unit: str | None = None) -> Registry:
     """The registry at ``root`` from its working tree or from commit ``rev`` (read lazily). With ``only`` (paths
     inside the repository), just the working tree's files among them: those under ``packets/`` that exist, each as
-    the whole tree's listing would give it, and nothing else is listed (lookups answer for those files alone)."""
+    the whole tree's listing would give it, and nothing else is listed (lookups answer for those files alone). With
+    ``unit`` (a family folder's name), just the files of that folder, as the whole tree's listing would give them
+    (none for a name that is not one folder's)."""
     if only is not None and rev is not None:
         raise ValueError("only a working tree is loaded in part")
     source = open_source(root, rev)
     try:
-        entries = list_entries(source) if only is None else _entries_at(root, only)
+        if unit is not None:
+            entries = _unit_entries(source, unit)
+        else:
+            entries = list_entries(source) if only is None else _entries_at(root, only)
         registry = from_entries(root, source, entries)
     except TooManyFiles as exc:
         return refused(root, source, exc.limit)
     if isinstance(source, GitTree):
         registry.digests.update(source.unit_digests())
     return registry
+
+
+def _unit_entries(source: Source, unit: str) -> list[Entry]:
+    """The files of the family folder ``unit``, as the whole tree's listing gives them: none for a name that is not
+    one folder's (a path, a link to a folder: the listing does not follow links)."""
+    if unit in ("", ".", "..") or any(c in unit for c in "/\\\0"):
+        return []
+    if isinstance(source, WorkTree):
+        folders = [source.root / PACKETS, source.root / PACKETS / unit]
+        if any(os.path.islink(f) or not os.path.isdir(f) for f in folders):
+            return []
+    return list_entries(source, f"{PACKETS}/{unit}")
 
 
 def _entries_at(root: Path, paths: Iterable[str]) -> list[Entry]:
