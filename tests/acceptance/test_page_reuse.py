@@ -427,6 +427,8 @@ def test_a_kept_piece_is_taken_only_whole_for_its_own_rows_and_never_past_an_orp
     held = json.loads(_piece_bytes(reg, kept))
     deep = "[" * 900 + "]" * 900  # read without a depth walk: its shape is checked level by level
     forms = [b"{}", b'{"html": 1}', json.dumps({**held, "rows": [["a"] * 5 + [99, [], []]]}).encode()]
+    one_cell = {**held, "cells": ["<td>a</td>"]}  # a row may name it: 0 is its index, false and 0.0 are not
+    forms += [json.dumps({**one_cell, "rows": [["a"] * 5 + [n, [], [n]]]}).encode() for n in (False, 0.0)]
     compact = json.dumps(held, separators=(",", ":"))
     assert '"rows":[' in compact
     forms += [compact.replace('"rows":[', f'"rows":[{deep},', 1).encode(), deep.encode()]

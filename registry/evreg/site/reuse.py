@@ -388,16 +388,17 @@ def _kept(raw: Any, table: list[Token | None]) -> Kept | None:
         return None
     content, title, part, offset, size, esize, inputs, numbers, sealed = raw
     ints = (part, offset, size, esize)
+    last = len(table) - 1
     if not (
         all(isinstance(x, str) for x in (content, title, inputs, sealed))
-        and all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in ints)
-        and isinstance(numbers, list)
+        and all(type(x) is int and x >= 0 for x in ints)  # not a bool, nor another subclass of int
+        and type(numbers) is list
         and numbers
-        and all(isinstance(n, int) and not isinstance(n, bool) and 0 <= n < len(table) for n in numbers)
+        and all(type(n) is int and 0 <= n <= last for n in numbers)
     ):
         return None
     tokens = [table[n] for n in numbers]
-    if any(t is None for t in tokens):
+    if None in tokens:
         return None
     trace = Trace(tuple(tokens), inputs, [])  # type: ignore[arg-type]
     return Kept(content, title, part, offset, size, esize, trace, sealed)

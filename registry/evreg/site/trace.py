@@ -162,8 +162,8 @@ class Digests:
         if tracked is None:
             return b"no store"
         store = tracked._data  # read as it is: a digest is no page's read
-        h = hashlib.sha256()
         if key is ALL:
+            h = hashlib.sha256()
             for k in store:
                 part = orjson.dumps(k, default=_plain)
                 h.update(b"%d\0" % len(part) + part)
@@ -171,15 +171,14 @@ class Digests:
             return h.digest()
         if key not in store:
             return b"absent"
-        h.update(value_bytes(store[key]))
-        return h.digest()
+        return hashlib.sha256(value_bytes(store[key])).digest()
 
     def of_trace(self, tokens: list[Token]) -> str:
-        """One digest of a trace's values (the tokens in the order given: a stored trace is sorted)."""
-        h = hashlib.sha256()
-        for token in tokens:
-            h.update(self.of(token))
-        return h.hexdigest()
+        """One digest of a trace's values (the tokens in the order given: a stored trace is sorted): of their digests
+        one after another. Every taken page's trace is checked token by token (4.9 million at 100,000 measurements),
+        so the digests already worked out are looked up here, not through ``of``."""
+        done, of = self._done, self.of
+        return hashlib.sha256(b"".join([done.get(token) or of(token) for token in tokens])).hexdigest()
 
 
 def sorted_tokens(tokens: set[Token]) -> list[Token]:
