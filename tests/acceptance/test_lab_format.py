@@ -7,9 +7,11 @@ packets/ holds, pinned to its commit."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
+import git
 import pytest
 
 from evreg.app import records
@@ -258,6 +260,21 @@ def test_a_familys_export_reads_its_folder_and_is_the_export_of_the_whole_regist
         fid = json.loads((CATALOGUE / source["path"]).read_text())["id"]
         assert records.export_neural_download(REPO, fid) == nd.dumps(nd.export(whole, fid)), fid
     assert len(load(REPO, unit=fid).files) == sum(1 for p in (REPO / "packets" / fid).rglob("*") if p.is_file())
+
+
+def test_a_familys_export_reads_the_measurement_another_familys_it_cites(tmp_path: Path) -> None:
+    """A family's prose may cite another family's measurement: its export writes that figure too, as the export of the
+    whole registry does."""
+    root = tmp_path / "reg"
+    for folder in ("packets", "schema"):
+        shutil.copytree(REPO / folder, root / folder)
+    git.Repo.init(root)
+    family = root / "packets/phi-4/family.json"
+    data = json.loads(family.read_text("utf-8"))
+    data["summary"] += " Compare ornith at {{ m:ornith-9b-context-depth.decode_tok_s@0 | 2 | nounit }} tok/s."
+    family.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    text = records.export_neural_download(root, "phi-4")
+    assert "Compare ornith at 50.29 tok/s." in text and text == nd.dumps(nd.export(load(root), "phi-4"))
 
 
 @pytest.mark.parametrize("source", FAMILIES, ids=[s["path"] for s in FAMILIES])

@@ -213,10 +213,12 @@ def export_neural_download(root: Path, family: str | None = None, catalog_list: 
     family list as the lab's families/catalog.json."""
     from evreg.formats import neural_download as nd
 
-    registry = load(root) if catalog_list else load(root, unit=str(family))  # a family's records are its folder's
     try:
-        manifest = nd.export_catalog(registry) if catalog_list else nd.export(registry, str(family))
+        if catalog_list:
+            manifest = nd.export_catalog(load(root))
+        else:  # a family's records are its folder's; the whole registry is read only for a citation of another's
+            manifest = nd.export(load(root, unit=str(family)), str(family), elsewhere=lambda: load(root))
     except KeyError:
-        what = f"family {family!r}" if family else "family list (catalog.json)"
+        what = "family list (catalog.json)" if catalog_list else f"family {family!r}"
         raise Refused(f"no valid {what} in {root / PACKETS}; run `evreg validate` to see why") from None
     return nd.dumps(manifest)

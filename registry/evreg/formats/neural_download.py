@@ -61,7 +61,7 @@ from evreg.formats import (
     refuse_other_format,
     sniff,
 )
-from evreg.records.models import REVISION_LISTS, in_cell, iter_prose, map_prose, revisions_of
+from evreg.records.models import REVISION_LISTS, in_cell, is_prose_key, iter_prose, map_prose, revisions_of
 from evreg.store import MEASUREMENT_KINDS, Registry
 
 FORMAT = LAB_FORMAT
@@ -384,12 +384,15 @@ class ExportRefused(Refused, ValueError):
     """Files of the family cannot be read, so a manifest would silently lose them."""
 
 
-def export(registry: Registry, family_id: str) -> dict[str, Any]:
+def export(registry: Registry, family_id: str, elsewhere: Callable[[], Registry] | None = None) -> dict[str, Any]:
     """Join a family's records back into one manifest.
 
     Every record file of the family that parses is exported, whether or not it
     passes validation (an export must not lose data); a file that does not
-    parse refuses the export, naming it."""
+    parse refuses the export, naming it. Its prose's citations are written as
+    the figures they resolve to, from ``registry``'s measurements, or from those
+    of ``elsewhere()`` (the whole registry) when the prose cites a measurement
+    ``registry`` does not hold."""
     mine = [d for d in registry.documents if d.place.family == family_id and d.place.kinds and not d.place.evidence]
     unreadable = [d.path for d in mine if not isinstance(d.data, dict)]
     if unreadable:
@@ -428,8 +431,22 @@ def export(registry: Registry, family_id: str) -> dict[str, Any]:
             items.append(item)
         manifest[key] = items
     measurements = {str(d.id): d.data for d in registry.records(*MEASUREMENT_KINDS)}
+    if elsewhere is not None and _cites_beyond(manifest, measurements):
+        measurements = {str(d.id): d.data for d in elsewhere().records(*MEASUREMENT_KINDS)}
     manifest = map_prose(manifest, lambda text: citations.plain(text, measurements))
     return _local_paths(manifest, family)
+
+
+def _cites_beyond(manifest: dict[str, Any], measurements: Mapping[str, Any]) -> bool:
+    """Whether a prose string of ``manifest`` (every string ``map_prose`` maps) cites a measurement not in
+    ``measurements``."""
+    return any(
+        side.measurement not in measurements
+        for _pointer, _key, text in iter_keyed_strings(manifest, is_prose_key)
+        for form in citations.parse(text)
+        if not isinstance(form, citations.CitationError)
+        for side in citations.cited(form)
+    )
 
 
 _UNIT_SUFFIX = {"tok/s": "_tok_s", "t/s": "_tok_s", "tokens/s": "_tok_s", "ms": "_ms", "%": "_pct"}

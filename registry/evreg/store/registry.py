@@ -409,12 +409,16 @@ def load(root: Path, rev: str | None = None, only: Iterable[str] | None = None, 
 
 def _unit_entries(source: Source, unit: str) -> list[Entry]:
     """The files of the family folder ``unit``, as the whole tree's listing gives them: none for a name that is not
-    one folder's (a path, a link to a folder: the listing does not follow links)."""
+    one folder's as the listing spells it (a path; a link to a folder, which the listing does not follow; another
+    folder's name in other case, on a file system that ignores case)."""
     if unit in ("", ".", "..") or any(c in unit for c in "/\\\0"):
         return []
     if isinstance(source, WorkTree):
-        folders = [source.root / PACKETS, source.root / PACKETS / unit]
-        if any(os.path.islink(f) or not os.path.isdir(f) for f in folders):
+        try:
+            with os.scandir(source.root / PACKETS) as listing:
+                if not any(e.name == unit and e.is_dir(follow_symlinks=False) for e in listing):
+                    return []
+        except OSError:
             return []
     return list_entries(source, f"{PACKETS}/{unit}")
 
