@@ -181,8 +181,9 @@ def loads(data: str | bytes, shallow_reader: bool = False) -> Any:
     reader beside ``parse`` (a test holds every other module to these two).
 
     ``shallow_reader``: the caller checks the value's shape level by level, to a fixed depth, and never recurses
-    into it (a kept table of the build's own), so the value is not walked node by node to measure its depth, which
-    costs seconds on a large kept file. Nesting past the parsers' own limits is still ``ValueError``."""
+    into it (a kept table of the build's own), or the text is a record as validation parsed it (the catalog's copy,
+    whose depth ``parse`` checked), so the value is not walked node by node to measure its depth, which costs seconds
+    on a large file or on every record. Nesting past the parsers' own limits is still ``ValueError``."""
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError:  # NaN, Infinity, integers past 64 bits, lone surrogates; or too deep

@@ -40,9 +40,9 @@ class Catalog:
             where: dict[tuple[str, str], RecordRow] = {}
             for rec in rows_of(con, RecordRow, "key"):
                 key = f"{rec.family}/{rec.id}" if family_scoped(rec.kind) else rec.id
-                # The record as validated, for its free-form fields (prose, config, views, contracts),
-                # which no table column holds.
-                records[rec.kind][key] = jsonio.loads(rec.content)
+                # The record as validated, for its free-form fields (prose, config, views, contracts), which no
+                # table column holds; validation's parse checked its depth, so it is not walked again.
+                records[rec.kind][key] = jsonio.loads(rec.content, shallow_reader=True)
                 where[(rec.kind, key)] = rec._replace(content="")  # type: ignore[attr-defined]  # parsed above
             evidence: dict[str, list[EvidenceRow]] = defaultdict(list)
             for ev in rows_of(con, EvidenceRow, "key"):
