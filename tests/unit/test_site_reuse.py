@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from evreg.core.findings import Finding
 from evreg.site.build import one_break, scan_record
-from evreg.site.reuse import CHECKED_FILE, Checks, address, content_digest, site_version
+from evreg.site.reuse import CHECKED_FILE, Checks, Numbered, address, content_digest, site_version
 
 PIECES = [
     "<p>Decode reached ",
@@ -77,3 +77,41 @@ def test_the_site_configuration_is_part_of_the_version(tmp_path: Path) -> None:
     assert site_version(tmp_path, "rules") != before
     assert site_version(tmp_path, "rules") == site_version(tmp_path, "rules") != site_version(tmp_path, "other")
     assert content_digest(b"ab", [("c", "d")]) != content_digest(b"a", [("bc", "d")]) != content_digest(b"abcd")
+
+
+tokens = st.tuples(st.sampled_from(["measurements", "records/packet", "home"]), st.text("abc", max_size=3))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    table=st.lists(st.one_of(tokens, st.none()), min_size=1, max_size=12, unique=True),
+    entries=st.lists(st.one_of(st.lists(st.integers(0, 11), min_size=1), st.lists(tokens, min_size=1)), max_size=6),
+)
+def test_kept_reads_keep_their_numbers_and_every_entry_reads_what_it_read(
+    table: list[Any], entries: list[list[Any]]
+) -> None:
+    """The table a build writes names every entry's reads: a taken entry's by the numbers it was read with (the
+    table is kept, a made entry's new reads numbered after it), unless fewer than half the table's reads are still in
+    use: then every entry is numbered anew and the table holds only reads in use. Each entry's numbers give back its
+    reads, in order."""
+    checks = Checks("v", table=table)
+    reads_of: dict[str, list[Any]] = {}
+    taken: dict[str, list[int]] = {}
+    for i, listed in enumerate(entries):
+        if isinstance(listed[0], int):  # a taken entry: numbers of reads the table holds (not None)
+            numbers = [n % len(table) for n in listed if table[n % len(table)] is not None]
+            if numbers:
+                taken[f"p{i}"] = numbers
+                checks.made[f"p{i}"] = ["d", "", 0, 0, 0, 0, "", Numbered(tuple(numbers)), ""]
+                reads_of[f"p{i}"] = [table[n] for n in numbers]
+        else:
+            checks.made[f"p{i}"] = ["d", "", 0, 0, 0, 0, "", list(listed), ""]
+            reads_of[f"p{i}"] = list(listed)
+    in_use = {n for numbers in taken.values() for n in numbers}
+    written = checks._numbered()
+    assert {name: [written[n] for n in entry[7]] for name, entry in checks.made.items()} == reads_of
+    if 2 * len(in_use) >= len(table):
+        assert written[: len(table)] == table
+        assert {name: checks.made[name][7] for name in taken} == taken
+    else:
+        assert len(written) == len({t for reads in reads_of.values() for t in reads})

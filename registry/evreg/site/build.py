@@ -373,6 +373,7 @@ class Made:
     taken: bool = False  # taken from an earlier build's pack (``Checks.page``), not made
     esize: int = 0  # the size of its search entries (JSON) after its HTML in the pending file
     seal: str = ""  # what the page publishes, bound to its path (``evreg.site.reuse.seal``)
+    numbers: tuple[int, ...] = ()  # a taken page's reads as the kept table numbers them (``evreg.site.reuse.Kept``)
 
 
 RECORD_PART = 200
@@ -394,7 +395,8 @@ def make_records(pages: Pages, part: tuple[int, list[Job]], pending: Path, check
             kept = checks.page(path, pages.digests)
             if kept is not None:
                 was, data, entries = kept
-                title, trace, digest, sealed = was.title, was.trace, was.content, was.seal
+                title, digest, sealed = was.title, was.content, was.seal
+                trace = Trace((), was.inputs, was.trace.entries)  # its reads go back as numbers (``was.numbers``)
             else:
                 with pages.reads.recording() as seen:
                     path, page = make(pages, job)
@@ -409,7 +411,19 @@ def make_records(pages: Pages, part: tuple[int, list[Job]], pending: Path, check
             at = spill.tell()
             out.append(
                 Made(
-                    path, title, n, at, len(data), trace, orphans, digest, entry, kept is not None, len(entries), sealed
+                    path,
+                    title,
+                    n,
+                    at,
+                    len(data),
+                    trace,
+                    orphans,
+                    digest,
+                    entry,
+                    kept is not None,
+                    len(entries),
+                    sealed,
+                    kept[0].numbers if kept is not None else (),
                 )
             )
             spill.write(data)
