@@ -6,4 +6,6 @@ rules live in the rule pack ``evreg_rules`` (in ``validators/``) and are discove
 through the ``evreg.rules`` entry point, so this package never imports them by name.
 """
 
-__version__ = "0.1.0"
+from evreg.core import VERSION
+
+__version__ = VERSION

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from evreg import __version__
+from evreg.core import VERSION
 from evreg.core.errors import EvregError, UsageProblem
 from evreg.core.layout import CACHE_DIR, DEFAULT_DB, PACKETS
 from evreg.core.tabular import csv_cell
@@ -129,7 +129,7 @@ class _Evreg(click.Group):
     help="Registry to act on (default: the current directory when it holds packets/, else the git work tree "
     "containing it).",
 )
-@click.version_option(__version__, package_name="evidence-registry")
+@click.version_option(VERSION, package_name="evidence-registry")
 @click.pass_context
 def cli(ctx: click.Context, root: Path | None) -> None:
     """Evidence registry for LLM inference results."""
