@@ -196,7 +196,7 @@ class SitePlugin(BasePlugin):
                         self.findings.extend(m.findings)
                         self.checks.keep(m.path, m.digest, m.entry)
                         self.checks.taken += m.taken
-                        m.trace, m.findings, m.entry = None, [], None
+                        m.trace, m.findings, m.entry, m.numbers = None, [], None, ()
                         self.records.append(m)
                     progress.advance()
         return downloads
