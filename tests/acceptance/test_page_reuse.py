@@ -21,6 +21,7 @@ from evreg.app import publish
 from evreg.app.catalog import ensure_catalog
 from evreg.catalog import build as catalog
 from evreg.core.findings import Code
+from evreg.core.layout import DOWNLOADS_DIR
 from evreg.site import build as sitebuild
 from evreg.site import receipt as receipts
 from evreg.site.html import page_url
@@ -62,9 +63,12 @@ def test_a_warm_build_is_byte_identical_to_a_cold_one_and_verifies(compare_reg: 
     assert cold.reused == 0 and len(cold.scanned) > 10
     kept = entries(compare_reg)
     assert sorted(e["path"] for e in kept.values()) == sorted(cold.scanned)  # one entry per generated page
+    members = sorted((compare_reg.root / DOWNLOADS_DIR).rglob("*.gz"))
+    assert len(members) >= 10  # the data downloads' compressed pieces, kept for the next export
     warm = publish.build(compare_reg.root, tmp_path / "warm")
     assert (warm.reused, warm.scanned) == (len(cold.scanned), [])
     assert files(tmp_path / "warm") == files(tmp_path / "cold")
+    assert sorted((compare_reg.root / DOWNLOADS_DIR).rglob("*.gz")) == members
     assert entries(compare_reg) == kept  # the entries used are kept, and no others
     result = evreg("verify", str(tmp_path / "warm"), cwd=compare_reg.root)  # a rebuild elsewhere, without the cache
     assert result.returncode == 0, result.stdout + result.stderr

@@ -13,8 +13,10 @@ from pathlib import Path
 from evreg.app.catalog import ensure_catalog
 from evreg.app.validation import code_docs
 from evreg.catalog import build as catalog
+from evreg.check.pipeline import cache_problem
 from evreg.core import printing
 from evreg.core.errors import Refused, UsageProblem
+from evreg.core.layout import DOWNLOADS_DIR
 from evreg.site import build as sitebuild
 from evreg.site import receipt as receipts
 from evreg.store import workers
@@ -60,7 +62,8 @@ def build(root: Path, out: Path | None = None, as_of: str | None = None) -> Buil
     logging.getLogger("mkdocs").setLevel(logging.WARNING)
     site_started = time.perf_counter()
     # the data downloads are exported in a process of their own while the build reads the catalog
-    with printing.escaped_logs(), workers.beside(catalog.export_tables, db, downloads) as exported:
+    kept = root / DOWNLOADS_DIR if cache_problem(root, DOWNLOADS_DIR) is None else None
+    with printing.escaped_logs(), workers.beside(catalog.export_tables, db, downloads, kept) as exported:
         built = sitebuild.build_site(root, db, downloads, out, code_docs(), exported, taken)
     if built.findings:
         raise Refused("build failed: nothing was published (see the findings above)", built.findings)

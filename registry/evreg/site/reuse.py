@@ -45,7 +45,6 @@ import dataclasses
 import hashlib
 import os
 import shutil
-import stat
 import sys
 import tempfile
 import time
@@ -59,6 +58,7 @@ import orjson
 from pydantic import ValidationError
 
 from evreg.core import jsonio
+from evreg.core.containment import regular_bytes
 from evreg.core.findings import Finding
 from evreg.site.trace import Digests, Reads, Token, sorted_tokens, token_from_json
 
@@ -298,7 +298,7 @@ class Checks:
         kept = _kept(self.kept.get(name), self.table)
         if kept is None or self.packs is None or digests.of_trace(list(kept.tokens)) != kept.inputs:
             return None
-        data = _regular_bytes(self.packs / f"part-{kept.part}.html", kept.offset, kept.size + kept.esize)
+        data = regular_bytes(self.packs / f"part-{kept.part}.html", kept.offset, kept.size + kept.esize)
         if data is None:
             return None
         html, entries = data[: kept.size], data[kept.size :]
@@ -462,32 +462,9 @@ def seal(path: str, content: str, title: str, inputs: str, entries: bytes) -> st
     return h.hexdigest()
 
 
-def _regular_bytes(path: Path, offset: int = 0, size: int | None = None) -> bytes | None:
-    """``size`` bytes at ``offset`` of ``path`` (all of it without ``size``), read only from a regular file reached
-    without a symlink at its end, and only when the file holds them all; None for anything else (a FIFO is not waited
-    on)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return None
-        size = st.st_size - offset if size is None else size
-        if offset < 0 or size < 0 or offset + size > st.st_size:
-            return None
-        data = os.pread(fd, size, offset)
-        return data if len(data) == size else None
-    except (OSError, ValueError, OverflowError, MemoryError):
-        return None
-    finally:
-        os.close(fd)
-
-
 def _json_of(path: Path, shallow_reader: bool = False) -> Any:
     """A kept file's JSON; None when it is not a regular file, or not JSON (``jsonio.loads``)."""
-    data = _regular_bytes(path)
+    data = regular_bytes(path)
     try:
         return None if data is None else jsonio.loads(data, shallow_reader)
     except ValueError:
