@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import shutil
 from pathlib import Path
 
 import pytest
@@ -134,3 +135,12 @@ def test_kept_members_give_the_bytes_compressing_gives_and_a_planted_one_is_comp
     assert sorted(p.name for p in cache.iterdir()) == [cold.folder.name]
     first.write_bytes(gz.compress(b"x" * 10_000_000))  # inflated no further than one byte past its piece
     assert export().made == 1
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep.txt").write_text("not the cache's")
+    shutil.rmtree(cold.folder)
+    cold.folder.symlink_to(elsewhere)  # the members' folder as a link: the link goes, not what it leads to
+    (cache / "other").symlink_to(elsewhere)
+    assert export().made == cold.made
+    assert not cold.folder.is_symlink() and (elsewhere / "keep.txt").read_text() == "not the cache's"
+    assert sorted(p.name for p in cache.iterdir()) == [cold.folder.name]

@@ -104,6 +104,8 @@ class Kept:
         self.used: set[str] = set()
         self.taken = 0
         self.made = 0
+        if self.folder.is_symlink():  # the link itself goes, never what it leads to: members are written here only
+            self.folder.unlink()
 
     def member(self, piece: bytes) -> bytes:
         name = f"{hashlib.sha256(piece).hexdigest()}.gz"
@@ -128,12 +130,20 @@ class Kept:
         """Remove the members this run did not use (an earlier export's, and a half-written one), and those of
         another zlib or level."""
         parent = self.folder.parent
-        for other in parent.iterdir() if parent.is_dir() else ():
+        for other in parent.iterdir() if parent.is_dir() and not parent.is_symlink() else ():
             if other != self.folder:
-                shutil.rmtree(other, ignore_errors=True) if other.is_dir() else other.unlink(missing_ok=True)
-        for entry in self.folder.iterdir() if self.folder.is_dir() else ():
+                _remove(other)
+        for entry in self.folder.iterdir() if self.folder.is_dir() and not self.folder.is_symlink() else ():
             if entry.name not in self.used:
-                shutil.rmtree(entry, ignore_errors=True) if entry.is_dir() else entry.unlink(missing_ok=True)
+                _remove(entry)
+
+
+def _remove(path: Path) -> None:
+    """A file, a link (not what it leads to) or a folder and what it holds."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
 
 
 def _holds(member: bytes, piece: bytes) -> bool:
