@@ -92,6 +92,28 @@ def test_pieces_give_back_the_text_and_are_cut_by_the_text_alone(lines: list[byt
         assert list(gz.pieces(_Trickle(text, most))) == whole  # however the file is read
 
 
+def test_pieces_do_not_depend_on_short_reads_nor_on_how_short_the_lines_are() -> None:
+    rows = b"".join(b'{"key": "m-%06d", "value": %d}\n' % (i, (i * 7919) % 104729) for i in range(60_000))
+    short = b"ab\n" * 400_000 + b"x" * 100  # lines too short to matter: cut at the last line end before the most
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(gz, "PIECE_MIN", 4096)
+        mp.setattr(gz, "PIECE_MAX", 65536)
+        for text in (rows, short):
+            whole = list(gz.pieces(io.BytesIO(text)))
+            assert len(whole) > 10 and b"".join(whole) == text
+            for most in (1, 100, 4095, 4097, 65535, 65537, 200_000):
+                assert list(gz.pieces(_Trickle(text, most))) == whole, most
+        assert all(len(p) == 65535 for p in list(gz.pieces(io.BytesIO(short)))[:-1])
+
+
+def test_an_empty_table_is_a_gzip_file_of_no_text(tmp_path: Path) -> None:
+    plain, target = tmp_path / "rows.jsonl", tmp_path / "rows.jsonl.gz"
+    plain.write_bytes(b"")
+    for kept in (None, gz.Kept(tmp_path / "cache")):
+        gz.compress_file(plain, target, kept)
+        assert target.read_bytes() == gz.compress(b"") and gzip.decompress(target.read_bytes()) == b""
+
+
 def test_a_row_added_to_a_download_changes_the_pieces_around_it_only() -> None:
     rows = [b'{"key": "m-%06d", "value": %d}\n' % (i, (i * 7919) % 104729) for i in range(300_000)]
     before = list(gz.pieces(io.BytesIO(b"".join(rows))))
@@ -127,10 +149,12 @@ def test_kept_members_give_the_bytes_compressing_gives_and_a_planted_one_is_comp
     third.write_bytes(gzip.compress(gzip.decompress(third.read_bytes()), mtime=1))  # the right text, another header
     fourth.unlink()
     fourth.symlink_to(fifth)  # a link to another member
+    sixth = entries[5]
+    sixth.write_bytes(sixth.read_bytes() + gz.compress(b"more text"))  # the member, and another after it
     (cold.folder / "unused.gz").write_bytes(b"left by an earlier export")
     (cache / "zlib-0.0-level-1").mkdir()
     again = export()
-    assert again.made == 4 and again.taken == cold.made - 4
+    assert again.made == 5 and again.taken == cold.made - 5
     assert sorted(cold.folder.iterdir()) == entries and not fourth.is_symlink()  # replaced; the unused removed
     assert sorted(p.name for p in cache.iterdir()) == [cold.folder.name]
     first.write_bytes(gz.compress(b"x" * 10_000_000))  # inflated no further than one byte past its piece

@@ -105,17 +105,17 @@ def regular_files(root: Path, folder: str, suffix: str | tuple[str, ...] = "") -
     return sorted(out)
 
 
-def regular_bytes(path: Path, offset: int = 0, size: int | None = None) -> bytes | None:
+def regular_bytes(path: Path, offset: int = 0, size: int | None = None, most: int | None = None) -> bytes | None:
     """``size`` bytes at ``offset`` of ``path`` (all of it without ``size``), read only from a regular file reached
     without a symlink at its end, and only when the file holds them all; None for anything else (a FIFO is not waited
-    on)."""
+    on) and for a file larger than ``most`` bytes."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except OSError:
         return None
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
+        if not stat.S_ISREG(st.st_mode) or (most is not None and st.st_size > most):
             return None
         size = st.st_size - offset if size is None else size
         if offset < 0 or size < 0 or offset + size > st.st_size:

@@ -13,6 +13,7 @@ same wherever it is built again (``evreg verify``)."""
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import io
@@ -30,8 +31,10 @@ LEVEL = 6
 PIECE_MIN = 1 << 19
 PIECE_MAX = 1 << 23
 PIECE_MASK = 63
+PIECE_TRIES = 4096
 """A piece ends at the first line end at least ``PIECE_MIN`` bytes into it whose line's CRC-32 has none of the bits
-of ``PIECE_MASK`` (one line in 64): pieces of about 540 KB of JSON Lines, none longer than ``PIECE_MAX``."""
+of ``PIECE_MASK`` (one line in 64), among the next ``PIECE_TRIES`` line ends: pieces of about 540 KB of JSON Lines,
+none longer than ``PIECE_MAX`` (a text of very short lines is cut at the last line end before it)."""
 
 
 def compress(data: bytes) -> bytes:
@@ -49,8 +52,12 @@ def compress_file(plain: Path, target: Path, kept: Kept | None = None) -> None:
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
         with plain.open("rb") as src, tmp.open("wb") as out:
+            written = False
             for piece in pieces(src):
                 out.write(member(piece))
+                written = True
+            if not written:  # an empty table: a gzip file of no text, as every reader expects, not an empty file
+                out.write(compress(b""))
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
@@ -64,10 +71,15 @@ def pieces(src: BinaryIO) -> Iterator[bytes]:
     data, start, end_of_file = b"", 0, False
     while True:
         if not end_of_file and len(data) - start < PIECE_MAX:  # a piece is cut seeing PIECE_MAX bytes, or the end
-            more = src.read(PIECE_MAX)
-            end_of_file = not more
-            data, start = data[start:] + more, 0
-            continue
+            parts, have = [data[start:]], len(data) - start
+            while have < PIECE_MAX:  # joined once, however short the reads
+                more = src.read(PIECE_MAX)
+                if not more:
+                    end_of_file = True
+                    break
+                parts.append(more)
+                have += len(more)
+            data, start = b"".join(parts), 0
         if start == len(data):
             return
         cut = _cut(data, start)
@@ -81,7 +93,9 @@ def _cut(data: bytes, start: int) -> int:
     before = data.rfind(b"\n", start, pos) if pos != -1 else -1
     line = before + 1 if before != -1 else start
     view = memoryview(data)
-    while pos != -1:
+    for _ in range(PIECE_TRIES):
+        if pos == -1:
+            break
         if not zlib.crc32(view[line : pos + 1]) & PIECE_MASK:
             return pos + 1
         line = pos + 1
@@ -100,7 +114,7 @@ class Kept:
     removed (``prune``)."""
 
     def __init__(self, folder: Path) -> None:
-        self.folder = folder / f"zlib-{zlib.ZLIB_RUNTIME_VERSION}-level-{LEVEL}"
+        self.folder = folder / f"zlib-{zlib.ZLIB_RUNTIME_VERSION}-level-{LEVEL}-{_SAMPLE}"
         self.used: set[str] = set()
         self.taken = 0
         self.made = 0
@@ -110,7 +124,7 @@ class Kept:
     def member(self, piece: bytes) -> bytes:
         name = f"{hashlib.sha256(piece).hexdigest()}.gz"
         self.used.add(name)
-        data = regular_bytes(self.folder / name)
+        data = regular_bytes(self.folder / name, most=len(piece) + (len(piece) >> 9) + 64)  # deflate's bound, over
         if data is not None and _holds(data, piece):
             self.taken += 1
             return data
@@ -139,11 +153,13 @@ class Kept:
 
 
 def _remove(path: Path) -> None:
-    """A file, a link (not what it leads to) or a folder and what it holds."""
+    """A file, a link (not what it leads to) or a folder and what it holds; what cannot be removed stays (a cache
+    that cannot be written is not kept, and the export goes on)."""
     if path.is_dir() and not path.is_symlink():
         shutil.rmtree(path, ignore_errors=True)
     else:
-        path.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            path.unlink(missing_ok=True)
 
 
 def _holds(member: bytes, piece: bytes) -> bool:
@@ -166,3 +182,6 @@ def _writer(raw: BinaryIO) -> gzip.GzipFile:
 
 
 _HEADER = compress(b"")[:10]  # what every member ``compress`` writes begins with
+_SAMPLE = hashlib.sha256(compress(bytes(range(256)) * 64 + b"\n".join(b"%d" % n for n in range(4096)))).hexdigest()[:12]
+"""What this zlib writes for a fixed text: a zlib built otherwise under the same version string keeps its members
+apart."""
