@@ -219,11 +219,6 @@ def test_provenance_and_as_of_from_git_history(reg: Reg) -> None:
         reg.root, "SELECT count(*) n FROM measurements", "--as-of", "2099-12-31", "--db", str(reg.root / "dated.duckdb")
     )
     assert dated == [{"n": 3}]
-    from evreg.store import provenance
-
-    soon = provenance.history_soon(reg.root)  # read beside a validation: the same history
-    assert soon() == provenance.history(reg.root) and len(provenance.history(reg.root)[RUN]) == 2
-    assert provenance.history_soon(reg.root / "packets")() == provenance.history(reg.root, "no-such-rev") == {}
     bad = evreg("catalog", "--as-of", "no-such-rev", cwd=reg.root)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     assert evreg("catalog", "--as-of", "1990-01-01", cwd=reg.root).returncode == 2

@@ -66,9 +66,6 @@ def ensure_catalog(
     now = None if as_of else now or catalogfile.take(root, db)  # before validating: a change meanwhile makes it stale
     rev = resolve(root, as_of)
     head = rev or provenance.head(root)
-    before = catalog.read_meta(db)
-    stale = force or before is None or now is None or before.get("stamp") != now.value
-    history = provenance.history_soon(root, rev or "HEAD") if head and stale else None  # git beside the validation
     registry, report = pipeline.validate(root, rev=rev)
     with no_cycle_collection():
         fingerprint = catalog.fingerprint(registry, head, report.findings)
@@ -79,12 +76,12 @@ def ensure_catalog(
             if now is not None and (meta.get("stamp") != now.value or renewed):
                 catalogfile.set_stamp(db, now)
             return Catalog(db, False, report)
-        changes = history() if history is not None else provenance.history(root, rev or "HEAD") if head else {}
+        history = provenance.history(root, rev or "HEAD") if head else {}
         cache = reuse.RowCache.open(root, keep=rev is None) if pipeline.cache_problem(root, ROWS_DIR) is None else None
         catalog.build(
             registry,
             report.findings,
-            changes,
+            history,
             db,
             {
                 "schema_version": str(catalog.tables.SCHEMA_VERSION),

@@ -3,9 +3,7 @@ in which commit, from one pass over the history (not one log per file)."""
 
 from __future__ import annotations
 
-import threading
 from collections import defaultdict
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,31 +38,6 @@ def history(root: Path, rev: str = "HEAD") -> dict[str, list[Change]]:
                 status, path = line.split("\t", 1)
                 changes[path].append(Change(sha, author, date, status[:1]))
     return dict(changes)
-
-
-def history_soon(root: Path, rev: str = "HEAD") -> Callable[[], dict[str, list[Change]]]:
-    """``history(root, rev)``, worked out in a thread from now on (git reads the log on another core while the caller
-    validates); the function returned waits for it and returns it, or raises its error. A thread no one waits for
-    ends with the process."""
-    done: list[dict[str, list[Change]]] = []
-    failed: list[BaseException] = []
-
-    def work() -> None:
-        try:
-            done.append(history(root, rev))
-        except BaseException as exc:  # raised where the result is asked for
-            failed.append(exc)
-
-    thread = threading.Thread(target=work, name="git log", daemon=True)
-    thread.start()
-
-    def result() -> dict[str, list[Change]]:
-        thread.join()
-        if failed:
-            raise failed[0]
-        return done[0]
-
-    return result
 
 
 def head(root: Path) -> str | None:
