@@ -65,15 +65,18 @@ def test_a_warm_build_is_byte_identical_to_a_cold_one_and_verifies(compare_reg: 
     assert sorted(e["path"] for e in kept.values()) == sorted(cold.scanned)  # one entry per generated page
     members = sorted((compare_reg.root / DOWNLOADS_DIR).rglob("*.gz"))
     assert len(members) >= 10  # the data downloads' compressed pieces, kept for the next export
+    assert cold.downloads == (0, len(members))
     warm = publish.build(compare_reg.root, tmp_path / "warm")
     assert (warm.reused, warm.scanned) == (len(cold.scanned), [])
     assert files(tmp_path / "warm") == files(tmp_path / "cold")
     assert sorted((compare_reg.root / DOWNLOADS_DIR).rglob("*.gz")) == members
+    assert warm.downloads == (len(members), len(members))
     assert entries(compare_reg) == kept  # the entries used are kept, and no others
     result = evreg("verify", str(tmp_path / "warm"), cwd=compare_reg.root)  # a rebuild elsewhere, without the cache
     assert result.returncode == 0, result.stdout + result.stderr
     line = evreg("build", "--out", str(tmp_path / "cli"), cwd=compare_reg.root).stderr
     assert f"generated pages checked 0, unchanged since an earlier build's checks {warm.reused}" in line
+    assert f"data downloads' pieces taken from an earlier export {len(members)} of {len(members)}" in line
 
 
 @pytest.mark.slow

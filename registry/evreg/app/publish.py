@@ -14,7 +14,7 @@ from evreg.app.catalog import ensure_catalog
 from evreg.app.validation import code_docs
 from evreg.catalog import build as catalog
 from evreg.check.pipeline import cache_problem
-from evreg.core import printing
+from evreg.core import gz, printing
 from evreg.core.errors import Refused, UsageProblem
 from evreg.core.layout import DOWNLOADS_DIR
 from evreg.site import build as sitebuild
@@ -36,6 +36,7 @@ class Built:
     scanned: list[str] = dataclasses.field(default_factory=list)  # the generated pages scanned (their paths)
     taken: int = 0  # record pages taken as an earlier build made them, nothing they read changed
     pieces_taken: int = 0  # pieces of the site's own pages (a comparison's workloads) taken so
+    downloads: tuple[int, int] | None = None  # the data downloads' pieces taken from an earlier export, and all
 
 
 def default_out(root: Path) -> Path:
@@ -63,15 +64,33 @@ def build(root: Path, out: Path | None = None, as_of: str | None = None) -> Buil
     site_started = time.perf_counter()
     # the data downloads are exported in a process of their own while the build reads the catalog
     kept = root / DOWNLOADS_DIR if cache_problem(root, DOWNLOADS_DIR) is None else None
-    with printing.escaped_logs(), workers.beside(catalog.export_tables, db, downloads, kept) as exported:
+    with printing.escaped_logs(), workers.beside(_export, db, downloads, kept) as exported:
         built = sitebuild.build_site(root, db, downloads, out, code_docs(), exported, taken)
+        pieces = exported()
     if built.findings:
         raise Refused("build failed: nothing was published (see the findings above)", built.findings)
     now = time.perf_counter()
     seconds = (now - started, now - site_started)
     return Built(
-        out, built.pages, built.size, *seconds, taken, built.reused, built.scanned, built.taken, built.pieces_taken
+        out,
+        built.pages,
+        built.size,
+        *seconds,
+        taken,
+        built.reused,
+        built.scanned,
+        built.taken,
+        built.pieces_taken,
+        pieces,
     )
+
+
+def _export(db: Path, downloads: Path, kept: Path | None) -> tuple[int, int] | None:
+    """The data downloads exported into ``downloads``, with the compressed pieces kept in ``kept``: how many pieces
+    were taken from an earlier export, and how many there are (None without ``kept``)."""
+    members = gz.Kept(kept) if kept is not None else None
+    catalog.export_tables(db, downloads, members)
+    return None if members is None else (members.taken, members.taken + members.made)
 
 
 class _SiteHandler(http.server.SimpleHTTPRequestHandler):

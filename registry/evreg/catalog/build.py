@@ -600,14 +600,13 @@ def read_meta(db: Path) -> dict[str, str] | None:
     return meta if meta is not None and meta.get("schema_version") == str(tables.SCHEMA_VERSION) else None
 
 
-def export_tables(db: Path, out_dir: Path, kept: Path | None = None) -> list[str]:
+def export_tables(db: Path, out_dir: Path, kept: gz.Kept | None = None) -> list[str]:
     """Parquet and gzip'd JSON Lines (``.jsonl.gz``) per table plus SHA256SUMS; deterministic bytes. JSON Lines
     are compressed: uncompressed they were 98 % of the downloads' bytes (118 of 121 MB at 10,000 measurements).
     DuckDB writes them plain and ``evreg.core.gz`` compresses them: DuckDB's own gzip took three times the CPU of
     the standard library's for the same size (the records' table at 100,000 measurements: 9.5 CPU s against
-    2.5 + 3.0). ``kept``: the folder of the compressed pieces an earlier export made (``gz.Kept``), the same bytes."""
+    2.5 + 3.0). ``kept``: the compressed pieces an earlier export made (the same bytes), pruned to this export's."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    members = gz.Kept(kept) if kept is not None else None
     con = duckdb.connect(str(db), read_only=True)
     names = []
     try:
@@ -622,15 +621,15 @@ def export_tables(db: Path, out_dir: Path, kept: Path | None = None) -> list[str
                 con.execute(f"COPY ({rows}) TO '{tmp}' (FORMAT parquet, COMPRESSION zstd)")
                 os.replace(tmp, out_dir / f"{name}.parquet")
                 con.execute(f"COPY ({rows}) TO '{tmp}' (FORMAT json)")
-                gz.compress_file(tmp, out_dir / f"{name}.jsonl.gz", members)
+                gz.compress_file(tmp, out_dir / f"{name}.jsonl.gz", kept)
             finally:
                 tmp.unlink(missing_ok=True)
             names += [f"{name}.parquet", f"{name}.jsonl.gz"]
             (out_dir / f"{name}.jsonl").unlink(missing_ok=True)  # an earlier export's uncompressed file
     finally:
         con.close()
-    if members is not None:
-        members.prune()
+    if kept is not None:
+        kept.prune()
     sums = "".join(f"{hashlib.sha256((out_dir / n).read_bytes()).hexdigest()}  {n}\n" for n in sorted(names))
     write_atomic(out_dir / "SHA256SUMS", sums)
     return sorted(names)

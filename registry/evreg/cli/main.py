@@ -467,7 +467,12 @@ def _built(root: Path, out: Path | None, as_of: str | None) -> None:
         f"built {built.pages} pages ({built.size / 1e6:.1f} MB) into {built.out} in {built.seconds:.1f} s "
         f"(site {built.site_seconds:.1f} s); generated pages checked {len(built.scanned)}, unchanged since an earlier "
         f"build's checks {built.reused}; record pages taken from an earlier build (nothing they read changed) "
-        f"{built.taken}, pieces of the site's own pages {built.pieces_taken}",
+        f"{built.taken}, pieces of the site's own pages {built.pieces_taken}"
+        + (
+            f"; data downloads' pieces taken from an earlier export {built.downloads[0]} of {built.downloads[1]}"
+            if built.downloads is not None
+            else ""
+        ),
         err=True,
     )
 
