@@ -108,7 +108,8 @@ def _cut(data: bytes, start: int) -> int:
 
 class Kept:
     """Gzip members compressed before, in ``folder``: one file per piece, named by the SHA-256 of its plain bytes,
-    under a folder named by the zlib and the level that made it. A member is taken only when it begins with the
+    under a folder named by the zlib, the level and what they write for a fixed text. A member is taken only when it
+    is no larger than deflate can make the piece, begins with the
     header ``compress`` writes and inflates to exactly the piece (a member left by another program, cut short or
     planted under another piece's name is compressed again, and replaced); the members a run did not use are
     removed (``prune``)."""
