@@ -127,18 +127,31 @@ def _rows_by_metric(p: Pages) -> dict[str, list[Row]]:
 
 
 def tiers_of(rows: list[Row], metric: str) -> list[Tier]:
-    """Rows grouped by workload, each tier's promotable rows ranked; tiers with the most ranked rows first."""
-    better = ranking.direction(metric_vocab()[metric].get("unit"))
+    """Rows grouped by workload, each tier's promotable rows ranked (``place``)."""
+    tiers = grouped(rows)
+    for tier in tiers:
+        place(tier, metric)
+    return tiers
+
+
+def grouped(rows: list[Row]) -> list[Tier]:
+    """Rows grouped by workload, not yet ranked, each tier's rows in the order given; the tiers with the most
+    promotable rows (those ranked) first, then the most rows, then by key."""
     by_key: dict[tuple[Any, ...], Tier] = {}
     for row in rows:
         by_key.setdefault(row.tier, Tier(row.tier)).rows.append(row)
-    for tier in by_key.values():
-        ranked = [r for r in tier.rows if r.why_not is None]
-        for row, place in zip(ranked, ranking.rank([r.values for r in ranked], better != -1), strict=True):
-            row.place = place
-        sign = -1 if better != -1 else 1
-        tier.rows.sort(key=lambda r: (r.place is None, r.place.rank if r.place else 0, sign * ranking.median(r.values)))
-    return sorted(by_key.values(), key=lambda t: (-sum(r.place is not None for r in t.rows), -len(t.rows), t.key))
+    return sorted(by_key.values(), key=lambda t: (-sum(r.why_not is None for r in t.rows), -len(t.rows), t.key))
+
+
+def place(tier: Tier, metric: str) -> None:
+    """Rank a tier's promotable rows (``ranking.rank``) and order its rows: ranked ones by rank, then by median, best
+    first; the unranked after them. A function of the rows, in their order, and the metric's direction alone."""
+    better = ranking.direction(metric_vocab()[metric].get("unit"))
+    ranked = [r for r in tier.rows if r.why_not is None]
+    for row, placed in zip(ranked, ranking.rank([r.values for r in ranked], better != -1), strict=True):
+        row.place = placed
+    sign = -1 if better != -1 else 1
+    tier.rows.sort(key=lambda r: (r.place is None, r.place.rank if r.place else 0, sign * ranking.median(r.values)))
 
 
 class Context:
@@ -368,9 +381,9 @@ def metric_title(metric: str) -> str:
 def metric_page(p: Pages, page: Page, metric: str) -> None:
     """The comparison table of one metric (``page`` is empty; the site made it)."""
     better = "higher" if ranking.direction(metric_vocab()[metric].get("unit")) == 1 else "lower"
-    tiers = tiers_of(rows_of(p, metric), metric)
+    tiers = grouped(rows_of(p, metric))  # each ranked only when its piece is made (``tier_piece``)
     rows = sum(len(t.rows) for t in tiers)
-    ranked = sum(r.place is not None for t in tiers for r in t.rows)
+    ranked = sum(r.why_not is None for t in tiers for r in t.rows)
     page.h(1, f"Compare: {esc_trimmed(metric_title(metric))}")
     page.p(
         f"Every stored result of <code>{esc_trimmed(metric)}</code>, across all families: {rows} results in "
@@ -521,11 +534,13 @@ def tier_piece(p: Pages, ctx: Context, tier: Tier, metric: str) -> dict[str, Any
     """A workload's rows as a piece of the page (``Pages.kept``): its ``tbody`` (``html``), the rows past
     ``INLINE_ROWS`` as the data file holds them (``cells``, ``rows``: ``Rows``) and what the scans found on both
     (``figures``, ``data``, ``problems``: ``evreg.site.html.scan_piece``). It is kept under the page's URL and a
-    digest of its rows as ranked (their values, places and why any is not ranked) and of what the page states around
-    them, and taken from an earlier build while everything it read is unchanged: a pull request's new result remakes
-    the workloads it joins, not the page."""
-    shown = [(r.mid, r.values, r.indices, r.x, r.stated, r.why_not, r.place) for r in tier.rows]
-    key = hashlib.sha256(repr((metric, p.base, p.here, p.said, tier.key, shown)).encode()).hexdigest()
+    digest of its rows as grouped, not yet ranked (their values, order and why any is not ranked: their places follow
+    from them and the metric's direction, ``place``) and of what the page states around them, and taken from an
+    earlier build while everything it read is unchanged: a pull request's new result ranks and remakes the workloads
+    it joins, not the page."""
+    shown = [(r.mid, r.values, r.indices, r.x, r.stated, r.why_not) for r in tier.rows]
+    better = ranking.direction(metric_vocab()[metric].get("unit"))
+    key = hashlib.sha256(repr((metric, better, p.base, p.here, p.said, tier.key, shown)).encode()).hexdigest()
     return p.kept(f"{p.here}#{key}", lambda: _tier_bytes(p, ctx, tier, metric), _piece)
 
 
@@ -570,6 +585,7 @@ def _row(row: Any, cells: int) -> bool:
 
 
 def _tier_bytes(p: Pages, ctx: Context, tier: Tier, metric: str) -> bytes:
+    place(tier, metric)
     rows = Rows(p.base)
     html = _tier_body(p, ctx, tier, metric, rows)  # the data file's rows of one workload: rows.tiers[0]
     scan = scan_piece(html, ("<table>", "</table>"), [(ROWS_FILE, rows.scan_text())] if rows.count else [])
