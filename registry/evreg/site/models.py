@@ -171,20 +171,30 @@ def results_of(p: Pages, metrics: tuple[str, ...]) -> ModelResults:
 
 
 class ModelResults:
-    """The results of every canonical model, per headline metric, grouped by workload (``compare.tiers_of``)."""
+    """The results of every canonical model, per headline metric, grouped by workload (``compare.tiers_of``): each
+    model's rows are read at once, and ranked the first time its workloads are asked for (``tiers``: the index of
+    models ranks none, a model's page its own)."""
 
     def __init__(self, p: Pages, metrics: list[str]) -> None:
         self.named = models_named(p)  # (no reference to the pages: they hold this in their memos)
         self.model_of = model_of(p)
         self.revisions = revisions_of_model(p)
-        self.tiers: dict[str, dict[str, list[compare.Tier]]] = defaultdict(dict)  # model -> metric -> tiers
+        self._rows: dict[str, dict[str, list[compare.Row]]] = defaultdict(dict)  # model -> metric -> its rows
+        self._tiers: dict[str, dict[str, list[compare.Tier]]] = {}  # model -> metric -> its workloads, ranked
         for metric in metrics:
             rows: dict[str, list[compare.Row]] = defaultdict(list)
             for row in compare.rows_of(p, metric):
                 if (model := self.model_of.get(row.mid)) is not None:
                     rows[model].append(row)
             for model, mine in rows.items():
-                self.tiers[model][metric] = compare.tiers_of(mine, metric)
+                self._rows[model][metric] = mine
+
+    def tiers(self, model: str) -> dict[str, list[compare.Tier]]:
+        """A model's workloads by metric, its promotable rows ranked in each (a function of the rows read above)."""
+        if model not in self._tiers:
+            rows = self._rows.get(model, {})
+            self._tiers[model] = {metric: compare.tiers_of(mine, metric) for metric, mine in rows.items()}
+        return self._tiers[model]
 
     def models(self) -> list[str]:
         """The vocabulary's models that some revision names, in the vocabulary's order."""
@@ -197,7 +207,7 @@ class ModelResults:
 
     def _replications(self, p: Pages, model: str) -> list[Replication]:
         out = []
-        for metric, tiers in self.tiers.get(model, {}).items():
+        for metric, tiers in self.tiers(model).items():
             for tier in tiers:
                 groups: list[tuple[Setup, list[compare.Row]]] = []
                 for row in tier.rows:
@@ -270,7 +280,7 @@ def model_page(p: Pages, model: str, metrics: tuple[str, ...]) -> Page:
         )
     page.h(2, "Where these weights are filed")
     page.table(["Family", "Revision", "Weights", "Sources"], rows)
-    measured = results.tiers.get(model, {})
+    measured = results.tiers(model)
     if not measured:
         page.note("No headline metric of these weights is measured yet.")
         return page
