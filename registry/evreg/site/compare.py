@@ -91,10 +91,15 @@ class Tier:
 
 
 def rows_of(p: Pages, metric: str) -> list[Row]:
-    """The results of ``metric``, worked out once per build with every headline metric's (the comparisons, their
-    index and the model pages ask for them): each caller gets rows of its own, as ranking a group of rows places
-    them (``tiers_of``)."""
-    return [r.fresh() for r in p.memo("rows", None, lambda: _rows_by_metric(p)).get(metric, [])]
+    """The results of ``metric`` (``rows_by_metric``): each caller gets rows of its own, as ranking a group of rows
+    places them (``place``)."""
+    return [r.fresh() for r in rows_by_metric(p).get(metric, [])]
+
+
+def rows_by_metric(p: Pages) -> dict[str, list[Row]]:
+    """Every headline metric's results, worked out once per build (the comparisons, their index and the models' pages
+    ask for them; the build works them out before its workers fork, which then share them)."""
+    return p.memo("rows", None, lambda: _rows_by_metric(p))
 
 
 def _rows_by_metric(p: Pages) -> dict[str, list[Row]]:

@@ -78,6 +78,7 @@ def site_parts(p: Pages, codes: Iterable[Code] = ()) -> list[list[Job]]:
     each other page."""
     families = sorted({key.split("/", 1)[0] for key in p.records.get("coverage-contract", {})})
     metrics = compare.headline_metrics(p)
+    compare.rows_by_metric(p)  # read by the first part and every comparison: worked out once, before the parts fork
     return [
         [*models.jobs(p, metrics), ("compare/index.md", indexes.comparisons, (metrics,))],
         *([(compare.page_path(metric), indexes.comparison, (metric,))] for metric in metrics),
