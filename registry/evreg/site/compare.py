@@ -62,6 +62,11 @@ def headline_metrics(p: Pages) -> list[str]:
     ]
 
 
+def direction(metric: str) -> int | None:
+    """Which way a metric is better: its unit's direction (``ranking.direction``; 1 higher, -1 lower)."""
+    return ranking.direction(metric_vocab()[metric].get("unit"))
+
+
 def page_path(metric: str) -> str:
     return f"compare/{slug(metric)}.md"
 
@@ -151,7 +156,7 @@ def grouped(rows: list[Row]) -> list[Tier]:
 def place(tier: Tier, metric: str) -> None:
     """Rank a tier's promotable rows (``ranking.rank``) and order its rows: ranked ones by rank, then by median, best
     first; the unranked after them. A function of the rows, in their order, and the metric's direction alone."""
-    better = ranking.direction(metric_vocab()[metric].get("unit"))
+    better = direction(metric)
     ranked = [r for r in tier.rows if r.why_not is None]
     for row, placed in zip(ranked, ranking.rank([r.values for r in ranked], better != -1), strict=True):
         row.place = placed
@@ -385,7 +390,7 @@ def metric_title(metric: str) -> str:
 
 def metric_page(p: Pages, page: Page, metric: str) -> None:
     """The comparison table of one metric (``page`` is empty; the site made it)."""
-    better = "higher" if ranking.direction(metric_vocab()[metric].get("unit")) == 1 else "lower"
+    better = "higher" if direction(metric) == 1 else "lower"
     tiers = grouped(rows_of(p, metric))  # each ranked only when its piece is made (``tier_piece``)
     rows = sum(len(t.rows) for t in tiers)
     ranked = sum(r.why_not is None for t in tiers for r in t.rows)
@@ -544,8 +549,8 @@ def tier_piece(p: Pages, ctx: Context, tier: Tier, metric: str) -> dict[str, Any
     earlier build while everything it read is unchanged: a pull request's new result ranks and remakes the workloads
     it joins, not the page."""
     shown = [(r.mid, r.values, r.indices, r.x, r.stated, r.why_not) for r in tier.rows]
-    better = ranking.direction(metric_vocab()[metric].get("unit"))
-    key = hashlib.sha256(repr((metric, better, p.base, p.here, p.said, tier.key, shown)).encode()).hexdigest()
+    said = (metric, direction(metric), p.base, p.here, p.said, tier.key)
+    key = hashlib.sha256(repr((*said, shown)).encode()).hexdigest()
     return p.kept(f"{p.here}#{key}", lambda: _tier_bytes(p, ctx, tier, metric), _piece)
 
 

@@ -182,12 +182,9 @@ class ModelResults:
         self._rows: dict[str, dict[str, list[compare.Row]]] = defaultdict(dict)  # model -> metric -> its rows
         self._tiers: dict[str, dict[str, list[compare.Tier]]] = {}  # model -> metric -> its workloads, ranked
         for metric in metrics:
-            rows: dict[str, list[compare.Row]] = defaultdict(list)
             for row in compare.rows_of(p, metric):
                 if (model := self.model_of.get(row.mid)) is not None:
-                    rows[model].append(row)
-            for model, mine in rows.items():
-                self._rows[model][metric] = mine
+                    self._rows[model].setdefault(metric, []).append(row)
 
     def tiers(self, model: str) -> dict[str, list[compare.Tier]]:
         """A model's workloads by metric, its promotable rows ranked in each (a function of the rows read above)."""
@@ -367,7 +364,7 @@ def _setups(p: Pages, page: Page, metric: str, tiers: list[compare.Tier]) -> Non
 def _ranked(p: Pages, page: Page, metric: str, tiers: list[compare.Tier]) -> None:
     """Each workload's setups ranked by their best promotable result, and what keeps the workload from being ranked
     against the first."""
-    better = ranking.direction(compare.metric_vocab()[metric].get("unit")) != -1
+    better = compare.direction(metric) != -1
     for n, tier in enumerate(tiers):
         apart = not_ranked_against(tiers[0], tier) if n else ""
         page.p(

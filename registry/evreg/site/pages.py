@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from evreg.site import compare, contracts, family, indexes, measurements, models
 from evreg.site.cite import Pages
 from evreg.site.html import Page, page_base, page_url
+from evreg.store import no_cycle_collection
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -78,7 +79,8 @@ def site_parts(p: Pages, codes: Iterable[Code] = ()) -> list[list[Job]]:
     each other page."""
     families = sorted({key.split("/", 1)[0] for key in p.records.get("coverage-contract", {})})
     metrics = compare.headline_metrics(p)
-    compare.rows_by_metric(p)  # read by the first part and every comparison: worked out once, before the parts fork
+    with no_cycle_collection(lasting=True):  # kept for the whole build, like the catalog they are read from
+        compare.rows_by_metric(p)  # read by the first part and every comparison: worked out once, before the parts fork
     return [
         [*models.jobs(p, metrics), ("compare/index.md", indexes.comparisons, (metrics,))],
         *([(compare.page_path(metric), indexes.comparison, (metric,))] for metric in metrics),
