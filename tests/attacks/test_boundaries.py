@@ -419,7 +419,8 @@ def test_non_finite_numbers_that_tools_write_are_read() -> None:
 
 @pytest.mark.slow
 def test_a_page_of_a_super_linear_shape_is_a_finding_not_a_hang() -> None:
-    found = within(lambda: list(site_pages._rendered_page("site/x.md", "[" * 40_000, ["tables"])), seconds=60)
+    # a run of unclosed "<a " tags (Python-Markdown 3.11.4 renders a run of "[" in linear time; this shape is not)
+    found = within(lambda: list(site_pages._rendered_page("site/x.md", "<a " * 20_000, ["tables"])), seconds=60)
     assert [f.code for f in found] == ["site-page-too-slow"]
     assert markdown.RENDER_SECONDS <= 30
 
