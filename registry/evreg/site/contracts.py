@@ -95,17 +95,19 @@ def contracts_index(p: Pages, fid: str | None) -> Page:
     page = Page("Coverage contracts" + (f" of {fid}" if fid else ""), search=False)
     page.h(1, "Coverage contracts" + (f" of {esc(fid)}" if fid else ""))
     rows = []
-    for key, c in p.records.get("coverage-contract", {}).items():
-        family, cid = key.split("/", 1)
-        if fid in (None, family):
-            counts = p.contract_counts(c)
-            rows.append(
-                [
-                    f'<a href="{p.base}coverage/{esc(family)}/{esc(cid)}/">{esc(c["label"])}</a>',
-                    p.link("family", family),
-                    ", ".join(f"{n} {esc(s)}" for s, n in sorted(counts.items())),
-                ]
-            )
+    if fid is None:
+        contracts = [(key.split("/", 1), c) for key, c in p.records.get("coverage-contract", {}).items()]
+    else:  # the family's own: a page per family reads its contracts, not every family's
+        contracts = [([fid, cid], c) for cid, c in p.family_records("coverage-contract", fid).items()]
+    for (family, cid), c in contracts:
+        counts = p.contract_counts(c)
+        rows.append(
+            [
+                f'<a href="{p.base}coverage/{esc(family)}/{esc(cid)}/">{esc(c["label"])}</a>',
+                p.link("family", family),
+                ", ".join(f"{n} {esc(s)}" for s, n in sorted(counts.items())),
+            ]
+        )
     if rows:
         page.table(["Contract", "Family", "Cells by state"], rows)
     else:
