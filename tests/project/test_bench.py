@@ -102,6 +102,10 @@ def test_larger_sizes_are_families_of_about_a_thousand_measurements_in_the_real_
     assert sum(1 for t, _ in dealt if t is largest) >= int(share) - len(temps)  # its share of the real measurements
 
 
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True).stdout.strip()
+
+
 def test_bench_runs_every_phase_as_a_whole_process(tmp_path: Path) -> None:
     result = evreg("bench", "--sizes", "200", "--repeat", "1", "--keep", str(tmp_path), "--no-adversarial")
     assert result.returncode == 0, result.stderr
@@ -171,6 +175,14 @@ def test_bench_runs_every_phase_as_a_whole_process(tmp_path: Path) -> None:
     ).stdout
     stats = dict(line.split(": ") for line in objects.splitlines())
     assert int(stats["in-pack"]) > 388
+    # The phases committed and added records; the next run measures the registry as it was generated, not theirs.
+    kept = tmp_path / "registry-200"
+    assert git(kept, "rev-list", "--count", "HEAD") != "1"
+    again = evreg("bench", "--sizes", "200", "--repeat", "1", "--keep", str(tmp_path), "--phases", "startup")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["sizes"][0]["reused"] is True
+    assert git(kept, "rev-list", "--count", "HEAD") == "1" and git(kept, "status", "--porcelain") == ""
+    assert (kept / "build/site/index.html").is_file()  # its build/ stays
 
 
 def test_adversarial_records_are_timed_for_every_pattern() -> None:

@@ -945,7 +945,11 @@ def export_neural_download(ctx: Context, family: str | None, catalog: bool, outp
     "catalog, query, build, export, import, pull_request (the CI workflow's steps on a fresh clone adding one "
     "packet, cold and with the base's results restored).",
 )
-@click.option("--keep", type=click.Path(file_okay=False, path_type=Path), help="Keep (or reuse) the registries here.")
+@click.option(
+    "--keep",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Keep the registries here, and reuse them as they were generated.",
+)
 @click.option("--no-adversarial", is_flag=True, help="Skip the hostile 8 MiB records.")
 def bench(sizes: str, repeat: int, phases: str | None, keep: Path | None, no_adversarial: bool) -> None:
     """Benchmark whole evreg processes on registries cloned from the real records; print JSON with
