@@ -185,6 +185,21 @@ def test_bench_runs_every_phase_as_a_whole_process(tmp_path: Path) -> None:
     assert (kept / "build/site/index.html").is_file()  # its build/ stays
 
 
+def test_a_kept_folder_holding_a_registry_the_bench_did_not_generate_is_refused_untouched(tmp_path: Path) -> None:
+    kept = tmp_path / "registry-200"
+    (kept / "packets").mkdir(parents=True)
+    (kept / "packets/notes.json").write_text("{}\n", "utf-8")
+    git(kept, "init", "-q")
+    git(kept, "add", "-A")
+    git(kept, "-c", "user.name=someone", "-c", "user.email=someone@example.org", "commit", "-qm", "my registry")
+    head = git(kept, "rev-parse", "HEAD")
+    (kept / "packets/draft.json").write_text("{}\n", "utf-8")  # work not committed yet
+    result = evreg("bench", "--sizes", "200", "--repeat", "1", "--keep", str(tmp_path), "--phases", "startup")
+    assert result.returncode == 2, result.stderr
+    assert "the bench did not generate" in result.stderr and "Traceback" not in result.stderr
+    assert git(kept, "rev-parse", "HEAD") == head and (kept / "packets/draft.json").is_file()
+
+
 def test_adversarial_records_are_timed_for_every_pattern() -> None:
     out = adversarial()
     assert set(ADVERSARIAL) < set(out) and out["worst"] == out[str(out["worst_pattern"])]

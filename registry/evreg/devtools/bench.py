@@ -22,9 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from evreg.core import codebase, jsonio
+from evreg.core.errors import UsageProblem
 from evreg.core.jsonio import canonical
 from evreg.core.layout import PACKETS, ROWS_DIR
-from evreg.devtools.realshape import MEASUREMENT_KINDS, generate, templates, write_copy
+from evreg.devtools.realshape import BENCH_EMAIL, GENERATED, MEASUREMENT_KINDS, generate, templates, write_copy
 
 PHASES = (
     "startup",
@@ -304,16 +305,28 @@ def _base_head(b: Bench, floor_s: float) -> dict[str, Any]:
 def as_generated(root: Path) -> None:
     """Put a kept registry back as the generator committed it (its first commit): the phases commit and add records
     (a measurement for each ``--base HEAD`` run), which would otherwise pile up from one run to the next, so that each
-    run measured another registry. Its ``build/`` (ignored) stays."""
-    first = subprocess.run(
-        ["git", "rev-list", "--max-parents=0", "HEAD"], cwd=root, check=True, capture_output=True, text=True
-    ).stdout.split()[-1]
-    subprocess.run(["git", "reset", "-q", "--hard", first], cwd=root, check=True)
+    run measured another registry. Its ``build/`` (ignored) stays. Refused, untouched, unless every commit it has is
+    the generator's or the bench's own: a registry of anyone else's is not reset."""
+    history = subprocess.run(
+        ["git", "log", "--format=%H %ae %P%x00%s"], cwd=root, capture_output=True, text=True
+    ).stdout.splitlines()
+    commits = [line.partition("\0") for line in history]
+    roots = [(head.split(), subject) for head, _, subject in commits if len(head.split()) == 2]
+    if not (
+        commits
+        and all(head.split()[1] == BENCH_EMAIL for head, _, _ in commits)
+        and [subject for _, subject in roots] == [GENERATED]
+    ):
+        raise UsageProblem(
+            f"--keep: {root} holds a registry the bench did not generate (its git history has other commits); "
+            "choose another folder"
+        )
+    subprocess.run(["git", "reset", "-q", "--hard", roots[0][0][0]], cwd=root, check=True)
     subprocess.run(["git", "clean", "-q", "-f", "-d"], cwd=root, check=True)
 
 
 def commit_all(root: Path) -> None:
-    who = ["-c", "user.name=bench", "-c", "user.email=bench@example.org", "-c", "gc.auto=0"]
+    who = ["-c", "user.name=bench", "-c", f"user.email={BENCH_EMAIL}", "-c", "gc.auto=0"]
     subprocess.run(["git", "add", "-A"], cwd=root, check=True)
     subprocess.run(["git", *who, "commit", "-qm", "edits", "--allow-empty"], cwd=root, check=True)
 

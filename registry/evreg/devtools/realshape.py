@@ -423,11 +423,17 @@ def _family_list(source: Path, root: Path, families: list[str]) -> None:
     (root / FAMILY_LIST).write_text(canonical(record), "utf-8")
 
 
+BENCH_EMAIL = "bench@example.org"
+"""The author of the generator's commit and of the bench's own."""
+GENERATED = "registry of real shape"
+"""The message of the generator's commit: a registry's first."""
+
+
 def commit(root: Path) -> None:
     subprocess.run(["git", "init", "-q"], cwd=root, check=True)
     subprocess.run(["git", "add", "-A"], cwd=root, check=True)
-    who = ["-c", "user.name=bench", "-c", "user.email=bench@example.org", "-c", "gc.auto=0"]
-    subprocess.run(["git", *who, "commit", "-qm", "registry of real shape"], cwd=root, check=True)
+    who = ["-c", "user.name=bench", "-c", f"user.email={BENCH_EMAIL}", "-c", "gc.auto=0"]
+    subprocess.run(["git", *who, "commit", "-qm", GENERATED], cwd=root, check=True)
     # Packed now: left to itself, git packs loose objects in a background process after the
     # commit, which then competes with whatever is timed.
     subprocess.run(["git", "gc", "--quiet"], cwd=root, check=True)
