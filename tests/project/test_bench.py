@@ -185,19 +185,47 @@ def test_bench_runs_every_phase_as_a_whole_process(tmp_path: Path) -> None:
     assert (kept / "build/site/index.html").is_file()  # its build/ stays
 
 
-def test_a_kept_folder_holding_a_registry_the_bench_did_not_generate_is_refused_untouched(tmp_path: Path) -> None:
+BENCH = ["-c", "user.name=bench", "-c", "user.email=bench@example.org"]
+SOMEONE = ["-c", "user.name=someone", "-c", "user.email=someone@example.org"]
+
+
+def _foreign_author(kept: Path) -> Path:
+    git(kept, "init", "-q")
+    git(kept, "add", "-A")
+    git(kept, *SOMEONE, "commit", "-qm", "my registry")
+    return kept
+
+
+def _foreign_committer(kept: Path) -> Path:  # an amended or rebased commit keeps the bench as its author
+    git(kept, "init", "-q")
+    git(kept, *BENCH, "commit", "-q", "--allow-empty", "-m", "registry of real shape")
+    git(kept, "add", "-A")
+    git(kept, *SOMEONE, "commit", "-qm", "my change", "--author", "bench <bench@example.org>")
+    return kept
+
+
+def _inside_a_bench_repository(kept: Path) -> Path:  # no repository of its own: git would read the one around it
+    outer = kept.parent
+    git(outer, "init", "-q")
+    git(outer, "add", "-A")
+    git(outer, *BENCH, "commit", "-qm", "registry of real shape")
+    return outer
+
+
+@pytest.mark.parametrize("history", [_foreign_author, _foreign_committer, _inside_a_bench_repository])
+def test_a_kept_folder_holding_a_registry_the_bench_did_not_generate_is_refused_untouched(
+    tmp_path: Path, history: Any
+) -> None:
     kept = tmp_path / "registry-200"
     (kept / "packets").mkdir(parents=True)
     (kept / "packets/notes.json").write_text("{}\n", "utf-8")
-    git(kept, "init", "-q")
-    git(kept, "add", "-A")
-    git(kept, "-c", "user.name=someone", "-c", "user.email=someone@example.org", "commit", "-qm", "my registry")
-    head = git(kept, "rev-parse", "HEAD")
+    repo = history(kept)
+    head = git(repo, "rev-parse", "HEAD")
     (kept / "packets/draft.json").write_text("{}\n", "utf-8")  # work not committed yet
     result = evreg("bench", "--sizes", "200", "--repeat", "1", "--keep", str(tmp_path), "--phases", "startup")
     assert result.returncode == 2, result.stderr
-    assert "the bench did not generate" in result.stderr and "Traceback" not in result.stderr
-    assert git(kept, "rev-parse", "HEAD") == head and (kept / "packets/draft.json").is_file()
+    assert "is not a registry the bench generated" in result.stderr and "Traceback" not in result.stderr
+    assert git(repo, "rev-parse", "HEAD") == head and (kept / "packets/draft.json").is_file()
 
 
 def test_adversarial_records_are_timed_for_every_pattern() -> None:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from evreg.core import codebase, jsonio
-from evreg.core.errors import UsageProblem
+from evreg.core.errors import Refused, UsageProblem
 from evreg.core.jsonio import canonical
 from evreg.core.layout import PACKETS, ROWS_DIR
 from evreg.devtools.realshape import BENCH_EMAIL, GENERATED, MEASUREMENT_KINDS, generate, templates, write_copy
@@ -305,24 +305,40 @@ def _base_head(b: Bench, floor_s: float) -> dict[str, Any]:
 def as_generated(root: Path) -> None:
     """Put a kept registry back as the generator committed it (its first commit): the phases commit and add records
     (a measurement for each ``--base HEAD`` run), which would otherwise pile up from one run to the next, so that each
-    run measured another registry. Its ``build/`` (ignored) stays. Refused, untouched, unless every commit it has is
-    the generator's or the bench's own: a registry of anyone else's is not reset."""
-    history = subprocess.run(
-        ["git", "log", "--format=%H %ae %P%x00%s"], cwd=root, capture_output=True, text=True
-    ).stdout.splitlines()
-    commits = [line.partition("\0") for line in history]
-    roots = [(head.split(), subject) for head, _, subject in commits if len(head.split()) == 2]
+    run measured another registry. Its ``build/`` (ignored) stays; any other change to it is dropped.
+
+    Refused, untouched, unless ``root`` is the top of a git repository of its own whose every commit was authored and
+    committed by the generator or the bench, the generator's being its only first commit: a registry of anyone
+    else's (or a folder inside another repository) is never reset."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}  # the folder's repository, no other
+
+    def git(*args: str) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, check=False)
+
+    top = git("rev-parse", "--show-toplevel")
+    log = git("log", "-z", "--format=%H%x00%ae%x00%ce%x00%P%x00%s")
+    fields = log.stdout.split(b"\0")
+    if fields[-1:] == [b""]:
+        fields.pop()
+    commits = [fields[i : i + 5] for i in range(0, len(fields), 5)]
+    roots = [c for c in commits if len(c) == 5 and c[3] == b""]
+    ours = BENCH_EMAIL.encode()
     if not (
-        commits
-        and all(head.split()[1] == BENCH_EMAIL for head, _, _ in commits)
-        and [subject for _, subject in roots] == [GENERATED]
+        top.returncode == 0
+        and Path(os.fsdecode(top.stdout.strip())).resolve() == root.resolve()
+        and log.returncode == 0
+        and commits
+        and all(len(c) == 5 and c[1] == c[2] == ours for c in commits)
+        and [c[4] for c in roots] == [GENERATED.encode()]
     ):
         raise UsageProblem(
-            f"--keep: {root} holds a registry the bench did not generate (its git history has other commits); "
-            "choose another folder"
+            f"--keep: {root} is not a registry the bench generated (a git repository of its own holding the "
+            "generator's and the bench's commits only); choose another folder"
         )
-    subprocess.run(["git", "reset", "-q", "--hard", roots[0][0][0]], cwd=root, check=True)
-    subprocess.run(["git", "clean", "-q", "-f", "-d"], cwd=root, check=True)
+    for args in (("reset", "-q", "--hard", roots[0][0].decode()), ("clean", "-q", "-f", "-d")):
+        done = git(*args)
+        if done.returncode != 0:
+            raise Refused(f"--keep: git {args[0]} in {root} failed: {done.stderr.decode(errors='replace').strip()}")
 
 
 def commit_all(root: Path) -> None:
