@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from evreg.store import load
+from evreg.store.sources import EvidenceState, GitTree
 from helpers import EVIDENCE, F, Reg
 
 RUN = f"{F}/pkt/measurements/run-1.json"
@@ -38,6 +39,33 @@ def test_git_blob_ids_match_git(reg: Reg) -> None:
     worktree = load(reg.root).by_path[RUN]
     committed = load(reg.root, "HEAD").by_path[RUN]
     assert worktree.content_id() == committed.blob == reg.repo.git.hash_object(str(reg.root / RUN))
+
+
+def test_a_commits_files_folders_and_evidence_are_found_as_gitpython_finds_them(reg: Reg) -> None:
+    """Lookups read each folder once; every path, and every odd spelling of one, finds what ``Tree / path`` finds."""
+    import git
+
+    (reg.root / "packets/link").symlink_to(f"../{EVIDENCE}")
+    reg.commit("a link")
+    source = GitTree(reg.repo, "HEAD")
+    tree = reg.repo.head.commit.tree
+    paths = [p for p in reg.repo.git.ls_tree("-r", "-t", "--name-only", "HEAD").splitlines()]
+    odd = [f"{p}/" for p in paths] + [f"/{p}" for p in paths] + [p.replace("/", "//", 1) for p in paths]
+    odd += ["", ".", "packets/.", "packets/./link", "nope", "packets/nope", f"{EVIDENCE}/x"]
+    assert len(paths) > 10
+    for path in paths + odd:
+        try:
+            expected: git.objects.base.Object | None = tree / path
+        except KeyError:
+            expected = None
+        found = source._object(path)
+        assert (found and (found.hexsha, found.mode)) == (expected and (expected.hexsha, expected.mode)), path
+        names = sorted(o.name for o in expected) if isinstance(expected, git.Tree) and path else []
+        assert source.names(path) == names, path
+    assert source.evidence("packets/link") is EvidenceState.FILE
+    assert source.read("packets/link") == f"../{EVIDENCE}".encode()
+    with pytest.raises(FileNotFoundError):
+        source.read("packets/nope")
 
 
 # -- worker processes --------------------------------------------------------------------------------------------------

@@ -647,9 +647,10 @@ def adversarial_text(pattern: str, size: int) -> str:
     return ("decode" if pattern == " " else "") + pattern * (size // (len(json.dumps(pattern)) - 2))
 
 
-def adversarial() -> dict[str, float]:
+def adversarial(size: int | None = None) -> dict[str, float]:
     """Seconds to validate a clone of the smallest real family in which one measurement's caveat is a
-    pattern of ``ADVERSARIAL`` filling the record to just under the size limit; and the worst case."""
+    pattern of ``ADVERSARIAL`` of ``size`` bytes (by default, filling the record to just under the size limit);
+    and the worst case."""
     from evreg.check import rules
     from evreg.core.jsonio import MAX_RECORD_BYTES
     from evreg.store import load
@@ -662,7 +663,7 @@ def adversarial() -> dict[str, float]:
         target = measurement_file(root)
         record = jsonio.loads(target.read_bytes())
         for name, pattern in ADVERSARIAL.items():
-            record["caveat"] = adversarial_text(pattern, MAX_RECORD_BYTES - 4096)
+            record["caveat"] = adversarial_text(pattern, size or MAX_RECORD_BYTES - 4096)
             target.write_text(canonical(record), "utf-8")
             seconds = time.perf_counter()
             rules.run(load(root), rules.discover())

@@ -141,6 +141,30 @@ class GitTree:
         self.label = self.commit.hexsha
         self._blobs: dict[str, str] = {}  # path -> blob id, for what entries() listed
         self._fetched: dict[str, bytes] = {}
+        self._listings: dict[str, dict[str, git.objects.base.Object] | None] = {}  # folder -> its entries by name
+
+    def _listing(self, folder: str) -> dict[str, git.objects.base.Object] | None:
+        """The entries of ``folder`` ("" for the top) by name, or None when it is not a folder of the commit; each
+        folder is read once (GitPython finds a name in a tree by walking its entries, so a lookup per file costs as
+        many steps as the folder has files)."""
+        import git
+
+        if folder in self._listings:
+            return self._listings[folder]
+        tree: object = self.commit.tree
+        if folder:
+            parent, _, name = folder.rpartition("/")
+            above = self._listing(parent) if name else None
+            tree = above.get(name) if above else None
+        listing = {item.name: item for item in tree} if isinstance(tree, git.Tree) else None
+        self._listings[folder] = listing
+        return listing
+
+    def _object(self, path: str) -> git.objects.base.Object | None:
+        """The object at ``path`` (names joined by "/", as ``Tree / path`` takes them), or None."""
+        folder, _, name = path.rpartition("/")
+        listing = self._listing(folder) if all(path.split("/")) else None
+        return listing.get(name) if listing else None
 
     def entries(self, under: str = PACKETS, deep: bool = True) -> Iterator[Entry]:
         """One ``git ls-tree`` for the whole listing (walking tree objects from Python costs
@@ -208,10 +232,10 @@ class GitTree:
             return fetched
         sha = self._blobs.get(path)
         if sha is None:
-            try:
-                return (self.commit.tree / path).data_stream.read()
-            except KeyError:  # not in the commit, or behind a link to a folder: not a file it holds there
-                raise FileNotFoundError(path) from None
+            obj = self._object(path)
+            if obj is None:  # not in the commit, or behind a link to a folder: not a file it holds there
+                raise FileNotFoundError(path)
+            return bytes(obj.data_stream.read())
         return self.repo.odb.stream(bytes.fromhex(sha)).read()
 
     read_all = read
@@ -250,13 +274,8 @@ class GitTree:
         return {os.fsdecode(p)[len(self.commit.hexsha) + 1 :] for p in names}
 
     def names(self, folder: str) -> list[str]:
-        import git
-
-        try:
-            tree = self.commit.tree / folder
-        except KeyError:
-            return []
-        return sorted(item.name for item in tree) if isinstance(tree, git.Tree) else []
+        listing = self._listing(folder) if folder and all(folder.split("/")) else None
+        return sorted(listing) if listing else []
 
     def evidence(self, path: str) -> EvidenceState:
         import git
@@ -276,9 +295,8 @@ class GitTree:
                 resolved.pop()
                 continue
             resolved.append(part)
-            try:
-                obj = self.commit.tree / "/".join(resolved)
-            except KeyError:
+            obj = self._object("/".join(resolved))
+            if obj is None:
                 return EvidenceState.MISSING
             if isinstance(obj, git.Blob) and obj.mode == self.SYMLINK_MODE:
                 hops += 1
