@@ -25,7 +25,7 @@ from evreg.check.results import code_version
 from evreg.core.findings import Finding
 from evreg.core.jsonio import canonical
 from evreg.store import Registry, change_base, load
-from evreg_rules.history import Change, check_history, history_findings
+from evreg_rules.history import Change, _containing, check_history, history_findings
 from helpers import (
     EVIDENCE,
     Q35,
@@ -167,6 +167,33 @@ EDITS: list[tuple[str, Callable[[Path, str, str], None]]] = [
     ("*/evidence/*", _evidence),
     ("*/evidence/*", _delete),
 ]
+
+
+def test_the_base_searched_in_the_work_tree_finds_what_the_commit_holds(store: Path) -> None:
+    """Untouched files are searched in the work tree, touched ones in the commit: whatever the index and the work
+    tree do to a file that holds a needle in the base, the search finds what searching the whole commit finds."""
+    runs = _files(store, "*/**/measurements/*.json")
+    needle = _load_json(store, runs[0])["id"]
+    holders = sorted(
+        p.relative_to(store).as_posix() for p in (store / "packets").rglob("*.json") if needle in p.read_text()
+    )
+    git = ["git", "-c", "user.name=a", "-c", "user.email=b@c"]
+    try:
+        for path in holders:  # the needle gone from the work tree, a staged copy keeping it, a file untracked
+            data = _load_json(store, path)
+            _dump(store, path, {**data, "id": "other"} if data.get("id") == needle else {})
+        subprocess.run([*git, "add", holders[0]], cwd=store, check=True)
+        subprocess.run([*git, "rm", "-q", "--cached", runs[1]], cwd=store, check=True)
+        (store / "packets/stray.json").write_text(json.dumps({"id": needle}))
+        head = _with_base(store)
+        assert head.base is not None
+        change = Change(head, head.base)
+        whole = head.base.source.containing([needle])  # type: ignore[attr-defined]
+        assert whole is not None and set(holders) <= whole and "packets/stray.json" not in whole
+        assert _containing(change, [needle]) == whole
+    finally:
+        subprocess.run(["git", "reset", "-q", "--hard"], cwd=store, check=True)
+        subprocess.run(["git", "clean", "-qfd"], cwd=store, check=True)
 
 
 @pytest.mark.slow

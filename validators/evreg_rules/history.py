@@ -17,7 +17,7 @@ from evreg.core.jsonio import canonical
 from evreg.core.layout import BASELINE, PACKETS, RULE_PATHS, changes_checkout, held_path, id_key
 from evreg.core.vocab import promotable
 from evreg.records.models import revisions_of
-from evreg.store import MEASUREMENT_KINDS, Document, Registry
+from evreg.store import MEASUREMENT_KINDS, Document, GitTree, Registry, WorkTree
 
 REWRITE = Code(
     "history-rewrite",
@@ -191,17 +191,38 @@ class Change:
 
 def _candidates(change: Change, ids: set[str]) -> list[Document]:
     """The base's valid records that may hold any of ``ids`` or cite any changed path: such a record holds the
-    string in its bytes as it is, or spelled with a JSON escape (a backslash), so one search of the commit
-    finds every one; every record when git cannot search (or when reading ``everything``)."""
+    string in its bytes as it is, or spelled with a JSON escape (a backslash), so one search finds every one; every
+    record when git cannot search (or when reading ``everything``). A file of the work tree that the change did not
+    touch is the base's file, so the base's files are searched there (files read as they are, where a commit's are
+    inflated one by one), and in the commit only those the change touched."""
     base, needles = change.base, ids | change.changed
     if not needles:
         return []
-    search = getattr(base.source, "containing", None)
-    found = search([*needles, "\\"]) if search is not None and not change.everything else None
+    found = None if change.everything else _containing(change, [*needles, "\\"])
     if found is None:
         return base.records()
     docs = (base.document(p) for p in sorted(found))
     return [d for d in docs if d is not None and d.place.kinds and d.valid]  # evidence files are not read
+
+
+MAX_TOUCHED_SEARCHED = 1000
+"""Touched files the commit's search names one by one; past it the commit is searched whole."""
+
+
+def _containing(change: Change, needles: list[str]) -> set[str] | None:
+    """The paths of the base's files that hold any of ``needles``, or None when git cannot say."""
+    commit = change.base.source
+    if not isinstance(commit, GitTree):
+        return None
+    work = change.head.source
+    touched = sorted(p for p in change.changed if p.startswith(f"{PACKETS}/"))
+    if not isinstance(work, WorkTree) or len(touched) > MAX_TOUCHED_SEARCHED:
+        return commit.containing(needles)
+    untouched = work.containing(needles)
+    own = commit.containing(needles, paths=touched) if touched else set()
+    if untouched is None or own is None:
+        return None
+    return {p for p in untouched if p not in change.changed} | own
 
 
 def _path(doc: Document) -> str:

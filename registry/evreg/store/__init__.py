@@ -16,7 +16,7 @@ unchanged.
 
 from evreg.store.documents import MEASUREMENT_KINDS, Document, Reads, forgetting, recording
 from evreg.store.registry import BaseNotFound, ById, Held, Registry, change_base, load, no_cycle_collection
-from evreg.store.sources import EvidenceState, WorkTree
+from evreg.store.sources import EvidenceState, GitTree, WorkTree
 
 __all__ = [
     "MEASUREMENT_KINDS",
@@ -24,6 +24,7 @@ __all__ = [
     "ById",
     "Document",
     "EvidenceState",
+    "GitTree",
     "Held",
     "Reads",
     "Registry",

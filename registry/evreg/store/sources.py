@@ -106,6 +106,12 @@ class WorkTree:
     def prefetch(self, paths: Iterable[str]) -> None:
         """Files are read one by one: there is no round trip to save."""
 
+    def containing(self, needles: Iterable[str], under: str = PACKETS) -> set[str] | None:
+        """The paths of files git tracks under ``under`` whose bytes in the working tree hold any of ``needles`` (one
+        ``git grep`` of the working tree: files read as they are, where a commit's are inflated one by one), or None
+        when git cannot say."""
+        return grep(self.root, [], needles, None, [f"{under}/"])
+
     def names(self, folder: str) -> list[str]:
         try:
             return sorted(os.listdir(os.path.join(self._root_str, folder)))
@@ -240,38 +246,11 @@ class GitTree:
 
     read_all = read
 
-    def containing(self, needles: Iterable[str], under: str = PACKETS) -> set[str] | None:
-        """The paths of files under ``under`` whose bytes hold any of ``needles`` (one ``git grep`` of the
-        commit, the needles on its standard input; no file read from Python), or None when git cannot say."""
-        patterns = "\n".join(sorted({n for n in needles if n})).encode()
-        if not patterns:
-            return set()
-        done = gitcmd.run(
-            None,
-            f"--git-dir={self.repo.git_dir}",
-            "-c",
-            "color.ui=never",
-            "grep",
-            "-l",
-            "-z",
-            "-a",
-            "-F",
-            "--no-color",
-            "--no-textconv",
-            "-f",
-            "-",
-            self.commit.hexsha,
-            "--",
-            f"{under}/",
-            stdin=patterns,
-        )
-        if done is None or done.returncode not in (0, 1):
-            return None
-        prefix = f"{self.commit.hexsha}:{under}/".encode()
-        names = [p for p in done.stdout.split(b"\0") if p]
-        if not all(p.startswith(prefix) for p in names):  # not the listing asked for: say nothing rather than less
-            return None
-        return {os.fsdecode(p)[len(self.commit.hexsha) + 1 :] for p in names}
+    def containing(self, needles: Iterable[str], under: str = PACKETS, paths: Iterable[str] = ()) -> set[str] | None:
+        """The paths of files under ``under`` (or of those of ``paths``) whose bytes in the commit hold any of
+        ``needles`` (one ``git grep`` of the commit; no file read from Python), or None when git cannot say."""
+        found = grep(None, [f"--git-dir={self.repo.git_dir}"], needles, self.commit.hexsha, [*paths] or [f"{under}/"])
+        return None if found is None else {p.removeprefix(f"{self.commit.hexsha}:") for p in found}
 
     def names(self, folder: str) -> list[str]:
         listing = self._listing(folder) if folder and all(folder.split("/")) else None
@@ -310,6 +289,38 @@ class GitTree:
                     return EvidenceState.ESCAPE
                 return EvidenceState.FILE if isinstance(obj, git.Blob) else EvidenceState.NOT_FILE
         return EvidenceState.NOT_FILE
+
+
+def grep(
+    cwd: Path | None, options: list[str], needles: Iterable[str], rev: str | None, pathspecs: list[str]
+) -> set[str] | None:
+    """The paths ``git grep`` finds holding any of ``needles`` (fixed strings, on its standard input) in commit
+    ``rev`` (as ``REV:PATH``) or, without one, in the working tree's tracked files; None when git cannot say."""
+    patterns = "\n".join(sorted({n for n in needles if n})).encode()
+    if not patterns:
+        return set()
+    args = [
+        "-c",
+        "color.ui=never",
+        "--literal-pathspecs",
+        "grep",
+        "-l",
+        "-z",
+        "-a",
+        "-F",
+        "--no-color",
+        "--no-textconv",
+        "-f",
+        "-",
+    ]
+    done = gitcmd.run(cwd, *options, *args, *([rev] if rev else []), "--", *pathspecs, stdin=patterns)
+    if done is None or done.returncode not in (0, 1):
+        return None
+    names = [os.fsdecode(p) for p in done.stdout.split(b"\0") if p]
+    prefix = f"{rev}:" if rev else ""
+    if not all(p.startswith(prefix) and p.removeprefix(prefix).startswith(tuple(pathspecs)) for p in names):
+        return None  # not the listing asked for: say nothing rather than less
+    return set(names)
 
 
 def open_source(root: Path, rev: str | None = None) -> Source:
