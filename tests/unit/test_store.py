@@ -46,12 +46,14 @@ def test_a_commits_files_folders_and_evidence_are_found_as_gitpython_finds_them(
     import git
 
     (reg.root / "packets/link").symlink_to(f"../{EVIDENCE}")
-    reg.commit("a link")
+    reg.repo.git.add("-A")
+    reg.repo.git.update_index("--add", "--cacheinfo", f"160000,{reg.repo.head.commit.hexsha},packets/lab")
+    reg.repo.git.commit("-qm", "a link and a submodule")
     source = GitTree(reg.repo, "HEAD")
     tree = reg.repo.head.commit.tree
     paths = [p for p in reg.repo.git.ls_tree("-r", "-t", "--name-only", "HEAD").splitlines()]
     odd = [f"{p}/" for p in paths] + [f"/{p}" for p in paths] + [p.replace("/", "//", 1) for p in paths]
-    odd += ["", ".", "packets/.", "packets/./link", "nope", "packets/nope", f"{EVIDENCE}/x"]
+    odd += ["", ".", "packets/.", "packets/./link", "nope", "packets/nope", f"{EVIDENCE}/x", "packets/lab/x"]
     assert len(paths) > 10
     for path in paths + odd:
         try:
@@ -60,9 +62,10 @@ def test_a_commits_files_folders_and_evidence_are_found_as_gitpython_finds_them(
             expected = None
         found = source._object(path)
         assert (found and (found.hexsha, found.mode)) == (expected and (expected.hexsha, expected.mode)), path
-        names = sorted(o.name for o in expected) if isinstance(expected, git.Tree) and path else []
+        names = sorted(o.path.rsplit("/", 1)[-1] for o in expected) if isinstance(expected, git.Tree) and path else []
         assert source.names(path) == names, path
     assert source.evidence("packets/link") is EvidenceState.FILE
+    assert source.evidence("packets/lab") is EvidenceState.NOT_FILE and "lab" in source.names("packets")
     assert source.read("packets/link") == f"../{EVIDENCE}".encode()
     with pytest.raises(FileNotFoundError):
         source.read("packets/nope")

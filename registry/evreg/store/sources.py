@@ -162,7 +162,11 @@ class GitTree:
             parent, _, name = folder.rpartition("/")
             above = self._listing(parent) if name else None
             tree = above.get(name) if above else None
-        listing = {item.name: item for item in tree} if isinstance(tree, git.Tree) else None
+        listing: dict[str, git.objects.base.Object] | None = None
+        if isinstance(tree, git.Tree):
+            listing = {}
+            for item in tree:  # by the entry's name as the tree holds it (a submodule's ``name`` is not that)
+                listing.setdefault(posixpath.basename(item.path), item)  # the first of a name, as ``Tree / path``
         self._listings[folder] = listing
         return listing
 
