@@ -164,3 +164,46 @@ def test_shown_text_fast_paths_hold_for_every_character_they_depend_on() -> None
             f"<td>5</td>{c}{c}<{c}>&#9;ms",
         ):
             assert md.shown(content) == _plain_reading(content), (hex(ord(c)), content)
+
+
+# -- the bounded render ------------------------------------------------------------------------------------------------
+
+
+def test_pages_render_one_after_another_in_one_bounded_process() -> None:
+    pages = ["Decode reaches 52.3 tok/s.", "| a | b |\n|---|---|\n| 1 | 2 |", "<a href='x'>y</a>"]
+    first = [markdown.to_html_bounded(p, ["tables"]) for p in pages]
+    pid = markdown._Renderer.process.pid
+    assert first == [markdown.to_html(p, ["tables"]) for p in pages]
+    assert markdown.to_html_bounded(pages[0], ["tables"]) == first[0] and markdown._Renderer.process.pid == pid
+
+
+def test_a_page_out_of_time_or_failing_is_refused_and_the_next_page_renders() -> None:
+    markdown.to_html_bounded("x", [])
+    slow = markdown._Renderer.process
+    with pytest.raises(markdown.RenderTooSlow, match=r"did not render within 0\.5 s"):
+        markdown.to_html_bounded("<a " * 20_000, ["tables"], seconds=0.5)  # a super-linear shape
+    assert not slow.is_alive()  # stopped, not left rendering
+    assert markdown.to_html_bounded("*x*", []) == "<p><em>x</em></p>"
+    with pytest.raises(markdown.RenderTooSlow, match="rendering failed"):
+        markdown.to_html_bounded("x", ["no_such_extension_anywhere"])
+    assert markdown.to_html_bounded("*y*", []) == "<p><em>y</em></p>"
+
+
+def test_a_forked_process_renders_in_a_render_process_of_its_own() -> None:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    markdown.to_html_bounded("x", [])
+    parents = markdown._Renderer.process.pid
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:  # as the build's workers
+        theirs = pool.submit(_render_and_say_where, "*z*").result()
+    assert theirs == ("<p><em>z</em></p>", True)
+    assert markdown._Renderer.process.pid == parents and markdown.to_html_bounded("*w*", []) == "<p><em>w</em></p>"
+
+
+def _render_and_say_where(text: str) -> tuple[str, bool]:
+    import os
+
+    parents = markdown._Renderer.process.pid if markdown._Renderer.process else None
+    out = markdown.to_html_bounded(text, [])
+    return out, markdown._Renderer.owner == os.getpid() and markdown._Renderer.process.pid != parents

@@ -156,34 +156,75 @@ class RenderTooSlow(Exception):
 
 
 def to_html_bounded(text: str, extensions: list[Any], seconds: float = RENDER_SECONDS) -> str:
-    """``to_html`` in a forked process stopped after ``seconds`` (``RenderTooSlow``), so no page's shape can hold
-    validation; in-process where there is no ``fork``."""
+    """``to_html`` in a render process stopped after ``seconds`` (``RenderTooSlow``), so no page's shape can hold
+    validation; in-process where there is no ``fork``. The process is forked once and renders page after page (a
+    fork per page cost 50 ms in a large process: more than most pages take to render); one that runs out of time or
+    dies is stopped, and the next page gets a new one."""
     import multiprocessing
 
     if "fork" not in multiprocessing.get_all_start_methods():
         return to_html(text, extensions)
-    ctx = multiprocessing.get_context("fork")
-    receive, send = ctx.Pipe(duplex=False)
-    child = ctx.Process(target=_render_into, args=(send, text, extensions), daemon=True)
-    child.start()
-    send.close()
+    conn = _Renderer.here()
     try:
-        if not receive.poll(seconds):
+        conn.send((text, extensions))
+        if not conn.poll(seconds):
+            _Renderer.stop()
             raise RenderTooSlow(f"the page did not render within {seconds:g} s")
-        rendered: str = receive.recv()
-        return rendered
-    except EOFError:  # the child died without an answer
-        raise RenderTooSlow("the page's rendering failed") from None
-    finally:
-        if child.is_alive():
-            child.kill()
-        child.join()
-        receive.close()
+        rendered: str | None = conn.recv()
+    except (EOFError, OSError):  # the process died without an answer
+        rendered = None
+    if rendered is None:  # it died, or the renderer raised
+        _Renderer.stop()
+        raise RenderTooSlow("the page's rendering failed")
+    return rendered
 
 
-def _render_into(send: Any, text: str, extensions: list[Any]) -> None:
-    send.send(to_html(text, extensions))
-    send.close()
+class _Renderer:
+    """The render process of this process (a forked worker starts its own: the connection is its parent's)."""
+
+    owner: int | None = None
+    process: Any = None
+    conn: Any = None
+
+    @classmethod
+    def here(cls) -> Any:
+        import multiprocessing
+        import os
+
+        if cls.owner != os.getpid() or cls.process is None or not cls.process.is_alive():
+            if cls.owner == os.getpid():
+                cls.stop()
+            ctx = multiprocessing.get_context("fork")
+            mine, theirs = ctx.Pipe()
+            process = ctx.Process(target=_render_loop, args=(theirs, mine), daemon=True)
+            process.start()
+            theirs.close()
+            cls.owner, cls.process, cls.conn = os.getpid(), process, mine
+        return cls.conn
+
+    @classmethod
+    def stop(cls) -> None:
+        if cls.process is not None:
+            if cls.process.is_alive():
+                cls.process.kill()
+            cls.process.join()
+            cls.conn.close()
+        cls.owner = cls.process = cls.conn = None
+
+
+def _render_loop(conn: Any, parents: Any) -> None:
+    """Render each page sent until the other end closes; None for a page the renderer raised on."""
+    parents.close()
+    while True:
+        try:
+            text, extensions = conn.recv()
+        except EOFError:
+            return
+        try:
+            rendered: str | None = to_html(text, extensions)
+        except Exception:  # any renderer error: a page that did not render, reported by the caller
+            rendered = None
+        conn.send(rendered)
 
 
 _Part = tuple[str, re.Pattern[str], re.Pattern[str]]
