@@ -515,12 +515,12 @@ class Rows:
             separators=(",", ":"),
         )
 
-    def scan_text(self) -> str:
-        """The HTML the script makes of these rows (``addRows`` in ``evreg-compare.js``), for the build's scan for
-        orphan figures: each row's cells side by side, in the order the script puts them, since the figure grammar
-        reads across cells (``52.3 tok`` in one and ``/s`` in the next is a figure). A row's last cell is its state
-        (fixed words), so no figure runs from one row into the next, and a row the same as one before is scanned
-        once."""
+    def scan_rows(self) -> list[str]:
+        """The HTML the script makes of these rows (``addRows`` in ``evreg-compare.js``), row by row, for the build's
+        scan for orphan figures: each row's cells side by side, in the order the script puts them, since the figure
+        grammar reads across cells (``52.3 tok`` in one and ``/s`` in the next is a figure). A row's last cell is its
+        state (fixed words), so no figure runs from one row into the next (``markdown.rows_figures``), and a row the
+        same as one before is given once."""
         cells = list(self.cells)
         made = dict.fromkeys(
             "<tr>"
@@ -537,7 +537,7 @@ class Rows:
             for tier in self.tiers
             for row in tier
         )
-        return "".join(made)
+        return list(made)
 
 
 def tier_piece(p: Pages, ctx: Context, tier: Tier, metric: str) -> dict[str, Any]:
@@ -598,7 +598,7 @@ def _tier_bytes(p: Pages, ctx: Context, tier: Tier, metric: str) -> bytes:
     place(tier, metric)
     rows = Rows(p.base)
     html = _tier_body(p, ctx, tier, metric, rows)  # the data file's rows of one workload: rows.tiers[0]
-    scan = scan_piece(html, ("<table>", "</table>"), [(ROWS_FILE, rows.scan_text())] if rows.count else [])
+    scan = scan_piece(html, ("<table>", "</table>"), [(ROWS_FILE, rows.scan_rows())] if rows.count else [])
     piece = {"html": html, "cells": list(rows.cells), "rows": rows.tiers[0], **scan._asdict()}
     return orjson.dumps(piece)
 

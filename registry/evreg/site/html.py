@@ -152,14 +152,15 @@ class Scan(NamedTuple):
     problems: list[str]
 
 
-def scan_piece(html: str, context: tuple[str, str] = ("", ""), data: Sequence[tuple[str, str]] = ()) -> Scan:
+def scan_piece(html: str, context: tuple[str, str] = ("", ""), data: Sequence[tuple[str, Sequence[str]]] = ()) -> Scan:
     """The scans of a piece of a page, as a whole page's scans would find it there: its HTML inside the elements
     around it in the page (``context``: a table's rows are parsed in a table, as in the page), and ``data``, the HTML
-    of the rows it put in a data file, by file. The figure grammar reads across block elements: a piece's scan is
-    the page's only where no text before or after it joins its own into a figure (a comparison's workload begins
-    with the fixed words of its heading, ``Workload:``, and ends with a row's state cell)."""
+    of the rows it put in a data file, by file, row by row (``markdown.rows_figures``). The figure grammar reads
+    across block elements: a piece's scan is the page's only where no text before or after it joins its own into a
+    figure (a comparison's workload begins with the fixed words of its heading, ``Workload:``, and ends with a row's
+    state cell)."""
     figures = markdown.html_figures(html)
-    found = [(name, figure) for name, made in data for figure in markdown.html_figures(made)]
+    found = [(name, figure) for name, rows in data for figure in markdown.rows_figures(rows)]
     problems = [p.piece for p in sanitize.problems(context[0] + html + context[1], generated=True)]
     return Scan(figures, found, problems)
 
