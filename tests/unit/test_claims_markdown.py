@@ -182,7 +182,7 @@ def test_a_page_out_of_time_or_failing_is_refused_and_the_next_page_renders() ->
     slow = markdown._Renderer.process
     with pytest.raises(markdown.RenderTooSlow, match=r"did not render within 0\.5 s"):
         markdown.to_html_bounded("<a " * 20_000, ["tables"], seconds=0.5)  # a super-linear shape
-    assert not slow.is_alive()  # stopped, not left rendering
+    assert slow.poll() is not None  # stopped, not left rendering
     assert markdown.to_html_bounded("*x*", []) == "<p><em>x</em></p>"
     with pytest.raises(markdown.RenderTooSlow, match="rendering failed"):
         markdown.to_html_bounded("x", ["no_such_extension_anywhere"])
@@ -207,3 +207,22 @@ def _render_and_say_where(text: str) -> tuple[str, bool]:
     parents = markdown._Renderer.process.pid if markdown._Renderer.process else None
     out = markdown.to_html_bounded(text, [])
     return out, markdown._Renderer.owner == os.getpid() and markdown._Renderer.process.pid != parents
+
+
+def test_the_render_process_holds_no_file_of_the_process_that_started_it() -> None:
+    """A pipe open here when the render process starts reads to its end once this process closes its write end:
+    the render process holds no copy of it (a forked one would, and a reader waiting for the end would wait as long
+    as the render process lives)."""
+    import os
+    import select
+
+    read, write = os.pipe()
+    os.set_inheritable(write, True)
+    try:
+        markdown._Renderer.stop()
+        assert markdown.to_html_bounded("*a*", []) == "<p><em>a</em></p>"  # a render process started now
+        os.close(write)
+        ready, _, _ = select.select([read], [], [], 10)
+        assert ready and os.read(read, 1) == b""
+    finally:
+        os.close(read)

@@ -7,11 +7,19 @@ from __future__ import annotations
 
 import html
 import itertools
+import os
 import re
+import socket
+import subprocess
+import sys
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from evreg.claims import citations, figures
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
 
 _FENCE = re.compile(r"^(```|~~~)")  # Python-Markdown's fences start a line: an indented ``~~~`` is text
 _INLINE_CODE = re.compile(r"(`[^`]*`)")
@@ -157,12 +165,11 @@ class RenderTooSlow(Exception):
 
 def to_html_bounded(text: str, extensions: list[Any], seconds: float = RENDER_SECONDS) -> str:
     """``to_html`` in a render process stopped after ``seconds`` (``RenderTooSlow``), so no page's shape can hold
-    validation; in-process where there is no ``fork``. The process is forked once and renders page after page (a
-    fork per page cost 50 ms in a large process: more than most pages take to render); one that runs out of time or
-    dies is stopped, and the next page gets a new one."""
-    import multiprocessing
-
-    if "fork" not in multiprocessing.get_all_start_methods():
+    validation. The process is a new interpreter (``evreg.claims.render``: it holds no file, pipe or socket of this
+    one, which a forked process would keep open as long as it lives) and renders page after page (a process per page
+    cost more than most pages take to render); one that runs out of time, fails or dies is stopped, and the next page
+    gets a new one. On Windows the page renders here."""
+    if os.name == "nt":
         return to_html(text, extensions)
     conn = _Renderer.here()
     try:
@@ -170,61 +177,51 @@ def to_html_bounded(text: str, extensions: list[Any], seconds: float = RENDER_SE
         if not conn.poll(seconds):
             _Renderer.stop()
             raise RenderTooSlow(f"the page did not render within {seconds:g} s")
-        rendered: str | None = conn.recv()
+        reply = conn.recv_bytes()
     except (EOFError, OSError):  # the process died without an answer
-        rendered = None
-    if rendered is None:  # it died, or the renderer raised
+        reply = b""
+    if not reply.startswith(b"1"):
         _Renderer.stop()
         raise RenderTooSlow("the page's rendering failed")
-    return rendered
+    return reply[1:].decode("utf-8", "surrogatepass")
 
 
 class _Renderer:
     """The render process of this process (a forked worker starts its own: the connection is its parent's)."""
 
     owner: int | None = None
-    process: Any = None
-    conn: Any = None
+    process: subprocess.Popen[bytes] | None = None
+    conn: Connection | None = None
 
     @classmethod
-    def here(cls) -> Any:
-        import multiprocessing
-        import os
+    def here(cls) -> Connection:
+        if cls.owner != os.getpid():
+            cls.owner = cls.process = cls.conn = None  # a forked copy of its parent's: not ours to stop
+        if cls.process is None or cls.conn is None or cls.process.poll() is not None:
+            from multiprocessing.connection import Connection
 
-        if cls.owner != os.getpid() or cls.process is None or not cls.process.is_alive():
-            if cls.owner == os.getpid():
-                cls.stop()
-            ctx = multiprocessing.get_context("fork")
-            mine, theirs = ctx.Pipe()
-            process = ctx.Process(target=_render_loop, args=(theirs, mine), daemon=True)
-            process.start()
-            theirs.close()
-            cls.owner, cls.process, cls.conn = os.getpid(), process, mine
+            cls.stop()
+            mine, theirs = socket.socketpair()
+            imported_from = str(Path(__file__).resolve().parents[2])  # the folder holding the evreg package
+            path = os.pathsep.join(filter(None, [imported_from, os.environ.get("PYTHONPATH")]))
+            with theirs:
+                cls.process = subprocess.Popen(
+                    [sys.executable, "-m", "evreg.claims.render", str(theirs.fileno())],
+                    stdin=subprocess.DEVNULL,
+                    pass_fds=[theirs.fileno()],
+                    env={**os.environ, "PYTHONPATH": path},
+                )
+            cls.conn, cls.owner = Connection(mine.detach()), os.getpid()
         return cls.conn
 
     @classmethod
     def stop(cls) -> None:
         if cls.process is not None:
-            if cls.process.is_alive():
-                cls.process.kill()
-            cls.process.join()
+            cls.process.kill()
+            cls.process.wait()
+        if cls.conn is not None:
             cls.conn.close()
-        cls.owner = cls.process = cls.conn = None
-
-
-def _render_loop(conn: Any, parents: Any) -> None:
-    """Render each page sent until the other end closes; None for a page the renderer raised on."""
-    parents.close()
-    while True:
-        try:
-            text, extensions = conn.recv()
-        except EOFError:
-            return
-        try:
-            rendered: str | None = to_html(text, extensions)
-        except Exception:  # any renderer error: a page that did not render, reported by the caller
-            rendered = None
-        conn.send(rendered)
+        cls.process = cls.conn = None
 
 
 _Part = tuple[str, re.Pattern[str], re.Pattern[str]]
