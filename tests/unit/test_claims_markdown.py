@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import re
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -226,3 +227,23 @@ def test_the_render_process_holds_no_file_of_the_process_that_started_it() -> No
         assert ready and os.read(read, 1) == b""
     finally:
         os.close(read)
+
+
+def test_the_render_process_imports_nothing_from_the_working_directory_or_python_variables(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pull request's checkout is the working directory: a module it plants there, or names in PYTHONPATH, is not
+    what the render process imports."""
+    planted = tmp_path / "imported"
+    for name in ("markdown.py", "evreg/__init__.py", "evreg/claims/__init__.py", "evreg/claims/render.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(f"open({str(planted)!r}, 'a').write({name!r})\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    monkeypatch.setenv("PYTHONSTARTUP", str(tmp_path / "markdown.py"))
+    markdown._Renderer.stop()
+    try:
+        assert markdown.to_html_bounded("*a*", []) == "<p><em>a</em></p>"
+    finally:
+        markdown._Renderer.stop()
+    assert not planted.exists(), planted.read_text()

@@ -165,10 +165,10 @@ class RenderTooSlow(Exception):
 
 def to_html_bounded(text: str, extensions: list[Any], seconds: float = RENDER_SECONDS) -> str:
     """``to_html`` in a render process stopped after ``seconds`` (``RenderTooSlow``), so no page's shape can hold
-    validation. The process is a new interpreter (``evreg.claims.render``: it holds no file, pipe or socket of this
-    one, which a forked process would keep open as long as it lives) and renders page after page (a process per page
-    cost more than most pages take to render); one that runs out of time, fails or dies is stopped, and the next page
-    gets a new one. On Windows the page renders here."""
+    validation. The process is a new, isolated interpreter (``evreg.claims.render``: it holds no file, pipe or socket
+    of this one, which a forked process would keep open as long as it lives) and renders page after page (a process
+    per page cost more than most pages take to render); one that runs out of time, fails or dies is stopped, and the
+    next page gets a new one. On Windows the page renders here."""
     if os.name == "nt":
         return to_html(text, extensions)
     conn = _Renderer.here()
@@ -202,14 +202,15 @@ class _Renderer:
 
             cls.stop()
             mine, theirs = socket.socketpair()
-            imported_from = str(Path(__file__).resolve().parents[2])  # the folder holding the evreg package
-            path = os.pathsep.join(filter(None, [imported_from, os.environ.get("PYTHONPATH")]))
+            # isolated (-I): neither the working directory (a pull request's checkout) nor PYTHON* variables put
+            # modules before the installed ones; evreg is imported from where this process imported it
+            imported_from = str(Path(__file__).resolve().parents[2])
+            serve = f"import sys; sys.path.insert(0, {imported_from!r}); from evreg.claims import render; render.serve"
             with theirs:
                 cls.process = subprocess.Popen(
-                    [sys.executable, "-m", "evreg.claims.render", str(theirs.fileno())],
+                    [sys.executable, "-I", "-c", f"{serve}({theirs.fileno()})"],
                     stdin=subprocess.DEVNULL,
                     pass_fds=[theirs.fileno()],
-                    env={**os.environ, "PYTHONPATH": path},
                 )
             cls.conn, cls.owner = Connection(mine.detach()), os.getpid()
         return cls.conn

@@ -1,10 +1,9 @@
-"""The render process of ``evreg.claims.markdown.to_html_bounded``: ``python -m evreg.claims.render FD`` renders each
-page sent on the connection at file descriptor ``FD`` (text and extensions) and answers ``1`` and the HTML, or ``0``
-when the renderer raised, until the other end closes."""
+"""The render process of ``evreg.claims.markdown.to_html_bounded``: ``serve(FD)`` renders each page sent on the
+connection at file descriptor ``FD`` (text and extensions) and answers ``1`` and the HTML, or ``0`` when the renderer
+raised, until the other end closes."""
 
 from __future__ import annotations
 
-import sys
 from multiprocessing.connection import Connection
 
 from evreg.claims.markdown import to_html
@@ -22,7 +21,3 @@ def serve(fd: int) -> None:
         except Exception:  # any renderer error: a page that did not render, reported by the caller
             reply = b"0"
         conn.send_bytes(reply)
-
-
-if __name__ == "__main__":
-    serve(int(sys.argv[1]))
