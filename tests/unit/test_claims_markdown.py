@@ -247,3 +247,64 @@ def test_the_render_process_imports_nothing_from_the_working_directory_or_python
     finally:
         markdown._Renderer.stop()
     assert not planted.exists(), planted.read_text()
+
+
+def test_a_page_whose_html_multiplies_is_refused_before_the_scans_read_it() -> None:
+    page = "[a][r] " * 2000 + "\n\n[r]: http://x/" + "A" * 100_000  # 114 KB of Markdown, 200 MB of HTML
+    with pytest.raises(markdown.RenderTooSlow, match="over 32 times its size"):
+        markdown.to_html_bounded(page, [])
+    assert markdown.to_html_bounded("[a][r]\n\n[r]: http://x/", []) == '<p><a href="http://x/">a</a></p>'
+
+
+def test_an_exchange_cut_short_never_hands_its_answer_to_the_next_page() -> None:
+    """Anything that leaves an exchange (an outer time limit, an interrupt) stops the render process, and is not
+    taken for the page's failure: the next page gets its own HTML."""
+    import signal
+
+    def interrupt(*_: object) -> None:
+        raise TimeoutError("an outer time limit")
+
+    markdown.to_html_bounded("x", [])
+    old = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.2)
+        with pytest.raises(TimeoutError, match="outer time limit"):
+            markdown.to_html_bounded("<a " * 20_000 + "\n\n*first*", ["tables"], seconds=30)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    assert markdown.to_html_bounded("*second*", []) == "<p><em>second</em></p>"
+
+
+def test_pages_rendered_from_threads_each_get_their_own_html() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    pages = [f"*page {n}*" for n in range(200)]
+    with ThreadPoolExecutor(8) as pool:
+        rendered = list(pool.map(lambda p: markdown.to_html_bounded(p, []), pages))
+    assert rendered == [f"<p><em>page {n}</em></p>" for n in range(200)]
+
+
+def test_the_render_process_dies_with_the_process_that_started_it(tmp_path: Path) -> None:
+    """A validator killed in the middle of a slow page leaves no render process holding its output open."""
+    import subprocess
+    import sys
+    import time
+
+    if sys.platform != "linux":
+        pytest.skip("the render process dies with its parent on Linux (the kernel's parent-death signal)")
+    script = (
+        "import sys; from evreg.claims import markdown; markdown.to_html_bounded('x', []); "
+        "print(markdown._Renderer.process.pid, flush=True); markdown.to_html_bounded('<a ' * 20_000, [], seconds=60)"
+    )
+    started = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert started.stdout is not None
+    child = int(started.stdout.readline())
+    started.kill()
+    started.wait()
+    for _ in range(100):
+        if not Path(f"/proc/{child}").exists() or "Z" in Path(f"/proc/{child}/stat").read_text().split()[2]:
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail("the render process outlived the process that started it")

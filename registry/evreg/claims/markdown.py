@@ -12,6 +12,7 @@ import re
 import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -163,32 +164,50 @@ class RenderTooSlow(Exception):
     """A page did not render within ``RENDER_SECONDS``."""
 
 
+RENDER_GROWTH = 32
+"""How many times its own size a page's HTML may be, plus ``RENDER_SLACK`` bytes: Markdown that multiplies (a short
+reference used thousands of times with a long URL) is refused, not handed to the scans at gigabytes."""
+RENDER_SLACK = 1 << 20
+RENDER_MEMORY = 4 << 30
+"""The address space the render process may take (bytes)."""
+
+
 def to_html_bounded(text: str, extensions: list[Any], seconds: float = RENDER_SECONDS) -> str:
     """``to_html`` in a render process stopped after ``seconds`` (``RenderTooSlow``), so no page's shape can hold
-    validation. The process is a new, isolated interpreter (``evreg.claims.render``: it holds no file, pipe or socket
-    of this one, which a forked process would keep open as long as it lives) and renders page after page (a process
-    per page cost more than most pages take to render); one that runs out of time, fails or dies is stopped, and the
-    next page gets a new one. On Windows the page renders here."""
+    validation: nor can its HTML be larger than ``RENDER_GROWTH`` times the page, nor its rendering take more than
+    ``RENDER_MEMORY``. The process is a new, isolated interpreter (``evreg.claims.render``: it holds no file, pipe or
+    socket of this one, which a forked process would keep open as long as it lives, and dies with this one) and
+    renders page after page (a process per page cost more than most pages take to render); one that runs out of
+    time, fails or dies is stopped, as is one whose exchange anything else interrupts, and the next page gets a new
+    one. One page at a time per process (a lock); on Windows the page renders here."""
     if os.name == "nt":
         return to_html(text, extensions)
-    conn = _Renderer.here()
-    try:
-        conn.send((text, extensions))
-        if not conn.poll(seconds):
+    limit = RENDER_GROWTH * len(text.encode("utf-8", "surrogatepass")) + RENDER_SLACK
+    with _Renderer.lock:
+        conn = _Renderer.here()
+        try:
+            conn.send((text, extensions, limit))
+            if not conn.poll(seconds):
+                _Renderer.stop()
+                raise RenderTooSlow(f"the page did not render within {seconds:g} s")
+            reply = conn.recv_bytes()
+        except (EOFError, ConnectionError):  # the process died without an answer
+            reply = b""
+        except BaseException:  # an answer half read, or not read: the next page must not get it
             _Renderer.stop()
-            raise RenderTooSlow(f"the page did not render within {seconds:g} s")
-        reply = conn.recv_bytes()
-    except (EOFError, OSError):  # the process died without an answer
-        reply = b""
-    if not reply.startswith(b"1"):
+            raise
+        if reply.startswith(b"1"):
+            return reply[1:].decode("utf-8", "surrogatepass")
         _Renderer.stop()
-        raise RenderTooSlow("the page's rendering failed")
-    return reply[1:].decode("utf-8", "surrogatepass")
+    if reply == b"2":
+        raise RenderTooSlow(f"the page's HTML is over {RENDER_GROWTH} times its size")
+    raise RenderTooSlow("the page's rendering failed")
 
 
 class _Renderer:
     """The render process of this process (a forked worker starts its own: the connection is its parent's)."""
 
+    lock = threading.Lock()
     owner: int | None = None
     process: subprocess.Popen[bytes] | None = None
     conn: Connection | None = None
@@ -208,8 +227,10 @@ class _Renderer:
             serve = f"import sys; sys.path.insert(0, {imported_from!r}); from evreg.claims import render; render.serve"
             with theirs:
                 cls.process = subprocess.Popen(
-                    [sys.executable, "-I", "-c", f"{serve}({theirs.fileno()})"],
+                    [sys.executable, "-I", "-c", f"{serve}({theirs.fileno()}, {os.getpid()}, {RENDER_MEMORY})"],
                     stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,  # nothing of a reader of this process's output waits for it
+                    stderr=subprocess.DEVNULL,
                     pass_fds=[theirs.fileno()],
                 )
             cls.conn, cls.owner = Connection(mine.detach()), os.getpid()

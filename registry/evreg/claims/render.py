@@ -1,23 +1,39 @@
-"""The render process of ``evreg.claims.markdown.to_html_bounded``: ``serve(FD)`` renders each page sent on the
-connection at file descriptor ``FD`` (text and extensions) and answers ``1`` and the HTML, or ``0`` when the renderer
-raised, until the other end closes."""
+"""The render process of ``evreg.claims.markdown.to_html_bounded``: ``serve(FD, PARENT, MEMORY)`` renders each page
+sent on the connection at file descriptor ``FD`` (its text, extensions and the most bytes its HTML may take) and
+answers ``1`` and the HTML, ``2`` when the HTML is over that size, or ``0`` when the renderer raised, until the other
+end closes. It dies with the process ``PARENT`` that started it (on Linux, even in the middle of a page: nothing
+waits for it), and takes at most ``MEMORY`` bytes of address space."""
 
 from __future__ import annotations
 
+import os
+import resource
+import signal
+import sys
 from multiprocessing.connection import Connection
 
 from evreg.claims.markdown import to_html
 
 
-def serve(fd: int) -> None:
+def serve(fd: int, parent: int, memory: int) -> None:
+    if sys.platform == "linux":
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: killed when its parent ends
+    if os.getppid() != parent:  # the parent ended before that was set
+        return
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (memory if hard == resource.RLIM_INFINITY else min(memory, hard), hard))
     conn = Connection(fd)
     while True:
         try:
-            text, extensions = conn.recv()
+            text, extensions, limit = conn.recv()
         except EOFError:
             return
         try:
-            reply = b"1" + to_html(text, extensions).encode("utf-8", "surrogatepass")
-        except Exception:  # any renderer error: a page that did not render, reported by the caller
+            html = to_html(text, extensions).encode("utf-8", "surrogatepass")
+            reply = b"1" + html if len(html) <= limit else b"2"
+        except Exception:  # any renderer error (MemoryError included): a page that did not render, told the caller
             reply = b"0"
+        html = b""
         conn.send_bytes(reply)
