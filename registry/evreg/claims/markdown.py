@@ -176,7 +176,7 @@ def to_html_bounded(text: str, extensions: list[Any], seconds: float = RENDER_SE
     """``to_html`` in a render process stopped after ``seconds`` (``RenderTooSlow``), so no page's shape can hold
     validation: nor can its HTML be larger than ``RENDER_GROWTH`` times the page, nor its rendering take more than
     ``RENDER_MEMORY``. The process is a new, isolated interpreter (``evreg.claims.render``: it holds no file, pipe or
-    socket of this one, which a forked process would keep open as long as it lives, and dies with this one) and
+    socket of this one, which a forked process would keep open as long as it lives, and ends with this one) and
     renders page after page (a process per page cost more than most pages take to render); one that runs out of
     time, fails or dies is stopped, as is one whose exchange anything else interrupts, and the next page gets a new
     one. One page at a time per process (a lock); on Windows the page renders here."""

@@ -1,27 +1,22 @@
 """The render process of ``evreg.claims.markdown.to_html_bounded``: ``serve(FD, PARENT, MEMORY)`` renders each page
 sent on the connection at file descriptor ``FD`` (its text, extensions and the most bytes its HTML may take) and
 answers ``1`` and the HTML, ``2`` when the HTML is over that size, or ``0`` when the renderer raised, until the other
-end closes. It dies with the process ``PARENT`` that started it (on Linux, even in the middle of a page: nothing
-waits for it), and takes at most ``MEMORY`` bytes of address space."""
+end closes. It ends within half a second of the process ``PARENT`` that started it, even in the middle of a page
+(nothing waits for it then), and takes at most ``MEMORY`` bytes of address space."""
 
 from __future__ import annotations
 
 import os
 import resource
-import signal
-import sys
+import threading
+import time
 from multiprocessing.connection import Connection
 
 from evreg.claims.markdown import to_html
 
 
 def serve(fd: int, parent: int, memory: int) -> None:
-    if sys.platform == "linux":
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: killed when its parent ends
-    if os.getppid() != parent:  # the parent ended before that was set
-        return
+    threading.Thread(target=_end_with, args=(parent,), daemon=True).start()
     _, hard = resource.getrlimit(resource.RLIMIT_AS)
     resource.setrlimit(resource.RLIMIT_AS, (memory if hard == resource.RLIM_INFINITY else min(memory, hard), hard))
     conn = Connection(fd)
@@ -37,3 +32,11 @@ def serve(fd: int, parent: int, memory: int) -> None:
             reply = b"0"
         html = b""
         conn.send_bytes(reply)
+
+
+def _end_with(parent: int) -> None:
+    """End this process once ``parent`` has (it is then another process's child). A parent-death signal would be
+    tied to the thread that started this process, and a thread of the parent may start it and end."""
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(0)
