@@ -30,7 +30,7 @@ def serve(fd: int, parent: int, memory: int) -> None:
             reply = b"1" + html if len(html) <= limit else b"2"
         except Exception:  # any renderer error (MemoryError included): a page that did not render, told the caller
             reply = b"0"
-        html = b""
+        html = b""  # not held while waiting for the next page (the reply holds its own copy)
         conn.send_bytes(reply)
 
 
