@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import functools
 from collections import defaultdict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from evreg.claims import citations, ranking, scope, topology
 from evreg.core.evidence import parse_ref
@@ -26,6 +27,8 @@ from evreg.site.html import Page, esc, esc_trimmed
 
 if TYPE_CHECKING:
     from evreg.site.cite import Pages
+
+T = TypeVar("T")
 
 SETUP_COLUMNS = 6
 """Workloads a model's setup table shows as columns (the ones with the most results); the ranked tables below it hold
@@ -206,17 +209,7 @@ class ModelResults:
         out = []
         for metric, tiers in self.tiers(model).items():
             for tier in tiers:
-                groups: list[tuple[Setup, list[compare.Row]]] = []
-                for row in tier.rows:
-                    if row.why_not is not None:
-                        continue
-                    setup = setup_of(p, row.mid)
-                    group = next((g for s, g in groups if same_setup(s, setup)), None)
-                    if group is None:
-                        groups.append((setup, [row]))
-                    else:
-                        group.append(row)
-                for setup, rows in groups:
+                for setup, rows in setup_groups(p, [row for row in tier.rows if row.why_not is None]):
                     sources = sorted({source_of(p, r.mid) for r in rows})
                     if len(sources) > 1:
                         out.append(Replication(model, metric, tier, setup, rows, sources))
@@ -306,16 +299,34 @@ def _best_per_setup(p: Pages, tier: compare.Tier) -> list[tuple[Setup, compare.R
 
 
 def _best_of(p: Pages, tier: compare.Tier) -> list[tuple[Setup, compare.Row, int]]:
-    out: list[tuple[Setup, compare.Row, int]] = []
-    for row in tier.rows:
-        s = setup_of(p, row.mid)
-        n = next((i for i, (t, _, _) in enumerate(out) if same_setup(s, t)), None)
-        if n is None:
-            out.append((s, row, 1))
-        else:
-            t, best, count = out[n]
-            out[n] = (t, row if best.why_not is not None and row.why_not is None else best, count + 1)
-    return out
+    return [
+        (setup, next((row for row in rows if row.why_not is None), rows[0]), len(rows))
+        for setup, rows in setup_groups(p, tier.rows)
+    ]
+
+
+def setup_groups(p: Pages, rows: list[compare.Row]) -> list[tuple[Setup, list[compare.Row]]]:
+    """Rows grouped by their setups (``by_setup``)."""
+    return by_setup(rows, lambda row: setup_of(p, row.mid))
+
+
+def by_setup(items: Iterable[T], setup: Callable[[T], Setup]) -> list[tuple[Setup, list[T]]]:
+    """Items grouped by setup (``same_setup``), in order: each group is named by the setup of its first item, and an
+    item joins the first group whose setup is its own. A setup spelled as one seen before joins that one's group
+    without comparing again (a model's rows are thousands, its setups tens)."""
+    groups: list[tuple[Setup, list[T]]] = []
+    joins: dict[Setup, list[T]] = {}
+    for item in items:
+        s = setup(item)
+        group = joins.get(s)
+        if group is None:
+            group = next((g for named, g in groups if same_setup(named, s)), None)
+            if group is None:
+                group = []
+                groups.append((s, group))
+            joins[s] = group
+        group.append(item)
+    return groups
 
 
 def _columns(p: Pages, tiers: list[compare.Tier]) -> list[compare.Tier]:
