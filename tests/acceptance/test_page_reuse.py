@@ -16,6 +16,7 @@ from typing import Any
 
 import git
 import pytest
+from selectolax.lexbor import LexborHTMLParser
 
 from evreg.app import publish
 from evreg.app.catalog import ensure_catalog
@@ -24,6 +25,7 @@ from evreg.core.findings import Code
 from evreg.core.layout import DOWNLOADS_DIR
 from evreg.site import build as sitebuild
 from evreg.site import receipt as receipts
+from evreg.site.cite import Pages
 from evreg.site.html import page_url
 from evreg.site.reuse import CHECKED_FILE, MADE_FILE, PACKS_DIR, content_digest, seal
 from helpers import REPO, F, Reg, build_compare_registry, edit_json, evreg, own_evidence, within
@@ -240,6 +242,67 @@ def test_record_pages_are_taken_as_made_while_nothing_they_read_changed(
     for how in ("workers", "workers, taken"):
         publish.build(real, tmp_path / how)
         assert files(tmp_path / how) == files(tmp_path / "fresh")
+
+
+@pytest.mark.slow
+def test_the_packets_index_lists_each_familys_packets_as_a_piece_remade_only_when_its_packets_change(
+    real: Path, tmp_path: Path
+) -> None:
+    """On the real records: the index of packets lists every packet once, under its family's heading, in the family
+    list's order. Each family's rows are a piece kept by what they read: after one packet's label changes, that
+    family's piece is made again and every other one is taken; a figure typed into the label is found on the index
+    by the piece's own scan."""
+    (real / ".gitignore").write_text("build/\n", "utf-8")
+    repo = git.Repo(real)
+    repo.git.add("-A")
+    repo.index.commit("ignore build outputs")
+    publish.build(real, tmp_path / "cold")
+
+    def index_pieces() -> dict[str, str]:
+        """The index's pieces: name -> the digest of the bytes kept."""
+        return {name: e[0] for name, e in made_entries(real, pieces=True).items() if name.startswith("packets/#")}
+
+    def listed(site: Path) -> list[tuple[str, list[str]]]:
+        tree = LexborHTMLParser((site / "packets/index.html").read_text("utf-8"))
+        return [
+            (
+                body.css_first("th").text().split("(")[0].removeprefix("Family:").strip(),
+                [c.text() for c in body.css("td code")],
+            )
+            for body in tree.css("article table tbody")
+        ]
+
+    pages = Pages(real / "build/catalog.duckdb")
+    packets = pages.records["packet"]
+    shown = listed(tmp_path / "cold")
+    assert sorted(pid for _, pids in shown for pid in pids) == sorted(packets)
+    assert all(str(pages.where[("packet", pid)].family) == fid for fid, pids in shown for pid in pids)
+    families = [fid for fid, _ in shown]
+    assert families == [fid for fid in pages.records["family"] if fid in families] and len(families) > 1
+    kept = index_pieces()
+    assert len(kept) == len(families)
+    tokens = json.loads((real / MADE_FILE).read_text("utf-8"))["tokens"]
+    pid = json.loads((real / PACKET / "packet.json").read_text("utf-8"))["id"]
+    readers = {
+        name
+        for name, entry in made_entries(real, pieces=True).items()
+        if ["records/packet", pid] in (tokens[n] for n in entry[7])
+    }
+    assert len(readers & kept.keys()) == 1  # its family's rows, and the workloads that show its packet's grades
+    edit_json(real, f"{PACKET}/packet.json", lambda d: d.update(label="Rapid sweep, relabelled"))
+    repo.git.add("-A")
+    repo.index.commit("a packet's label")
+    relabelled = publish.build(real, tmp_path / "relabelled")
+    now = index_pieces()
+    assert now.keys() == kept.keys() and len([n for n in kept if now[n] != kept[n]]) == 1
+    assert relabelled.pieces_taken == len(made_entries(real, pieces=True)) - len(readers)
+    assert "Rapid sweep, relabelled" in (tmp_path / "relabelled/packets/index.html").read_text("utf-8")
+    assert listed(tmp_path / "relabelled") == shown
+    edit_json(real, f"{PACKET}/packet.json", lambda d: d.update(label="Rapid sweep at 52.3 tok/s"))
+    db = ensure_catalog(real).path
+    refused = sitebuild.build_site(real, db, real / "build/downloads", tmp_path / "refused")
+    index = [f for f in refused.findings if f.file == "packets/index.md"]
+    assert [f.code for f in index] == ["orphan-number"] and "52.3 tok/s" in index[0].message
 
 
 def builder(reg: Reg, tmp_path: Path, ignored: bool = True) -> Callable[[], sitebuild.Built]:

@@ -9,6 +9,7 @@ own table through ``Pages.sample``, a chart's point through ``Pages.dot``); reco
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterator, Sequence
@@ -16,13 +17,27 @@ from html import escape
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
+import orjson
+
 from evreg.catalog.tables import FindingRow
 from evreg.claims import citations, ranking
+from evreg.core import jsonio
 from evreg.core.vocab import states as state_vocab
 from evreg.records.models import NAME_KEYS, claims_in
 from evreg.site import charts
 from evreg.site.data import Catalog
-from evreg.site.html import Cell, Page, attr, defect_anchor, esc, m_anchor, sample_anchor
+from evreg.site.html import (
+    Cell,
+    Page,
+    Scan,
+    attr,
+    defect_anchor,
+    esc,
+    kept_scan,
+    m_anchor,
+    sample_anchor,
+    scan_piece,
+)
 from evreg.site.trace import Token
 
 T = TypeVar("T")
@@ -60,6 +75,18 @@ class Pages(Catalog):
         value = read(make())
         assert value is not None, f"a piece made for {name} is not one read can take"
         return value
+
+    def piece(self, inputs: tuple[Any, ...], make: Callable[[], str], context: tuple[str, str]) -> tuple[str, Scan]:
+        """A piece of the page being made (``kept``): the HTML ``make()`` makes and what its scans find in
+        ``context`` (``scan_piece``), kept under the page's URL and ``inputs`` -- what the page hands ``make`` beside
+        what it reads of the catalog, led by a name for the kind of piece."""
+        key = hashlib.sha256(repr((self.base, self.here, *inputs)).encode()).hexdigest()
+
+        def made() -> bytes:
+            html = make()
+            return orjson.dumps({"html": html, **scan_piece(html, context)._asdict()})
+
+        return self.kept(f"{self.here}#{key}", made, _html_piece)
 
     # -- the citation path ----------------------------------------------------------------
 
@@ -331,3 +358,16 @@ class Pages(Catalog):
             f'<span class="evreg-grade evreg-grade-{escape(str(grade.get("grade")))}"{title}>'
             f"{name} {esc(grade.get('grade'))}</span>"
         )
+
+
+def _html_piece(data: bytes) -> tuple[str, Scan] | None:
+    """A piece as ``Pages.piece`` keeps it, read back; None for anything else (bytes that are not such JSON, a field
+    of another type)."""
+    try:
+        piece = jsonio.loads(data, shallow_reader=True)
+    except ValueError:
+        return None
+    if not (isinstance(piece, dict) and set(piece) == {"html", "figures", "data", "problems"}):
+        return None
+    scan = kept_scan(piece)
+    return None if scan is None else (piece["html"], scan)

@@ -29,7 +29,7 @@ from evreg.core import jsonio
 from evreg.core.layout import slug
 from evreg.core.vocab import metrics as metric_vocab
 from evreg.core.vocab import promotable
-from evreg.site.html import Scan, esc_trimmed, scan_piece
+from evreg.site.html import Scan, esc_trimmed, kept_scan, scan_piece
 
 if TYPE_CHECKING:
     from evreg.site.cite import Pages  # handed in by the site: it registers these pages
@@ -509,11 +509,7 @@ class Rows:
         self.count += len(rows)
 
     def json(self) -> str:
-        return json.dumps(
-            {"base": self.base, "cells": list(self.cells), "tiers": self.tiers},
-            ensure_ascii=False,
-            separators=(",", ":"),
-        )
+        return orjson.dumps({"base": self.base, "cells": list(self.cells), "tiers": self.tiers}).decode()
 
     def scan_rows(self) -> list[str]:
         """The HTML the script makes of these rows (``addRows`` in ``evreg-compare.js``), row by row, for the build's
@@ -564,12 +560,10 @@ def _piece(data: bytes) -> dict[str, Any] | None:
     if not (isinstance(piece, dict) and set(piece) == {"html", "cells", "rows", "figures", "data", "problems"}):
         return None
     cells, rows = piece["cells"], piece["rows"]
-    strings = (cells, piece["figures"], piece["problems"])
     if not (
-        isinstance(piece["html"], str)
-        and all(isinstance(x, list) and all(isinstance(v, str) for v in x) for x in strings)
-        and isinstance(piece["data"], list)
-        and all(isinstance(d, list) and len(d) == 2 and all(isinstance(v, str) for v in d) for d in piece["data"])
+        kept_scan(piece) is not None
+        and isinstance(cells, list)
+        and all(isinstance(v, str) for v in cells)
         and isinstance(rows, list)
         and all(_row(row, len(cells)) for row in rows)
     ):

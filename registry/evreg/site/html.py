@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from html import escape, unescape
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 from urllib.parse import quote
 
 from evreg.claims import citations, markdown, sanitize
@@ -163,6 +163,20 @@ def scan_piece(html: str, context: tuple[str, str] = ("", ""), data: Sequence[tu
     found = [(name, figure) for name, rows in data for figure in markdown.rows_figures(rows)]
     problems = [p.piece for p in sanitize.problems(context[0] + html + context[1], generated=True)]
     return Scan(figures, found, problems)
+
+
+def kept_scan(piece: dict[str, Any]) -> Scan | None:
+    """The scans a kept piece (JSON read back) holds beside its ``html``: None unless its ``html`` is a string and its
+    ``figures``, ``data`` and ``problems`` are of the types ``scan_piece`` gives them."""
+    html, figures, found, problems = (piece.get(k) for k in ("html", "figures", "data", "problems"))
+    if not (
+        isinstance(html, str)
+        and all(isinstance(x, list) and all(isinstance(v, str) for v in x) for x in (figures, problems))
+        and isinstance(found, list)
+        and all(isinstance(d, list) and len(d) == 2 and all(isinstance(v, str) for v in d) for d in found)
+    ):
+        return None
+    return Scan(cast(list[str], figures), [(name, figure) for name, figure in found], cast(list[str], problems))
 
 
 class Cell(NamedTuple):
