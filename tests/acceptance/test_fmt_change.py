@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -71,6 +73,24 @@ def test_a_change_without_record_files_reads_none(reg: Reg) -> None:
     (reg.root / EVIDENCE).write_bytes(b'{"decode_tok_s": [30.2]}')  # an evidence file is not a record
     done = evreg("fmt", "--check", "--base", base, cwd=reg.root)
     assert done.returncode == 0 and "0 record files checked: those the change adds" in done.stdout, done.stdout
+
+
+def test_fmt_loads_neither_duckdb_nor_the_catalogs_builder(reg: Reg) -> None:
+    """``fmt --check`` runs twice in every pull request's CI: it reads and writes record files, and starts without
+    the catalog's builder (SQLAlchemy, SQLModel) or DuckDB, half of its start-up."""
+    base = reg.commit("base")
+    misformat(reg, RUN)
+    probe = (
+        "import sys; from evreg.cli.main import main\n"
+        f"sys.argv = ['evreg', 'fmt', '--check', '--base', {base!r}]\n"
+        "try: main()\n"
+        "except SystemExit as stop: print(stop.code)\n"
+        "heavy = ('duckdb', 'sqlalchemy', 'sqlmodel', 'evreg.catalog.build')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], cwd=reg.root, capture_output=True, text=True, check=True)
+    assert done.stdout.strip().splitlines()[-2:] == ["1", "[]"], done.stdout + done.stderr
+    assert RUN in done.stdout
 
 
 def test_a_malformed_file_of_the_change_is_refused(reg: Reg) -> None:

@@ -8,9 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evreg.app import scaffold
-from evreg.app.catalog import ensure_catalog
 from evreg.app.validation import in_paths, relative
-from evreg.catalog import build as catalog
 from evreg.check.pipeline import no_commit_yet
 from evreg.core import codebase, jsonio
 from evreg.core.errors import Refused
@@ -205,6 +203,9 @@ def hold(root: Path, family: str, reference: str, file: Path, *, commit: str, re
 
 def export_parquet(root: Path, out_dir: Path, db: Path | None = None, as_of: str | None = None) -> list[str]:
     """Every catalog table as Parquet and JSON Lines, with SHA256SUMS, in ``out_dir``; the files written."""
+    from evreg.app.catalog import ensure_catalog  # the catalog's builder and DuckDB: imported by the exports alone
+    from evreg.catalog import build as catalog
+
     return catalog.export_tables(ensure_catalog(root, db, as_of).path, out_dir)
 
 
