@@ -289,6 +289,7 @@ def test_the_packets_index_lists_each_familys_packets_as_a_piece_remade_only_whe
         if ["records/packet", pid] in (tokens[n] for n in entry[7])
     }
     assert len(readers & kept.keys()) == 1  # its family's rows, and the workloads that show its packet's grades
+    assert any(name.startswith("defects/#") for name in made_entries(real, pieces=True))  # kept as pieces too
     edit_json(real, f"{PACKET}/packet.json", lambda d: d.update(label="Rapid sweep, relabelled"))
     repo.git.add("-A")
     repo.index.commit("a packet's label")

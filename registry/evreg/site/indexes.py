@@ -205,22 +205,31 @@ def defects(p: Pages) -> Page:
     groups: dict[tuple[str, str], list[Any]] = {}
     for f in p.defects:
         groups.setdefault((f.code, f.baseline_reason or ""), []).append(f)
-    for (code, reason), found in groups.items():
-        page.p(f"<code>{esc(code)}</code> ({len(found)}) · <strong>Why accepted:</strong> {p.literal(reason)}")
-        page.table(
-            ["Where", "Finding"],
-            [
-                [
-                    Cell(
-                        f' id="{defect_anchor(f.code, f.file, f.pointer, f.message)}"',
-                        f"<code>{esc(f.file)}</code> <code>{esc(f.pointer)}</code>",
-                    ),
-                    p.literal(f.message),
-                ]
-                for f in found
-            ],
-        )
+    for (code, reason), found in groups.items():  # each group a piece: the same findings, the same HTML
+        shown = [(f.file, f.pointer, f.message) for f in found]
+        group = functools.partial(_defects_group, p, code, reason, found)
+        page.piece(*p.piece(("defects", code, reason, *shown), group, ("", "")))
     return page
+
+
+def _defects_group(p: Pages, code: str, reason: str, found: list[Any]) -> str:
+    """The findings accepted for one reason: the reason, and a row per finding (its own anchor)."""
+    group = Page("")
+    group.p(f"<code>{esc(code)}</code> ({len(found)}) · <strong>Why accepted:</strong> {p.literal(reason)}")
+    group.table(
+        ["Where", "Finding"],
+        [
+            [
+                Cell(
+                    f' id="{defect_anchor(f.code, f.file, f.pointer, f.message)}"',
+                    f"<code>{esc(f.file)}</code> <code>{esc(f.pointer)}</code>",
+                ),
+                p.literal(f.message),
+            ]
+            for f in found
+        ],
+    )
+    return "\n".join(group.parts)
 
 
 def downloads(p: Pages, files: list[tuple[str, str, int]]) -> Page:

@@ -436,8 +436,7 @@ def _kept(raw: Any, table: list[Token | None]) -> Kept | None:
     if not (
         all(isinstance(x, str) for x in (content, title, inputs, sealed))
         and all(type(x) is int and x >= 0 for x in ints)  # not a bool, nor another subclass of int
-        and type(numbers) is list
-        and numbers
+        and type(numbers) is list  # empty for a piece that reads nothing but what its name is made of
         and all(type(n) is int and 0 <= n <= last for n in numbers)
     ):
         return None
