@@ -209,7 +209,7 @@ def test_record_pages_are_taken_as_made_while_nothing_they_read_changed(
     """On the real records: a warm build takes every record page and every piece of the site's own pages (a
     comparison's workloads) from the last build's packs; after one measurement's hardware changes, exactly the record
     pages and pieces that read it are made again (its packet's page, its family's, any other that shows its trust
-    line, the workloads that rank it) and the site is the one a build without any kept page makes, in this process or
+    line, the workloads that rank it, its model's tables and replications) and the site is the one a build without any kept page makes, in this process or
     in two workers."""
     (real / ".gitignore").write_text("build/\n", "utf-8")
     repo = git.Repo(real)
@@ -229,7 +229,11 @@ def test_record_pages_are_taken_as_made_while_nothing_they_read_changed(
     }
     assert "packets/rapid-deepseek-coder-v2-lite-q4km.md" in readers and len(readers) < records
     ranked = {name for name in readers if "#" in name}
-    assert ranked and {name.split("/")[0] for name in ranked} == {"compare"} and len(ranked) < pieces
+    assert {name.split("/")[0] for name in ranked} == {"compare", "models", "replications"} and len(ranked) < pieces
+    models = {name.split("#")[0] for name in made_entries(real, pieces=True) if name.startswith("models/")}
+    assert {name.split("#")[0] for name in ranked if name.startswith("models/")} == {
+        "models/deepseek-coder-v2-lite-instruct/"  # its model's page alone, of the models measured
+    } and len(models) > 1
     edit_json(real, RUN, lambda d: d.update(hardware="Intel Arc Pro B70 (second card)"))
     repo.git.add("-A")
     repo.index.commit("the run's hardware")

@@ -76,15 +76,20 @@ class Pages(Catalog):
         assert value is not None, f"a piece made for {name} is not one read can take"
         return value
 
-    def piece(self, inputs: tuple[Any, ...], make: Callable[[], str], context: tuple[str, str]) -> tuple[str, Scan]:
-        """A piece of the page being made (``kept``): the HTML ``make()`` makes and what its scans find in
-        ``context`` (``scan_piece``), kept under the page's URL and ``inputs`` -- what the page hands ``make`` beside
-        what it reads of the catalog, led by a name for the kind of piece."""
+    def piece(
+        self, inputs: tuple[Any, ...], make: Callable[[Page], None], context: tuple[str, str]
+    ) -> tuple[str, Scan, str]:
+        """A piece of the page being made (``kept``), as ``Page.piece`` takes it: the HTML ``make`` writes into a
+        page of its own (no heading), what its scans find in ``context`` (``scan_piece``) and its first paragraph's
+        text. Kept under the page's URL and ``inputs``: what the page hands ``make`` beside what it reads of the
+        catalog, led by a name for the kind of piece."""
         key = hashlib.sha256(repr((self.base, self.here, *inputs)).encode()).hexdigest()
 
         def made() -> bytes:
-            html = make()
-            return orjson.dumps({"html": html, **scan_piece(html, context)._asdict()})
+            own = Page("")
+            make(own)
+            html = "\n".join(own.parts)
+            return orjson.dumps({"html": html, "lead": own.lead, **scan_piece(html, context)._asdict()})
 
         return self.kept(f"{self.here}#{key}", made, _html_piece)
 
@@ -360,14 +365,14 @@ class Pages(Catalog):
         )
 
 
-def _html_piece(data: bytes) -> tuple[str, Scan] | None:
+def _html_piece(data: bytes) -> tuple[str, Scan, str] | None:
     """A piece as ``Pages.piece`` keeps it, read back; None for anything else (bytes that are not such JSON, a field
     of another type)."""
     try:
         piece = jsonio.loads(data, shallow_reader=True)
     except ValueError:
         return None
-    if not (isinstance(piece, dict) and set(piece) == {"html", "figures", "data", "problems"}):
+    if not (isinstance(piece, dict) and set(piece) == {"html", "lead", "figures", "data", "problems"}):
         return None
     scan = kept_scan(piece)
-    return None if scan is None else (piece["html"], scan)
+    return None if scan is None else (piece["html"], scan, piece["lead"])

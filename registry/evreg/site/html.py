@@ -171,6 +171,7 @@ def kept_scan(piece: dict[str, Any]) -> Scan | None:
     html, figures, found, problems = (piece.get(k) for k in ("html", "figures", "data", "problems"))
     if not (
         isinstance(html, str)
+        and isinstance(piece.get("lead", ""), str)
         and all(isinstance(x, list) and all(isinstance(v, str) for v in x) for x in (figures, problems))
         and isinstance(found, list)
         and all(isinstance(d, list) and len(d) == 2 and all(isinstance(v, str) for v in d) for d in found)
@@ -201,6 +202,7 @@ class Page:
     _pieces: set[int] = field(default_factory=set)  # which parts are pieces
     _ids: Counter[str] = field(default_factory=Counter)
     _index: list[list[Any]] = field(default_factory=list)  # [id, level, heading text, first paragraph's text]
+    lead: str = ""  # the first paragraph's text of a page with no heading (a piece: ``Pages.piece``)
 
     def search_entries(self, url: str, sections: bool = True) -> list[dict[str, Any]]:
         """The page's search entries, as the theme's search index holds them: one per heading (its text, and
@@ -263,6 +265,8 @@ class Page:
         self.parts.append(f"<p>{inner}</p>")
         if self._index and not self._index[-1][3]:
             self._index[-1][3] = " ".join(unescape(_TAGS.sub(" ", inner)).split())[:300]
+        elif not self._index and not self.lead:
+            self.lead = " ".join(unescape(_TAGS.sub(" ", inner)).split())[:300]
 
     def sub(self, inner: str) -> None:
         """A heading inside a measurement's section: no id, not in the toc (a packet's toc lists its
@@ -295,12 +299,15 @@ class Page:
         """HTML made by the renderer (a chart, a matrix)."""
         self.parts.append(raw)
 
-    def piece(self, raw: str, scan: Scan) -> None:
+    def piece(self, raw: str, scan: Scan, lead: str = "") -> None:
         """HTML made by the renderer and scanned as it was made (``scan_piece``): a large page made of pieces kept by
-        what they read (a comparison's workloads) is scanned piece by piece, the rest of it as a page is."""
+        what they read (a comparison's workloads) is scanned piece by piece, the rest of it as a page is. ``lead``:
+        its first paragraph's text, the search text of a heading the page has given none yet (as ``p``)."""
         self._pieces.add(len(self.parts))
         self.parts.append(raw)
         self.checked.append(scan)
+        if self._index and not self._index[-1][3]:
+            self._index[-1][3] = lead
 
     def unscanned_html(self) -> str:
         """The page's HTML without its pieces (``piece``): what the build's scans read of it."""

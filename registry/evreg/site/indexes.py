@@ -119,7 +119,7 @@ def packets_index(p: Pages) -> Page:
     return page
 
 
-def _family_packets(p: Pages, fid: str, pids: list[str]) -> str:
+def _family_packets(p: Pages, fid: str, pids: list[str], page: Page) -> None:
     """A family's packets as a ``tbody``, led by the family's name (fixed words: no figure runs into it from the rows
     before)."""
     n = f"{len(pids)} packet{'s' if len(pids) != 1 else ''}"
@@ -134,7 +134,7 @@ def _family_packets(p: Pages, fid: str, pids: list[str]) -> str:
         ]
         rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     head = f'<tr><th colspan="4" scope="rowgroup">Family: {p.link("family", fid)} ({n})</th></tr>'
-    return f"<tbody>{head}{''.join(rows)}</tbody>"
+    page.add(f"<tbody>{head}{''.join(rows)}</tbody>")
 
 
 def measurements_index(p: Pages) -> Page:
@@ -212,9 +212,8 @@ def defects(p: Pages) -> Page:
     return page
 
 
-def _defects_group(p: Pages, code: str, reason: str, found: list[Any]) -> str:
+def _defects_group(p: Pages, code: str, reason: str, found: list[Any], group: Page) -> None:
     """The findings accepted for one reason: the reason, and a row per finding (its own anchor)."""
-    group = Page("")
     group.p(f"<code>{esc(code)}</code> ({len(found)}) · <strong>Why accepted:</strong> {p.literal(reason)}")
     group.table(
         ["Where", "Finding"],
@@ -229,7 +228,6 @@ def _defects_group(p: Pages, code: str, reason: str, found: list[Any]) -> str:
             for f in found
         ],
     )
-    return "\n".join(group.parts)
 
 
 def downloads(p: Pages, files: list[tuple[str, str, int]]) -> Page:

@@ -189,12 +189,31 @@ class ModelResults:
                 if (model := self.model_of.get(row.mid)) is not None:
                     self._rows[model].setdefault(metric, []).append(row)
 
+    def rows(self, model: str) -> dict[str, list[compare.Row]]:
+        """A model's results by metric, as read (not ranked)."""
+        return self._rows.get(model, {})
+
+    def shown(self, model: str, metric: str | None = None) -> list[tuple[Any, ...]]:
+        """What a model's results (of ``metric``, or of every metric) state that its pages rank and group them by,
+        metric by metric: the inputs of the pieces made of them (``Pages.piece``)."""
+        rows = self.rows(model)
+        return [
+            (m, r.mid, r.values, r.indices, r.x, r.stated, r.why_not, r.tier)
+            for m in ([metric] if metric else rows)
+            for r in rows.get(m, [])
+        ]
+
+    def tiers_of(self, model: str, metric: str) -> list[compare.Tier]:
+        """A model's workloads of ``metric``, its promotable rows ranked in each (a function of the rows read above),
+        worked out once."""
+        mine = self._tiers.setdefault(model, {})
+        if metric not in mine:
+            mine[metric] = compare.tiers_of(self.rows(model)[metric], metric)
+        return mine[metric]
+
     def tiers(self, model: str) -> dict[str, list[compare.Tier]]:
-        """A model's workloads by metric, its promotable rows ranked in each (a function of the rows read above)."""
-        if model not in self._tiers:
-            rows = self._rows.get(model, {})
-            self._tiers[model] = {metric: compare.tiers_of(mine, metric) for metric, mine in rows.items()}
-        return self._tiers[model]
+        """A model's workloads by metric (``tiers_of``)."""
+        return {metric: self.tiers_of(model, metric) for metric in self.rows(model)}
 
     def models(self) -> list[str]:
         """The vocabulary's models that some revision names, in the vocabulary's order."""
@@ -270,16 +289,29 @@ def model_page(p: Pages, model: str, metrics: tuple[str, ...]) -> Page:
         )
     page.h(2, "Where these weights are filed")
     page.table(["Family", "Revision", "Weights", "Sources"], rows)
-    measured = results.tiers(model)
-    if not measured:
+    if not results.rows(model):
         page.note("No headline metric of these weights is measured yet.")
         return page
-    for metric, tiers in measured.items():
+    # Each metric's tables and the replications are pieces kept by the model's results and what they read: a pull
+    # request's new result remakes its model's pieces of its metric, not every model's.
+    for metric in results.rows(model):
         page.h(2, esc_trimmed(compare.metric_title(metric)), hid=slug(metric))
-        _setups(p, page, metric, tiers)
-        _ranked(p, page, metric, tiers)
-    reps = results.replications(p, model)
+        section = functools.partial(_metric_section, p, results, model, metric)
+        page.piece(*p.piece(("model metric", model, metric, *results.shown(model, metric)), section, ("", "")))
     page.h(2, "Replications")
+    reps = functools.partial(_model_replications, p, results, model)
+    page.piece(*p.piece(("model replications", model, *results.shown(model)), reps, ("", "")))
+    return page
+
+
+def _metric_section(p: Pages, results: ModelResults, model: str, metric: str, page: Page) -> None:
+    tiers = results.tiers_of(model, metric)
+    _setups(p, page, metric, tiers)
+    _ranked(p, page, metric, tiers)
+
+
+def _model_replications(p: Pages, results: ModelResults, model: str, page: Page) -> None:
+    reps = results.replications(p, model)
     if reps:
         page.p(
             f'Results of one setup and workload from independent sources (<a href="{p.base}replications/">every '
@@ -288,7 +320,6 @@ def model_page(p: Pages, model: str, metrics: tuple[str, ...]) -> Page:
         page.add(replication_table(p, reps, show_model=False))
     else:
         page.note("No setup of these weights has been measured by two independent sources yet.")
-    return page
 
 
 def _best_per_setup(p: Pages, tier: compare.Tier) -> list[tuple[Setup, compare.Row, int]]:
@@ -406,6 +437,18 @@ def _ranked(p: Pages, page: Page, metric: str, tiers: list[compare.Tier]) -> Non
 
 def replication_table(p: Pages, reps: list[Replication], show_model: bool = True) -> str:
     """Replications as a table: what was measured, by whom, and whether the sources agree."""
+    return (
+        f"<table><thead><tr>{_replication_head(show_model)}</tr></thead>{replication_rows(p, reps, show_model)}</table>"
+    )
+
+
+def _replication_head(show_model: bool) -> str:
+    head = ("<th>Model</th>" if show_model else "") + "<th>Metric</th><th>Workload</th><th>Setup</th><th>Results</th>"
+    return f"{head}<th>Verdict</th>"
+
+
+def replication_rows(p: Pages, reps: list[Replication], show_model: bool = True) -> str:
+    """Replications as the rows of a ``replication_table`` (a ``tbody``)."""
     out = []
     for rep in reps:
         values = "<br>".join(
@@ -435,8 +478,7 @@ def replication_table(p: Pages, reps: list[Replication], show_model: bool = True
             f"<td>{compare.tier_label(p, rep.tier)}</td><td>{rep.setup.html(p)}</td><td>{values}</td>"
             f"<td>{verdict}</td></tr>"
         )
-    head = ("<th>Model</th>" if show_model else "") + "<th>Metric</th><th>Workload</th><th>Setup</th><th>Results</th>"
-    return f"<table><thead><tr>{head}<th>Verdict</th></tr></thead><tbody>{''.join(out)}</tbody></table>"
+    return f"<tbody>{''.join(out)}</tbody>"
 
 
 def models_index(p: Pages, metrics: tuple[str, ...]) -> Page:
@@ -480,12 +522,28 @@ def replications_page(p: Pages, metrics: tuple[str, ...]) -> Page:
         "known and the page says so. Each verdict says how far apart the values are (the change from the lower "
         "median to the higher)."
     )
-    reps = [r for model in results.models() for r in results.replications(p, model)]
-    if reps:
-        page.add(replication_table(p, reps))
+    # a model's rows are a piece kept by its results and what they read (as on its page)
+    pieces = [
+        p.piece(
+            ("replications", model, *results.shown(model)),
+            functools.partial(_replications_of, p, results, model),
+            ("<table>", "</table>"),
+        )
+        for model in results.models()
+    ]
+    if any(html for html, _, _ in pieces):
+        page.add(f"<table><thead><tr>{_replication_head(True)}</tr></thead>")
+        for piece in pieces:
+            page.piece(*piece)
+        page.add("</table>")
     else:
         page.note("No setup has been measured by two independent sources yet.")
     return page
+
+
+def _replications_of(p: Pages, results: ModelResults, model: str, page: Page) -> None:
+    if reps := results.replications(p, model):
+        page.add(replication_rows(p, reps))
 
 
 def jobs(p: Pages, metrics: list[str]) -> list[tuple[str, Any, tuple[Any, ...]]]:
