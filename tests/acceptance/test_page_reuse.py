@@ -6,6 +6,7 @@ used: a page with an orphan figure refuses the build whether its scan was reused
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import re
@@ -209,8 +210,8 @@ def test_record_pages_are_taken_as_made_while_nothing_they_read_changed(
     """On the real records: a warm build takes every record page and every piece of the site's own pages (a
     comparison's workloads) from the last build's packs; after one measurement's hardware changes, exactly the record
     pages and pieces that read it are made again (its packet's page, its family's, any other that shows its trust
-    line, the workloads that rank it, its model's tables and replications) and the site is the one a build without any kept page makes, in this process or
-    in two workers."""
+    line, the workloads that rank it, its model's tables and replications) and the site is the one a build without
+    any kept page makes, in this process or in two workers."""
     (real / ".gitignore").write_text("build/\n", "utf-8")
     repo = git.Repo(real)
     repo.git.add("-A")
@@ -331,8 +332,9 @@ def builder(reg: Reg, tmp_path: Path, ignored: bool = True) -> Callable[[], site
 
 def test_a_kept_page_whose_html_or_entry_is_not_what_was_made_is_made_again(reg: Reg, tmp_path: Path) -> None:
     """The packs and their entries are this machine's build outputs, still never taken on their word: a page whose
-    bytes in the pack were altered (an orphan figure written in, of the same length), whose entry claims other reads,
-    or whose entry is cut short is made again; the packs of a commit (git tracks them) are not read."""
+    bytes in the pack were altered (an orphan figure written in, of the same length), whose entry claims other reads
+    or none (a piece may read nothing but what its name is made of; a page reads records), or whose entry is cut short
+    is made again; the packs of a commit (git tracks them) are not read."""
     site = builder(reg, tmp_path, ignored=False)
 
     site()
@@ -354,6 +356,12 @@ def test_a_kept_page_whose_html_or_entry_is_not_what_was_made_is_made_again(reg:
     (reg.root / MADE_FILE).write_text(json.dumps(stored), "utf-8")
     assert site().taken == records - 2 and files(tmp_path / "site") == first
     assert site().taken == records
+    stored = json.loads((reg.root / MADE_FILE).read_text("utf-8"))
+    entry = stored["pages"]["packets/pkt.md"]
+    entry[6], entry[7] = hashlib.sha256().hexdigest(), []  # a page that claims it read nothing, sealed so
+    entry[8] = seal("packets/pkt.md", entry[0], entry[1], entry[6], _entries_of(reg, entry))
+    (reg.root / MADE_FILE).write_text(json.dumps(stored), "utf-8")
+    assert site().taken == records - 1 and files(tmp_path / "site") == first
     reg.repo.git.add("-f", MADE_FILE)  # kept pages a commit brings are its author's word: not read
     reg.commit("pages of my own")
     assert (site().taken, site().taken) == (0, 0)

@@ -133,7 +133,8 @@ def _family_packets(p: Pages, fid: str, pids: list[str], page: Page) -> None:
             esc(pk.get("status", "")),
         ]
         rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
-    head = f'<tr><th colspan="4" scope="rowgroup">Family: {p.link("family", fid)} ({n})</th></tr>'
+    name = p.link("family", fid) if fid in p.records.get("family", {}) else esc(fid)  # a family with no page: text
+    head = f'<tr><th colspan="4" scope="rowgroup">Family: {name} ({n})</th></tr>'
     page.add(f"<tbody>{head}{''.join(rows)}</tbody>")
 
 

@@ -295,7 +295,7 @@ class Checks:
         back from its pack: its bytes and the bytes after them (a page's search entries); only when everything it
         read digests in this build's catalog (``digests``) as it did then, and the bytes have the digest they were
         kept with and its seal is whole."""
-        kept = _kept(self.kept.get(name), self.table)
+        kept = _kept(self.kept.get(name), self.table, piece="#" in name)
         if kept is None or self.packs is None or digests.of_trace(list(kept.tokens)) != kept.inputs:
             return None
         data = regular_bytes(self.packs / f"part-{kept.part}.html", kept.offset, kept.size + kept.esize)
@@ -426,8 +426,10 @@ class Kept:
         return self.trace.inputs
 
 
-def _kept(raw: Any, table: list[Token | None]) -> Kept | None:
-    """A stored entry as a ``Kept``; None unless it is whole: every field of its type, every token in the table."""
+def _kept(raw: Any, table: list[Token | None], piece: bool = False) -> Kept | None:
+    """A stored entry as a ``Kept``; None unless it is whole: every field of its type, every token in the table, and
+    some read unless it is a piece's (a piece may read nothing but what its name is made of; a page reads its
+    records)."""
     if not (isinstance(raw, list) and len(raw) == 9):
         return None
     content, title, part, offset, size, esize, inputs, numbers, sealed = raw
@@ -436,7 +438,8 @@ def _kept(raw: Any, table: list[Token | None]) -> Kept | None:
     if not (
         all(isinstance(x, str) for x in (content, title, inputs, sealed))
         and all(type(x) is int and x >= 0 for x in ints)  # not a bool, nor another subclass of int
-        and type(numbers) is list  # empty for a piece that reads nothing but what its name is made of
+        and type(numbers) is list
+        and (bool(numbers) or piece)
         and all(type(n) is int and 0 <= n <= last for n in numbers)
     ):
         return None
