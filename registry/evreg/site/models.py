@@ -12,10 +12,13 @@ far apart the values are, as a derived figure of their shown values (medians, or
 from __future__ import annotations
 
 import functools
+import hashlib
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
+
+import orjson
 
 from evreg.claims import citations, ranking, scope, topology
 from evreg.core.evidence import parse_ref
@@ -184,6 +187,7 @@ class ModelResults:
         self.revisions = revisions_of_model(p)
         self._rows: dict[str, dict[str, list[compare.Row]]] = defaultdict(dict)  # model -> metric -> its rows
         self._tiers: dict[str, dict[str, list[compare.Tier]]] = {}  # model -> metric -> its workloads, ranked
+        self._digests: dict[tuple[str, str], str] = {}  # (model, metric) -> ``_digest``
         for metric in metrics:
             for row in compare.rows_of(p, metric):
                 if (model := self.model_of.get(row.mid)) is not None:
@@ -193,15 +197,27 @@ class ModelResults:
         """A model's results by metric, as read (not ranked)."""
         return self._rows.get(model, {})
 
-    def shown(self, model: str, metric: str | None = None) -> list[tuple[Any, ...]]:
+    def shown(self, model: str, metric: str | None = None) -> tuple[str, ...]:
         """What a model's results (of ``metric``, or of every metric) state that its pages rank and group them by,
-        metric by metric: the inputs of the pieces made of them (``Pages.piece``)."""
-        rows = self.rows(model)
-        return [
-            (m, r.mid, r.values, r.indices, r.x, r.stated, r.why_not, r.tier)
-            for m in ([metric] if metric else rows)
-            for r in rows.get(m, [])
-        ]
+        as one digest per metric: the inputs of the pieces made of them (``Pages.piece``)."""
+        return tuple(self._digest(model, m) for m in ([metric] if metric else self.rows(model)))
+
+    def _digest(self, model: str, metric: str) -> str:
+        """A digest of a model's results of ``metric``: each row's fields but its workload, which is named by its
+        number among the workloads listed once (a workload's key is long, and a model has thousands of rows)."""
+        if (model, metric) not in self._digests:
+            workloads: dict[Any, int] = {}
+            rows = [
+                (r.mid, r.values, r.indices, r.x, r.stated, r.why_not, workloads.setdefault(r.tier, len(workloads)))
+                for r in self.rows(model).get(metric, [])
+            ]
+            try:
+                listed = orjson.dumps(rows)  # a tenth of repr's time
+            except TypeError:  # a number past 64 bits, which JSON has but orjson does not write
+                listed = repr(rows).encode()
+            shown = repr((metric, list(workloads))).encode() + b"\0" + listed
+            self._digests[(model, metric)] = hashlib.sha256(shown).hexdigest()
+        return self._digests[(model, metric)]
 
     def tiers_of(self, model: str, metric: str) -> list[compare.Tier]:
         """A model's workloads of ``metric``, its promotable rows ranked in each (a function of the rows read above),
