@@ -19,7 +19,7 @@ from evreg.check import rules
 from evreg.check.pipeline import check, validate
 from evreg.check.results import CACHE_DIR, ResultCache, git_state, load_worktree
 from evreg.store import workers
-from helpers import EVIDENCE, REPO, F, Reg, evreg, family, run
+from helpers import EVIDENCE, REPO, F, Reg, evreg, family, init_site, run
 
 OTH = "packets/oth"
 RUN_O = f"{OTH}/measurements/run-o.json"
@@ -367,3 +367,61 @@ def test_a_commit_loaded_through_the_cache_is_the_commit(reg: Reg) -> None:
     assert [d.path for d in lazy.documents] == [d.path for d in full.documents]
     assert {k: lazy.providers(k) for k in full.keys} == {k: full.providers(k) for k in full.keys}
     assert rules.run(lazy, PACK).findings == rules.run(full, PACK).findings
+
+
+def test_a_hand_written_page_is_rendered_again_only_when_it_or_the_configuration_changes(
+    reg: Reg, monkeypatch: Any
+) -> None:
+    """What a hand-written page shows once rendered is checked from the validation cache while the page, its path,
+    the site's configuration and the code are as they were; a change to any renders it again."""
+    from evreg.claims import htmlscan
+
+    init_site(reg)
+    reg.put("site/notes.md", "# Notes\n\nThe card reached 52.3 tok/s.\n")
+    renders: list[str] = []
+    real = htmlscan.rendered
+    monkeypatch.setattr(htmlscan, "rendered", lambda text, ext: renders.append(text) or real(text, ext))
+
+    def orphans() -> list[str]:
+        found = checked(reg.root)
+        return sorted(f["fields"].get("figure") or f["fields"]["text"] for f in found if f["file"] == "site/notes.md")
+
+    assert orphans() == ["52.3 tok/s"]  # in what the rendered page shows
+    pages = len(renders) // 2  # each of the site's pages, by the cached validation and by the fresh one
+    renders.clear()
+    assert orphans() == ["52.3 tok/s"]
+    assert len(renders) == pages  # the fresh validation's only: the cached one took every page's findings
+    renders.clear()
+    reg.put("site/notes.md", "# Notes\n\nThe card reached 48.1 tok/s.\n")
+    assert orphans() == ["48.1 tok/s"]
+    assert len(renders) == pages + 1 and sum("48.1" in r for r in renders) == 2  # the changed page alone, again
+    renders.clear()
+    config = (reg.root / "mkdocs.yml").read_text("utf-8")
+    (reg.root / "mkdocs.yml").write_text(config.replace("markdown_extensions:\n", "markdown_extensions:\n  - abbr\n"))
+    assert orphans() == ["48.1 tok/s"]
+    assert len(renders) == 2 * pages  # another configuration: every page again
+    (reg.root / "build/cache/kept.json").write_bytes(b"\x00garbage")
+    renders.clear()
+    assert orphans() == ["48.1 tok/s"]
+    assert len(renders) == 2 * pages  # a file that is not the cache's own is not read
+
+
+def test_findings_that_may_not_be_kept_are_worked_out_again(tmp_path: Path) -> None:
+    from evreg.core import codes
+
+    finding = codes.ORPHAN_NUMBER.at("site/a.md", "", "figure '1 s' is not a citation", line=3, column=2)
+    calls: list[bool] = []
+
+    def compute(lasting: bool) -> tuple[list[Any], bool]:
+        calls.append(lasting)
+        return [finding], lasting
+
+    for lasting in (False, True):
+        first = ResultCache(tmp_path / "units", "v1")
+        assert first.kept(b"page", lambda: compute(lasting)) == [finding]
+        first.save_kept()
+        again = ResultCache(tmp_path / "units", "v1")
+        assert again.kept(b"page", lambda: compute(lasting)) == [finding]
+    assert calls == [False, False, True]  # kept once it may be; read back equal to what was found
+    assert ResultCache(tmp_path / "units", "v2").kept(b"page", lambda: compute(True)) == [finding]
+    assert calls[-1] is True and len(calls) == 4  # another code version's entries are not its own

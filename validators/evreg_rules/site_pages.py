@@ -5,10 +5,13 @@ reads the pages and stylesheets; this module makes the findings."""
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from evreg.check.rules import Rule
 from evreg.claims import figures, htmlscan, markdown, sanitize
@@ -69,6 +72,10 @@ def check_site_pages(registry: Registry) -> Iterator[Finding]:
         return
     root = Path(registry.root)
     extensions = site_extensions(root)
+    try:
+        config = orjson.dumps(extensions, option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # a value YAML read that is no JSON: nothing is kept
+        config = None
     for rel in regular_files(root, SITE_DIR, PAGE_SUFFIXES):
         page = root / rel
         if page.stat().st_size > MAX_RECORD_BYTES:
@@ -81,7 +88,11 @@ def check_site_pages(registry: Registry) -> Iterator[Finding]:
         for n, line in markdown.prose(text):
             for code, message, fields in form_problems(line, "the page", measurements):
                 yield _on_page(code, rel, n, 1, message, fields)
-        yield from _rendered_page(rel, text, extensions)
+        if config is None:
+            yield from _rendered_page(rel, text, extensions)
+        else:  # the rendering and its scans are a pure function of the page, its path and the configuration
+            key = b"\0".join((b"rendered-page", rel.encode(), text.encode("utf-8", "surrogatepass"), config))
+            yield from registry.kept(key, functools.partial(_rendered_findings, rel, text, extensions))
     yield from _site_styles(root)
 
 
@@ -111,6 +122,13 @@ def _site_styles(root: Path) -> Iterator[Finding]:
         for line, column, kind, piece in htmlscan.stylesheet(text):
             code, message = messages[kind]
             yield _on_page(code, rel, line, column, message.format(piece=piece), {"text": piece})
+
+
+def _rendered_findings(rel: str, text: str, extensions: list[Any]) -> tuple[list[Finding], bool]:
+    """``_rendered_page``'s findings, and whether they may be kept: not when the page ran out of time (it may render
+    in time on a machine less busy)."""
+    found = list(_rendered_page(rel, text, extensions))
+    return found, not any(f.code == PAGE_SLOW.code for f in found)
 
 
 def _rendered_page(rel: str, text: str, extensions: list[Any]) -> Iterator[Finding]:

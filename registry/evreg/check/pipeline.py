@@ -86,8 +86,10 @@ def check(registry: Registry, pack: list[Rule], cache: ResultCache | None) -> Re
     fresh = engine.check_units(registry, [u for u in registry.unit_paths if u not in kept], pack)
     if cache is not None:
         cache.update(registry, fresh)
+        registry.kept = cache.kept
     report = engine.report(registry, pack, {**kept, **fresh})
     if cache is not None:
+        cache.save_kept()
         report.extra["units"] = units_summary(cache)
     return report
 

@@ -113,6 +113,10 @@ def units_summary(cache: ResultCache, listed: int = 20) -> dict[str, Any]:
     }
 
 
+KEPT_FILE = "kept.json"
+"""Beside the units' folder: findings kept by their inputs' digest (``ResultCache.kept``)."""
+
+
 class ResultCache:
     def __init__(self, folder: Path, version: str, keep: bool = True) -> None:
         self.folder = folder
@@ -129,6 +133,9 @@ class ResultCache:
         self._foreign: set[str] = set()
         self.listings: dict[str, dict[str, Any]] = {}
         """Unit -> folder times and untracked files seen while listing it (``load_worktree``)."""
+
+        self._kept: dict[str, list[dict[str, Any]]] | None = None
+        self._kept_used: dict[str, list[dict[str, Any]]] = {}
 
     @classmethod
     def open(cls, root: Path, rules: list[Rule], keep: bool = True) -> ResultCache:
@@ -148,6 +155,36 @@ class ResultCache:
             except (OSError, ValueError, AttributeError):
                 self._entries[unit] = None
         return self._entries[unit]
+
+    def kept(self, key: bytes, compute: Callable[[], tuple[list[Finding], bool]]) -> list[Finding]:
+        """The findings ``compute()`` gives, a pure function of the code and of ``key`` (the bytes of every input: a
+        hand-written page's path, text and the site's configuration), kept in ``KEPT_FILE`` under a digest of both
+        unless ``compute`` says they may not be. Only the entries a validation used are kept for the next
+        (``save_kept``)."""
+        digest = hashlib.sha256(self.version.encode() + b"\0" + key).hexdigest()
+        if self._kept is None:
+            self._kept = {}
+            with contextlib.suppress(OSError, ValueError, TypeError, AttributeError):
+                stored = jsonio.loads((self.folder.parent / KEPT_FILE).read_bytes())
+                if stored.get("version") == self.version and isinstance(stored.get("entries"), dict):
+                    self._kept = stored["entries"]
+        entry = self._kept.get(digest)
+        if isinstance(entry, list):
+            with contextlib.suppress(ValueError, TypeError):
+                found = [Finding.model_validate(f) for f in entry]
+                self._kept_used[digest] = entry
+                return found
+        found, lasting = compute()
+        if lasting:
+            self._kept_used[digest] = [f.model_dump(mode="json") for f in found]
+        return found
+
+    def save_kept(self) -> None:
+        """Store the entries this validation used (``kept``), when they differ from those read."""
+        if self.keep and self._kept is not None and self._kept_used != self._kept:
+            entry = {"version": self.version, "entries": self._kept_used}
+            with contextlib.suppress(OSError):  # a read-only checkout still validates; it just is not cached
+                write_atomic(self.folder.parent / KEPT_FILE, orjson.dumps(entry))
 
     def _write(self, unit: str, entry: dict[str, Any]) -> None:
         entry.update(self.listings.get(unit, {}))
