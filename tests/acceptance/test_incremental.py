@@ -400,6 +400,13 @@ def test_a_hand_written_page_is_rendered_again_only_when_it_or_the_configuration
     (reg.root / "mkdocs.yml").write_text(config.replace("markdown_extensions:\n", "markdown_extensions:\n  - abbr\n"))
     assert orphans() == ["48.1 tok/s"]
     assert len(renders) == 2 * pages  # another configuration: every page again
+    from evreg.core import codebase
+
+    assert any(line.lower().startswith(b"markdown==") for line in codebase.installed().splitlines())
+    monkeypatch.setattr(codebase, "installed", lambda: b"markdown==0.0")  # another environment's packages
+    renders.clear()
+    assert orphans() == ["48.1 tok/s"]
+    assert len(renders) == 2 * pages  # rendered by other packages: every page again
     (reg.root / "build/cache/kept.json").write_bytes(b"\x00garbage")
     renders.clear()
     assert orphans() == ["48.1 tok/s"]

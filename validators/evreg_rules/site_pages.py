@@ -16,7 +16,7 @@ import orjson
 from evreg.check.rules import Rule
 from evreg.claims import figures, htmlscan, markdown, sanitize
 from evreg.claims.siteconfig import site_extensions
-from evreg.core import codes
+from evreg.core import codebase, codes
 from evreg.core.containment import PAGE_SUFFIXES, SITE_DIR, regular_files
 from evreg.core.findings import Code, Finding
 from evreg.core.jsonio import MAX_RECORD_BYTES
@@ -90,8 +90,9 @@ def check_site_pages(registry: Registry) -> Iterator[Finding]:
                 yield _on_page(code, rel, n, 1, message, fields)
         if config is None:
             yield from _rendered_page(rel, text, extensions)
-        else:  # the rendering and its scans are a pure function of the page, its path and the configuration
-            key = b"\0".join((b"rendered-page", rel.encode(), text.encode("utf-8", "surrogatepass"), config))
+        else:  # the rendering and its scans: a function of the page, its path, the configuration and the packages
+            parts = (rel.encode(), text.encode("utf-8", "surrogatepass"), config, codebase.installed())
+            key = b"rendered-page" + b"".join(b"\0%d\0%s" % (len(part), part) for part in parts)
             yield from registry.kept(key, functools.partial(_rendered_findings, rel, text, extensions))
     yield from _site_styles(root)
 

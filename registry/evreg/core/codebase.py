@@ -4,6 +4,7 @@ catalog's rows and the catalog's stamp, wherever the code is installed."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.metadata
 import importlib.util
@@ -21,6 +22,14 @@ def rule_packs() -> set[Path]:
         if spec is not None and spec.origin:
             folders.add(Path(spec.origin).parent)
     return folders
+
+
+@functools.cache
+def installed() -> bytes:
+    """The name and version of every installed distribution, one per line: what a finding that packages other than
+    ``evreg`` compute (a page rendered by Python-Markdown and the extensions the site names) is also a function of."""
+    found = sorted({f"{d.name}=={d.version}" for d in importlib.metadata.distributions() if d.name})
+    return "\n".join(found).encode()
 
 
 def _tops(extra: Iterable[Path]) -> list[Path]:
