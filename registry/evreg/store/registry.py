@@ -35,42 +35,22 @@ from evreg.store.sources import (
 _T = TypeVar("_T")
 
 
-_frozen = False
-"""Whether this process (or the one it was forked from, at the fork) left objects out of the collector: kept here, as
-asking the collector (``gc.get_freeze_count``) walks every object it left out, millions in a build's workers."""
-
-
-def freeze() -> bool:
-    """Leave every object that exists now out of the collector's visits (``gc.freeze``); whether some were before."""
-    global _frozen
-    before, _frozen = _frozen, True
-    gc.freeze()
-    return before
-
-
-def unfreeze() -> None:
-    """Give every object left out back to the collector (``gc.unfreeze``)."""
-    global _frozen
-    gc.unfreeze()
-    _frozen = False
-
-
 @contextlib.contextmanager
 def no_cycle_collection(lasting: bool = False) -> Iterator[None]:
     """Loading builds hundreds of thousands of small objects that live to the end and
     form no reference cycles; the cyclic collector would rescan them over and over.
     ``lasting``: what the block built lives as long as the process (a catalog read for
-    a build): it is then left out of every later collection too (``freeze``). Otherwise it goes straight to the
+    a build): it is then left out of every later collection too (``gc.freeze``). Otherwise it goes straight to the
     oldest generation, as if it had lived through the younger ones' collections: each of those would scan every object
-    it built once more (1.2 s of an 11 s validation at 10,000 measurements). Objects left out before stay out."""
+    it built once more (1.2 s of an 11 s validation at 10,000 measurements). Objects another block froze stay frozen."""
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if lasting:
-            freeze()
-        elif not _frozen:
+            gc.freeze()
+        elif not gc.get_freeze_count():
             gc.freeze()
             gc.unfreeze()
         if enabled:

@@ -20,7 +20,6 @@ from typing import Any, TypeVar
 
 from evreg.core.progress import Progress
 from evreg.store import Registry, WorkTree, forgetting
-from evreg.store.registry import freeze, unfreeze
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -178,7 +177,7 @@ def forked(fn: Callable[[T], R], items: list[T], processes: int) -> Iterator[Ite
     """``fn`` over ``items``, its results in order as they come, in ``processes`` forked workers that inherit what
     ``fn`` needs from this process as it is now (they start at once: this process may do other work meanwhile). With
     fewer than two processes, or without ``fork``, ``fn`` runs here as the results are asked for. Objects that exist at
-    the fork are left out of the workers' garbage collection (``freeze``), whose visits would otherwise copy every
+    the fork are left out of the workers' garbage collection (``gc.freeze``), whose visits would otherwise copy every
     page of them into each worker; here, they are given back to it unless some were left out before (by a caller
     that read them to last: ``no_cycle_collection``)."""
     if processes < 2 or "fork" not in multiprocessing.get_all_start_methods():
@@ -186,7 +185,8 @@ def forked(fn: Callable[[T], R], items: list[T], processes: int) -> Iterator[Ite
         return
     global _fn
     _fn = fn
-    thaw = unfreeze if not freeze() else lambda: None
+    thaw = gc.unfreeze if not gc.get_freeze_count() else lambda: None
+    gc.freeze()
     try:
         context = multiprocessing.get_context("fork")
         with concurrent.futures.ProcessPoolExecutor(processes, mp_context=context) as pool:
