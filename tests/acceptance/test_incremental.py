@@ -6,6 +6,7 @@ unit's findings, and compares a cached validation with a fresh one.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -425,10 +426,38 @@ def test_findings_that_may_not_be_kept_are_worked_out_again(tmp_path: Path) -> N
 
     for lasting in (False, True):
         first = ResultCache(tmp_path / "units", "v1")
-        assert first.kept(b"page", lambda: compute(lasting)) == [finding]
+        assert first.kept(b"page", functools.partial(compute, lasting)) == [finding]
         first.save_kept()
         again = ResultCache(tmp_path / "units", "v1")
-        assert again.kept(b"page", lambda: compute(lasting)) == [finding]
+        assert again.kept(b"page", functools.partial(compute, lasting)) == [finding]
     assert calls == [False, False, True]  # kept once it may be; read back equal to what was found
     assert ResultCache(tmp_path / "units", "v2").kept(b"page", lambda: compute(True)) == [finding]
     assert calls[-1] is True and len(calls) == 4  # another code version's entries are not its own
+
+
+def test_configurations_that_json_spells_alike_keep_apart(reg: Reg) -> None:
+    """A value YAML reads as NaN and one it reads as null render a table differently (``use_align_attribute``: NaN is
+    true, an ``align`` attribute; null is false, a style the page may not hold): the kept findings of one are not the
+    other's."""
+    init_site(reg)
+    reg.put("site/t.md", "# Table\n\n| Model | Cards |\n|:---|---:|\n| A | 4 |\n")
+    config = (reg.root / "mkdocs.yml").read_text("utf-8")
+
+    def styled(value: str) -> int:
+        (reg.root / "mkdocs.yml").write_text(
+            config.replace("  - tables\n", f"  - tables:\n      use_align_attribute: {value}\n"), "utf-8"
+        )
+        return sum(f["code"] == "site-style-unsafe" for f in checked(reg.root) if f["file"] == "site/t.md")
+
+    assert styled(".nan") == 0
+    assert styled("null") > 0  # the cached run equals the fresh one (``checked``)
+    assert styled(".nan") == 0
+
+
+def test_a_page_whose_name_is_not_utf8_is_checked_as_any(reg: Reg) -> None:
+    init_site(reg)
+    reg.put("site/t.md", "# T\n\nIt reached 52.3 tok/s.\n")
+    (reg.root / "site").joinpath(os.fsdecode(b"caf\xe9.md")).write_text("# C\n\nIt reached 48.1 tok/s.\n", "utf-8")
+    found = checked(reg.root)
+    assert "internal-error" not in {f["code"] for f in found}
+    assert {f["fields"].get("text") for f in found if f["code"] == "orphan-number"} >= {"52.3 tok/s", "48.1 tok/s"}

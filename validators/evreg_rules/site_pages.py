@@ -11,8 +11,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from evreg.check.rules import Rule
 from evreg.claims import figures, htmlscan, markdown, sanitize
 from evreg.claims.siteconfig import site_extensions
@@ -72,10 +70,8 @@ def check_site_pages(registry: Registry) -> Iterator[Finding]:
         return
     root = Path(registry.root)
     extensions = site_extensions(root)
-    try:
-        config = orjson.dumps(extensions, option=orjson.OPT_SORT_KEYS)
-    except TypeError:  # a value YAML read that is no JSON: nothing is kept
-        config = None
+    # repr, not JSON: it tells NaN and the infinities from null, and a date from its ISO string
+    config = repr(extensions).encode("utf-8", "surrogatepass")
     for rel in regular_files(root, SITE_DIR, PAGE_SUFFIXES):
         page = root / rel
         if page.stat().st_size > MAX_RECORD_BYTES:
@@ -88,12 +84,10 @@ def check_site_pages(registry: Registry) -> Iterator[Finding]:
         for n, line in markdown.prose(text):
             for code, message, fields in form_problems(line, "the page", measurements):
                 yield _on_page(code, rel, n, 1, message, fields)
-        if config is None:
-            yield from _rendered_page(rel, text, extensions)
-        else:  # the rendering and its scans: a function of the page, its path, the configuration and the packages
-            parts = (rel.encode(), text.encode("utf-8", "surrogatepass"), config, codebase.installed())
-            key = b"rendered-page" + b"".join(b"\0%d\0%s" % (len(part), part) for part in parts)
-            yield from registry.kept(key, functools.partial(_rendered_findings, rel, text, extensions))
+        # the rendering and its scans: a function of the page, its path, the configuration and the packages
+        parts = [part.encode("utf-8", "surrogatepass") for part in (rel, text)] + [config, codebase.installed()]
+        key = b"rendered-page" + b"".join(b"\0%d\0%s" % (len(part), part) for part in parts)
+        yield from registry.kept(key, functools.partial(_rendered_findings, rel, text, extensions))
     yield from _site_styles(root)
 
 

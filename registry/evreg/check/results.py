@@ -175,8 +175,10 @@ class ResultCache:
                 self._kept_used[digest] = entry
                 return found
         found, lasting = compute()
-        if lasting:
-            self._kept_used[digest] = [f.model_dump(mode="json") for f in found]
+        dumped = [f.model_dump(mode="json") for f in found]
+        with contextlib.suppress(TypeError):  # JSON holds no lone surrogate (a file name that is not UTF-8)
+            if lasting and orjson.dumps(dumped):
+                self._kept_used[digest] = dumped
         return found
 
     def save_kept(self) -> None:
