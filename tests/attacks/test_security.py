@@ -432,6 +432,23 @@ def test_a_site_configuration_that_could_run_code_is_refused_unread(reg: Reg, na
     assert not Path(MARKER).exists() and not (reg.root / "build/site").exists()
 
 
+@pytest.mark.parametrize(
+    "extensions",
+    [
+        "markdown_extensions:\n  - toc:\n      permalink: \" 52.3 tok/s\"\n  - toc\n",  # named again, without options
+        "markdown_extensions:\n  toc:\n    permalink: \" 52.3 tok/s\"\n",  # a mapping, which MkDocs takes too
+    ],
+)
+def test_extension_options_are_read_as_mkdocs_reads_them(reg: Reg, extensions: str) -> None:
+    """A page is checked as MkDocs renders it: an option the build would show (a heading's permalink text) is seen."""
+    _site(reg)
+    config = reg.root / "mkdocs.yml"
+    config.write_text(re.sub(r"(?ms)^markdown_extensions:\n(?:  .*?\n)*", "", config.read_text()) + extensions)
+    reg.put("site/notes.md", "# Notes\n\n## Part\n\nText.\n")
+    found = only(rules.run(load(reg.root), rules.discover()).findings, "orphan-number")
+    assert any(f.file == "site/notes.md" and "52.3 tok/s" in f.message for f in found), found
+
+
 # -- hand-written pages run no script -------------------------------------------------------------
 
 

@@ -149,7 +149,8 @@ def to_html(text: str, extensions: list[Any]) -> str:
     for item in extensions:
         for name, opts in item.items() if isinstance(item, dict) else [(item, None)]:
             names.append(str(name))
-            options[str(name)] = opts if isinstance(opts, dict) else {}
+            if opts and isinstance(opts, dict):  # as MkDocs: a name given again without options keeps the earlier
+                options[str(name)] = opts
     md = python_markdown.Markdown(extensions=list(dict.fromkeys(names)), extension_configs=options)
     return md.convert(text)
 

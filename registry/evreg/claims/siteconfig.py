@@ -339,4 +339,6 @@ def site_extensions(root: Path) -> list[Any]:
     if config is None or unsafe_config(root):
         return []
     value = config.get("markdown_extensions")
+    if isinstance(value, dict):  # MkDocs takes a mapping of names to options too
+        return [{name: opts} for name, opts in value.items()]
     return value if isinstance(value, list) else []
