@@ -8,6 +8,7 @@ import functools
 import hashlib
 import importlib.metadata
 import importlib.util
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -26,10 +27,11 @@ def rule_packs() -> set[Path]:
 
 @functools.cache
 def installed() -> bytes:
-    """The name and version of every installed distribution, one per line: what a finding that packages other than
-    ``evreg`` compute (a page rendered by Python-Markdown and the extensions the site names) is also a function of."""
+    """The Python version and the name and version of every installed distribution, one per line: what a finding
+    that code other than ``evreg``'s computes (a page rendered by Python-Markdown, its text read by the regular
+    expressions of this Python's ``re``) is also a function of."""
     found = sorted({f"{d.name}=={d.version}" for d in importlib.metadata.distributions() if d.name})
-    return "\n".join(found).encode()
+    return "\n".join([f"python=={sys.version_info[0]}.{sys.version_info[1]}", *found]).encode()
 
 
 def _tops(extra: Iterable[Path]) -> list[Path]:
