@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -210,6 +211,11 @@ def test_the_code_version_does_not_depend_on_where_the_code_is_installed(
     from evreg.check.results import code_version
 
     assert code_version([]) == codebase.digest()  # one definition: the result cache's version is the same digest
+    changed = codebase.digest()
+    environment = codebase.environment()
+    assert environment.startswith(f"{sys.implementation.name}=={sys.version_info[0]}.".encode())
+    monkeypatch.setattr(codebase, "environment", lambda: environment.replace(b"jsonschema-", b"jsonschema-0"))
+    assert codebase.digest() != changed  # another version of a package the rules use
 
 
 @pytest.mark.slow

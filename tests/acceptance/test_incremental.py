@@ -404,10 +404,10 @@ def test_a_hand_written_page_is_rendered_again_only_when_it_or_the_configuration
     assert len(renders) == 2 * pages  # another configuration: every page again
     from evreg.core import codebase
 
-    lines = codebase.installed().splitlines()
-    assert lines[0] == f"python=={sys.version_info[0]}.{sys.version_info[1]}".encode()  # its re reads the page
-    assert any(line.lower().startswith(b"markdown==") for line in lines)
-    monkeypatch.setattr(codebase, "installed", lambda: b"markdown==0.0")  # another environment's packages
+    lines = codebase.environment().splitlines()
+    assert lines[0] == f"{sys.implementation.name}=={sys.version_info[0]}.{sys.version_info[1]}".encode()  # its re
+    assert any(line.lower().startswith(b"markdown-") for line in lines)
+    monkeypatch.setattr(codebase, "environment", lambda: b"markdown-0.0.dist-info")  # another environment's packages
     renders.clear()
     assert orphans() == ["48.1 tok/s"]
     assert len(renders) == 2 * pages  # rendered by other packages: every page again

@@ -14,7 +14,7 @@ from typing import Any
 from evreg.check.rules import Rule
 from evreg.claims import figures, htmlscan, markdown, sanitize
 from evreg.claims.siteconfig import site_extensions
-from evreg.core import codebase, codes
+from evreg.core import codes
 from evreg.core.containment import PAGE_SUFFIXES, SITE_DIR, regular_files
 from evreg.core.findings import Code, Finding
 from evreg.core.jsonio import MAX_RECORD_BYTES
@@ -84,8 +84,9 @@ def check_site_pages(registry: Registry) -> Iterator[Finding]:
         for n, line in markdown.prose(text):
             for code, message, fields in form_problems(line, "the page", measurements):
                 yield _on_page(code, rel, n, 1, message, fields)
-        # the rendering and its scans: a function of the page, its path, the configuration and the packages
-        parts = [part.encode("utf-8", "surrogatepass") for part in (rel, text)] + [config, codebase.installed()]
+        # the rendering and its scans: a function of the page, its path, the configuration and (by the code
+        # version every kept finding is keyed by) the code and the installed packages
+        parts = [part.encode("utf-8", "surrogatepass") for part in (rel, text)] + [config]
         key = b"rendered-page" + b"".join(b"\0%d\0%s" % (len(part), part) for part in parts)
         yield from registry.kept(key, functools.partial(_rendered_findings, rel, text, extensions))
     yield from _site_styles(root)

@@ -1,13 +1,16 @@
 """The code whose content can change what ``evreg`` concludes: every module and data file of ``evreg``
-and of each installed rule pack. One digest of it (``digest``) versions the validation result cache, the
-catalog's rows and the catalog's stamp, wherever the code is installed."""
+and of each installed rule pack, and the environment it runs in (``environment``). One digest of both (``digest``)
+versions the validation result cache, its kept findings, the catalog's rows, the catalog's stamp and the site's
+page cache, wherever the code is installed."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import importlib.metadata
 import importlib.util
+import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -26,12 +29,18 @@ def rule_packs() -> set[Path]:
 
 
 @functools.cache
-def installed() -> bytes:
-    """The Python version and the name and version of every installed distribution, one per line: what a finding
-    that code other than ``evreg``'s computes (a page rendered by Python-Markdown, its text read by the regular
-    expressions of this Python's ``re``) is also a function of."""
-    found = sorted({f"{d.name}=={d.version}" for d in importlib.metadata.distributions() if d.name})
-    return "\n".join([f"python=={sys.version_info[0]}.{sys.version_info[1]}", *found]).encode()
+def environment() -> bytes:
+    """What besides ``evreg``'s own code decides what it concludes: the Python implementation and version (its
+    ``re`` reads every text) and the name and version of every distribution on the import path (pydantic and
+    jsonschema check records, Python-Markdown and its extensions render pages, the look-alike table reads figures),
+    one per line. Read from the metadata folders' names (``name-version.dist-info``), so it costs a directory
+    listing per path entry and is the same wherever the environment is installed."""
+    found: set[str] = set()
+    for entry in sys.path:
+        with contextlib.suppress(OSError):
+            found.update(n for n in os.listdir(entry or ".") if n.endswith((".dist-info", ".egg-info")))
+    python = f"{sys.implementation.name}=={sys.version_info[0]}.{sys.version_info[1]}"
+    return "\n".join([python, *sorted(found)]).encode("utf-8", "surrogateescape")
 
 
 def _tops(extra: Iterable[Path]) -> list[Path]:
@@ -51,14 +60,14 @@ def _files(top: Path) -> list[Path]:
 
 
 def digest(extra: Iterable[Path] = ()) -> str:
-    """Changes whenever a file of ``sources`` changes (its path inside its package, or its bytes), or pydantic's
-    version. Where the code is installed does not count: the same code installed elsewhere (a CI run's virtual
-    environment, another checkout) has the same digest, so what one stored the other reuses."""
+    """Changes whenever a file of ``sources`` changes (its path inside its package, or its bytes), or the
+    ``environment`` does. Where the code is installed does not count: the same code installed elsewhere (a CI run's
+    virtual environment, another checkout) has the same digest, so what one stored the other reuses."""
     return _digest(tuple(_tops(extra)))
 
 
 def _digest(tops: tuple[Path, ...]) -> str:
-    h = hashlib.sha256(importlib.metadata.version("pydantic").encode())
+    h = hashlib.sha256(b"%d\0%s" % (len(environment()), environment()))
     for top in tops:
         for path in _files(top):
             h.update(path.relative_to(top.parent).as_posix().encode() + b"\0" + path.read_bytes())

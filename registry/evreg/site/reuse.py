@@ -45,19 +45,17 @@ import dataclasses
 import hashlib
 import os
 import shutil
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
 from pydantic import ValidationError
 
-from evreg.core import jsonio
+from evreg.core import codebase, jsonio
 from evreg.core.containment import regular_bytes
 from evreg.core.findings import Finding
 from evreg.site.trace import Digests, Reads, Token, sorted_tokens, token_from_json
@@ -81,25 +79,16 @@ FORMAT = 4
 def site_version(root: Path, rules: str) -> str:
     """What, besides a page's reads, content and path, decides what the page is and what its scan finds: ``rules``
     (the code version, as the validation cache and the receipt compute it: every module and data file of ``evreg`` and
-    the rule packs), the site configuration's bytes, the Python version (its regular expressions run the scan) and
-    the versions of the packages rendering and scanning use (``RENDERING``)."""
+    the rule packs, and the environment), the site configuration's bytes and the environment this build runs in
+    (``codebase.environment``: the Python version and the installed packages that render and scan)."""
     try:
         config = (root / "mkdocs.yml").read_bytes()
     except OSError:
         config = b""
-    h = hashlib.sha256(f"format {FORMAT}\0python {sys.version_info[0]}.{sys.version_info[1]}\0".encode())
-    h.update(rules.encode() + b"\0" + hashlib.sha256(config).hexdigest().encode())
-    for package in RENDERING:
-        try:
-            h.update(f"\0{package} {metadata.version(package)}".encode())
-        except metadata.PackageNotFoundError:
-            h.update(f"\0{package} none".encode())
+    h = hashlib.sha256(f"format {FORMAT}\0".encode())
+    h.update(rules.encode() + b"\0" + hashlib.sha256(config).hexdigest().encode() + b"\0")
+    h.update(codebase.environment())
     return h.hexdigest()
-
-
-RENDERING = ("confusable-homoglyphs", "selectolax", "markdown", "orjson", "duckdb")
-"""The packages whose data or parsers decide what a page shows or what its scans find: the look-alike table of the
-figure grammar, the scans' HTML parser, Markdown, the JSON and catalog readers."""
 
 
 def content_digest(html: bytes, data: Sequence[tuple[str, str]] = ()) -> str:
