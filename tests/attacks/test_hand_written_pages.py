@@ -164,6 +164,13 @@ CLOSED_PAGES = [
     "<table><tr><th>Setup</th><th>Cards</th><th>Decode (tok/s)</th></tr>"
     '<tr><td rowspan="2">a</td><td>4</td><td>52</td></tr><tr><td>8</td><td>61</td></tr></table>',  # a row span
     "| Model | Decode |\n|---|---|\n| | tok/s |\n| a | 52 |",  # the unit in a row of its own under the header
+    # an element inside a word: the text runs on (Decode52.3), and a style may set the element apart
+    "Decode<b>52.3 tok/s</b> today.",
+    "Decode**52.3 tok/s** today.",
+    "Decode reaches 52.3 tok/s<b>ish</b> today.",
+    "Decode reaches Q<b>.5 ms</b> today.",
+    "Decode reache&#115;<span>52.3 tok/s</span> today.",
+    "TTFT<b>274</b> today.",
 ]
 
 
@@ -174,6 +181,18 @@ def test_a_page_shows_no_unchecked_figure_or_script(text: str) -> None:
 
 def test_abbreviation_definitions_are_titles() -> None:
     assert _refused("Decode is DRX.\n\n*[DRX]: 52.3 tok/s", ALL_EXTENSIONS)
+
+
+def test_a_permalink_glued_to_its_heading_is_read() -> None:
+    """The heading's text and its permalink run together (``Notes52.3 tok/s``); the theme sets the link apart."""
+    assert _refused("## Notes\n\nText.", [{"toc": {"permalink": "52.3 tok/s"}}])
+    assert not _refused("## Notes\n\nText.", [{"toc": {"permalink": "link"}}])
+
+
+def test_an_element_inside_an_identifier_is_no_figure() -> None:
+    """Set apart or not, an identifier with markup inside it stays an identifier: H₂O, TP₄, Q4_K_M, 4090s."""
+    for text in ("H<sub>2</sub>O cools.", "TP<sub>4</sub> runs.", "Q4<em>_K_M</em> loads.", "RTX <b>4090</b>s ran."):
+        assert not _refused(text), text
 
 
 def test_inline_svg_text_joins_its_unit() -> None:
@@ -205,6 +224,7 @@ REAL_PAGES = [
     ('Decode reaches 52.3<span style="font-size:0">zz</span> tok/s.', "site-style-unsafe"),
     ("<table><tr><td>Decode (tok/s)</td></tr><tr><td>52</td></tr></table>", "orphan-number"),
     ('---\ntitle: "\\x35\\x32.3 tok/s on one card"\n---\n\nText.', "orphan-number"),  # YAML escapes in front matter
+    ("Decode<b>52.3 tok/s</b> today.", "orphan-number"),  # an element inside a word: a style may set it apart
     (
         "---\ntitle: Running on one card\n---\n\n![The registry's logo](logo.png)\n\n"
         "| Model | Cards |\n|---|---|\n| a | 4 |",

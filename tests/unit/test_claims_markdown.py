@@ -62,6 +62,33 @@ def test_rendered_page_scan_catches_figures_outside_the_citation_path() -> None:
     assert orphans_in_html("<pre><code>52.3 tok/s</code></pre>") == []
 
 
+_PIECES = ["<b>", "</b>", "<a href='x'>", "</a>", "<p>", "</p>", "<!-- c -->", " ", "\n", "Notes", "52.3", " tok/s",
+           "TTFT", " 274", "&amp;", "&#53;", "H", "2", "s", ".", "-", "\u00b6", "\u200b", "\u0665", "<br>"]
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=14))
+def test_the_apart_reading_only_adds_figures(pieces: list[str]) -> None:
+    """Edges left out, the marked text is the text a browser shows; the figures read with elements set apart are
+    those read with them joined, and perhaps more."""
+    from collections import Counter
+
+    from evreg.claims import figures
+
+    content = "".join(pieces)
+    marked = markdown.shown(content, apart=True)
+    assert figures.either_way([marked.replace(figures.EDGE, "")]) == figures.either_way([markdown.shown(content)])
+    joined = Counter(f.text for f in figures.find_figures(markdown.shown(content), shown=True))
+    assert not joined - Counter(orphans_in_html(content))
+
+
+def test_an_element_inside_a_word_is_read_set_apart() -> None:
+    """A style may set an inline element off from the word it stands in (a heading's permalink, a bold run)."""
+    assert orphans_in_html("<h2>Notes<a class='headerlink' href='#n'>52.3 tok/s</a></h2>") == ["52.3 tok/s"]
+    assert orphans_in_html("<p>TTFT<b>274</b></p>") == ["274"]
+    assert orphans_in_html("<p>Notes\u200b<b>52.3 tok/s</b></p>") == ["52.3 tok/s"]  # an invisible character
+    assert orphans_in_html("<p>RTX <b>4090</b>s and H<sub>2</sub>O</p>") == []  # a number and its unit: as written
+
+
 def test_only_a_sample_cell_is_exempt_from_the_page_scan() -> None:
     """The renderer writes a stored sample in its own table as ``td.evreg-sample``; a table cell with any other
     renderer class is scanned as text."""

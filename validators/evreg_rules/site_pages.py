@@ -159,10 +159,9 @@ def _rendered_page(rel: str, text: str, extensions: list[Any]) -> Iterator[Findi
         message = "the HTML sanitizer would change this page (markup outside the allowlist)"
         yield _on_page(PAGE_HTML, rel, 1, 1, message, {"text": "sanitizer"})
     where = htmlscan.Where(text)
-    for run in sanitize.shown_text(content):
-        for fig in figures.find_figures(run, shown=True):
-            message = f"figure {fig.text!r} on a hand-written page is not a citation"
-            yield from at(codes.ORPHAN_NUMBER, where, fig.text, message)
+    for figure in figures.either_way(sanitize.shown_text(content, apart=True)):
+        message = f"figure {figure!r} on a hand-written page is not a citation"
+        yield from at(codes.ORPHAN_NUMBER, where, figure, message)
     where = htmlscan.Where(text)
     for figure, column, unit in markdown.column_figures(content):
         message = f"figure {figure!r} under the column {column!r} (in {unit}) is not a citation"

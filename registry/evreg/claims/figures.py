@@ -14,6 +14,7 @@ examples that the tests check both ways.
 from __future__ import annotations
 
 import bisect
+import collections
 import functools
 import itertools
 import re
@@ -706,7 +707,105 @@ def find_figures(text: str, cell: bool = False, shown: bool = False) -> list[Fig
 
         for k, f in _found(text, unmarked, unmarked_span, cell).items():
             found.setdefault(k, f)
+        if _GLUED_MARKUP.search(folded):  # and with its markup set apart, as a style may show it (``Notes**52 ms**``)
+            edges = [(m.start(), m.end(), _edge(folded, m.start(), m.end())) for m in _MARKUP_APART.finditer(folded)]
+            apart = "".join(_pieces(folded, edges))
+            outer = _Where((start, end, len(edge)) for start, end, edge in edges)
+
+            def apart_span(start: int, end: int) -> tuple[int, int]:
+                return span(*outer.span(start, end))
+
+            for k, f in _found(text, apart, apart_span, cell).items():
+                found.setdefault(k, f)
     return outermost(found)
+
+
+EDGE = "\x00"
+"""Where an inline element begins or ends, in a text read ``apart`` (``either_way``)."""
+_EDGES = re.compile(EDGE + "+")
+
+
+def _edge(text: str, start: int, end: int) -> str:
+    """What an element's edge (or markup that makes one) at ``text[start:end]`` reads as, set apart: a space, or
+    nothing between a digit and a letter (a number and its unit, a plural: the grammar reads those as written
+    together, ``4090s``)."""
+    return "" if text[start - 1 : start].isdigit() and text[end : end + 1].isalpha() else " "
+
+
+def _pieces(text: str, edges: Iterable[tuple[int, int, str]]) -> Iterable[str]:
+    last = 0
+    for start, end, edge in edges:
+        yield text[last:start]
+        yield edge
+        last = end
+    yield text[last:]
+
+
+def either_way(marked: Iterable[str]) -> list[str]:
+    """Figures of what a browser shows of rendered HTML, given as texts with ``EDGE`` at each inline element's edge,
+    read two ways: joined, each element's text run on from its neighbours' as plain inline text is laid out
+    (``Notes<a>52.3 tok/s</a>`` shows ``Notes52.3 tok/s``), and apart, each edge a space, as a style may set an element
+    off (a heading's permalink, a bold run, a badge). A figure of either reading is a claim. The apart reading is read
+    only where an edge stands inside a word (``_INSIDE``), over the lines around it: its figures there that the joined
+    reading of the same lines does not hold as often are added."""
+    found: list[str] = []
+    for text in marked:
+        found += [f.text for f in find_figures(_without_edges(text), shown=True)]
+        for start, end in _windows(text):
+            window = text[start:end]
+            edges = [(m.start(), m.end(), _edge(window, m.start(), m.end())) for m in _EDGES.finditer(window)]
+            left = collections.Counter(f.text for f in find_figures(_without_edges(window), shown=True))
+            for f in find_figures("".join(_pieces(window, edges)), shown=True):
+                if left[f.text] > 0:
+                    left[f.text] -= 1
+                else:
+                    found.append(f.text)
+    return found
+
+
+def _without_edges(marked: str) -> str:
+    """A marked text read joined: its edges left out, and the blanks they stood between one space."""
+    if EDGE not in marked:
+        return marked
+    text = marked.replace(EDGE, "")
+    return _BLANKS.sub(" ", text) if "  " in text else text
+
+
+_BLANKS = re.compile(r"[^\S\n]+")
+_KEEPS_OFF = r"\w.@/\u2044-"
+_GOES_ON = r"\w.&+*-"
+_INSIDE = re.compile(rf"(?<=[\x80-\U0010ffff{_KEEPS_OFF}]){EDGE}+(?=[\x80-\U0010ffff{_GOES_ON}])")
+"""Edges between a character that may keep a figure from beginning (a letter, a digit, a dot) and one that may begin
+or continue one; or a character beyond ASCII, which may read as either (``_reads_as``)."""
+_KEEPS_OFF_AT = re.compile(f"[{_KEEPS_OFF}]")
+_GOES_ON_AT = re.compile(f"[{_GOES_ON}]")
+
+
+def _reads_as(ch: str, kind: re.Pattern[str]) -> bool:
+    """Whether ``ch`` as a reader sees it (``_fold``) is of ``kind``; an invisible one may hide a character that is."""
+    folded = ch if ch.isascii() else _fold(ch)
+    return not folded or kind.match(folded[0]) is not None
+
+
+def _windows(text: str) -> list[tuple[int, int]]:
+    """The spans of ``text`` read apart: the line of each edge inside a word (``_INSIDE``, less those between a digit
+    and a letter, which read joined either way) with the lines before and after it (a figure runs over one line
+    break at most), overlapping spans merged."""
+    spans: list[tuple[int, int]] = []
+    for m in _INSIDE.finditer(text):
+        inside = _reads_as(text[m.start() - 1], _KEEPS_OFF_AT) and _reads_as(text[m.end()], _GOES_ON_AT)
+        if not inside or not _edge(text, m.start(), m.end()):
+            continue
+        before = text.rfind("\n", 0, m.start())  # the end of the line before, if any
+        start = text.rfind("\n", 0, before) + 1 if before >= 0 else 0
+        after = text.find("\n", m.end())  # the end of the edge's line, if any
+        following = text.find("\n", after + 1) if after >= 0 else -1
+        end = len(text) if following < 0 else following
+        if spans and start <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], max(end, spans[-1][1]))
+        else:
+            spans.append((start, end))
+    return spans
 
 
 _MARKUP = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>\n]{0,200})?/?>|[*_`]")
@@ -717,6 +816,13 @@ _LABEL_BEFORE = re.compile(
 )
 """A label right before a number (``figure 3``, ``column 2``): the number names what follows it in brackets."""
 _MARKUP_HINT = re.compile(r"</?[A-Za-z]|[*_`]")
+_MARKUP_APART = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>\n]{0,200})?/?>|[*`]")
+"""Markup that a renderer makes an element of inside a word (a tag, ``**``, a code mark; not ``_``, which
+``snake_case`` holds): the element's text runs on from the word's as a browser lays it out, and a style may set it
+apart (a bold run, a link)."""
+_GLUED_MARKUP = re.compile(r"[^\W_](?:</?[A-Za-z]|[*`])|(?:>|[*`])[^\W_]")
+"""Markup right after or before a letter or digit: where reading it as a space may find what reading through it
+does not."""
 
 
 def _found(text: str, folded: str, span: Callable[[int, int], tuple[int, int]], cell: bool) -> dict[int, Figure]:

@@ -348,17 +348,19 @@ def _one_space(text: str) -> str:
     return out + " " if text[-1:].isspace() and out != " " else out
 
 
-def shown(content: str) -> str:
+def shown(content: str, apart: bool = False) -> str:
     """What a reader reads of rendered HTML: the renderer's citations, code and tags left out (an inline element or a
     comment joins the text around it, as a browser shows it; any other element ends a line), entities decoded, every
-    run of white space in the text (a line break in a paragraph, a no-break space) one space. (Every page of the site
-    passes through here: at 100,000 measurements, 1.8 GB.)"""
+    run of white space in the text (a line break in a paragraph, a no-break space) one space. ``apart``: an inline
+    element's tags marked as its edges (``figures.EDGE``), as a style may set the element off
+    (``figures.either_way``). (Every page of the site passes through here: at 100,000 measurements, 1.8 GB.)"""
     text = _to_last_tag_end(lambda t: _sub(_SVG_CITE, _SVG_CITE_PARTS, " ", t), content)
     text = _to_last_tag_end(lambda t: _sub(_EXEMPT, _EXEMPT_PARTS, " ", t), text)
     inline = _INLINE_TAG if _NAME_NOT_LOWER.search(text) else _INLINE_TAG_LOWER
+    repl: str | Callable[[re.Match[str]], str] = _as_edge if apart else ""
     # with a comment that has no end, the tags one by one (``_inline_removed``)
     text = _to_last_tag_end(
-        lambda t: inline.sub("", t) if _closed(t, _COMMENT_PARTS) else _inline_removed(t, inline), text
+        lambda t: inline.sub(repl, t) if _closed(t, _COMMENT_PARTS) else _inline_removed(t, inline, apart), text
     )
     text = html.unescape(_to_last_tag_end(lambda t: _TAG.sub("\n", t), _one_space(text)))
     # only an entity makes white space other than one space or a line break here (&nbsp;, "&#9;", " &#32;")
@@ -372,22 +374,29 @@ def _to_last_tag_end(sub: Callable[[str], str], text: str) -> str:
     return sub(text) if text.find("<", end) < 0 else sub(text[:end]) + text[end:]
 
 
-def _inline_removed(text: str, inline: re.Pattern[str]) -> str:
-    """``inline.sub("", text)`` where a comment has no end after it, in linear time: at each ``<`` the pattern would
-    try, a comment ends at the first ``-->`` after it (with none, no later one ends either, and it is text)."""
+def _as_edge(m: re.Match[str]) -> str:
+    """An inline element's tag as an edge (``figures.EDGE``); a comment as nothing (it is not shown, and no style
+    reaches it)."""
+    return "" if m.group().startswith("<!--") else figures.EDGE
+
+
+def _inline_removed(text: str, inline: re.Pattern[str], apart: bool) -> str:
+    """``inline.sub("", text)`` (``apart``: ``_as_edge``) where a comment has no end after it, in linear time: at
+    each ``<`` the pattern would try, a comment ends at the first ``-->`` after it (with none, no later one ends
+    either, and it is text)."""
     out, last, pos, comments = [], 0, 0, True
     while (at := text.find("<", pos)) >= 0:
-        end = -1
+        end, tag = -1, ""
         if text.startswith("<!--", at) and comments:
             close = text.find("-->", at + 4)
             end, comments = (close + 3, True) if close >= 0 else (-1, False)
         if end < 0 and not text.startswith("<!--", at):
             m = inline.match(text, at)
-            end = m.end() if m else -1
+            end, tag = (m.end(), figures.EDGE if apart else "") if m else (-1, "")
         if end < 0:
             pos = at + 1
             continue
-        out.append(text[last:at])
+        out += [text[last:at], tag]
         last = pos = end
     return "".join([*out, text[last:]])
 
@@ -398,8 +407,10 @@ _CELL_PARTS = [_part("<t", rf"<t({k})\b([^>]*)>", rf"</t{k}\s*>", re.I) for k in
 
 
 def html_figures(content: str) -> list[str]:
-    """Figures in rendered HTML that did not come through the citation path, in the text a reader sees."""
-    return [f.text for f in figures.find_figures(shown(content), shown=True)]
+    """Figures in rendered HTML that did not come through the citation path, in the text a reader sees: read with
+    inline elements joined to the text around them and, where one stands inside a word, set apart
+    (``figures.either_way``)."""
+    return figures.either_way([shown(content, apart=True)])
 
 
 def rows_figures(rows: Iterable[str]) -> list[str]:
@@ -407,8 +418,8 @@ def rows_figures(rows: Iterable[str]) -> list[str]:
     a comparison's rows end with their state): what a reader is shown of a row is read once, however many rows
     show it (rows that differ only in their links and citations read the same: a workload of 20,000 results shows
     a few hundred texts)."""
-    seen = dict.fromkeys(shown(row) for row in rows)
-    return [f.text for f in figures.find_figures("".join(seen), shown=True)]
+    seen = dict.fromkeys(shown(row, apart=True) for row in rows)
+    return figures.either_way(["".join(seen)])
 
 
 def column_figures(content: str) -> list[tuple[str, str, str]]:

@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from evreg.claims.figures import EDGE
+
 BLOCKS = frozenset(
     {
         "address", "article", "aside", "blockquote", "br", "caption", "dd", "details", "div", "dl", "dt",
@@ -186,10 +188,11 @@ def changed_by_sanitizer(html: str) -> bool:
     return _shape(clean(html)) != _shape(html)
 
 
-def shown_text(html: str) -> list[str]:
+def shown_text(html: str, apart: bool = False) -> list[str]:
     """The runs of prose a reader sees, in order: text nodes joined within inline elements, split at blocks and at
     code (``CODE``: shown as code, not read as prose); and the text of attributes a reader is shown (``title``,
-    ``alt``) as runs of their own. Comments and ``<template>`` content are not shown."""
+    ``alt``) as runs of their own. Comments and ``<template>`` content are not shown. ``apart``: each inline
+    element's edges marked (``figures.EDGE``), as a style may set the element off (``figures.either_way``)."""
     body = _tree(html)
     runs: list[str] = []
     current: list[str] = []
@@ -214,6 +217,8 @@ def shown_text(html: str) -> list[str]:
             continue
         if tag in BLOCKS or tag in CODE:
             flush()
+        elif apart:
+            current.append(EDGE)
         if tag in CODE:
             in_code += -1 if leaving else 1
         if leaving:
