@@ -405,7 +405,7 @@ def test_a_hand_written_page_is_rendered_again_only_when_it_or_the_configuration
     from evreg.core import codebase
 
     lines = codebase.environment().splitlines()
-    assert lines[0] == f"{sys.implementation.name}=={sys.version_info[0]}.{sys.version_info[1]}".encode()  # its re
+    assert lines[0] == f"{sys.implementation.name}=={'.'.join(map(str, sys.version_info[:3]))}".encode()  # its re
     assert any(line.lower().startswith(b"markdown-") for line in lines)
     monkeypatch.setattr(codebase, "environment", lambda: b"markdown-0.0.dist-info")  # another environment's packages
     renders.clear()

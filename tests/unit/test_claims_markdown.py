@@ -62,8 +62,9 @@ def test_rendered_page_scan_catches_figures_outside_the_citation_path() -> None:
     assert orphans_in_html("<pre><code>52.3 tok/s</code></pre>") == []
 
 
-_PIECES = ["<b>", "</b>", "<a href='x'>", "</a>", "<p>", "</p>", "<!-- c -->", " ", "\n", "Notes", "52.3", " tok/s",
-           "TTFT", " 274", "&amp;", "&#53;", "H", "2", "s", ".", "-", "\u00b6", "\u200b", "\u0665", "<br>"]
+_PIECES = ["<b>", "</b>", "<sup>", "</sup>", "<a href='x'>", "</a>", "<p>", "</p>", "<!-- c -->", " ", "\n", "Notes",
+           "52.3", " tok/s", "TTFT", " 274", "&amp;", "&#53;", "H", "2", "s", ".", "-", "\u00b6", "\u200b", "\u0665",
+           "<br>", "%", "\x00"]
 
 
 @given(st.lists(st.sampled_from(_PIECES), max_size=14))
@@ -76,7 +77,7 @@ def test_the_apart_reading_only_adds_figures(pieces: list[str]) -> None:
 
     content = "".join(pieces)
     marked = markdown.shown(content, apart=True)
-    assert figures.either_way([marked.replace(figures.EDGE, "")]) == figures.either_way([markdown.shown(content)])
+    assert figures.joined(marked) == markdown.shown(content)
     joined = Counter(f.text for f in figures.find_figures(markdown.shown(content), shown=True))
     assert not joined - Counter(orphans_in_html(content))
 
@@ -86,7 +87,26 @@ def test_an_element_inside_a_word_is_read_set_apart() -> None:
     assert orphans_in_html("<h2>Notes<a class='headerlink' href='#n'>52.3 tok/s</a></h2>") == ["52.3 tok/s"]
     assert orphans_in_html("<p>TTFT<b>274</b></p>") == ["274"]
     assert orphans_in_html("<p>Notes\u200b<b>52.3 tok/s</b></p>") == ["52.3 tok/s"]  # an invisible character
-    assert orphans_in_html("<p>RTX <b>4090</b>s and H<sub>2</sub>O</p>") == []  # a number and its unit: as written
+    assert orphans_in_html("<p>RTX <b>4090</b>s</p>") == ["4090 s"]
+    assert orphans_in_html("<p>Tested on A100<b>TTFT 274</b>, busy <b>85%</b>of the time</p>") == ["274", "85%"]
+    assert orphans_in_html("<p>H<sub>2</sub>O, TTFT<sup>1</sup> and TTFT<sub>50</sub></p>") == []
+
+
+def test_the_apart_reading_looks_through_each_line_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A mark inside a line already taken is passed over: 10,000 edges on one line are one look, not 10,000 looks
+    back and forth along it."""
+    from evreg.claims import figures
+
+    looks: list[int] = []
+    real = figures._inside
+    monkeypatch.setattr(figures, "_inside", lambda text, start, end: looks.append(start) or real(text, start, end))
+    marked = ("a" + figures.EDGE) * 10_000 + "a"
+    assert figures._windows(marked) == [(0, len(marked))]
+    assert len(looks) == 1
+    looks.clear()
+    lines = "\n".join(["a" + figures.EDGE + "b"] * 1_000)
+    assert figures._windows(lines) == [(0, len(lines))]  # each line's window reaches the next: one span
+    assert len(looks) <= 1_000 // 2
 
 
 def test_only_a_sample_cell_is_exempt_from_the_page_scan() -> None:

@@ -708,7 +708,7 @@ def find_figures(text: str, cell: bool = False, shown: bool = False) -> list[Fig
         for k, f in _found(text, unmarked, unmarked_span, cell).items():
             found.setdefault(k, f)
         if _GLUED_MARKUP.search(folded):  # and with its markup set apart, as a style may show it (``Notes**52 ms**``)
-            edges = [(m.start(), m.end(), _edge(folded, m.start(), m.end())) for m in _MARKUP_APART.finditer(folded)]
+            edges = [(m.start(), m.end(), _apart_as(m.group())) for m in _MARKUP_APART.finditer(folded)]
             apart = "".join(_pieces(folded, edges))
             outer = _Where((start, end, len(edge)) for start, end, edge in edges)
 
@@ -721,15 +721,26 @@ def find_figures(text: str, cell: bool = False, shown: bool = False) -> list[Fig
 
 
 EDGE = "\x00"
-"""Where an inline element begins or ends, in a text read ``apart`` (``either_way``)."""
-_EDGES = re.compile(EDGE + "+")
+"""Where an inline element begins or ends, in a text read two ways (``either_way``): nothing joined, a space apart."""
+BREAK = "\x01"
+"""Where a superscript or subscript begins or ends: nothing joined, a paragraph's end apart. Raised or lowered, its
+text is its own (a footnote's mark, an exponent, ``TTFT<sub>50</sub>``): a figure in it is found, but it gives no
+number to a metric name before it, as ``TTFT¹`` and ``TTFT₅₀`` do not."""
+_MARKS = re.compile(f"[{EDGE}{BREAK}]+")
+_APART = str.maketrans({EDGE: " ", BREAK: "\n\n"})
+_SCRIPTS = re.compile(r"</?su[bp]\b", re.I)
 
 
-def _edge(text: str, start: int, end: int) -> str:
-    """What an element's edge (or markup that makes one) at ``text[start:end]`` reads as, set apart: a space, or
-    nothing between a digit and a letter (a number and its unit, a plural: the grammar reads those as written
-    together, ``4090s``)."""
-    return "" if text[start - 1 : start].isdigit() and text[end : end + 1].isalpha() else " "
+def _apart_as(markup: str) -> str:
+    """What markup in a record's text reads as set apart (``EDGE``'s and ``BREAK``'s meaning, as long as the markup:
+    spans keep their places)."""
+    gap = "\n\n" if _SCRIPTS.match(markup) else " "
+    return gap.ljust(len(markup))
+
+
+def unmarked(text: str) -> str:
+    """``text`` without the characters that mark edges (a browser shows neither: it drops a NUL)."""
+    return text.replace(EDGE, "").replace(BREAK, "") if EDGE in text or BREAK in text else text
 
 
 def _pieces(text: str, edges: Iterable[tuple[int, int, str]]) -> Iterable[str]:
@@ -741,21 +752,33 @@ def _pieces(text: str, edges: Iterable[tuple[int, int, str]]) -> Iterable[str]:
     yield text[last:]
 
 
+def joined(marked: str) -> str:
+    """A marked text read joined: its marks left out, and the blanks they stood between one space."""
+    if EDGE not in marked and BREAK not in marked:
+        return marked
+    text = _MARKS.sub("", marked)
+    return _BLANKS.sub(" ", text) if "  " in text else text
+
+
+def apart(marked: str) -> str:
+    """A marked text read apart: each edge a space, each superscript's or subscript's edge a paragraph's end."""
+    return marked.translate(_APART)
+
+
 def either_way(marked: Iterable[str]) -> list[str]:
-    """Figures of what a browser shows of rendered HTML, given as texts with ``EDGE`` at each inline element's edge,
-    read two ways: joined, each element's text run on from its neighbours' as plain inline text is laid out
-    (``Notes<a>52.3 tok/s</a>`` shows ``Notes52.3 tok/s``), and apart, each edge a space, as a style may set an element
-    off (a heading's permalink, a bold run, a badge). A figure of either reading is a claim. The apart reading is read
-    only where an edge stands inside a word (``_INSIDE``), over the lines around it: its figures there that the joined
-    reading of the same lines does not hold as often are added."""
+    """Figures of what a browser shows of rendered HTML, given as texts with ``EDGE`` at each inline element's edge
+    (``BREAK`` at a superscript's or subscript's), read two ways: joined, each element's text run on from its
+    neighbours' as plain inline text is laid out (``Notes<a>52.3 tok/s</a>`` shows ``Notes52.3 tok/s``), and apart,
+    as a style may set an element off (a heading's permalink, a bold run, a button). A figure of either reading is a
+    claim. The apart reading is read only where a mark stands inside a word (``_windows``), over the lines around
+    it: its figures there that the joined reading of the same lines does not hold as often are added."""
     found: list[str] = []
     for text in marked:
-        found += [f.text for f in find_figures(_without_edges(text), shown=True)]
+        found += [f.text for f in find_figures(joined(text), shown=True)]
         for start, end in _windows(text):
             window = text[start:end]
-            edges = [(m.start(), m.end(), _edge(window, m.start(), m.end())) for m in _EDGES.finditer(window)]
-            left = collections.Counter(f.text for f in find_figures(_without_edges(window), shown=True))
-            for f in find_figures("".join(_pieces(window, edges)), shown=True):
+            left = collections.Counter(f.text for f in find_figures(joined(window), shown=True))
+            for f in find_figures(apart(window), shown=True):
                 if left[f.text] > 0:
                     left[f.text] -= 1
                 else:
@@ -763,42 +786,51 @@ def either_way(marked: Iterable[str]) -> list[str]:
     return found
 
 
-def _without_edges(marked: str) -> str:
-    """A marked text read joined: its edges left out, and the blanks they stood between one space."""
-    if EDGE not in marked:
-        return marked
-    text = marked.replace(EDGE, "")
-    return _BLANKS.sub(" ", text) if "  " in text else text
-
-
 _BLANKS = re.compile(r"[^\S\n]+")
 _KEEPS_OFF = r"\w.@/\u2044-"
-_GOES_ON = r"\w.&+*-"
-_INSIDE = re.compile(rf"(?<=[\x80-\U0010ffff{_KEEPS_OFF}]){EDGE}+(?=[\x80-\U0010ffff{_GOES_ON}])")
-"""Edges between a character that may keep a figure from beginning (a letter, a digit, a dot) and one that may begin
-or continue one; or a character beyond ASCII, which may read as either (``_reads_as``)."""
+"""What keeps a figure from beginning right after it (``_BEFORE_NUMBER``), or a metric name (a letter, a digit)."""
+_GOES_ON = r"\w.+*`~-"
+"""What may begin a figure (a digit, a dot, a sign, emphasis; a letter: a metric name, a number word)."""
+_ENDS_OFF = r"\w/"
+"""What keeps a figure from ending right before it (a unit or a number runs on into a word)."""
+_INSIDE = re.compile(_MARKS.pattern + r"(?=\S)")
+"""Marks before a character that is not blank: where ``_inside`` looks on."""
 _KEEPS_OFF_AT = re.compile(f"[{_KEEPS_OFF}]")
 _GOES_ON_AT = re.compile(f"[{_GOES_ON}]")
+_ENDS_OFF_AT = re.compile(f"[{_ENDS_OFF}]")
 
 
-def _reads_as(ch: str, kind: re.Pattern[str]) -> bool:
-    """Whether ``ch`` as a reader sees it (``_fold``) is of ``kind``; an invisible one may hide a character that is."""
-    folded = ch if ch.isascii() else _fold(ch)
-    return not folded or kind.match(folded[0]) is not None
+def _reads_as(folded: str, kind: re.Pattern[str]) -> bool:
+    """Whether a character, as a reader sees it (``_fold``: ``folded``), is of ``kind``; an invisible one may hide a
+    character that is."""
+    return not folded or kind.match(folded) is not None
+
+
+def _inside(text: str, start: int, end: int) -> bool:
+    """Whether the marks at ``text[start:end]`` stand where reading them as a space may begin a figure the joined
+    reading does not (after a character that keeps one from beginning, before one that may begin it) or end one
+    (before a character that keeps one from ending), the characters beside them read as a reader sees them."""
+    if start == 0 or end == len(text):
+        return False
+    before, after = text[start - 1], text[end]
+    last = before if before.isascii() else _fold(before)[-1:]
+    first = after if after.isascii() else _fold(after)[:1]
+    return (_reads_as(last, _KEEPS_OFF_AT) and _reads_as(first, _GOES_ON_AT)) or (
+        (not last or not last.isspace()) and _reads_as(first, _ENDS_OFF_AT)
+    )
 
 
 def _windows(text: str) -> list[tuple[int, int]]:
-    """The spans of ``text`` read apart: the line of each edge inside a word (``_INSIDE``, less those between a digit
-    and a letter, which read joined either way) with the lines before and after it (a figure runs over one line
-    break at most), overlapping spans merged."""
+    """The spans of ``text`` read apart: the line of each mark inside a word (``_inside``) with the lines before and
+    after it (a figure runs over one line break at most), overlapping spans merged. A mark inside a span already
+    taken is passed over, so each line is looked through a few times at most."""
     spans: list[tuple[int, int]] = []
     for m in _INSIDE.finditer(text):
-        inside = _reads_as(text[m.start() - 1], _KEEPS_OFF_AT) and _reads_as(text[m.end()], _GOES_ON_AT)
-        if not inside or not _edge(text, m.start(), m.end()):
+        if (spans and m.start() < spans[-1][1]) or not _inside(text, m.start(), m.end()):
             continue
         before = text.rfind("\n", 0, m.start())  # the end of the line before, if any
         start = text.rfind("\n", 0, before) + 1 if before >= 0 else 0
-        after = text.find("\n", m.end())  # the end of the edge's line, if any
+        after = text.find("\n", m.end())  # the end of the mark's line, if any
         following = text.find("\n", after + 1) if after >= 0 else -1
         end = len(text) if following < 0 else following
         if spans and start <= spans[-1][1]:

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from evreg.claims.figures import EDGE
+from evreg.claims.figures import BREAK, EDGE, unmarked
 
 BLOCKS = frozenset(
     {
@@ -31,8 +31,9 @@ INLINE = frozenset(
     }
 )  # fmt: skip
 """Elements whose text runs on with its neighbours'."""
-CODE = frozenset({"code", "pre", "kbd", "samp"})
-"""Elements whose text is code the page shows, not prose: a figure there is no claim (as in Markdown's code)."""
+CODE = frozenset({"code", "pre"})
+"""Elements whose text is code the page shows, not prose: a figure there is no claim (as in Markdown's code). Keys
+and sample output (``kbd``, ``samp``) are prose, as the build reads them."""
 TAGS = BLOCKS | INLINE
 """The elements a hand-written page may hold: what Python-Markdown and the site's extensions write, and plain
 text markup. No script, style, frame, form, media, SVG or MathML, no custom elements, no ``template``."""
@@ -211,14 +212,14 @@ def shown_text(html: str, apart: bool = False) -> list[str]:
         node, leaving = stack.pop()
         tag = node.tag
         if tag == "-text":
-            current.append("" if in_code else node.text_content or "")
+            current.append("" if in_code else unmarked(node.text_content or ""))
             continue
         if tag == "-comment":
             continue
-        if tag in BLOCKS or tag in CODE:
+        if (tag in BLOCKS and tag != "br") or tag in CODE:
             flush()
-        elif apart:
-            current.append(EDGE)
+        elif apart:  # a line break too: the build reads it as an inline element
+            current.append(BREAK if tag in ("sub", "sup") else EDGE)
         if tag in CODE:
             in_code += -1 if leaving else 1
         if leaving:

@@ -11,6 +11,7 @@ import hashlib
 import importlib.metadata
 import importlib.util
 import os
+import re
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -31,16 +32,25 @@ def rule_packs() -> set[Path]:
 @functools.cache
 def environment() -> bytes:
     """What besides ``evreg``'s own code decides what it concludes: the Python implementation and version (its
-    ``re`` reads every text) and the name and version of every distribution on the import path (pydantic and
-    jsonschema check records, Python-Markdown and its extensions render pages, the look-alike table reads figures),
-    one per line. Read from the metadata folders' names (``name-version.dist-info``), so it costs a directory
-    listing per path entry and is the same wherever the environment is installed."""
+    ``re`` reads every text, its ``html.parser`` every page) and the name and version of every distribution on the
+    import path (pydantic and jsonschema check records, Python-Markdown and its extensions render pages, the
+    look-alike table reads figures), one per line; not the installers (``INSTALLERS``), which a run does not import
+    and which differ between the environments CI makes. Read from the metadata folders' names
+    (``name-version.dist-info``), so it costs a directory listing per path entry, and the same environment has the
+    same listing wherever it is installed and however ``evreg`` is started: the first path entry, the script's
+    folder or the working directory, is not listed (unless Python was told not to put one there)."""
+    entries = sys.path if sys.flags.safe_path else sys.path[1:]
     found: set[str] = set()
-    for entry in sys.path:
+    for entry in entries:
         with contextlib.suppress(OSError):
             found.update(n for n in os.listdir(entry or ".") if n.endswith((".dist-info", ".egg-info")))
-    python = f"{sys.implementation.name}=={sys.version_info[0]}.{sys.version_info[1]}"
-    return "\n".join([python, *sorted(found)]).encode("utf-8", "surrogateescape")
+    kept = sorted(n for n in found if re.split(r"[-.]", n, maxsplit=1)[0].lower() not in INSTALLERS)
+    python = f"{sys.implementation.name}=={'.'.join(map(str, sys.version_info[:3]))}"
+    return "\n".join([python, *kept]).encode("utf-8", "surrogateescape")
+
+
+INSTALLERS = frozenset({"pip", "setuptools", "wheel", "distribute"})
+"""Distributions that install the others: a fresh virtual environment has its own pip, a CI image an upgraded one."""
 
 
 def _tops(extra: Iterable[Path]) -> list[Path]:

@@ -8,15 +8,13 @@ files differ from what the models generate.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
-import pydantic
 from pydantic.json_schema import GenerateJsonSchema
 
-from evreg.core import codes, jsonio
+from evreg.core import codebase, codes, jsonio
 from evreg.core.findings import Finding
 from evreg.core.jsonio import write_atomic
 from evreg.records.models import MODELS
@@ -71,20 +69,9 @@ CACHE_FILE = "build/cache/schemas.json"
 
 
 def _models_version() -> str:
-    """Changes whenever the generated schemas could: the models and the patterns they use, this generator, the
-    vocabularies, pydantic."""
-    h = hashlib.sha256(pydantic.VERSION.encode())
-    package = Path(__file__).parents[1]
-    for path in [
-        package / "records" / "models.py",
-        package / "claims" / "citations.py",
-        package / "core" / "layout.py",
-        Path(__file__),
-        package / "core" / "vocab.py",
-        *sorted((package / "vocab").glob("*.json")),
-    ]:
-        h.update(path.read_bytes())
-    return h.hexdigest()
+    """Changes whenever the generated schemas could: the code (the models, the patterns they use, this generator,
+    the vocabularies) and the environment (pydantic), as every cached result is versioned (``codebase.digest``)."""
+    return codebase.digest()
 
 
 def generated(root: Path) -> dict[str, str]:
