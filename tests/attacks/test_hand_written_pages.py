@@ -175,7 +175,10 @@ CLOSED_PAGES = [
     "Tested on A100[Decode reaches 52.3](about.md){ .md-button } today.",  # a button: set apart by its padding
     "GPU busy **85%**of the time.",  # a word right after the unit
     "Decode℃<b>52.3 tok/s</b> today.",  # a character that reads as two (°C): the last is the one before
-    "RTX <b>4090</b>s ran.",  # 4090 s, set apart
+    "TTFT<sup></sup><b>274</b> today.",  # an empty superscript is nothing
+    "Decode<sub>52.3</sub> tok/s today.",  # a subscript's number and the unit after it
+    "TTFT<b>(274)</b> today.",  # a bracket after the edge
+    "| TTFT<br>ms | Setup |\n|---|---|\n| 274 | a |",  # a header's unit, set apart
     "Decode<sup>52.3 tok/s</sup> today.",  # a superscript's own text
     "| Setup | Decode (tok/s) |\n|---|---|\n| a | v<b>52</b> |",  # a cell under a unit
     "Notes<kbd>52.3 tok/s</kbd>",  # keys and sample output are prose
@@ -205,6 +208,7 @@ HONEST_INSIDE_WORDS = [
     "TTFT[^1] is measured from the first byte.\n\n[^1]: A note.",  # a footnote's mark
     "TTFT<sup>1</sup> is measured, Decode<sup>2</sup> too.",
     "TTFT<sub>50</sub> is the median.",
+    "We ran on two [RTX 4090](https://example.org)s and **H100**s.",  # a plural of a linked or bold name
 ]
 
 

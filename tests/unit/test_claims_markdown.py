@@ -87,7 +87,8 @@ def test_an_element_inside_a_word_is_read_set_apart() -> None:
     assert orphans_in_html("<h2>Notes<a class='headerlink' href='#n'>52.3 tok/s</a></h2>") == ["52.3 tok/s"]
     assert orphans_in_html("<p>TTFT<b>274</b></p>") == ["274"]
     assert orphans_in_html("<p>Notes\u200b<b>52.3 tok/s</b></p>") == ["52.3 tok/s"]  # an invisible character
-    assert orphans_in_html("<p>RTX <b>4090</b>s</p>") == ["4090 s"]
+    assert orphans_in_html("<p>RTX <b>4090</b>s</p>") == []  # a plural, as 4090s is
+    assert orphans_in_html("<p>TTFT<sup></sup><b>274</b>, Decode<sub>52.3</sub> tok/s</p>") == ["274", "52.3  tok/s"]
     assert orphans_in_html("<p>Tested on A100<b>TTFT 274</b>, busy <b>85%</b>of the time</p>") == ["274", "85%"]
     assert orphans_in_html("<p>H<sub>2</sub>O, TTFT<sup>1</sup> and TTFT<sub>50</sub></p>") == []
 

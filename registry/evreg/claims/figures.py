@@ -707,68 +707,54 @@ def find_figures(text: str, cell: bool = False, shown: bool = False) -> list[Fig
 
         for k, f in _found(text, unmarked, unmarked_span, cell).items():
             found.setdefault(k, f)
-        if _GLUED_MARKUP.search(folded):  # and with its markup set apart, as a style may show it (``Notes**52 ms**``)
-            edges = [(m.start(), m.end(), _apart_as(m.group())) for m in _MARKUP_APART.finditer(folded)]
-            apart = "".join(_pieces(folded, edges))
-            outer = _Where((start, end, len(edge)) for start, end, edge in edges)
-
-            def apart_span(start: int, end: int) -> tuple[int, int]:
-                return span(*outer.span(start, end))
-
-            for k, f in _found(text, apart, apart_span, cell).items():
-                found.setdefault(k, f)
     return outermost(found)
 
 
 EDGE = "\x00"
 """Where an inline element begins or ends, in a text read two ways (``either_way``): nothing joined, a space apart."""
-BREAK = "\x01"
-"""Where a superscript or subscript begins or ends: nothing joined, a paragraph's end apart. Raised or lowered, its
-text is its own (a footnote's mark, an exponent, ``TTFT<sub>50</sub>``): a figure in it is found, but it gives no
-number to a metric name before it, as ``TTFT¹`` and ``TTFT₅₀`` do not."""
-_MARKS = re.compile(f"[{EDGE}{BREAK}]+")
-_APART = str.maketrans({EDGE: " ", BREAK: "\n\n"})
-_SCRIPTS = re.compile(r"</?su[bp]\b", re.I)
-
-
-def _apart_as(markup: str) -> str:
-    """What markup in a record's text reads as set apart (``EDGE``'s and ``BREAK``'s meaning, as long as the markup:
-    spans keep their places)."""
-    gap = "\n\n" if _SCRIPTS.match(markup) else " "
-    return gap.ljust(len(markup))
+OPEN = "\x01"
+CLOSE = "\x02"
+"""Where a superscript or subscript begins and ends: nothing joined; apart, its beginning a paragraph's end and its
+end a space. Raised or lowered after a word, its text is its own (a footnote's mark, an exponent: ``TTFT<sup>1</sup>``
+gives the metric no value, as ``TTFT¹`` does not), and a figure in it is found (``Decode<sup>52.3 tok/s</sup>``,
+``Decode<sub>52.3</sub> tok/s``); an empty one is nothing."""
+_MARKS = re.compile(f"[{EDGE}{OPEN}{CLOSE}]+")
+_EMPTY_SCRIPT = re.compile(f"{OPEN}{EDGE}*{CLOSE}")
+_PLURAL = re.compile(r"s(?![\w/])")
 
 
 def unmarked(text: str) -> str:
-    """``text`` without the characters that mark edges (a browser shows neither: it drops a NUL)."""
-    return text.replace(EDGE, "").replace(BREAK, "") if EDGE in text or BREAK in text else text
-
-
-def _pieces(text: str, edges: Iterable[tuple[int, int, str]]) -> Iterable[str]:
-    last = 0
-    for start, end, edge in edges:
-        yield text[last:start]
-        yield edge
-        last = end
-    yield text[last:]
+    """``text`` without the characters that mark edges (a browser shows none of them: it drops a NUL)."""
+    return _MARKS.sub("", text) if _MARKS.search(text) else text
 
 
 def joined(marked: str) -> str:
     """A marked text read joined: its marks left out, and the blanks they stood between one space."""
-    if EDGE not in marked and BREAK not in marked:
-        return marked
-    text = _MARKS.sub("", marked)
+    text = unmarked(marked)
     return _BLANKS.sub(" ", text) if "  " in text else text
 
 
 def apart(marked: str) -> str:
-    """A marked text read apart: each edge a space, each superscript's or subscript's edge a paragraph's end."""
-    return marked.translate(_APART)
+    """A marked text read apart: each run of marks a space; a paragraph's end where a superscript or subscript
+    begins (``OPEN``); nothing between a number and an ``s`` that makes a plural of it (``[RTX 4090](…)s``: as
+    written, ``4090s`` is no figure)."""
+    return _MARKS.sub(_apart_run, marked)
+
+
+def _apart_run(m: re.Match[str]) -> str:
+    run = m.group()
+    while _EMPTY_SCRIPT.search(run):
+        run = _EMPTY_SCRIPT.sub(EDGE, run)
+    if OPEN in run:
+        return "\n\n"
+    text, start, end = m.string, m.start(), m.end()
+    return "" if text[start - 1 : start].isdigit() and _PLURAL.match(text, end) else " "
 
 
 def either_way(marked: Iterable[str]) -> list[str]:
     """Figures of what a browser shows of rendered HTML, given as texts with ``EDGE`` at each inline element's edge
-    (``BREAK`` at a superscript's or subscript's), read two ways: joined, each element's text run on from its
-    neighbours' as plain inline text is laid out (``Notes<a>52.3 tok/s</a>`` shows ``Notes52.3 tok/s``), and apart,
+    (``OPEN`` and ``CLOSE`` at a superscript's or subscript's), read two ways: joined, each element's text run on from
+    its neighbours' as plain inline text is laid out (``Notes<a>52.3 tok/s</a>`` shows ``Notes52.3 tok/s``), and apart,
     as a style may set an element off (a heading's permalink, a bold run, a button). A figure of either reading is a
     claim. The apart reading is read only where a mark stands inside a word (``_windows``), over the lines around
     it: its figures there that the joined reading of the same lines does not hold as often are added."""
@@ -789,8 +775,8 @@ def either_way(marked: Iterable[str]) -> list[str]:
 _BLANKS = re.compile(r"[^\S\n]+")
 _KEEPS_OFF = r"\w.@/\u2044-"
 """What keeps a figure from beginning right after it (``_BEFORE_NUMBER``), or a metric name (a letter, a digit)."""
-_GOES_ON = r"\w.+*`~-"
-"""What may begin a figure (a digit, a dot, a sign, emphasis; a letter: a metric name, a number word)."""
+_GOES_ON = r"\w.+*`~([-"
+"""What may begin a figure (a digit, a dot, a sign, emphasis, a bracket; a letter: a metric name, a number word)."""
 _ENDS_OFF = r"\w/"
 """What keeps a figure from ending right before it (a unit or a number runs on into a word)."""
 _INSIDE = re.compile(_MARKS.pattern + r"(?=\S)")
@@ -848,13 +834,6 @@ _LABEL_BEFORE = re.compile(
 )
 """A label right before a number (``figure 3``, ``column 2``): the number names what follows it in brackets."""
 _MARKUP_HINT = re.compile(r"</?[A-Za-z]|[*_`]")
-_MARKUP_APART = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>\n]{0,200})?/?>|[*`]")
-"""Markup that a renderer makes an element of inside a word (a tag, ``**``, a code mark; not ``_``, which
-``snake_case`` holds): the element's text runs on from the word's as a browser lays it out, and a style may set it
-apart (a bold run, a link)."""
-_GLUED_MARKUP = re.compile(r"[^\W_](?:</?[A-Za-z]|[*`])|(?:>|[*`])[^\W_]")
-"""Markup right after or before a letter or digit: where reading it as a space may find what reading through it
-does not."""
 
 
 def _found(text: str, folded: str, span: Callable[[int, int], tuple[int, int]], cell: bool) -> dict[int, Figure]:

@@ -376,13 +376,16 @@ def _to_last_tag_end(sub: Callable[[str], str], text: str) -> str:
 
 
 def _as_edge(m: re.Match[str]) -> str:
-    """An inline element's tag as an edge (``figures.EDGE``; a superscript's or subscript's ``figures.BREAK``); a
-    comment as nothing (it is not shown, and no style reaches it)."""
+    """An inline element's tag as an edge (``figures.EDGE``; a superscript's or subscript's ``figures.OPEN`` and
+    ``figures.CLOSE``); a comment as nothing (it is not shown, and no style reaches it)."""
     tag = m.group()
-    return "" if tag.startswith("<!--") else figures.BREAK if _SCRIPT_TAG.match(tag) else figures.EDGE
+    if tag.startswith("<!--"):
+        return ""
+    script = _SCRIPT_TAG.match(tag)
+    return figures.EDGE if script is None else figures.CLOSE if script.group(1) else figures.OPEN
 
 
-_SCRIPT_TAG = re.compile(r"</?su[bp]\b", re.I)
+_SCRIPT_TAG = re.compile(r"<(/?)su[bp]\b", re.I)
 
 
 def _inline_removed(text: str, inline: re.Pattern[str], apart: bool) -> str:
@@ -442,20 +445,26 @@ def column_figures(content: str) -> list[tuple[str, str, str]]:
             marked = [shown(text, apart=True).strip() for _, text in cells]
             texts = [figures.joined(t) for t in marked]
             if (any(kind == "h" for kind, _ in cells) and all(kind == "h" for kind, _ in cells if kind)) or n == 0:
-                header = texts
+                header = marked
                 continue
-            if header and not any(re.search(r"\d", t) for t in texts) and any(map(figures.header_unit, texts)):
-                header = [" ".join(p for p in pair if p) for pair in itertools.zip_longest(header, texts, fillvalue="")]
+            if header and not any(re.search(r"\d", t) for t in texts) and any(map(_header_unit, marked)):
+                pairs = itertools.zip_longest(header, marked, fillvalue="")
+                header = [" ".join(p for p in pair if p) for pair in pairs]
                 continue
-            for text, name in zip(marked, header, strict=False):
-                unit = figures.header_unit(name)
+            for text, heading in zip(marked, header, strict=False):
+                unit, name = _header_unit(heading), figures.joined(heading)
                 if not unit:
                     continue
                 cell = [f.text for f in figures.column_figures(figures.joined(text), unit)]
-                if figures.EDGE in text or figures.BREAK in text:  # and set apart: ``v<b>52</b>`` shows 52
+                if figures.unmarked(text) != text:  # and set apart: ``v<b>52</b>`` shows 52
                     cell += [f.text for f in figures.column_figures(figures.apart(text), unit) if f.text not in cell]
                 found += [(figure, name, unit) for figure in cell]
     return found
+
+
+def _header_unit(marked: str) -> str | None:
+    """The unit a header cell states, read joined or set apart (``TTFT<br>ms``)."""
+    return figures.header_unit(figures.joined(marked)) or figures.header_unit(figures.apart(marked))
 
 
 _SPAN = re.compile(r"""\b(col|row)span\s*=\s*["']?(\d{1,3})""", re.I)

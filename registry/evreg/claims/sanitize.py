@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from evreg.claims.figures import BREAK, EDGE, unmarked
+from evreg.claims.figures import CLOSE, EDGE, OPEN, unmarked
 
 BLOCKS = frozenset(
     {
@@ -219,7 +219,7 @@ def shown_text(html: str, apart: bool = False) -> list[str]:
         if (tag in BLOCKS and tag != "br") or tag in CODE:
             flush()
         elif apart:  # a line break too: the build reads it as an inline element
-            current.append(BREAK if tag in ("sub", "sup") else EDGE)
+            current.append(EDGE if tag not in ("sub", "sup") else CLOSE if leaving else OPEN)
         if tag in CODE:
             in_code += -1 if leaving else 1
         if leaving:
