@@ -367,3 +367,14 @@ def test_a_render_process_a_thread_started_outlives_the_thread() -> None:
     thread.start()
     thread.join()
     assert [markdown.to_html_bounded(f"*{n}*", []) for n in range(3)] == [f"<p><em>{n}</em></p>" for n in range(3)]
+
+
+def test_a_cell_spanning_many_columns_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cell stands in each column it spans, as a reader sees it, but is read once under one header: 1,000 rows of
+    a cell spanning 999 columns are 1,000 readings and findings, not 999,000."""
+    reads: list[str] = []
+    real = markdown.shown
+    monkeypatch.setattr(markdown, "shown", lambda text, apart=False: reads.append(text) or real(text, apart))
+    page = "<table><tr><th colspan=999>Decode (tok/s)</th></tr>" + "<tr><td colspan=999>5</td></tr>" * 1000
+    assert markdown.column_figures(page + "</table>") == [("5", "Decode (tok/s)", "tok/s")] * 1000
+    assert len(reads) == 1001

@@ -442,7 +442,8 @@ def column_figures(content: str) -> list[tuple[str, str, str]]:
         carried: dict[int, int] = {}  # column -> rows a cell above still spans
         for n, row in enumerate(table[o.start() : c.end()] for o, c in _elements(table, _ROW_PARTS)):
             cells, carried = _laid_out(row, carried)
-            marked = [shown(text, apart=True).strip() for _, text in cells]
+            read = {text: shown(text, apart=True).strip() for text in {text for _, text in cells}}
+            marked = [read[text] for _, text in cells]
             texts = [figures.joined(t) for t in marked]
             if (any(kind == "h" for kind, _ in cells) and all(kind == "h" for kind, _ in cells if kind)) or n == 0:
                 header = marked
@@ -451,7 +452,8 @@ def column_figures(content: str) -> list[tuple[str, str, str]]:
                 pairs = itertools.zip_longest(header, marked, fillvalue="")
                 header = [" ".join(p for p in pair if p) for pair in pairs]
                 continue
-            for text, heading in zip(marked, header, strict=False):
+            # a cell is read once under each header it stands under (one spanning 999 columns of one header: once)
+            for text, heading in dict.fromkeys(zip(marked, header, strict=False)):
                 unit, name = _header_unit(heading), figures.joined(heading)
                 if not unit:
                     continue
