@@ -219,21 +219,22 @@ def test_the_code_version_does_not_depend_on_where_the_code_is_installed(
 
 
 def test_the_environment_is_the_same_however_evreg_is_started(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The first path entry (``python -m`` puts the working directory there, a script its folder) is not listed, nor
-    are the installers (a fresh virtual environment's pip is not a CI image's); another package's version is."""
-    (tmp_path / "evidence_registry.egg-info").mkdir()  # what an editable install leaves in a checkout
+    """Only the site folders are listed, not the import path (``python -m`` puts the working directory there, a test
+    process its own folders), and not the installers (a fresh virtual environment's pip is not a CI image's); another
+    package's version is."""
+    (tmp_path / "launch_folder_metadata-1.0.dist-info").mkdir()  # in the folder evreg is started from
     site = tmp_path / "site"
     for name in ("pip-99.0.dist-info", "setuptools-99.0.dist-info", "markdown-0.0.dist-info"):
         (site / name).mkdir(parents=True)
     try:
-        monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path[1:]])
         codebase.environment.cache_clear()
-        started_with_m = codebase.environment()
-        monkeypatch.setattr(sys, "path", [str(tmp_path / "bin"), *sys.path[1:]])
+        before = codebase.environment()
+        monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
         codebase.environment.cache_clear()
-        assert codebase.environment() == started_with_m
-        assert b"evidence_registry.egg-info" not in started_with_m
-        monkeypatch.setattr(sys, "path", [*sys.path, str(site)])
+        assert codebase.environment() == before
+        assert b"launch_folder_metadata" not in before
+        real = codebase.site_folders()
+        monkeypatch.setattr(codebase, "site_folders", lambda: [*real, str(site)])
         codebase.environment.cache_clear()
         lines = codebase.environment().splitlines()
         assert b"markdown-0.0.dist-info" in lines and not any(b"99.0" in line for line in lines)

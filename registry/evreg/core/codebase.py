@@ -12,7 +12,9 @@ import importlib.metadata
 import importlib.util
 import os
 import re
+import site
 import sys
+import sysconfig
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -32,21 +34,30 @@ def rule_packs() -> set[Path]:
 @functools.cache
 def environment() -> bytes:
     """What besides ``evreg``'s own code decides what it concludes: the Python implementation and version (its
-    ``re`` reads every text, its ``html.parser`` every page) and the name and version of every distribution on the
-    import path (pydantic and jsonschema check records, Python-Markdown and its extensions render pages, the
-    look-alike table reads figures), one per line; not the installers (``INSTALLERS``), which a run does not import
-    and which differ between the environments CI makes. Read from the metadata folders' names
-    (``name-version.dist-info``), so it costs a directory listing per path entry, and the same environment has the
-    same listing wherever it is installed and however ``evreg`` is started: the first path entry, the script's
-    folder or the working directory, is not listed (unless Python was told not to put one there)."""
-    entries = sys.path if sys.flags.safe_path else sys.path[1:]
+    ``re`` reads every text, its ``html.parser`` every page) and the name and version of every distribution installed
+    in the environment's site folders (pydantic and jsonschema check records, Python-Markdown and its extensions
+    render pages, the look-alike table reads figures), one per line; not the installers (``INSTALLERS``), which a run
+    does not import and which differ between the environments CI makes. Read from the metadata folders' names
+    (``name-version.dist-info``), so it costs a directory listing per site folder; and from the site folders alone,
+    not the import path, so the same environment has the same listing however ``evreg`` is started (a script,
+    ``python -m`` in a checkout, a test process, ``PYTHONPATH``)."""
     found: set[str] = set()
-    for entry in entries:
+    for folder in site_folders():
         with contextlib.suppress(OSError):
-            found.update(n for n in os.listdir(entry or ".") if n.endswith((".dist-info", ".egg-info")))
+            found.update(n for n in os.listdir(folder) if n.endswith((".dist-info", ".egg-info")))
     kept = sorted(n for n in found if re.split(r"[-.]", n, maxsplit=1)[0].lower() not in INSTALLERS)
     python = f"{sys.implementation.name}=={'.'.join(map(str, sys.version_info[:3]))}"
     return "\n".join([python, *kept]).encode("utf-8", "surrogateescape")
+
+
+def site_folders() -> list[str]:
+    """Where the environment installs distributions: its site-packages folders, and the user's when Python reads
+    it."""
+    paths = sysconfig.get_paths()
+    folders = {paths["purelib"], paths["platlib"], *site.getsitepackages()}
+    if site.ENABLE_USER_SITE:
+        folders.add(site.getusersitepackages())
+    return sorted(folders)
 
 
 INSTALLERS = frozenset({"pip", "setuptools", "wheel", "distribute"})
