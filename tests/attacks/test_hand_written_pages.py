@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from evreg.claims import markdown
+from evreg.claims import htmlscan, markdown
 from evreg.claims.siteconfig import config_figures
 from evreg.core.findings import Finding
 from helpers import (
@@ -134,9 +134,7 @@ def _refused(text: str, extensions: list[Any] = EXTENSIONS) -> bool:
     content = markdown.to_html(text, extensions)
     tags = markdown.html_tags(content)
     return bool(
-        markdown.html_figures(content)
-        or markdown.attribute_figures(content)
-        or markdown.column_figures(content)
+        htmlscan.page_figures(content)
         or any(markdown.SCRIPT.search(t) or markdown.FORGED.search(t) or markdown.STYLE.search(t) for t in tags)
     )
 
@@ -182,6 +180,19 @@ CLOSED_PAGES = [
     "Decode<sup>52.3 tok/s</sup> today.",  # a superscript's own text
     "| Setup | Decode (tok/s) |\n|---|---|\n| a | v<b>52</b> |",  # a cell under a unit
     "Notes<kbd>52.3 tok/s</kbd>",  # keys and sample output are prose
+    # what an HTML5 parser and the build's reading each find: a figure of either is a claim
+    "TTFT<hr>274 today.",  # a rule between a metric and its value
+    "<details><summary>TTFT</summary>274</details>",
+    '<span lang="52.3 tok/s">x</span>',  # an attribute a stylesheet can show
+    '<time datetime="52.3 tok/s">x</time>',
+    # a superscript or subscript between a metric and its value: a footnote's mark, an index
+    "TTFT<sup>1</sup> 274 today.",
+    "TTFT<sub>50</sub> 274 today.",
+    # a table row read across: a metric in one cell, its value in the next
+    "| TTFT | 274 |\n|---|---|\n| Decode | 52 |",
+    "| Metric | Value |\n|---|---|\n| TTFT (ms) | 274 |",
+    "| Metric | Value | Unit |\n|---|---|---|\n| Decode | 52.3 | tok/s |",
+    "<table><tr><th>TTFT (ms)</th><td>274</td></tr></table>",
 ]
 
 
@@ -192,6 +203,11 @@ def test_a_page_shows_no_unchecked_figure_or_script(text: str) -> None:
 
 def test_abbreviation_definitions_are_titles() -> None:
     assert _refused("Decode is DRX.\n\n*[DRX]: 52.3 tok/s", ALL_EXTENSIONS)
+
+
+def test_a_footnote_mark_between_a_metric_and_its_value_is_read_past() -> None:
+    assert _refused("TTFT[^1] 274 today.\n\n[^1]: A note.", ALL_EXTENSIONS)
+    assert not _refused("TTFT[^1] is measured.\n\n[^1]: A note.", ALL_EXTENSIONS)
 
 
 def test_a_permalink_glued_to_its_heading_is_read() -> None:
@@ -234,6 +250,10 @@ HONEST_PAGES = [
     "| Model | Cards |\n|---|---|\n| a | 4 |",
     "## Runs on one card\n\nText.",  # a heading's permalink
     '!!! note "How to cite"\n    Write a citation.',
+    # tables read across their rows: settings, counts and versions are no figures
+    "| Setting | Value |\n|---|---|\n| Batch size | 32 |\n| Context | 8192 |\n| Tensor parallel | 4 |",
+    "| Model | Cards | Runtime |\n|---|---|---|\n| Qwen3-32B | 4 | vLLM 0.9.1 |\n| Llama 3.1 70B | 8 | b5000 |",
+    "| Metric | Meaning |\n|---|---|\n| TTFT | time to first token, in ms |",
 ]
 
 
@@ -254,6 +274,10 @@ REAL_PAGES = [
     ("Notes<kbd>52.3 tok/s</kbd>", "orphan-number"),
     ("Used 52.3  \ntok/s today.", "orphan-number"),  # a hard line break
     ("TTFT<sup>1</sup> is measured.", None),
+    ("TTFT<hr>274 today.", "orphan-number"),  # found by the build's reading, and so by validation's
+    ('<time datetime="52.3 tok/s">x</time>', "orphan-number"),
+    ("TTFT<sup>1</sup> 274 today.", "orphan-number"),
+    ("| Metric | Value |\n|---|---|\n| TTFT (ms) | 274 |", "orphan-number"),
     (
         "---\ntitle: Running on one card\n---\n\n![The registry's logo](logo.png)\n\n"
         "| Model | Cards |\n|---|---|\n| a | 4 |",

@@ -435,8 +435,8 @@ def test_a_site_configuration_that_could_run_code_is_refused_unread(reg: Reg, na
 @pytest.mark.parametrize(
     "extensions",
     [
-        "markdown_extensions:\n  - toc:\n      permalink: \" 52.3 tok/s\"\n  - toc\n",  # named again, without options
-        "markdown_extensions:\n  toc:\n    permalink: \" 52.3 tok/s\"\n",  # a mapping, which MkDocs takes too
+        'markdown_extensions:\n  - toc:\n      permalink: " 52.3 tok/s"\n  - toc\n',  # named again, without options
+        'markdown_extensions:\n  toc:\n    permalink: " 52.3 tok/s"\n',  # a mapping, which MkDocs takes too
     ],
 )
 def test_extension_options_are_read_as_mkdocs_reads_them(reg: Reg, extensions: str) -> None:

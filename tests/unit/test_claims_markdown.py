@@ -62,9 +62,37 @@ def test_rendered_page_scan_catches_figures_outside_the_citation_path() -> None:
     assert orphans_in_html("<pre><code>52.3 tok/s</code></pre>") == []
 
 
-_PIECES = ["<b>", "</b>", "<sup>", "</sup>", "<a href='x'>", "</a>", "<p>", "</p>", "<!-- c -->", " ", "\n", "Notes",
-           "52.3", " tok/s", "TTFT", " 274", "&amp;", "&#53;", "H", "2", "s", ".", "-", "\u00b6", "\u200b", "\u0665",
-           "<br>", "%", "\x00"]
+_PIECES = [
+    "<b>",
+    "</b>",
+    "<sup>",
+    "</sup>",
+    "<a href='x'>",
+    "</a>",
+    "<p>",
+    "</p>",
+    "<!-- c -->",
+    " ",
+    "\n",
+    "Notes",
+    "52.3",
+    " tok/s",
+    "TTFT",
+    " 274",
+    "&amp;",
+    "&#53;",
+    "H",
+    "2",
+    "s",
+    ".",
+    "-",
+    "\u00b6",
+    "\u200b",
+    "\u0665",
+    "<br>",
+    "%",
+    "\x00",
+]
 
 
 @given(st.lists(st.sampled_from(_PIECES), max_size=14))

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from evreg.check.rules import Rule
-from evreg.claims import figures, htmlscan, markdown, sanitize
+from evreg.claims import htmlscan, markdown, sanitize
 from evreg.claims.siteconfig import site_extensions
 from evreg.core import codes
 from evreg.core.containment import PAGE_SUFFIXES, SITE_DIR, regular_files
@@ -159,12 +159,8 @@ def _rendered_page(rel: str, text: str, extensions: list[Any]) -> Iterator[Findi
         message = "the HTML sanitizer would change this page (markup outside the allowlist)"
         yield _on_page(PAGE_HTML, rel, 1, 1, message, {"text": "sanitizer"})
     where = htmlscan.Where(text)
-    for figure in figures.either_way(sanitize.shown_text(content, apart=True)):
-        message = f"figure {figure!r} on a hand-written page is not a citation"
-        yield from at(codes.ORPHAN_NUMBER, where, figure, message)
-    where = htmlscan.Where(text)
-    for figure, column, unit in markdown.column_figures(content):
-        message = f"figure {figure!r} under the column {column!r} (in {unit}) is not a citation"
+    for figure, where_shown in htmlscan.page_figures(content):
+        message = f"figure {figure!r} {where_shown} is not a citation"
         yield from at(codes.ORPHAN_NUMBER, where, figure, message)
     for code, n in counts.items():
         if n > MAX_PER_FIELD:

@@ -6,10 +6,12 @@ make findings of what this module reads; the page's own lines are read by ``mark
 
 from __future__ import annotations
 
+import collections
+import re
 from collections.abc import Iterator
 from typing import Any
 
-from evreg.claims import citations, figures, markdown
+from evreg.claims import citations, figures, markdown, sanitize
 
 
 def rendered(text: str, extensions: list[Any]) -> str:
@@ -26,6 +28,36 @@ def without_forms(part: str) -> str:
             pieces.append(part[last : form.start])
             last = form.end
     return "".join(pieces) + part[last:]
+
+
+_SCRIPTS = re.compile(r"<(su[bp])\b[^>]*+>.*?</\1\s*>", re.S | re.I)
+
+
+def page_figures(content: str) -> list[tuple[str, str]]:
+    """(figure, where it is shown) of every figure a hand-written page's rendered HTML shows a reader, as validation
+    and the build both read it (one definition: a page validation passes, the build publishes). A figure of any
+    reading is a claim: the text as the build reads every page (``markdown.html_figures``) and as an HTML5 parser
+    builds its tree (``sanitize.shown_text``); that text with superscripts and subscripts left out (a footnote's mark
+    or an index between a metric and its value: ``TTFT<sup>1</sup> 274``, ``TTFT<sub>50</sub> 274``); each table row
+    read across its cells (``| TTFT (ms) | 274 |``); the attributes a reader may be shown; and each column under a
+    header that states a unit (named as where it is shown). A figure several readings find is counted as often as the
+    reading that finds it most often. The renderer's citations are left out first (the build reads a page with them).
+    """
+    content = markdown.without_citations(content)
+    readings = [
+        markdown.html_figures(content),
+        figures.either_way(sanitize.shown_text(content, apart=True)),
+        markdown.html_figures(_SCRIPTS.sub("", content)) if "<su" in content.lower() else [],
+        markdown.row_figures(content),
+        markdown.attribute_figures(content),
+    ]
+    most: collections.Counter[str] = collections.Counter()
+    for reading in readings:
+        most |= collections.Counter(reading)
+    ordered = dict.fromkeys(f for reading in readings for f in reading)
+    found = [(figure, "on a hand-written page") for figure in ordered for _ in range(most[figure])]
+    columns = markdown.column_figures(content)
+    return found + [(figure, f"under the column {column!r} (in {unit})") for figure, column, unit in columns]
 
 
 def forged_classes(content: str) -> Iterator[str]:

@@ -354,9 +354,7 @@ def shown(content: str, apart: bool = False) -> str:
     run of white space in the text (a line break in a paragraph, a no-break space) one space. ``apart``: an inline
     element's tags marked as its edges (``figures.EDGE``), as a style may set the element off
     (``figures.either_way``). (Every page of the site passes through here: at 100,000 measurements, 1.8 GB.)"""
-    content = figures.unmarked(content)
-    text = _to_last_tag_end(lambda t: _sub(_SVG_CITE, _SVG_CITE_PARTS, " ", t), content)
-    text = _to_last_tag_end(lambda t: _sub(_EXEMPT, _EXEMPT_PARTS, " ", t), text)
+    text = without_citations(figures.unmarked(content))
     inline = _INLINE_TAG if _NAME_NOT_LOWER.search(text) else _INLINE_TAG_LOWER
     repl: str | Callable[[re.Match[str]], str] = _as_edge if apart else ""
     # with a comment that has no end, the tags one by one (``_inline_removed``)
@@ -366,6 +364,13 @@ def shown(content: str, apart: bool = False) -> str:
     text = html.unescape(_to_last_tag_end(lambda t: _TAG.sub("\n", t), _one_space(text)))
     # only an entity makes white space other than one space or a line break here (&nbsp;, "&#9;", " &#32;")
     return _BLANKS.sub(" ", text) if "  " in text or _ODD_BLANK.search(text) else text
+
+
+def without_citations(content: str) -> str:
+    """Rendered HTML with the renderer's citations, its stored samples' cells and code each one space: what no figure
+    check reads."""
+    text = _to_last_tag_end(lambda t: _sub(_SVG_CITE, _SVG_CITE_PARTS, " ", t), content)
+    return _to_last_tag_end(lambda t: _sub(_EXEMPT, _EXEMPT_PARTS, " ", t), text)
 
 
 def _to_last_tag_end(sub: Callable[[str], str], text: str) -> str:
@@ -428,6 +433,18 @@ def rows_figures(rows: Iterable[str]) -> list[str]:
     a few hundred texts)."""
     seen = dict.fromkeys(shown(row, apart=True) for row in rows)
     return figures.either_way(["".join(seen)])
+
+
+def row_figures(content: str) -> list[str]:
+    """Figures of each row of the rendered tables read across its cells, a space between them, as a reader reads a
+    row of a table of metrics and values (``| TTFT (ms) | 274 |``, ``| Decode | 52.3 | tok/s |``)."""
+    tables = _elements(content, _TABLE_PARTS) if "<table" in content.lower() else []
+    rows = []
+    for table in (content[o.start() : c.end()] for o, c in tables):
+        for row in (table[o.start() : c.end()] for o, c in _elements(table, _ROW_PARTS)):
+            cells = [shown(row[o.end() : c.start()], apart=True).strip() for o, c in _elements(row, _CELL_PARTS)]
+            rows.append(" ".join(cell for cell in cells if cell))
+    return figures.either_way(rows)
 
 
 def column_figures(content: str) -> list[tuple[str, str, str]]:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from mkdocs.plugins import BasePlugin
 
-from evreg.claims import citations, sanitize, siteconfig
+from evreg.claims import citations, htmlscan, sanitize, siteconfig
 from evreg.claims import markdown as md
 from evreg.claims.siteconfig import unpublishable
 from evreg.core import codes, gz
@@ -247,10 +247,9 @@ class SitePlugin(BasePlugin):
             if generated.search and isinstance(getattr(index, "entries", None), list):
                 page.meta["search"] = {"exclude": True}  # the theme would parse the page; its entries are known
                 index.entries.extend(generated.search_entries(page.url))  # type: ignore[union-attr]
-        if generated is None:  # a hand-written page: its text, the attributes shown and the columns a header gives a
-            # unit (a generated page was checked as it was made: the renderer writes figures in no attribute or column)
-            hand = [*md.attribute_figures(content), *(f for f, _, _ in md.column_figures(content))]
-            found = [*md.html_figures(content), *hand]
+        if generated is None:  # a hand-written page, read as validation reads it (a generated page was checked as it
+            # was made: the renderer writes figures in no attribute or column)
+            found = [figure for figure, _ in htmlscan.page_figures(content)]
             self.findings += orphan_findings(f"{SITE_DIR}/{src}", src, found, page.markdown or "")
             # the final net: what MkDocs made of the page is held to the allowlist validation holds its Markdown to
             self.findings += [

@@ -105,8 +105,8 @@ class Registry:
         """Repository paths that differ between ``base`` and this registry."""
         self.sources: dict[str, Path] = {}
         """External evidence sources (a family's ``sources`` name) -> a local git clone of it, to check against."""
-        self.kept: Callable[[bytes, Callable[[], tuple[list[Finding], bool]]], list[Finding]] = (
-            lambda _key, compute: compute()[0]
+        self.kept: Callable[[bytes, Callable[[], tuple[list[Finding], bool]]], list[Finding]] = lambda _key, compute: (
+            compute()[0]
         )
         """``kept(key, compute)``: the findings ``compute()`` gives (with whether they may be kept), a pure function of
         the code and of ``key`` (the bytes of every input), taken from the validation cache when one is used
