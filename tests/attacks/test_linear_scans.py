@@ -191,3 +191,16 @@ def test_a_page_of_many_figures_not_typed_as_shown() -> None:
     page = "".join(f"&#{48 + n % 10}; ms\n\n" for n in range(20_000))
     found = within(lambda: list(site_pages._rendered_page("site/x.md", page, ["tables"])))
     assert len(found) == 21 and found[-1].message == "... and 19980 more orphan-number findings on this page"
+
+
+@pytest.mark.parametrize(
+    "html",
+    [
+        "<div>" + "<sup>x" * 40_000 + "</div>",  # superscripts that never close, read with and without them
+        "<table><tr><td>" * 10_000 + "x" + "</td></tr></table>" * 10_000,  # tables in cells: each node read once
+        "<table>" + "<tr><td>TTFT<sup>1</sup></td><td>x</td></tr>" * 20_000 + "</table>",
+        "<dl>" + "<dd>x" * 40_000 + "</dl>",  # definitions without a term
+    ],
+)
+def test_a_page_is_read_every_way_in_linear_time(html: str) -> None:
+    within(htmlscan.page_figures, html)

@@ -56,7 +56,16 @@ ITEM = re.compile(r"(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?(
 
 def reference(text: str, cell: bool = False) -> list[Figure]:
     """``figures.find_figures`` with the plain patterns (and no shortcut for text without numbers)."""
-    folded, where = figures._folded(figures._without_citations(text))
+    found = _reference_read(text, text, cell)
+    if figures._MARK_AFTER_WORD.search(text):  # read again with footnote marks as spaces, as find_figures reads it
+        spaced = figures._MARK_AFTER_WORD.sub(lambda m: " " * len(m.group()), text)
+        for k, f in _reference_read(text, spaced, cell).items():
+            found.setdefault(k, f)
+    return figures.outermost(found)
+
+
+def _reference_read(text: str, seen: str, cell: bool) -> dict[int, Figure]:
+    folded, where = figures._folded(figures._without_citations(seen))
 
     def span(start: int, end: int) -> tuple[int, int]:
         return (start, end) if where is None else where.span(start, end)
@@ -67,7 +76,7 @@ def reference(text: str, cell: bool = False) -> list[Figure]:
         unmarked = figures._MARKUP.sub("", folded)
         for k, f in _reference_found(text, unmarked, lambda a, b: span(*inner.span(a, b)), cell).items():
             found.setdefault(k, f)
-    return figures.outermost(found)
+    return found
 
 
 def _reference_found(text: str, folded: str, span: Any, cell: bool) -> dict[int, Figure]:

@@ -65,6 +65,20 @@ def test_more_spellings_are_figures(text: str) -> None:
     assert find_figures(text), text
 
 
+@pytest.mark.parametrize(
+    ("text", "figure"),
+    [("TTFT¹ 274 on one card", "274"), ("TTFT₅₀ 274", "274"), ("274† ms", "274† ms"), ("Decode‡ 52.3", "52.3")],
+)
+def test_a_footnote_mark_after_a_word_hides_no_value(text: str, figure: str) -> None:
+    """A footnote's mark between a metric and its value is read past, as ``TTFT<sup>1</sup> 274`` is on a page."""
+    assert [f.text for f in find_figures(text)] == [figure]
+
+
+@pytest.mark.parametrize("text", ["TTFT¹ is measured from the first byte.", "H₂O cools it.", "Qwen³ is out."])
+def test_a_footnote_mark_alone_is_no_figure(text: str) -> None:
+    assert find_figures(text) == [], text
+
+
 @pytest.mark.parametrize("text", ["at 3.35 TB/s of bandwidth", "3350 GBps", "~1.8TB/s"])
 def test_terabytes_per_second_is_a_figure(text: str) -> None:
     assert figures.find_figures(text), text

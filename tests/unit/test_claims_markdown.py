@@ -406,3 +406,10 @@ def test_a_cell_spanning_many_columns_is_read_once(monkeypatch: pytest.MonkeyPat
     page = "<table><tr><th colspan=999>Decode (tok/s)</th></tr>" + "<tr><td colspan=999>5</td></tr>" * 1000
     assert markdown.column_figures(page + "</table>") == [("5", "Decode (tok/s)", "tok/s")] * 1000
     assert len(reads) == 1001
+
+
+def test_a_figure_read_both_ways_is_reported_once() -> None:
+    """Joined and set apart, ``<b>10</b>min`` is one figure, reported as the joined reading spells it; a second one
+    typed apart is still its own."""
+    assert markdown.html_figures("<p>every <b>5</b>s for <b>10</b>min</p>") == ["10min"]
+    assert markdown.html_figures("<p>every <b>5</b>s for <b>10</b>min and 10 min</p>") == ["10min", "10 min"]

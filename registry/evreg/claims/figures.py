@@ -692,7 +692,26 @@ def find_figures(text: str, cell: bool = False, shown: bool = False) -> list[Fig
     """
     if text.isascii() and not _DIGIT.search(text) and not any_number_word(text) and not _MULTIPLE_HINT.search(text):
         return []  # most prose: no number in digits or words (a superscript or circled digit is no \d: fold first)
-    folded, where = _folded(_without_citations(text))
+    found = _found_folded(text, _without_citations(text), shown, cell)
+    if not text.isascii() and _MARK_AFTER_WORD.search(text) is not None:
+        # and read with the footnote marks after words as spaces (``TTFT¹ 274``, ``274† ms``: a mark gives no value)
+        spaced = _MARK_AFTER_WORD.sub(lambda m: " " * len(m.group()), text)
+        for k, f in _found_folded(text, _without_citations(spaced), shown, cell).items():
+            found.setdefault(k, f)
+    return outermost(found)
+
+
+_SCRIPT_DIGITS = "\u00b9\u00b2\u00b3\u2070-\u2079\u2080-\u2089"
+_MARK_AFTER_WORD = re.compile(rf"(?<=[^\W_])[\u2020\u2021]+|(?<=[^\W\d_{_SCRIPT_DIGITS}])[{_SCRIPT_DIGITS}]+")
+"""A footnote's mark after a word: a dagger after a letter or digit, superscript or subscript digits after a letter
+(after a digit they are an exponent's: ``10⁹``; such a digit is no letter). Each is as long as the space it is read
+as."""
+
+
+def _found_folded(text: str, seen: str, shown: bool, cell: bool) -> dict[int, Figure]:
+    """``_found`` of ``seen`` (``text`` as read, of the same length) as a reader sees it (``_folded``), and unless
+    ``shown`` again with its markup left out; keyed by start in ``text``."""
+    folded, where = _folded(seen)
 
     def span(start: int, end: int) -> tuple[int, int]:
         return (start, end) if where is None else where.span(start, end)
@@ -707,7 +726,7 @@ def find_figures(text: str, cell: bool = False, shown: bool = False) -> list[Fig
 
         for k, f in _found(text, unmarked, unmarked_span, cell).items():
             found.setdefault(k, f)
-    return outermost(found)
+    return found
 
 
 EDGE = "\x00"
@@ -753,6 +772,11 @@ def _apart_run(m: re.Match[str]) -> str:
     return "" if text[start - 1 : start].isdigit() and _PLURAL.match(text, end) else " "
 
 
+def marked_header_unit(marked: str) -> str | None:
+    """The unit a header cell states, its text marked (``EDGE``) and read joined or set apart (``TTFT<br>ms``)."""
+    return header_unit(joined(marked)) or header_unit(apart(marked))
+
+
 def either_way(marked: Iterable[str]) -> list[str]:
     """Figures of what a browser shows of rendered HTML, given as texts with ``EDGE`` at each inline element's edge
     (``OPEN`` and ``CLOSE`` at a superscript's or subscript's), read two ways: joined, each element's text run on from
@@ -765,13 +789,17 @@ def either_way(marked: Iterable[str]) -> list[str]:
         found += [f.text for f in find_figures(joined(text), shown=True)]
         for start, end in _windows(text):
             window = text[start:end]
-            left = collections.Counter(f.text for f in find_figures(joined(window), shown=True))
+            left = collections.Counter(_spaceless(f.text) for f in find_figures(joined(window), shown=True))
             for f in find_figures(apart(window), shown=True):
-                if left[f.text] > 0:
-                    left[f.text] -= 1
+                if left[_spaceless(f.text)] > 0:  # the same figure, its edges set apart (``10 min`` for ``10min``)
+                    left[_spaceless(f.text)] -= 1
                 else:
                     found.append(f.text)
     return found
+
+
+def _spaceless(text: str) -> str:
+    return "".join(text.split())
 
 
 _BLANKS = re.compile(r"[^\S\n]+")

@@ -7,7 +7,6 @@ make findings of what this module reads; the page's own lines are read by ``mark
 from __future__ import annotations
 
 import collections
-import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,39 +15,40 @@ from evreg.claims import citations, figures, markdown, sanitize
 
 def rendered(text: str, extensions: list[Any]) -> str:
     """The HTML a page renders to, its citations, settings, quotes and derived figures left out (checked line by
-    line, in the Markdown); ``markdown.RenderTooSlow`` when it does not render within the time a page may take."""
-    return markdown.to_html_bounded(markdown.with_forms(text, without_forms), extensions)
+    line, in the Markdown); ``markdown.RenderTooSlow`` when it does not render within the time a page may take. Each
+    form stands as a placeholder while the page renders, as the build's markup stands there: a line that holds only a
+    citation is no blank line (which would end a table or begin a code block), and then as a space."""
+    html = markdown.to_html_bounded(markdown.with_forms(text, without_forms), extensions)
+    return html.replace(_PLACEHOLDER, " ")
+
+
+_PLACEHOLDER = "\ue000"
+"""A character of the private use area: not white space, not a figure, left alone by Python-Markdown."""
 
 
 def without_forms(part: str) -> str:
-    """A piece of prose with its citations, settings, quotes and derived figures left out (checked line by line)."""
+    """A piece of prose with its citations, settings, quotes and derived figures each a placeholder (checked line by
+    line)."""
     pieces, last = [], 0
     for form in citations.parse(part):
         if not isinstance(form, citations.CitationError):
-            pieces.append(part[last : form.start])
+            pieces += [part[last : form.start], _PLACEHOLDER]
             last = form.end
     return "".join(pieces) + part[last:]
-
-
-_SCRIPTS = re.compile(r"<(su[bp])\b[^>]*+>.*?</\1\s*>", re.S | re.I)
 
 
 def page_figures(content: str) -> list[tuple[str, str]]:
     """(figure, where it is shown) of every figure a hand-written page's rendered HTML shows a reader, as validation
     and the build both read it (one definition: a page validation passes, the build publishes). A figure of any
-    reading is a claim: the text as the build reads every page (``markdown.html_figures``) and as an HTML5 parser
-    builds its tree (``sanitize.shown_text``); that text with superscripts and subscripts left out (a footnote's mark
-    or an index between a metric and its value: ``TTFT<sup>1</sup> 274``, ``TTFT<sub>50</sub> 274``); each table row
-    read across its cells (``| TTFT (ms) | 274 |``); the attributes a reader may be shown; and each column under a
-    header that states a unit (named as where it is shown). A figure several readings find is counted as often as the
-    reading that finds it most often. The renderer's citations are left out first (the build reads a page with them).
-    """
+    reading is a claim: the text as the build reads every page (``markdown.html_figures``), the readings of the tree
+    an HTML5 parser builds (``sanitize.readings``: its text, its tables cell by cell, both without superscripts and
+    subscripts), the attributes a reader may be shown, and each column under a header that states a unit (named as
+    where it is shown). A figure several readings find is counted as often as the reading that finds it most often.
+    The renderer's citations are left out first (the build reads a page with them)."""
     content = markdown.without_citations(content)
     readings = [
         markdown.html_figures(content),
-        figures.either_way(sanitize.shown_text(content, apart=True)),
-        markdown.html_figures(_SCRIPTS.sub("", content)) if "<su" in content.lower() else [],
-        markdown.row_figures(content),
+        *(figures.either_way(texts) for texts in sanitize.readings(content)),
         markdown.attribute_figures(content),
     ]
     most: collections.Counter[str] = collections.Counter()

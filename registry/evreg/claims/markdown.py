@@ -435,18 +435,6 @@ def rows_figures(rows: Iterable[str]) -> list[str]:
     return figures.either_way(["".join(seen)])
 
 
-def row_figures(content: str) -> list[str]:
-    """Figures of each row of the rendered tables read across its cells, a space between them, as a reader reads a
-    row of a table of metrics and values (``| TTFT (ms) | 274 |``, ``| Decode | 52.3 | tok/s |``)."""
-    tables = _elements(content, _TABLE_PARTS) if "<table" in content.lower() else []
-    rows = []
-    for table in (content[o.start() : c.end()] for o, c in tables):
-        for row in (table[o.start() : c.end()] for o, c in _elements(table, _ROW_PARTS)):
-            cells = [shown(row[o.end() : c.start()], apart=True).strip() for o, c in _elements(row, _CELL_PARTS)]
-            rows.append(" ".join(cell for cell in cells if cell))
-    return figures.either_way(rows)
-
-
 def column_figures(content: str) -> list[tuple[str, str, str]]:
     """(figure, column header, unit) of each number in a column of a rendered table whose header states a unit:
     the header's unit applies to the column's cells (hand-written pages). The header is the table's rows of header
@@ -465,13 +453,13 @@ def column_figures(content: str) -> list[tuple[str, str, str]]:
             if (any(kind == "h" for kind, _ in cells) and all(kind == "h" for kind, _ in cells if kind)) or n == 0:
                 header = marked
                 continue
-            if header and not any(re.search(r"\d", t) for t in texts) and any(map(_header_unit, marked)):
+            if header and not any(re.search(r"\d", t) for t in texts) and any(map(figures.marked_header_unit, marked)):
                 pairs = itertools.zip_longest(header, marked, fillvalue="")
                 header = [" ".join(p for p in pair if p) for pair in pairs]
                 continue
             # a cell is read once under each header it stands under (one spanning 999 columns of one header: once)
             for text, heading in dict.fromkeys(zip(marked, header, strict=False)):
-                unit, name = _header_unit(heading), figures.joined(heading)
+                unit, name = figures.marked_header_unit(heading), figures.joined(heading)
                 if not unit:
                     continue
                 cell = [f.text for f in figures.column_figures(figures.joined(text), unit)]
@@ -479,11 +467,6 @@ def column_figures(content: str) -> list[tuple[str, str, str]]:
                     cell += [f.text for f in figures.column_figures(figures.apart(text), unit) if f.text not in cell]
                 found += [(figure, name, unit) for figure in cell]
     return found
-
-
-def _header_unit(marked: str) -> str | None:
-    """The unit a header cell states, read joined or set apart (``TTFT<br>ms``)."""
-    return figures.header_unit(figures.joined(marked)) or figures.header_unit(figures.apart(marked))
 
 
 _SPAN = re.compile(r"""\b(col|row)span\s*=\s*["']?(\d{1,3})""", re.I)

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from evreg.claims import figures
 from evreg.claims.figures import CLOSE, EDGE, OPEN, unmarked
 
 BLOCKS = frozenset(
@@ -138,9 +139,15 @@ def problems(html: str, generated: bool = False) -> Iterator[Problem]:
     made, held to the renderer's wider allowlist (tables with controls, SVG charts) as a final net."""
     body = _tree(html)
     tags = GENERATED_TAGS if generated else TAGS
-    for node in body.traverse(include_text=False) if body is not None else ():
+    in_cells = 0
+    for node, leaving in _walk(body) if body is not None else ():
         tag = node.tag
-        if tag in ("body", "-comment"):
+        if tag in ("td", "th"):
+            in_cells += -1 if leaving else 1
+        if leaving or tag in ("body", "-comment", "-text"):
+            continue
+        if tag == "table" and in_cells and not generated:  # a reader reads a row across its cells (``readings``)
+            yield Problem("element", "<table> inside a table's cell", "<table")
             continue
         if tag not in tags:
             yield Problem("element", f"<{tag}>", f"<{tag}")
@@ -195,6 +202,64 @@ def shown_text(html: str, apart: bool = False) -> list[str]:
     ``alt``) as runs of their own. Comments and ``<template>`` content are not shown. ``apart``: each inline
     element's edges marked (``figures.EDGE``), as a style may set the element off (``figures.either_way``)."""
     body = _tree(html)
+    return _runs(body, apart) if body is not None else []
+
+
+def readings(html: str) -> list[list[str]]:
+    """The texts a page shows, each reading a list of marked texts (``shown_text(html, apart=True)``): its runs; its
+    tables and definition lists read cell by cell (``_grid_texts``); and, when it has superscripts or subscripts,
+    both again with them left out (a footnote's mark or an index between a metric and its value:
+    ``TTFT<sup>1</sup> 274``, ``TTFT<sub>50</sub> 274``). One parse of the page."""
+    body = _tree(html)
+    if body is None:
+        return []
+    found = [_runs(body, True), _grid_texts(body, True)]
+    if body.css_first("sup, sub") is not None:
+        found += [_runs(body, True, scripts=False), _grid_texts(body, True, scripts=False)]
+    return found
+
+
+def _grid_texts(body: Any, apart: bool, scripts: bool = True) -> list[str]:
+    """Tables and definition lists as a reader reads them, cell by cell: a table's header row (its first row of
+    header cells, else its first row) across its cells, and each other cell after its column's header and between
+    its row's first cell and that header (``| Metric | Value |`` over ``| TTFT | 274 |`` reads ``Value 274`` and
+    ``TTFT 274 Value``; ``| Phase | Tokens |`` over ``| Prefill | 512 |`` reads ``Prefill 512 Tokens``, a count);
+    a definition after its term. The texts are kept apart by a paragraph's end."""
+    rows: dict[int, list[list[str]]] = {}
+    heads: dict[int, list[str]] = {}
+    for tr in body.css("tr"):
+        table = tr.parent
+        while table is not None and table.tag != "table":
+            table = table.parent
+        key = table.mem_id if table is not None else 0
+        cells = [c for c in tr.iter() if c.tag in ("td", "th")]
+        texts = [" ".join(_runs(c, apart, scripts, within=True)) for c in cells]
+        if key not in heads and (all(c.tag == "th" for c in cells) or key not in rows):
+            heads[key] = texts
+            rows.setdefault(key, [])
+        else:
+            rows.setdefault(key, []).append(texts)
+    out = [" ".join(head) for head in heads.values()]
+    for key, of_table in rows.items():
+        head = heads.get(key, [])
+        for texts in of_table:
+            for i, cell in enumerate(texts[1:], 1):
+                over = head[i] if i < len(head) else ""
+                if not figures.marked_header_unit(over):  # else read under its header's unit (``column_figures``)
+                    out += [f"{over} {cell}", f"{texts[0]} {cell} {over}"]
+    for dd in body.css("dd"):
+        term = dd.prev
+        while term is not None and term.tag not in ("dt", "dd"):
+            term = term.prev
+        if term is not None and term.tag == "dt":
+            out.append(" ".join([*_runs(term, apart, scripts), *_runs(dd, apart, scripts)]))
+    return ["\n\n".join(out)] if out else []
+
+
+def _runs(top: Any, apart: bool, scripts: bool = True, within: bool = False) -> list[str]:
+    """``shown_text`` of the tree under ``top``; without its superscripts and subscripts unless ``scripts``; ``within``:
+    without the tables inside it (a cell's own text: a hand-written page may hold no table in a cell, ``problems``,
+    and each node is read for one cell however deep a generated page's tables nest)."""
     runs: list[str] = []
     current: list[str] = []
 
@@ -204,17 +269,12 @@ def shown_text(html: str, apart: bool = False) -> list[str]:
             runs.append(text)
         current.clear()
 
-    if body is None:
-        return runs
-    stack: list[tuple[Any, bool]] = [(body, False)]
+    skip = frozenset({"-comment", *(() if scripts else ("sub", "sup")), *(("table",) if within else ())})
     in_code = 0
-    while stack:  # depth first, with an exit for each element: a block's end splits the text as its start does
-        node, leaving = stack.pop()
+    for node, leaving in _walk(top, skip):  # a block's end splits the text as its start does
         tag = node.tag
         if tag == "-text":
             current.append("" if in_code else unmarked(node.text_content or ""))
-            continue
-        if tag == "-comment":
             continue
         if (tag in BLOCKS and tag != "br") or tag in CODE:
             flush()
@@ -228,7 +288,20 @@ def shown_text(html: str, apart: bool = False) -> list[str]:
             value = node.attributes[name]
             if value and value.strip():
                 runs.append(" ".join(value.split()))
-        stack.append((node, True))
-        stack.extend((child, False) for child in reversed(list(node.iter(include_text=True))))
     flush()
     return runs
+
+
+def _walk(top: Any, skip: frozenset[str] = frozenset()) -> Iterator[tuple[Any, bool]]:
+    """(node, leaving) of the tree under ``top`` in document order, depth first without recursion: each element as it
+    is entered and as it is left, each text node once (leaving False); the nodes whose tag is in ``skip`` are left out
+    with all they hold."""
+    stack: list[tuple[Any, bool]] = [(top, False)]
+    while stack:
+        node, leaving = stack.pop()
+        if node.tag in skip:
+            continue
+        yield node, leaving
+        if not leaving and node.tag != "-text":
+            stack.append((node, True))
+            stack.extend((child, False) for child in reversed(list(node.iter(include_text=True))))
