@@ -202,6 +202,20 @@ CLOSED_PAGES = [
     "| Model | TTFT |\n|---|---|\n| x | 274 |",  # a column headed by a metric's name
     "<dl><dt>TTFT (ms)</dt><dd>274</dd></dl>",  # a definition after its term
     "TTFT<sup><sup>1</sup>a</sup> 274 today.",  # superscripts inside superscripts
+    # tables as an HTML5 parser lays them out: end tags left out, spans, header rows, captions
+    "<table><tr><th>Run</th><th>TTFT (ms)<tr><td>a<td>274</table>",
+    "<table><thead><tr><th>Run<th>TTFT (ms)</thead><tbody><tr><td>a</td><td>274</td></tbody></table>",
+    "<table><tr><th>Run</th><th>Decode (tok/s)</th></tr><tr><th>a</th><th>52.3</th></tr></table>",
+    "| TTFT | Run |\n|---|---|\n| 311 | a |",  # the first column, under its header
+    "| Run | Metric | Value |\n|---|---|---|\n| a | TTFT | 274 |",  # after its left neighbour
+    "<table><tr><th>Metric</th><th>Phase</th><th>Value</th></tr>"
+    "<tr><td rowspan=2>TTFT</td><td>a</td><td>x</td></tr><tr><td>b</td><td>274</td></tr></table>",
+    "<table><tr><th colspan=2>TTFT</th></tr><tr><td>x</td><td>274</td></tr></table>",
+    "<table><caption>TTFT</caption><tr><td>274</td></tr></table>",
+    "<table><caption>Decode tok/s</caption><tr><th>Run</th></tr><tr><td>52.3</td></tr></table>",
+    "<dl><dt>TTFT</dt><dd>time to first token</dd><dd>518</dd></dl>",  # a second definition of one term
+    "<dl><dt>TTFT</dt><dt>other</dt><dd>274</dd></dl>",
+    "Measured TTFT¹,² 274 today.",
 ]
 
 
@@ -293,6 +307,7 @@ REAL_PAGES = [
     ("| Metric | Value |\n|---|---|\n| TTFT (ms) | 274 |", "orphan-number"),
     # a table inside a cell: no row reads across it
     ("<table><tr><td><table><tr><td>TTFT</td></tr></table></td><td>274</td></tr></table>", "site-html-unsafe"),
+    ('<table><tr><th colspan="101">Setup</th></tr></table>', "site-html-unsafe"),  # a span no reading clamps
     # a line that holds only a citation is a line, as the build renders it: not a blank that ends a table
     ("TTFT\n{{ m:deepseek-coder-v2-lite-q4km-tp1-rapid.decode_tok_s[0] }}\n    274", "orphan-number"),
     (

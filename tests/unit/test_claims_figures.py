@@ -67,7 +67,10 @@ def test_more_spellings_are_figures(text: str) -> None:
 
 @pytest.mark.parametrize(
     ("text", "figure"),
-    [("TTFT¹ 274 on one card", "274"), ("TTFT₅₀ 274", "274"), ("274† ms", "274† ms"), ("Decode‡ 52.3", "52.3")],
+    [
+        *[("TTFT¹ 274 on one card", "274"), ("TTFT₅₀ 274", "274"), ("274† ms", "274† ms"), ("Decode‡ 52.3", "52.3")],
+        ("TTFT¹,² 274", "274"),
+    ],
 )
 def test_a_footnote_mark_after_a_word_hides_no_value(text: str, figure: str) -> None:
     """A footnote's mark between a metric and its value is read past, as ``TTFT<sup>1</sup> 274`` is on a page."""

@@ -702,9 +702,12 @@ def find_figures(text: str, cell: bool = False, shown: bool = False) -> list[Fig
 
 
 _SCRIPT_DIGITS = "\u00b9\u00b2\u00b3\u2070-\u2079\u2080-\u2089"
-_MARK_AFTER_WORD = re.compile(rf"(?<=[^\W_])[\u2020\u2021]+|(?<=[^\W\d_{_SCRIPT_DIGITS}])[{_SCRIPT_DIGITS}]+")
-"""A footnote's mark after a word: a dagger after a letter or digit, superscript or subscript digits after a letter
-(after a digit they are an exponent's: ``10⁹``; such a digit is no letter). Each is as long as the space it is read
+_MARK_AFTER_WORD = re.compile(
+    rf"(?<=[^\W_])[\u2020\u2021]+|(?<=[^\W\d_{_SCRIPT_DIGITS}])[{_SCRIPT_DIGITS}]+(?:,[{_SCRIPT_DIGITS}]+)*"
+)
+"""A footnote's mark after a word: a dagger after a letter or digit, superscript or subscript digits after a letter,
+several with commas between them (``TTFT¹,²``; after a digit they are an exponent's: ``10⁹``; such a digit is no
+letter). Each is as long as the space it is read
 as."""
 
 

@@ -18,6 +18,7 @@ def rendered(text: str, extensions: list[Any]) -> str:
     line, in the Markdown); ``markdown.RenderTooSlow`` when it does not render within the time a page may take. Each
     form stands as a placeholder while the page renders, as the build's markup stands there: a line that holds only a
     citation is no blank line (which would end a table or begin a code block), and then as a space."""
+    text = text.replace(_PLACEHOLDER, "\ufffd")  # the page's own stays a character, as the build shows it
     html = markdown.to_html_bounded(markdown.with_forms(text, without_forms), extensions)
     return html.replace(_PLACEHOLDER, " ")
 
@@ -42,22 +43,22 @@ def page_figures(content: str) -> list[tuple[str, str]]:
     and the build both read it (one definition: a page validation passes, the build publishes). A figure of any
     reading is a claim: the text as the build reads every page (``markdown.html_figures``), the readings of the tree
     an HTML5 parser builds (``sanitize.readings``: its text, its tables cell by cell, both without superscripts and
-    subscripts), the attributes a reader may be shown, and each column under a header that states a unit (named as
-    where it is shown). A figure several readings find is counted as often as the reading that finds it most often.
-    The renderer's citations are left out first (the build reads a page with them)."""
+    subscripts), and the attributes a reader may be shown; and each number in a column whose header or caption states
+    a unit (named as where it is shown). A figure several readings find is counted as often as the reading that finds
+    it most often. The renderer's citations are left out first (the build reads a page with them)."""
     content = markdown.without_citations(content)
-    readings = [
+    read = sanitize.readings(content)
+    texts = [
         markdown.html_figures(content),
-        *(figures.either_way(texts) for texts in sanitize.readings(content)),
+        *(figures.either_way(reading) for reading in read.texts),
         markdown.attribute_figures(content),
     ]
     most: collections.Counter[str] = collections.Counter()
-    for reading in readings:
+    for reading in texts:
         most |= collections.Counter(reading)
-    ordered = dict.fromkeys(f for reading in readings for f in reading)
+    ordered = dict.fromkeys(f for reading in texts for f in reading)
     found = [(figure, "on a hand-written page") for figure in ordered for _ in range(most[figure])]
-    columns = markdown.column_figures(content)
-    return found + [(figure, f"under the column {column!r} (in {unit})") for figure, column, unit in columns]
+    return found + [(figure, f"under the column {column!r} (in {unit})") for figure, column, unit in read.columns]
 
 
 def forged_classes(content: str) -> Iterator[str]:

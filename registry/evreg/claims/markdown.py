@@ -414,11 +414,6 @@ def _inline_removed(text: str, inline: re.Pattern[str], apart: bool) -> str:
     return "".join([*out, text[last:]])
 
 
-_TABLE_PARTS = [_part("<table", r"<table\b", r"</table\s*>", re.I)]
-_ROW_PARTS = [_part("<tr", r"<tr\b", r"</tr\s*>", re.I)]
-_CELL_PARTS = [_part("<t", rf"<t({k})\b([^>]*)>", rf"</t{k}\s*>", re.I) for k in "hd"]
-
-
 def html_figures(content: str) -> list[str]:
     """Figures in rendered HTML that did not come through the citation path, in the text a reader sees: read with
     inline elements joined to the text around them and, where one stands inside a word, set apart
@@ -433,59 +428,6 @@ def rows_figures(rows: Iterable[str]) -> list[str]:
     a few hundred texts)."""
     seen = dict.fromkeys(shown(row, apart=True) for row in rows)
     return figures.either_way(["".join(seen)])
-
-
-def column_figures(content: str) -> list[tuple[str, str, str]]:
-    """(figure, column header, unit) of each number in a column of a rendered table whose header states a unit:
-    the header's unit applies to the column's cells (hand-written pages). The header is the table's rows of header
-    cells, else its first row, and a following row of units alone (``| | tok/s |``); a cell spanning columns or rows
-    stands in each column and row it covers, as a reader sees it."""
-    found = []
-    tables = _elements(content, _TABLE_PARTS) if "<table" in content.lower() else []
-    for table in (content[o.start() : c.end()] for o, c in tables):
-        header: list[str] = []
-        carried: dict[int, int] = {}  # column -> rows a cell above still spans
-        for n, row in enumerate(table[o.start() : c.end()] for o, c in _elements(table, _ROW_PARTS)):
-            cells, carried = _laid_out(row, carried)
-            read = {text: shown(text, apart=True).strip() for text in {text for _, text in cells}}
-            marked = [read[text] for _, text in cells]
-            texts = [figures.joined(t) for t in marked]
-            if (any(kind == "h" for kind, _ in cells) and all(kind == "h" for kind, _ in cells if kind)) or n == 0:
-                header = marked
-                continue
-            if header and not any(re.search(r"\d", t) for t in texts) and any(map(figures.marked_header_unit, marked)):
-                pairs = itertools.zip_longest(header, marked, fillvalue="")
-                header = [" ".join(p for p in pair if p) for pair in pairs]
-                continue
-            # a cell is read once under each header it stands under (one spanning 999 columns of one header: once)
-            for text, heading in dict.fromkeys(zip(marked, header, strict=False)):
-                unit, name = figures.marked_header_unit(heading), figures.joined(heading)
-                if not unit:
-                    continue
-                cell = [f.text for f in figures.column_figures(figures.joined(text), unit)]
-                if figures.unmarked(text) != text:  # and set apart: ``v<b>52</b>`` shows 52
-                    cell += [f.text for f in figures.column_figures(figures.apart(text), unit) if f.text not in cell]
-                found += [(figure, name, unit) for figure in cell]
-    return found
-
-
-_SPAN = re.compile(r"""\b(col|row)span\s*=\s*["']?(\d{1,3})""", re.I)
-
-
-def _laid_out(row: str, carried: dict[int, int]) -> tuple[list[tuple[str, str]], dict[int, int]]:
-    """The cells of a table row by column ((kind, text); kind "" for a column a cell above spans into), and the
-    columns cells of this row and those above span into the next rows."""
-    out: list[tuple[str, str]] = []
-    below = {c: n - 1 for c, n in carried.items() if n > 1}
-    for opened, closed in _elements(row, _CELL_PARTS):  # <t([hd])\b([^>]*)>(.*?)</t\1\s*>, re.S | re.I
-        while len(out) in carried:
-            out.append(("", ""))
-        spans = {k.lower(): int(v) for k, v in _SPAN.findall(opened.group(2))}
-        for _ in range(max(1, spans.get("col", 1))):
-            if spans.get("row", 1) > 1:
-                below[len(out)] = spans["row"] - 1
-            out.append((opened.group(1).lower(), row[opened.end() : closed.start()]))
-    return out, below
 
 
 SCRIPT = re.compile(

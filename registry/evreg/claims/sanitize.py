@@ -9,6 +9,8 @@ visibility rule, so the figure check reads what the reader sees."""
 
 from __future__ import annotations
 
+import collections
+import itertools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -149,6 +151,9 @@ def problems(html: str, generated: bool = False) -> Iterator[Problem]:
         if tag == "table" and in_cells and not generated:  # a reader reads a row across its cells (``readings``)
             yield Problem("element", "<table> inside a table's cell", "<table")
             continue
+        for name in ("colspan", "rowspan") if tag in ("td", "th") and not generated else ():
+            if _span(node.attributes.get(name), None) > MAX_SPAN:
+                yield Problem("attribute", f"{name} over {MAX_SPAN} on <{tag}>", name)
         if tag not in tags:
             yield Problem("element", f"<{tag}>", f"<{tag}")
             continue
@@ -205,61 +210,181 @@ def shown_text(html: str, apart: bool = False) -> list[str]:
     return _runs(body, apart) if body is not None else []
 
 
-def readings(html: str) -> list[list[str]]:
-    """The texts a page shows, each reading a list of marked texts (``shown_text(html, apart=True)``): its runs; its
-    tables and definition lists read cell by cell (``_grid_texts``); and, when it has superscripts or subscripts,
-    both again with them left out (a footnote's mark or an index between a metric and its value:
-    ``TTFT<sup>1</sup> 274``, ``TTFT<sub>50</sub> 274``). One parse of the page."""
+@dataclass
+class Readings:
+    """What a page shows, read every way a reader may read it (``readings``): ``texts``, each reading a list of
+    marked texts (``shown_text(html, apart=True)``) for ``figures.either_way``; and ``columns``, (figure, column,
+    unit) of each number in a table's column whose header (or caption) states a unit."""
+
+    texts: list[list[str]]
+    columns: list[tuple[str, str, str]]
+
+
+def readings(html: str) -> Readings:
+    """The texts a page shows: its runs; its tables and definition lists read cell by cell (``_grids``); and, when it
+    has superscripts or subscripts, both again with them left out (a footnote's mark or an index between a metric and
+    its value: ``TTFT<sup>1</sup> 274``, ``TTFT<sub>50</sub> 274``). One parse of the page."""
     body = _tree(html)
     if body is None:
-        return []
-    found = [_runs(body, True), _grid_texts(body, True)]
-    if body.css_first("sup, sub") is not None:
-        found += [_runs(body, True, scripts=False), _grid_texts(body, True, scripts=False)]
-    return found
+        return Readings([], [])
+    texts, columns = [_runs(body, True)], collections.Counter[tuple[str, str, str]]()
+    for scripts in (True, False) if body.css_first("sup, sub") is not None else (True,):
+        if not scripts:
+            texts.append(_runs(body, True, scripts=False))
+        grid_texts, grid_columns = _grids(body, scripts)
+        texts.append(grid_texts)
+        columns |= collections.Counter(grid_columns)  # a figure of both readings, as often as either has it
+    return Readings(texts, list(columns.elements()))
 
 
-def _grid_texts(body: Any, apart: bool, scripts: bool = True) -> list[str]:
-    """Tables and definition lists as a reader reads them, cell by cell: a table's header row (its first row of
-    header cells, else its first row) across its cells, and each other cell after its column's header and between
-    its row's first cell and that header (``| Metric | Value |`` over ``| TTFT | 274 |`` reads ``Value 274`` and
-    ``TTFT 274 Value``; ``| Phase | Tokens |`` over ``| Prefill | 512 |`` reads ``Prefill 512 Tokens``, a count);
-    a definition after its term. The texts are kept apart by a paragraph's end."""
-    rows: dict[int, list[list[str]]] = {}
-    heads: dict[int, list[str]] = {}
+MAX_SPAN = 100
+"""The most columns or rows a hand-written page's table cell may span (``problems``; a reading clamps to it)."""
+CONTEXT = 40
+"""How much of a neighbouring cell's or header's text a cell is read with (its end before the cell, its beginning
+after it): a metric's name or a unit stands next to its number, and each cell is read a bounded number of times."""
+
+
+def _grids(body: Any, scripts: bool) -> tuple[list[str], list[tuple[str, str, str]]]:
+    """Tables and definition lists as a reader reads them, cell by cell, as an HTML5 parser lays them out (spans
+    included): a table's caption and header rows (its leading rows of header cells, else its first row, with a row
+    of units alone below them) across their cells; each other cell after its column's header, and between its left
+    neighbour (and its row's first cell) and that header (``| Metric | Value |`` over ``| TTFT | 274 |`` reads
+    ``Value 274`` and ``TTFT 274 Value``; ``| Phase | Tokens |`` over ``| Prefill | 512 |`` reads
+    ``Prefill 512 Tokens``, a count), or, when the header or caption states a unit, its numbers in that unit
+    (``column``); a definition after its first and its last term. Returns the texts, one joined by paragraph ends,
+    and the column figures."""
+    out: list[str] = []
+    columns: list[tuple[str, str, str]] = []
+    tables: dict[int, tuple[Any, list[Any]]] = {}  # a table's rows, each in the table nearest it, in one pass
     for tr in body.css("tr"):
         table = tr.parent
         while table is not None and table.tag != "table":
             table = table.parent
-        key = table.mem_id if table is not None else 0
+        tables.setdefault(table.mem_id if table is not None else 0, (table, []))[1].append(tr)
+    for table, rows in tables.values():
+        _read_table(table, rows, scripts, out, columns)
+    for dl in body.css("dl"):
+        terms: list[str] = []
+        defined = False
+        for child in dl.iter():
+            if child.tag == "dt":
+                terms, defined = ([], False) if defined else (terms, defined)
+                terms.append(" ".join(_runs(child, True, scripts, within=True)))
+            elif child.tag == "dd" and terms:
+                defined = True
+                text = _clip(" ".join(_runs(child, True, scripts, within=True)))
+                out += [f"{_tail(term)} {text}" for term in dict.fromkeys([terms[0], terms[-1]])]
+    return (["\n\n".join(dict.fromkeys(out))] if out else []), columns
+
+
+def _read_table(
+    table: Any, rows: list[Any], scripts: bool, out: list[str], columns: list[tuple[str, str, str]]
+) -> None:
+    """``_grids`` of one table's rows (its own: a table in a cell is refused on a hand-written page)."""
+    captions = [c for c in table.iter() if c.tag == "caption"] if table is not None else []
+    caption = " ".join(_runs(captions[0], True, scripts, within=True)) if captions else ""
+    caption_unit = figures.marked_header_unit(caption)
+    header: list[str] = []
+    units: dict[str, str | None] = {}  # a header's text -> the unit it states
+    carried: dict[int, tuple[str, int]] = {}  # column -> (text, rows) of a cell above that spans into the next rows
+    in_header = True
+    for n, tr in enumerate(rows):
         cells = [c for c in tr.iter() if c.tag in ("td", "th")]
-        texts = [" ".join(_runs(c, apart, scripts, within=True)) for c in cells]
-        if key not in heads and (all(c.tag == "th" for c in cells) or key not in rows):
-            heads[key] = texts
-            rows.setdefault(key, [])
-        else:
-            rows.setdefault(key, []).append(texts)
-    out = [" ".join(head) for head in heads.values()]
-    for key, of_table in rows.items():
-        head = heads.get(key, [])
-        for texts in of_table:
-            for i, cell in enumerate(texts[1:], 1):
-                over = head[i] if i < len(head) else ""
-                if not figures.marked_header_unit(over):  # else read under its header's unit (``column_figures``)
-                    out += [f"{over} {cell}", f"{texts[0]} {cell} {over}"]
-    for dd in body.css("dd"):
-        term = dd.prev
-        while term is not None and term.tag not in ("dt", "dd"):
-            term = term.prev
-        if term is not None and term.tag == "dt":
-            out.append(" ".join([*_runs(term, apart, scripts), *_runs(dd, apart, scripts)]))
-    return ["\n\n".join(out)] if out else []
+        laid, carried = _laid_out(cells, carried, scripts)
+        texts = [text for text, _, _ in laid]
+        if in_header and (
+            n == 0
+            or (cells and all(c.tag == "th" for c in cells))
+            or (
+                not any(ch.isdigit() for t in texts for ch in figures.joined(t))
+                and any(map(figures.marked_header_unit, texts))
+            )
+        ):  # a header row, or a row of units alone below one
+            out.append(" ".join([_tail(caption), *dict.fromkeys(t for t, own, _ in laid if own)]))
+            out += [f"{_tail(above)} {_clip(text)}" for above, text in zip(header, texts, strict=False) if above]
+            pairs = itertools.zip_longest(header, texts, fillvalue="")
+            header = [_clip(" ".join(p for p in pair if p)) for pair in pairs]
+            continue
+        in_header = False
+        for col, (text, own, last) in enumerate(laid):
+            if not own:
+                continue
+            # under the header of the first and of the last column it spans, once under each header text
+            for over in dict.fromkeys(header[at] if at < len(header) else "" for at in (col, last)):
+                if over not in units:
+                    units[over] = figures.marked_header_unit(over)
+                if units[over] or caption_unit:  # its numbers in the header's unit, or the caption's
+                    unit, name = (units[over], over) if units[over] else (caption_unit, caption)
+                    columns += [(figure, figures.joined(name), str(unit)) for figure in _in_unit(text, str(unit))]
+                    continue
+                cell = _clip(text)
+                out += [f"{_tail(over)} {cell}", f"{_tail(caption)} {cell}"]
+                for before in dict.fromkeys([laid[col - 1][0] if col else "", laid[0][0] if col > 1 else ""]):
+                    out.append(f"{_tail(before)} {cell} {_head(over)}")
+
+
+def _laid_out(
+    cells: list[Any], carried: dict[int, tuple[str, int]], scripts: bool
+) -> tuple[list[tuple[str, bool, int]], dict[int, tuple[str, int]]]:
+    """A row's cells by column, as a browser lays them out: (text, whether the cell begins here, the last column it
+    spans), a cell spanning columns in each of them and one from a row above in its column; and the columns cells
+    of this row and those above span into the next rows. Spans are clamped to ``MAX_SPAN``."""
+    out: list[tuple[str, bool, int]] = []
+    below = {c: (text, n - 1) for c, (text, n) in carried.items() if n > 1}
+
+    def from_above() -> None:
+        while len(out) in carried:
+            out.append((carried[len(out)][0], False, len(out)))
+
+    for cell in cells:
+        from_above()
+        text = " ".join(_runs(cell, True, scripts, within=True))
+        wide, tall = (_span(cell.attributes.get(name)) for name in ("colspan", "rowspan"))
+        first = len(out)
+        for k in range(wide):
+            if tall > 1:
+                below[len(out)] = (text, tall - 1)
+            out.append((text, k == 0, first + wide - 1))
+    from_above()
+    return out, below
+
+
+def _span(value: str | None, most: int | None = MAX_SPAN) -> int:
+    """A colspan or rowspan as a browser reads it (its leading digits; 1 if none or 0), clamped to ``most``."""
+    digits = re.match(r"\s*(\d+)", value or "")
+    n = max(1, int(digits.group(1)[:6])) if digits else 1
+    return n if most is None else min(most, n)
+
+
+def _in_unit(text: str, unit: str) -> list[str]:
+    """The figures of a cell under a column in ``unit``, read joined and set apart (``v<b>52</b>`` shows 52)."""
+    found = [f.text for f in figures.column_figures(figures.joined(text), unit)]
+    if figures.unmarked(text) != text:
+        found += [f.text for f in figures.column_figures(figures.apart(text), unit) if f.text not in found]
+    return found
+
+
+def _clip(text: str) -> str:
+    """A cell's text as read beside its neighbours: whole, or its beginning and its end when it is long (its middle
+    is read in the page's text)."""
+    return text if len(text) <= 8 * CONTEXT else f"{_head(text, 4 * CONTEXT)}\n\n{_tail(text, 4 * CONTEXT)}"
+
+
+def _tail(text: str, n: int = CONTEXT) -> str:
+    """The last words of ``text`` (about ``n`` characters)."""
+    return text if len(text) <= n else text[-n:].split(" ", 1)[-1]
+
+
+def _head(text: str, n: int = CONTEXT) -> str:
+    """The first words of ``text`` (about ``n`` characters)."""
+    return text if len(text) <= n else text[:n].rsplit(" ", 1)[0]
 
 
 def _runs(top: Any, apart: bool, scripts: bool = True, within: bool = False) -> list[str]:
     """``shown_text`` of the tree under ``top``; without its superscripts and subscripts unless ``scripts``; ``within``:
-    without the tables inside it (a cell's own text: a hand-written page may hold no table in a cell, ``problems``,
-    and each node is read for one cell however deep a generated page's tables nest)."""
+    without the tables and definition lists inside it (a cell's or a definition's own text: a hand-written page may
+    hold no table in a cell, ``problems``; a list is read in its own terms; so each node is read for one cell or
+    definition however deep they nest)."""
     runs: list[str] = []
     current: list[str] = []
 
@@ -269,7 +394,7 @@ def _runs(top: Any, apart: bool, scripts: bool = True, within: bool = False) -> 
             runs.append(text)
         current.clear()
 
-    skip = frozenset({"-comment", *(() if scripts else ("sub", "sup")), *(("table",) if within else ())})
+    skip = frozenset({"-comment", *(() if scripts else ("sub", "sup")), *(("table", "dl") if within else ())})
     in_code = 0
     for node, leaving in _walk(top, skip):  # a block's end splits the text as its start does
         tag = node.tag
