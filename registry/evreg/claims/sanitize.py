@@ -142,7 +142,11 @@ def problems(html: str, generated: bool = False) -> Iterator[Problem]:
     body = _tree(html)
     tags = GENERATED_TAGS if generated else TAGS
     in_cells = 0
-    for node, leaving in _walk(body) if body is not None else ():
+    # a generated page (every page of the site) in the parser's own order; a hand-written one with the cells it is in
+    if body is None:
+        return
+    nodes = ((n, False) for n in body.traverse(include_text=False)) if generated else _walk(body)
+    for node, leaving in nodes:
         tag = node.tag
         if tag in ("td", "th"):
             in_cells += -1 if leaving else 1
