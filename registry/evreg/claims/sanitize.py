@@ -141,10 +141,10 @@ def problems(html: str, generated: bool = False) -> Iterator[Problem]:
     made, held to the renderer's wider allowlist (tables with controls, SVG charts) as a final net."""
     body = _tree(html)
     tags = GENERATED_TAGS if generated else TAGS
-    in_cells = 0
-    # a generated page (every page of the site) in the parser's own order; a hand-written one with the cells it is in
     if body is None:
         return
+    in_cells = 0
+    # a generated page (every page of the site) in the parser's own order; a hand-written one with the cells it is in
     nodes = ((n, False) for n in body.traverse(include_text=False)) if generated else _walk(body)
     for node, leaving in nodes:
         tag = node.tag
