@@ -289,5 +289,5 @@ def test_main_catalogues_before_it_saves_the_cache_a_pull_request_restores() -> 
     assert ROWS_DIR.startswith("build/cache/")
     judge = yaml.safe_load((REPO / ".github/workflows/pull-request.yml").read_text())["jobs"]["judge"]["steps"]
     restored = next(i for i, s in enumerate(judge) if s.get("uses", "").startswith("actions/cache/restore@"))
-    builds = next(i for i, s in enumerate(judge) if s.get("run", "").endswith('evreg" build'))
+    builds = next(i for i, s in enumerate(judge) if s.get("run", "").endswith('evreg" build --check'))
     assert restored < builds

@@ -138,7 +138,7 @@ def test_a_pull_request_that_weakens_a_rule_is_judged_by_its_base(tmp_path: Path
     assert steps["change: Install the base's evreg and the change's"] == 0, codes
     # The base's validator refuses the figure the weakened rule lets through, and so does the base's build.
     assert steps["judge: Validate the change against its merge base"] == 1, codes
-    assert steps["judge: Build the site"] != 0, codes
+    assert steps["judge: Build and check every page of the site"] != 0, codes
     assert "orphan-number" in summary and "999.5 tok/s" in summary
     # The impact of the rule change is in the job summary: the orphan findings it would drop, by code.
     impact = summary[summary.index("## Impact of this change to the validator") :]

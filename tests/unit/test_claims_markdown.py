@@ -110,6 +110,21 @@ def test_the_apart_reading_only_adds_figures(pieces: list[str]) -> None:
     assert not joined - Counter(orphans_in_html(content))
 
 
+@given(st.lists(st.sampled_from(_PIECES), max_size=14), st.integers(min_value=1, max_value=3))
+def test_a_remembered_window_reads_as_a_fresh_one(pieces: list[str], copies: int) -> None:
+    """The windows read apart are remembered by their text (a site repeats a few of them on every page): a page read
+    with every window remembered, or with them repeated on the page, finds what it finds when each is read fresh."""
+    from evreg.claims import figures
+
+    content = "<p>" + "</p><p>".join(["".join(pieces)] * copies) + "</p>"
+    marked = markdown.shown(content, apart=True)
+    fresh = [f.text for f in figures.find_figures(figures.joined(marked), shown=True)]
+    fresh += [t for a, b in figures._windows(marked) for t in figures._apart_only(marked[a:b])]
+    figures._remembered_apart_only.cache_clear()
+    assert figures.either_way([marked]) == fresh
+    assert figures.either_way([marked]) == fresh  # now from what was remembered
+
+
 def test_an_element_inside_a_word_is_read_set_apart() -> None:
     """A style may set an inline element off from the word it stands in (a heading's permalink, a bold run)."""
     assert orphans_in_html("<h2>Notes<a class='headerlink' href='#n'>52.3 tok/s</a></h2>") == ["52.3 tok/s"]

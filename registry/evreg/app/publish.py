@@ -24,7 +24,8 @@ from evreg.store import workers
 
 @dataclass
 class Built:
-    """A published site: where, its pages and bytes, how long the whole build and the site took, and its receipt."""
+    """A published site: where, its pages and bytes, how long the whole build and the site took, and its receipt
+    (``published`` False: its pages made and checked, nothing written, no bytes counted)."""
 
     out: Path
     pages: int
@@ -37,15 +38,18 @@ class Built:
     taken: int = 0  # record pages taken as an earlier build made them, nothing they read changed
     pieces_taken: int = 0  # pieces of the site's own pages (a comparison's workloads) taken so
     downloads: tuple[int, int] | None = None  # the data downloads' pieces taken from an earlier export, and all
+    published: bool = True
 
 
 def default_out(root: Path) -> Path:
     return root / "build" / "site"
 
 
-def build(root: Path, out: Path | None = None, as_of: str | None = None) -> Built:
+def build(root: Path, out: Path | None = None, as_of: str | None = None, publish: bool = True) -> Built:
     """Validate, build the catalog and the data downloads, and build the site into ``out``. Refused when
-    validation has errors, and when a rendered figure did not come through a citation (orphan-number).
+    validation has errors, and when a rendered figure did not come through a citation (orphan-number). Unless
+    ``publish``, every page is made and checked and the site is not written (``out`` is left as it is): a pull
+    request's check, which publishes nothing.
 
     Every page names what it was built from (its receipt, ``evreg.site.receipt``: taken before validation, so a
     change meanwhile shows as a difference when the site is verified), also written as ``receipt.json``."""
@@ -65,7 +69,7 @@ def build(root: Path, out: Path | None = None, as_of: str | None = None) -> Buil
     # the data downloads are exported in a process of their own while the build reads the catalog
     kept = root / DOWNLOADS_DIR if cache_problem(root, DOWNLOADS_DIR) is None else None
     with printing.escaped_logs(), workers.beside(_export, db, downloads, kept) as exported:
-        built = sitebuild.build_site(root, db, downloads, out, code_docs(), exported, taken)
+        built = sitebuild.build_site(root, db, downloads, out, code_docs(), exported, taken, publish)
         pieces = exported()
     if built.findings:
         raise Refused("build failed: nothing was published (see the findings above)", built.findings)
@@ -82,6 +86,7 @@ def build(root: Path, out: Path | None = None, as_of: str | None = None) -> Buil
         built.taken,
         built.pieces_taken,
         pieces,
+        publish,
     )
 
 

@@ -461,13 +461,17 @@ def query(ctx: Context, sql: str, fmt: str, db: Path | None, as_of: str | None) 
 # -- site ------------------------------------------------------------------------
 
 
-def _built(root: Path, out: Path | None, as_of: str | None) -> None:
-    built = publish.build(root, out, as_of)
+def _built(root: Path, out: Path | None, as_of: str | None, check: bool = False) -> None:
+    built = publish.build(root, out, as_of, publish=not check)
+    what = (
+        f"built {built.pages} pages ({built.size / 1e6:.1f} MB) into {built.out}"
+        if built.published
+        else f"checked {built.pages} pages (nothing written)"
+    )
     click.echo(
-        f"built {built.pages} pages ({built.size / 1e6:.1f} MB) into {built.out} in {built.seconds:.1f} s "
-        f"(site {built.site_seconds:.1f} s); generated pages checked {len(built.scanned)}, unchanged since an earlier "
-        f"build's checks {built.reused}; record pages taken from an earlier build (nothing they read changed) "
-        f"{built.taken}, pieces of the site's own pages {built.pieces_taken}"
+        f"{what} in {built.seconds:.1f} s (site {built.site_seconds:.1f} s); generated pages checked "
+        f"{len(built.scanned)}, unchanged since an earlier build's checks {built.reused}; record pages taken from an "
+        f"earlier build (nothing they read changed) {built.taken}, pieces of the site's own pages {built.pieces_taken}"
         + (
             f"; data downloads' pieces taken from an earlier export {built.downloads[0]} of {built.downloads[1]}"
             if built.downloads is not None
@@ -479,16 +483,21 @@ def _built(root: Path, out: Path | None, as_of: str | None) -> None:
 
 @cli.command()
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="Output folder (default: build/site).")
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Make and check every page, and write no site (a pull request's check: the output folder is left as it is).",
+)
 @AS_OF_OPTION
 @FORMAT_OPTION
 @pass_ctx
-def build(ctx: Context, out: Path | None, as_of: str | None, fmt: str) -> None:
+def build(ctx: Context, out: Path | None, check: bool, as_of: str | None, fmt: str) -> None:
     """Validate, build the catalog and the data downloads, and build the site.
 
     Refuses to publish when validation has errors, and fails on any rendered
     figure that did not come through a citation (orphan-number).
     """
-    _built(ctx.root, out, as_of)
+    _built(ctx.root, out, as_of, check)
 
 
 @cli.command()

@@ -132,7 +132,7 @@ def run_process(argv: list[str], cwd: Path, log: Path, env: dict[str, str] | Non
         max_rss_mib=usage.ru_maxrss / 1024,
         tree_pss_mib=peak[0],
         returncode=proc.returncode,
-        tail=lines[-1][:300] if lines else "",
+        tail=lines[-1][:600] if lines else "",
     )
 
 
@@ -455,7 +455,7 @@ PR_STEPS = (
         "validate --base, annotations and summary",
         ("validate", "--base", "{base}", "--format", "github", "--format", "summary={summary}"),
     ),
-    ("build", ("build",)),
+    ("build --check", ("build", "--check")),
 )
 """The pull-request workflow's checks, in its order (``schema --check`` and the first ``fmt`` are the ``change``
 job's; the others the ``judge``'s): each a process of its own, as CI runs them."""
@@ -505,7 +505,7 @@ def _pull_request(b: Bench, floor_s: float) -> dict[str, Any]:
                 argv = [a.format(base=sha, summary=summary) for a in args]
                 run = b.run(f"pr-{how}-{name.split()[0]}", *argv, ok=(0, 1), cwd=clone)
                 runs[name][how].append(run)
-                if how == "restored" and name == "build":  # its line on the pages whose scans it reused
+                if how == "restored" and name.startswith("build"):  # its line on the pages whose scans it reused
                     built = run.tail.partition("; ")[2]
             if how == "restored":  # the job summary's line on the units
                 said = next((x for x in _text(summary).splitlines() if "units reused" in x), "")

@@ -89,8 +89,10 @@ class SitePlugin(BasePlugin):
         exported: Callable[[], object],
         receipt: Receipt | None = None,
         checks: Checks | None = None,
+        publish: bool = True,
     ) -> None:
         super().__init__()
+        self.publish = publish  # False: every page is made and checked, and the record pages and evidence not written
         # the scans of generated pages, reused for pages whose content is unchanged (``evreg.site.reuse``)
         self.checks = checks or Checks("")
         self.receipt = receipt  # what the site was built from: in a footer on every page, and in receipt.json
@@ -301,7 +303,8 @@ class SitePlugin(BasePlugin):
             raise PluginError(f"{len(self.findings)} orphan numbers on rendered pages")
         if self.records:
             self._write_records(site)
-        self.evidence_published = publish_evidence(self.root, self.pages, site)
+        if self.publish:
+            self.evidence_published = publish_evidence(self.root, self.pages, site)
         if self.receipt is not None:
             (site / RECEIPT_FILE).write_text(self.receipt.to_json(), "utf-8")
 
@@ -345,6 +348,8 @@ class SitePlugin(BasePlugin):
                 with open(os.path.join(folder, "index.html"), "wb") as out:
                     out.write(b"".join((top.encode("utf-8"), data[m.offset : m.offset + m.size], tail.encode())))
 
+        if not self.publish:
+            return
         # most of the time is the file system's (a folder and a file per page: 54,000 at 100,000 measurements), which
         # threads share; each part's pages are written by one thread
         parts = [(part, list(made)) for part, made in itertools.groupby(self.records, key=lambda m: m.part)]
@@ -688,11 +693,14 @@ def build_site(
     code_docs: list[Code] | None = None,
     exported: Callable[[], object] = lambda: None,
     receipt: Receipt | None = None,
+    publish: bool = True,
 ) -> Built:
     """Run MkDocs over the generated and hand-written pages into ``out`` (atomically). ``exported`` waits until
     the data downloads are in ``downloads`` (their export may run beside the build: ``evreg build`` exports them in
     a process of its own while this one reads the catalog). ``receipt``: what the site is built from, shown on every
-    page and written as ``receipt.json``; MkDocs' build date is its date (``receipt.build_date``)."""
+    page and written as ``receipt.json``; MkDocs' build date is its date (``receipt.build_date``). Unless
+    ``publish``, every page is made and checked as for publishing and ``out`` is left as it is: the record pages
+    (nearly all of a large site's bytes) and the evidence files are not written, and the rest is removed."""
     from mkdocs.commands.build import build
     from mkdocs.exceptions import Abort, BuildError, PluginError
 
@@ -721,7 +729,7 @@ def build_site(
         checks = Checks.load(root, site_version(root, receipt.rules if receipt is not None else rules_digest()))
     pending = checks.pending_dir(root, out.parent)
     try:
-        plugin = SitePlugin(root, db, downloads, code_docs or [], pending, exported, receipt, checks)
+        plugin = SitePlugin(root, db, downloads, code_docs or [], pending, exported, receipt, checks, publish)
         config.plugins["evreg"] = plugin
         with build_date(receipt):
             build(config)
@@ -747,7 +755,12 @@ def build_site(
     for folder, _, names in os.walk(staging):  # one walk of the 100k site's 108,000 files, not two
         built.pages += names.count("index.html")
         built.size += sum(os.stat(os.path.join(folder, name)).st_size for name in names)
-    _replace_dir(staging, out)
+    if publish:
+        _replace_dir(staging, out)
+    else:
+        shutil.rmtree(staging, ignore_errors=True)
+        built.pages += len(plugin.records)  # made and checked, not written
+        built.size = 0
     return built
 
 
