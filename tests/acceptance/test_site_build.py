@@ -4,6 +4,7 @@ unbaselined figures are published as validation reads them."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 import shutil
 import subprocess
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from evreg.claims.markdown import html_figures as orphans_in_html
-from helpers import REPO, F, Reg, evreg, validate_then_build
+from helpers import EVIDENCE, REPO, F, Reg, evreg, validate_then_build
 
 
 def site_setup(reg: Reg) -> None:
@@ -88,6 +89,26 @@ def test_a_checking_build_checks_every_page_a_build_publishes_and_writes_none(re
     assert "site/contributing.md" in refused.stdout and "'52.3 tok/s'" in refused.stdout
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == site
     assert [p.name for p in reg.root.joinpath("build").iterdir() if p.name.startswith(".")] == []
+
+
+def test_nothing_under_site_takes_the_place_of_a_record_page_or_an_evidence_file(reg: Reg) -> None:
+    """A hand-written page published where a record's page or an evidence file goes is refused, by the build and by
+    its check alike: never written over, never a crash."""
+    site_setup(reg)
+    sha = hashlib.sha256((reg.root / EVIDENCE).read_bytes()).hexdigest()
+    for page, place in (
+        ("site/packets/pkt.md", "page packets/pkt/"),
+        (f"site/evidence/{sha}/run.json.md", f"evidence file evidence/{sha}/run.json"),
+    ):
+        (reg.root / page).parent.mkdir(parents=True, exist_ok=True)
+        (reg.root / page).write_text("# Notes\n\nNothing here.\n")
+        for args in (("build",), ("build", "--check")):
+            result = evreg(*args, cwd=reg.root)
+            assert result.returncode == 1, result.stdout + result.stderr
+            assert f"takes the place of the generated {place}" in result.stdout, result.stdout
+        (reg.root / page).unlink()
+    assert not (reg.root / "build/site").exists()
+    assert evreg("build", "--check", cwd=reg.root).returncode == 0
 
 
 @pytest.mark.slow

@@ -824,10 +824,11 @@ def _apart_only(window: str) -> tuple[str, ...]:
     return tuple(found)
 
 
-_REMEMBERED_WINDOW = 4096
-_remembered_apart_only = functools.lru_cache(maxsize=8192)(_apart_only)
+_REMEMBERED_WINDOW = 1024
+_remembered_apart_only = functools.lru_cache(maxsize=2048)(_apart_only)
 """``_apart_only`` of windows up to ``_REMEMBERED_WINDOW`` characters, remembered: the site's pages repeat the same few
-windows (its navigation, a badge beside its label: 26,000 windows of 1,100 coverage pages are 113 texts)."""
+windows (its navigation, a badge beside its label: 26,000 windows of 1,100 coverage pages are 113 texts). At most
+some 40 MB: 2,048 windows of 1,024 characters beyond the Basic Multilingual Plane, and a figure every few characters."""
 
 
 def _spaceless(text: str) -> str:

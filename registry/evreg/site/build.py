@@ -301,10 +301,17 @@ class SitePlugin(BasePlugin):
             from mkdocs.exceptions import PluginError
 
             raise PluginError(f"{len(self.findings)} orphan numbers on rendered pages")
+        evidence = evidence_files(self.root, self.pages)
+        places = [(page_url(m.path), "page") for m in self.records] + [(dest, "evidence file") for dest, _ in evidence]
+        if taken := occupied(site, places):  # refused, as a build refuses them: never written over
+            from mkdocs.exceptions import PluginError
+
+            self.findings += taken
+            raise PluginError(f"{len(taken)} generated pages or evidence files whose place is taken")
         if self.records:
             self._write_records(site)
         if self.publish:
-            self.evidence_published = publish_evidence(self.root, self.pages, site)
+            self.evidence_published = publish_evidence(evidence, site)
         if self.receipt is not None:
             (site / RECEIPT_FILE).write_text(self.receipt.to_json(), "utf-8")
 
@@ -625,35 +632,72 @@ def shell_page() -> Page:
     return shell
 
 
-def publish_evidence(root: Path, pages: Pages, site: Path) -> int:
-    """Copy every local evidence file (and held copy of an external one) the catalog lists as present into the site,
-    by content (``evidence/SHA256/NAME``): copies of one file are published once. A file is copied only when it is
-    a regular file of the repository's own files (a symlink is followed only to one of those, as validation follows
-    it) whose bytes still have the catalog's sha256. Returns the number of files published."""
+def evidence_files(root: Path, pages: Pages) -> list[tuple[str, list[str]]]:
+    """Every local evidence file (and held copy of an external one) the catalog lists as present, by its place in the
+    site (``evidence/SHA256/NAME``: copies of one file are published once), with the files that may fill it: regular
+    files of the repository's own files (a symlink is followed only to one of those, as validation follows it)."""
     real_root = os.path.realpath(root)
-    done: set[str] = set()
+    files: dict[str, list[str]] = {}
     for rows in pages.evidence.values():
         for ev in rows:
             local = ev.path if ev.ref_kind == "local" else ev.held  # a held copy of an external file, or none
-            if local is None or not ev.present or not ev.sha256:
-                continue
-            dest = evidence_url(ev.sha256, ev.path)
-            if dest in done or outside_repository(local):
+            if local is None or not ev.present or not ev.sha256 or outside_repository(local):
                 continue
             real = os.path.realpath(root / local)  # a link to a file of the repository is that file, as validated
             inside = os.path.commonpath([real, real_root]) == real_root
-            if not inside or outside_repository(os.path.relpath(real, real_root)):
-                continue
-            if not os.path.isfile(real):
-                continue
+            if inside and not outside_repository(os.path.relpath(real, real_root)) and os.path.isfile(real):
+                files.setdefault(evidence_url(ev.sha256, ev.path), []).append(real)
+    return list(files.items())
+
+
+def publish_evidence(files: list[tuple[str, list[str]]], site: Path) -> int:
+    """Copy the evidence files (``evidence_files``) into the site: at each place, the first of its files whose bytes
+    still have the sha256 the place names. Returns the number of files published."""
+    done = 0
+    for dest, reals in files:
+        for real in reals:
             data = Path(real).read_bytes()
-            if hashlib.sha256(data).hexdigest() != ev.sha256:
-                continue
-            target = site / dest
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
-            done.add(dest)
-    return len(done)
+            if hashlib.sha256(data).hexdigest() == dest.split("/")[1]:
+                target = site / dest
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
+                done += 1
+                break
+    return done
+
+
+def occupied(site: Path, places: list[tuple[str, str]]) -> list[Finding]:
+    """A finding for each place in the built site (a folder or file, by its path in the site) that MkDocs' output
+    already holds, or below a file or link: a page or file under ``site/`` took the address of a generated page or
+    an evidence file (``site/packets/ID.md``, ``site/evidence/SHA/NAME.md``), which would be written over, or
+    could not be written."""
+    kinds: dict[str, str | None] = {"": "dir"}
+
+    def kind(rel: str) -> str | None:
+        if rel not in kinds:
+            path = os.path.join(site, rel)
+            kinds[rel] = (
+                "dir" if os.path.isdir(path) and not os.path.islink(path) else "file" if os.path.lexists(path) else None
+            )
+        return kinds[rel]
+
+    found = []
+    for place, what in places:
+        parts = place.strip("/").split("/")
+        ancestors = ("/".join(parts[:i]) for i in range(1, len(parts)))
+        taken = next((a for a in ancestors if kind(a) == "file"), None) or (
+            "/".join(parts) if kind("/".join(parts)) is not None else None
+        )
+        if taken is not None:
+            found.append(
+                codes.SITE_FILE_UNSAFE.at(
+                    f"{SITE_DIR}/{taken}",
+                    "",
+                    f"the site's {taken} takes the place of the generated {what} {place}",
+                    f"rename or remove what under {SITE_DIR}/ is published at {taken}",
+                )
+            )
+    return found
 
 
 def one_break(html: str) -> str:
@@ -734,6 +778,18 @@ def build_site(
         with build_date(receipt):
             build(config)
         checks.save(root, pending)
+        built = Built(
+            reused=checks.reused, scanned=checks.scanned, taken=checks.taken, pieces_taken=checks.pieces_taken
+        )
+        for folder, _, names in os.walk(staging):  # one walk of the 100k site's 108,000 files, not two
+            built.pages += names.count("index.html")
+            built.size += sum(os.stat(os.path.join(folder, name)).st_size for name in names) if publish else 0
+        if publish:
+            _replace_dir(staging, out)
+        else:
+            built.pages += len(plugin.records)  # made and checked, not written (no other page holds their places)
+            shutil.rmtree(staging, ignore_errors=True)
+        return built
     except (PluginError, BuildError, Abort):
         shutil.rmtree(staging, ignore_errors=True)
         if plugin is None or not plugin.findings:
@@ -751,17 +807,6 @@ def build_site(
         raise
     finally:
         shutil.rmtree(pending, ignore_errors=True)
-    built = Built(reused=checks.reused, scanned=checks.scanned, taken=checks.taken, pieces_taken=checks.pieces_taken)
-    for folder, _, names in os.walk(staging):  # one walk of the 100k site's 108,000 files, not two
-        built.pages += names.count("index.html")
-        built.size += sum(os.stat(os.path.join(folder, name)).st_size for name in names)
-    if publish:
-        _replace_dir(staging, out)
-    else:
-        shutil.rmtree(staging, ignore_errors=True)
-        built.pages += len(plugin.records)  # made and checked, not written
-        built.size = 0
-    return built
 
 
 def _replace_dir(new: Path, target: Path) -> None:
