@@ -437,8 +437,9 @@ def make_records(pages: Pages, part: tuple[int, list[Job]], pending: Path, check
                     kept[0].numbers if kept is not None else (),
                 )
             )
-            spill.write(data)
-            spill.write(entries)  # after the HTML: kept with it (``Checks.record``)
+            if checks.saving:
+                spill.write(data)
+                spill.write(entries)  # after the HTML: kept with it (``Checks.record``)
     return out
 
 
@@ -771,6 +772,7 @@ def build_site(
     plugin: SitePlugin | None = None
     with no_cycle_collection(lasting=True):  # the kept pages' table, read for the whole build
         checks = Checks.load(root, site_version(root, receipt.rules if receipt is not None else rules_digest()))
+    checks.saving = publish  # a check keeps nothing: the next build reuses what the last one kept
     pending = checks.pending_dir(root, out.parent)
     try:
         plugin = SitePlugin(root, db, downloads, code_docs or [], pending, exported, receipt, checks, publish)

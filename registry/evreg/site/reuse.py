@@ -126,6 +126,7 @@ class Checks:
     made: dict[str, list[Any]] = field(default_factory=dict)  # the record pages this build made or took, as stored
     taken: int = 0  # record pages taken from the packs (counted as they come back from the workers)
     pieces_taken: int = 0  # pieces of the site's own pages taken from the packs (``Spill``)
+    saving: bool = True  # False: a check (``evreg build --check``) reads the kept entries and packs, writes none
 
     @classmethod
     def load(cls, root: Path, version: str) -> Checks:
@@ -198,7 +199,7 @@ class Checks:
     def save(self, root: Path, pending: Path | None = None) -> None:
         """Write the entries this build used or made, and no other (a read-only checkout still builds); with
         ``pending`` (where this build's packs were written, ``pending_dir``), keep the record pages it made or took."""
-        if not self.mine:
+        if not (self.mine and self.saving):
             return
         data = {"format": FORMAT, "version": self.version, "entries": self.used}
         with contextlib.suppress(OSError):
@@ -254,8 +255,8 @@ class Checks:
 
     def pending_dir(self, root: Path, beside: Path) -> Path:
         """A new folder for this build's packs: under ``root``'s cache when the cache is this machine's own (``save``
-        puts it in place of the kept packs), else a temporary one ``beside`` the site."""
-        if self.mine:
+        puts it in place of the kept packs), else (or when it keeps nothing) a temporary one ``beside`` the site."""
+        if self.mine and self.saving:
             folder = root / PACKS_DIR
             with contextlib.suppress(OSError):
                 folder.parent.mkdir(parents=True, exist_ok=True)
@@ -338,9 +339,11 @@ class Spill:
             value = read(data)
             assert value is not None, f"a piece made for {name} is not one read can take"
         digest = content_digest(data)
-        with open(self.pack, "ab") as out:
-            offset = out.tell()
-            out.write(data)
+        offset = 0
+        if self.checks.saving:
+            with open(self.pack, "ab") as out:
+                offset = out.tell()
+                out.write(data)
         where = [self.part, offset, len(data), 0]
         sealed = seal(name, digest, "", trace.inputs, b"")
         self.entries[name] = [digest, "", *where, trace.inputs, reads, sealed]
