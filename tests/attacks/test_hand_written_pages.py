@@ -216,6 +216,17 @@ CLOSED_PAGES = [
     "<dl><dt>TTFT</dt><dd>time to first token</dd><dd>518</dd></dl>",  # a second definition of one term
     "<dl><dt>TTFT</dt><dt>other</dt><dd>274</dd></dl>",
     "Measured TTFT¹,² 274 today.",
+    # a footnote's mark of any kind between a metric and its value
+    "Measured TTFTᵃ 274 today.",
+    "Measured TTFT[1] 274 today.",
+    "Measured TTFT[a],[b] 274 today.",
+    "Measured TTFT<sup>1</sup>,<sup>2</sup> 274 today.",
+    "Measured TTFT<sup>a</sup>,<sup>b</sup> 274 today.",
+    # a heading or a title over its value, as a term over its definition
+    "## Decode tok/s\n\n52.3",
+    "### TTFT (ms)\n\n274 on one card.",
+    '!!! note "Decode tok/s"\n    61.4',
+    "<details markdown><summary>Decode tok/s</summary>\n\n62.5\n\n</details>",
 ]
 
 
@@ -248,6 +259,9 @@ HONEST_INSIDE_WORDS = [
     "TTFT<sup>1</sup> is measured, Decode<sup>2</sup> too.",
     "TTFT<sub>50</sub> is the median.",
     "We ran on two [RTX 4090](https://example.org)s and **H100**s.",  # a plural of a linked or bold name
+    "## Decode tok/s\n\nWe ran 3 runs of 512 tokens on 2 cards.",  # counts under a heading that names a unit
+    '!!! note "TTFT"\n    Measured from the first byte, in 2 runs.',
+    "TTFTᵃ is measured from the first byte; TTFT at the 99ᵗʰ percentile too.",
 ]
 
 

@@ -4,6 +4,8 @@ versions are not."""
 
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -70,6 +72,9 @@ def test_more_spellings_are_figures(text: str) -> None:
     [
         *[("TTFT¹ 274 on one card", "274"), ("TTFT₅₀ 274", "274"), ("274† ms", "274† ms"), ("Decode‡ 52.3", "52.3")],
         ("TTFT¹,² 274", "274"),
+        *[("TTFTᵃ 274", "274"), ("TTFTᵃ,ᵇ 274", "274"), ("TTFT[1] 274", "274"), ("TTFT[^2] 274", "274")],
+        *[("TTFT[a],[b] 274", "274"), ("TTFT[1,2] 274", "274"), ("TTFT†,‡ 274", "274")],
+        ("52.3[1] tok/s", "52.3[1] tok/s"),
     ],
 )
 def test_a_footnote_mark_after_a_word_hides_no_value(text: str, figure: str) -> None:
@@ -77,9 +82,23 @@ def test_a_footnote_mark_after_a_word_hides_no_value(text: str, figure: str) -> 
     assert [f.text for f in find_figures(text)] == [figure]
 
 
-@pytest.mark.parametrize("text", ["TTFT¹ is measured from the first byte.", "H₂O cools it.", "Qwen³ is out."])
+@pytest.mark.parametrize(
+    "text",
+    [
+        *["TTFT¹ is measured from the first byte.", "H₂O cools it.", "Qwen³ is out.", "TTFTᵃ is measured."],
+        *["TTFT at the 99ᵗʰ percentile is measured.", "TTFT[1] is measured.", "Run x[0] 3 times, see [1] 274."],
+    ],
+)
 def test_a_footnote_mark_alone_is_no_figure(text: str) -> None:
     assert find_figures(text) == [], text
+
+
+def test_every_superscript_and_subscript_letter_is_a_mark_after_a_word() -> None:
+    """The blocks searched for them hold every one Unicode has."""
+    raised = ("<super>", "<sub>")
+    scripts = (chr(c) for c in range(0x80, 0x110000) if unicodedata.decomposition(chr(c)).startswith(raised))
+    every = {ch for ch in scripts if unicodedata.normalize("NFKC", ch).isalpha()}
+    assert set(figures._SCRIPT_LETTERS) == every
 
 
 @pytest.mark.parametrize("text", ["at 3.35 TB/s of bandwidth", "3350 GBps", "~1.8TB/s"])

@@ -701,7 +701,7 @@ def find_figures(text: str, cell: bool = False, shown: bool = False) -> list[Fig
         return []  # most prose: no number in digits or words (a superscript or circled digit is no \d: fold first)
     beyond = None if text.isascii() else _beyond_ascii(text)
     found = _found_folded(text, _without_citations(text), shown, cell, beyond)
-    if beyond and not beyond.isdisjoint(_MARK_CHARACTERS) and _MARK_AFTER_WORD.search(text) is not None:
+    if ((beyond and not beyond.isdisjoint(_MARK_CHARACTERS)) or "[" in text) and _MARK_AFTER_WORD.search(text):
         # and read with the footnote marks after words as spaces (``TTFT¹ 274``, ``274† ms``: a mark gives no value)
         spaced = _MARK_AFTER_WORD.sub(lambda m: " " * len(m.group()), text)
         for k, f in _found_folded(text, _without_citations(spaced), shown, cell, beyond).items():
@@ -710,18 +710,34 @@ def find_figures(text: str, cell: bool = False, shown: bool = False) -> list[Fig
 
 
 _SCRIPT_DIGITS = "\u00b9\u00b2\u00b3\u2070-\u2079\u2080-\u2089"
+_SCRIPT_LETTERS = "".join(
+    ch
+    for low, high in ((0x80, 0x3200), (0xA600, 0xAB80), (0x10780, 0x107C0), (0x1E000, 0x1E100), (0x1F100, 0x1F200))
+    for ch in map(chr, range(low, high))
+    if unicodedata.decomposition(ch).startswith(("<super>", "<sub>")) and unicodedata.normalize("NFKC", ch).isalpha()
+)
+"""Superscript and subscript letters (``ᵃ``, ``ʰ``, ``ₐ``; the blocks that hold them all): NFKC folds them to letters
+(``TTFTᵃ`` would read as a word, ``TTFTa``)."""
 _MARK_CHARACTERS = frozenset(
-    "\u2020\u2021\u00b9\u00b2\u00b3" + "".join(map(chr, [*range(0x2070, 0x207A), *range(0x2080, 0x208A)]))
+    "\u2020\u2021\u00b9\u00b2\u00b3"
+    + "".join(map(chr, [*range(0x2070, 0x207A), *range(0x2080, 0x208A)]))
+    + _SCRIPT_LETTERS
 )
-"""The characters of ``_MARK_AFTER_WORD``: a text without any is not read again (a regular expression's scan of a
-page took 35 ns a character: 60 s over the pages of a registry of 100,000 measurements)."""
+"""The characters beyond ASCII of ``_MARK_AFTER_WORD``: a text without any, and without a bracket, is not read again
+(a regular expression's scan of a page took 35 ns a character: 60 s over the pages of a registry of 100,000
+measurements)."""
+_SCRIPTED = f"[{_SCRIPT_DIGITS}{re.escape(_SCRIPT_LETTERS)}]+"
+_DAGGERS = "[\u2020\u2021]+"
+_BRACKETED = r"\[\^?[^\W_]{1,4}(?:[,\u2013-][^\W_]{1,4}){0,3}\]"
 _MARK_AFTER_WORD = re.compile(
-    rf"(?<=[^\W_])[\u2020\u2021]+|(?<=[^\W\d_{_SCRIPT_DIGITS}])[{_SCRIPT_DIGITS}]+(?:,[{_SCRIPT_DIGITS}]+)*"
+    rf"(?<=[^\W_]){_DAGGERS}(?:,{_DAGGERS})*"
+    rf"|(?<=[^\W\d_{_SCRIPT_DIGITS}{re.escape(_SCRIPT_LETTERS)}]){_SCRIPTED}(?:,{_SCRIPTED})*"
+    rf"|(?<=[^\W_]){_BRACKETED}(?:,?{_BRACKETED})*"
 )
-"""A footnote's mark after a word: a dagger after a letter or digit, superscript or subscript digits after a letter,
-several with commas between them (``TTFT¹,²``; after a digit they are an exponent's: ``10⁹``; such a digit is no
-letter). Each is as long as the space it is read
-as."""
+"""A footnote's mark after a word: a dagger after a letter or digit, superscript or subscript digits or letters after a
+letter (after a digit they are an exponent's or an ordinal's: ``10⁹``, ``99ᵗʰ``; such a character is no letter), a
+reference in brackets (``TTFT[1]``, ``TTFT[a]``, ``TTFT[^2]``, ``TTFT[1,2]``); several with commas between them
+(``TTFT¹,²``, ``TTFT†,‡``). Each is as long as the space it is read as."""
 
 
 def _found_folded(text: str, seen: str, shown: bool, cell: bool, beyond: set[str] | None) -> dict[int, Figure]:

@@ -248,6 +248,11 @@ CONTEXT = 40
 after it): a metric's name or a unit stands next to its number, and each cell is read a bounded number of times."""
 
 
+TITLES = "h1, h2, h3, h4, h5, h6, summary, .admonition-title"
+"""What titles the block below it (a heading, a collapsible block's summary, a note's title): read over its first
+block as a term over its definition (``## Decode tok/s`` over ``52.3``)."""
+
+
 def _grids(body: Any, scripts: bool) -> tuple[list[str], list[tuple[str, str, str]]]:
     """Tables and definition lists as a reader reads them, cell by cell, as an HTML5 parser lays them out (spans
     included): a table's caption and header rows (its leading rows of header cells, else its first row, with a row
@@ -255,7 +260,8 @@ def _grids(body: Any, scripts: bool) -> tuple[list[str], list[tuple[str, str, st
     neighbour (and its row's first cell) and that header (``| Metric | Value |`` over ``| TTFT | 274 |`` reads
     ``Value 274`` and ``TTFT 274 Value``; ``| Phase | Tokens |`` over ``| Prefill | 512 |`` reads
     ``Prefill 512 Tokens``, a count), or, when the header or caption states a unit, its numbers in that unit
-    (``column``); a definition after its first and its last term. Returns the texts, one joined by paragraph ends,
+    (``column``); a definition after its first and its last term, and a block after the heading or title over it
+    (``TITLES``). Returns the texts, one joined by paragraph ends,
     and the column figures."""
     out: list[str] = []
     columns: list[tuple[str, str, str]] = []
@@ -267,6 +273,13 @@ def _grids(body: Any, scripts: bool) -> tuple[list[str], list[tuple[str, str, st
         tables.setdefault(table.mem_id if table is not None else 0, (table, []))[1].append(tr)
     for table, rows in tables.values():
         _read_table(table, rows, scripts, out, columns)
+    for title in body.css(TITLES):  # a heading or a title over the block below it, as a term over its definition
+        below = title.next
+        while below is not None and below.tag == "-text" and not (below.text_content or "").strip():
+            below = below.next
+        if below is not None and below.tag not in ("h1", "h2", "h3", "h4", "h5", "h6"):
+            text = _clip(" ".join(_runs(below, True, scripts, within=True)))
+            out.append(f"{_tail(' '.join(_runs(title, True, scripts, within=True, titled=True)))} {text}")
     for dl in body.css("dl"):
         terms: list[str] = []
         defined = False
@@ -384,11 +397,17 @@ def _head(text: str, n: int = CONTEXT) -> str:
     return text if len(text) <= n else text[:n].rsplit(" ", 1)[0]
 
 
-def _runs(top: Any, apart: bool, scripts: bool = True, within: bool = False) -> list[str]:
-    """``shown_text`` of the tree under ``top``; without its superscripts and subscripts unless ``scripts``; ``within``:
+SCRIPT_MARK = "\u2020"
+"""What a superscript or subscript left out is read as: a dagger, a footnote's mark (``TTFT<sup>1</sup>,<sup>2</sup>
+274`` reads ``TTFT†,† 274``, and the grammar reads a mark after a word as a space)."""
+
+
+def _runs(top: Any, apart: bool, scripts: bool = True, within: bool = False, titled: bool = False) -> list[str]:
+    """``shown_text`` of the tree under ``top``; without its superscripts and subscripts unless ``scripts`` (each a
+    ``SCRIPT_MARK``); ``within``:
     without the tables and definition lists inside it (a cell's or a definition's own text: a hand-written page may
     hold no table in a cell, ``problems``; a list is read in its own terms; so each node is read for one cell or
-    definition however deep they nest)."""
+    definition however deep they nest); ``titled``: without a heading's permalink (``TITLES``)."""
     runs: list[str] = []
     current: list[str] = []
 
@@ -398,10 +417,20 @@ def _runs(top: Any, apart: bool, scripts: bool = True, within: bool = False) -> 
             runs.append(text)
         current.clear()
 
-    skip = frozenset({"-comment", *(() if scripts else ("sub", "sup")), *(("table", "dl") if within else ())})
-    in_code = 0
+    skip = frozenset({"-comment", *(("table", "dl") if within else ())})
+    in_code = hidden = 0
     for node, leaving in _walk(top, skip):  # a block's end splits the text as its start does
         tag = node.tag
+        if not scripts and tag in ("sub", "sup"):  # left out, a footnote's mark in its place (``figures``)
+            if not leaving and not hidden and (node.text(deep=True) or "").strip():
+                current.append(SCRIPT_MARK)
+            hidden += -1 if leaving else 1
+            continue
+        if titled and tag == "a" and "headerlink" in (node.attributes.get("class") or "").split():
+            hidden += -1 if leaving else 1  # a heading's permalink, which the theme shows on hover
+            continue
+        if hidden:
+            continue
         if tag == "-text":
             current.append("" if in_code else unmarked(node.text_content or ""))
             continue
