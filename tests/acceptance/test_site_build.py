@@ -7,7 +7,10 @@ from __future__ import annotations
 import hashlib
 import re
 import shutil
+import signal
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -91,6 +94,34 @@ def test_a_checking_build_checks_every_page_a_build_publishes_and_writes_none(re
     assert "site/contributing.md" in refused.stdout and "'52.3 tok/s'" in refused.stdout
     assert {p: p.read_bytes() for p in [*out.rglob("*"), *kept.rglob("*")] if p.is_file()} == site
     assert [p.name for p in reg.root.joinpath("build").iterdir() if p.name.startswith(".")] == []
+
+
+def test_a_build_stopped_midway_leaves_the_published_site_and_nothing_else(reg: Reg) -> None:
+    """A build stopped by ``SIGTERM`` (a cancelled CI job, a ``timeout``) while it makes pages ends with the status
+    of a stopped process and removes what it began: no staging folder, no packs of pages half made; the site
+    published before is there, byte for byte."""
+    site_setup(reg)
+    assert evreg("build", cwd=reg.root).returncode == 0
+    build, out = reg.root / "build", reg.root / "build/site"
+    site = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    page = reg.root / "site/contributing.md"
+    page.write_text(page.read_text() + "\nOne more line, so the build makes a page again.\n")
+
+    def begun() -> list[str]:
+        return sorted(str(p.relative_to(build)) for p in build.rglob(".*") if not p.name.startswith(".gitignore"))
+
+    assert begun() == []
+    stopped = subprocess.Popen(
+        [str(Path(sys.executable).parent / "evreg"), "build"], cwd=reg.root, stdout=subprocess.PIPE, text=True
+    )
+    while not begun():  # its staging folder: the site is being made
+        assert stopped.poll() is None, "the build ended before it was stopped"
+        time.sleep(0.002)
+    stopped.send_signal(signal.SIGTERM)
+    stopped.communicate(timeout=300)
+    assert stopped.returncode == 128 + signal.SIGTERM
+    assert begun() == []
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == site
 
 
 def test_nothing_under_site_takes_the_place_of_a_record_page_or_an_evidence_file(reg: Reg) -> None:

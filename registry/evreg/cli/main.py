@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from evreg.core import VERSION
+from evreg.core import VERSION, stops
 from evreg.core.errors import EvregError, UsageProblem
 from evreg.core.layout import CACHE_DIR, DEFAULT_DB, PACKETS
 from evreg.core.tabular import csv_cell
@@ -1037,7 +1037,9 @@ def main() -> None:
 
 
 def run() -> None:
-    """The ``evreg`` console script: ``main``, then the process ends (``_end``)."""
+    """The ``evreg`` console script: ``main``, then the process ends (``_end``). A stop (``SIGTERM``) ends it as an
+    interrupt does, each command removing what it began (``evreg.core.stops``)."""
+    stops.on_stop()
     try:
         main()
     except SystemExit as exc:

@@ -31,7 +31,7 @@ from mkdocs.plugins import BasePlugin
 from evreg.claims import citations, htmlscan, sanitize, siteconfig
 from evreg.claims import markdown as md
 from evreg.claims.siteconfig import unpublishable
-from evreg.core import codes, gz
+from evreg.core import codes, gz, stops
 from evreg.core.containment import SITE_DIR, outside_repository
 from evreg.core.findings import Finding
 from evreg.core.layout import PAGES_DIR
@@ -754,27 +754,27 @@ def build_site(
         return Built(refused)
     os.environ.setdefault("NO_MKDOCS_2_WARNING", "true")
     out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
-    config = siteconfig.load(root, site_dir=str(staging))
-    docs = os.path.realpath(config["docs_dir"])
-    if docs != os.path.realpath(root / SITE_DIR):
-        shutil.rmtree(staging, ignore_errors=True)
-        return Built(
-            [
-                codes.SITE_FILE_UNSAFE.at(
-                    "mkdocs.yml",
-                    "",
-                    f"docs_dir is {config['docs_dir']}; the registry publishes only its own {SITE_DIR}/ folder",
-                    f"set docs_dir: {SITE_DIR}",
-                )
-            ]
-        )
     plugin: SitePlugin | None = None
-    with no_cycle_collection(lasting=True):  # the kept pages' table, read for the whole build
-        checks = Checks.load(root, site_version(root, receipt.rules if receipt is not None else rules_digest()))
-    checks.saving = publish  # a check keeps nothing: the next build reuses what the last one kept
-    pending = checks.pending_dir(root, out.parent)
-    try:
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    pending: Path | None = None
+    try:  # whatever ends the build from here (an error, an interrupt, a stop) removes the folders it began
+        config = siteconfig.load(root, site_dir=str(staging))
+        if os.path.realpath(config["docs_dir"]) != os.path.realpath(root / SITE_DIR):
+            shutil.rmtree(staging, ignore_errors=True)
+            return Built(
+                [
+                    codes.SITE_FILE_UNSAFE.at(
+                        "mkdocs.yml",
+                        "",
+                        f"docs_dir is {config['docs_dir']}; the registry publishes only its own {SITE_DIR}/ folder",
+                        f"set docs_dir: {SITE_DIR}",
+                    )
+                ]
+            )
+        with no_cycle_collection(lasting=True):  # the kept pages' table, read for the whole build
+            checks = Checks.load(root, site_version(root, receipt.rules if receipt is not None else rules_digest()))
+        checks.saving = publish  # a check keeps nothing: the next build reuses what the last one kept
+        pending = checks.pending_dir(root, out.parent)
         plugin = SitePlugin(root, db, downloads, code_docs or [], pending, exported, receipt, checks, publish)
         config.plugins["evreg"] = plugin
         with build_date(receipt):
@@ -808,12 +808,18 @@ def build_site(
         shutil.rmtree(staging, ignore_errors=True)
         raise
     finally:
-        shutil.rmtree(pending, ignore_errors=True)
+        if pending is not None:
+            shutil.rmtree(pending, ignore_errors=True)
 
 
 def _replace_dir(new: Path, target: Path) -> None:
     """Put a finished folder in place of ``target``: readers and a concurrent
-    build see the old site or the new one, never a half-written one."""
+    build see the old site or the new one, never a half-written one (a stop waits until it is done)."""
+    with stops.held():
+        _swap_dir(new, target)
+
+
+def _swap_dir(new: Path, target: Path) -> None:
     for _ in range(20):
         old = target.with_name(f".{target.name}-old-{os.getpid()}-{time.monotonic_ns()}")
         try:
