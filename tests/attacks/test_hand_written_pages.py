@@ -222,11 +222,32 @@ CLOSED_PAGES = [
     "Measured TTFT[a],[b] 274 today.",
     "Measured TTFT<sup>1</sup>,<sup>2</sup> 274 today.",
     "Measured TTFT<sup>a</sup>,<sup>b</sup> 274 today.",
+    # a superscript or subscript after a bracket, a colon or a space, or two of them apart
+    "Measured TTFT (ms)<sup>a</sup> 274 today.",
+    "Measured TTFT:<sup>a</sup> 274 today.",
+    "Measured TTFT <sup>a</sup> <sup>b</sup> 274 today.",
+    "| Metric | Value |\n|---|---|\n| TTFT (ms)<sup>a</sup> | 274 |",
+    "<dl><dt>Decode (tok/s)<sup>a</sup></dt><dd>52.3</dd></dl>",
     # a heading or a title over its value, as a term over its definition
     "## Decode tok/s\n\n52.3",
     "### TTFT (ms)\n\n274 on one card.",
     '!!! note "Decode tok/s"\n    61.4',
     "<details markdown><summary>Decode tok/s</summary>\n\n62.5\n\n</details>",
+    # ... with something empty between, in a later block, under another title, or in a list, a quote or a table
+    "## Decode tok/s\n\n<!-- x -->\n\n52.3",
+    "## Decode tok/s\n\n\u200b\n\n---\n\n![](a.png)\n\n52.3",
+    "<h2>Decode tok/s</h2>\u200b<p>52.3</p>",
+    "## Decode tok/s\n\nOn one card:\n\n52.3",
+    "## Decode tok/s\n\n### Qwen3 on one card\n\n52.3",
+    '!!! note "Decode tok/s"\n    !!! note "Run a"\n        52.3',
+    "## Decode tok/s\n\n<details><summary>Run a</summary>52.3</details>",
+    "<div markdown>\n\n## Decode tok/s\n\n</div>\n\n52.3",
+    "## Decode tok/s\n\n- Run a: 52.3\n- Run b: 53.1",
+    "## Decode tok/s\n\n> Run a\n>\n> 52.3",
+    "## Decode tok/s\n\n<dl><dt>Run a</dt><dd>52.3</dd></dl>",
+    "## Decode tok/s\n\n| Run | Result |\n|---|---|\n| a | 52.3 |",
+    "## Decode tok/s\n\n<table><tr><td>52.3</td></tr></table>",
+    "## Decode tok/s, measured on Qwen3-32B with one RTX 4090 card\n\n52.3",
 ]
 
 
@@ -262,6 +283,10 @@ HONEST_INSIDE_WORDS = [
     "## Decode tok/s\n\nWe ran 3 runs of 512 tokens on 2 cards.",  # counts under a heading that names a unit
     '!!! note "TTFT"\n    Measured from the first byte, in 2 runs.',
     "TTFTᵃ is measured from the first byte; TTFT at the 99ᵗʰ percentile too.",
+    "### Step 2\n\nTPS is measured at the client.",  # a title's own number joins nothing below it
+    "## Release 0.9\n\nGB-scale downloads are needed.",
+    "## Decode tok/s\n\n| Run | Cards |\n|---|---|\n| a | 2 |",  # a count under a title that names a unit
+    "## Latency\n\n99th percentile is what we report.",
 ]
 
 

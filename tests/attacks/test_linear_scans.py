@@ -191,6 +191,12 @@ def test_a_page_of_many_figures_not_typed_as_shown() -> None:
         "<table><tr>" + "<th>" + "TTFT " * 2_000 + "</th>" * 2 + "</tr>" + "<tr><td>a<td>1" * 2_000 + "</table>",
         "<table>" + "<tr><th>" + "TTFT " * 10 + "</th></tr>" * 5_000 + "<tr><td>1</td></tr>" + "</table>",  # headers
         "<table>" + "<tr><td colspan=100 rowspan=100>1</td>" * 2_000 + "</table>",  # spans clamped
+        # titles over what is below them: each node read for the nearest title only, however they nest
+        "<div><h2>a</h2>" * 4_000 + "x",
+        "<details><summary>a</summary>" * 4_000 + "x " * 10,
+        "<h2>a</h2><blockquote>word " * 4_000,
+        '<div class="admonition"><p class="admonition-title">t</p>' * 4_000 + "52.3",
+        "<h2>TTFT</h2>" + "<p></p><!-- x -->" * 20_000 + "<p>274</p>",
     ],
 )
 def test_a_page_is_read_every_way_in_linear_time(html: str) -> None:

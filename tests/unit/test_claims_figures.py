@@ -68,6 +68,30 @@ def test_more_spellings_are_figures(text: str) -> None:
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        *[
+            "TTFT\u200b[1] 274",
+            "TTFT\u200bᵃ 274",
+            "TTFT\u00ad¹ 274",
+            "TTFT\u2060† 274",
+            "TTFT［1］ 274",
+        ],
+        "TTFT〔1〕 274",
+        *["TTFT[12345] 274", "TTFT[1, 2] 274", "TTFT[1;2] 274", "TTFT[ 1 ] 274", "TTFT[citation needed] 274"],
+        *["TTFT[^note1] 274", "TTFT[1]; [2] 274", "TTFT¹, ² 274", "TTFTᵃ ᵇ 274", "TTFT[1]ᵃ 274", "TTFT[1]† 274"],
+        *["TTFT ᵃ 274", "TTFT (ms)ᵃ 274", "decode (tok/s)[1] 52.3", "TTFT:ᵃ 274", "Decode reached 52.3ᵃ tok/s."],
+        *["TTFT was 274ᵃ ms.", "TTFT p99ᵃ 274", "TTFT§ 274", "TTFT‖ 274", "TTFT※ 274", "TTFT⁺ 274", "TTFT^1 274"],
+        *["TTFT*¹ 274", "TTFTͣ 274", "TTFT𐞀 274"],
+    ],
+)
+def test_a_footnote_mark_of_any_spelling_hides_no_value(text: str) -> None:
+    """Invisible characters before it, other brackets and contents, lists with spaces, marks after a bracket or a
+    colon, superscript letters after a number (but an ordinal's), other signs of a note, combining letters."""
+    assert find_figures(text), text
+
+
+@pytest.mark.parametrize(
     ("text", "figure"),
     [
         *[("TTFT¹ 274 on one card", "274"), ("TTFT₅₀ 274", "274"), ("274† ms", "274† ms"), ("Decode‡ 52.3", "52.3")],

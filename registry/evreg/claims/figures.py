@@ -701,7 +701,8 @@ def find_figures(text: str, cell: bool = False, shown: bool = False) -> list[Fig
         return []  # most prose: no number in digits or words (a superscript or circled digit is no \d: fold first)
     beyond = None if text.isascii() else _beyond_ascii(text)
     found = _found_folded(text, _without_citations(text), shown, cell, beyond)
-    if ((beyond and not beyond.isdisjoint(_MARK_CHARACTERS)) or "[" in text) and _MARK_AFTER_WORD.search(text):
+    marks = (beyond and not beyond.isdisjoint(_MARK_CHARACTERS)) or "[" in text or "*" in text or "^" in text
+    if marks and _MARK_AFTER_WORD.search(text):
         # and read with the footnote marks after words as spaces (``TTFT¹ 274``, ``274† ms``: a mark gives no value)
         spaced = _MARK_AFTER_WORD.sub(lambda m: " " * len(m.group()), text)
         for k, f in _found_folded(text, _without_citations(spaced), shown, cell, beyond).items():
@@ -718,26 +719,41 @@ _SCRIPT_LETTERS = "".join(
 )
 """Superscript and subscript letters (``ᵃ``, ``ʰ``, ``ₐ``; the blocks that hold them all): NFKC folds them to letters
 (``TTFTᵃ`` would read as a word, ``TTFTa``)."""
+_COMBINING_LETTERS = "".join(map(chr, [*range(0x0363, 0x0370), *range(0x1DD3, 0x1DF5), *range(0x10780, 0x107BB)]))
+"""Letters set above a letter that no compatibility form folds: the combining Latin letters (``TTFTͣ``) and the
+modifier letters of Latin Extended-F."""
+_RAISED = f"{_SCRIPT_DIGITS}{re.escape(_SCRIPT_LETTERS + _COMBINING_LETTERS)}"
+_RAISED_LETTERS = re.escape(_SCRIPT_LETTERS + _COMBINING_LETTERS)
+_SIGNS = "\u2020\u2021*\u00a7\u2016\u203b\u2051\u2217\u204e\u271d\u207a"
+"""Daggers, asterisks and the other signs of a note (``§ ‖ ※ ⁑ ∗ ⁎ ✝ ⁺``; not ``¶``, a heading's permalink)."""
+_OPENING, _CLOSING = "[\uff3b\u3014\u3010\u3016", "]\uff3d\u3015\u3011\u3017"
+_INVISIBLE = "".join(f"{re.escape(chr(low))}-{re.escape(chr(high))}" for low, high in _IGNORABLE)
+_ANY_MARK = (
+    rf"(?:[{_SIGNS}]+|\^[^\W_]{{1,3}}|[{re.escape(_OPENING)}]\^?[^{re.escape(_OPENING + _CLOSING)}\n]{{1,24}}"
+    rf"[{re.escape(_CLOSING)}]|[{_RAISED}]+)"
+)
+_MORE_MARKS = rf"(?:[ \t\u00a0]*+[,;]?[ \t\u00a0]*+{_ANY_MARK})*"
+_MARK_AFTER_WORD = re.compile(
+    rf"(?<=[^\W_]|[)\]:.])[{_INVISIBLE}]*+(?:[{_SIGNS}]+|\^[^\W_]{{1,3}}|[{re.escape(_OPENING)}]\^?"
+    rf"[^{re.escape(_OPENING + _CLOSING)}\n]{{1,24}}[{re.escape(_CLOSING)}]){_MORE_MARKS}"
+    rf"|(?:(?<=[^\W\d_{_RAISED}])|(?<=[)\]:.\s]))[{_INVISIBLE}]*+[{_RAISED}]+{_MORE_MARKS}"
+    rf"|(?<=\d)(?!\u02e2\u1d57|\u207f\u1d48|\u02b3\u1d48|\u1d57\u02b0)[{_INVISIBLE}]*+[{_RAISED_LETTERS}]+{_MORE_MARKS}"
+)
+"""A footnote's mark after a word: a dagger or another sign of a note, a caret and a short name (``^1``), or a
+reference in brackets (``TTFT[1]``, ``TTFT[^a]``, ``TTFT［1］``, ``TTFT[citation needed]``) after a letter, a digit,
+a closing bracket, a colon or a full stop; superscript or subscript digits or letters after a letter, such a closing
+mark or a space (after a digit, digits are an exponent's: ``10⁹``); superscript letters after a digit but an
+ordinal's (``52.3ᵃ``, not ``99ᵗʰ``); invisible characters before it, and several marks one after another, commas,
+semicolons or spaces between them (``TTFT¹,²``, ``TTFT[1], [2]``, ``TTFTᵃ ᵇ``). Each is read as as many spaces."""
 _MARK_CHARACTERS = frozenset(
-    "\u2020\u2021\u00b9\u00b2\u00b3"
+    "\u2020\u2021\u00a7\u2016\u203b\u2051\u2217\u204e\u271d\u207a\uff3b\u3014\u3010\u3016\u00b9\u00b2\u00b3"
     + "".join(map(chr, [*range(0x2070, 0x207A), *range(0x2080, 0x208A)]))
     + _SCRIPT_LETTERS
+    + _COMBINING_LETTERS
 )
-"""The characters beyond ASCII of ``_MARK_AFTER_WORD``: a text without any, and without a bracket, is not read again
-(a regular expression's scan of a page took 35 ns a character: 60 s over the pages of a registry of 100,000
-measurements)."""
-_SCRIPTED = f"[{_SCRIPT_DIGITS}{re.escape(_SCRIPT_LETTERS)}]+"
-_DAGGERS = "[\u2020\u2021]+"
-_BRACKETED = r"\[\^?[^\W_]{1,4}(?:[,\u2013-][^\W_]{1,4}){0,3}\]"
-_MARK_AFTER_WORD = re.compile(
-    rf"(?<=[^\W_]){_DAGGERS}(?:,{_DAGGERS})*"
-    rf"|(?<=[^\W\d_{_SCRIPT_DIGITS}{re.escape(_SCRIPT_LETTERS)}]){_SCRIPTED}(?:,{_SCRIPTED})*"
-    rf"|(?<=[^\W_]){_BRACKETED}(?:,?{_BRACKETED})*"
-)
-"""A footnote's mark after a word: a dagger after a letter or digit, superscript or subscript digits or letters after a
-letter (after a digit they are an exponent's or an ordinal's: ``10⁹``, ``99ᵗʰ``; such a character is no letter), a
-reference in brackets (``TTFT[1]``, ``TTFT[a]``, ``TTFT[^2]``, ``TTFT[1,2]``); several with commas between them
-(``TTFT¹,²``, ``TTFT†,‡``). Each is as long as the space it is read as."""
+"""The characters beyond ASCII a mark begins with (``_MARK_AFTER_WORD``): a text without any, and without ``[``, ``*``
+or ``^``, is not read again (a regular expression's scan of a page took 35 ns a character: 60 s over the pages of a
+registry of 100,000 measurements)."""
 
 
 def _found_folded(text: str, seen: str, shown: bool, cell: bool, beyond: set[str] | None) -> dict[int, Figure]:
@@ -1006,6 +1022,13 @@ def header_unit(header: str) -> str | None:
 
 
 _ENDS = re.compile(r"[\s)\],;:↑↓]*")
+
+
+def named_unit(text: str) -> str | None:
+    """The first unit a title names anywhere (``Decode tok/s, measured on one card``), as canonical unit: what a
+    block of numbers alone below it is read in."""
+    m = _HEADER_UNIT.search(_folded(text.strip())[0])
+    return None if m is None else next(canon for i, (_, canon) in enumerate(_UNITS) if m.group(f"u{i}"))
 
 
 def column_figures(cell: str, unit: str) -> list[Figure]:

@@ -236,7 +236,7 @@ def readings(html: str) -> Readings:
         if not scripts:
             texts.append(_runs(body, True, scripts=False))
         grid_texts, grid_columns = _grids(body, scripts)
-        texts.append(grid_texts)
+        texts += grid_texts
         columns |= collections.Counter(grid_columns)  # a figure of both readings, as often as either has it
     return Readings(texts, list(columns.elements()))
 
@@ -249,21 +249,127 @@ after it): a metric's name or a unit stands next to its number, and each cell is
 
 
 TITLES = "h1, h2, h3, h4, h5, h6, summary, .admonition-title"
-"""What titles the block below it (a heading, a collapsible block's summary, a note's title): read over its first
-block as a term over its definition (``## Decode tok/s`` over ``52.3``)."""
+"""What titles the blocks below it (a heading, a collapsible block's summary, a note's title; ``_titled``)."""
+HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+TITLED_RUNS = 6
+"""How many runs of text below a title are read after it (the first that show words or numbers: a paragraph, a list's
+items, a definition's term and its definition)."""
+TITLE_STEPS = 16
+"""How many nodes after a title are looked at for them (empty ones too: comments, rules, images without words)."""
+TITLE_CLIMB = 8
+"""How many containers a title's reading climbs out of: for what follows a heading (``<div>## Decode tok/s</div>``
+over ``52.3``), and for the titles of the notes and collapsible blocks around a title."""
+_TITLE_READ = 2 * CONTEXT
+"""How much of a title and of each node below it is read (``_runs(most=...)``): their beginnings. Each node is read
+for the nearest title before it only (a reading stops at the next title), so a page is read once however its titles
+nest."""
+_NUMBER = re.compile(r"(?<![\w.])\d[\d.,]*")
+_NUMBERS_ONLY = re.compile(r"[\s\d.,;:/()+\u2212\u2013\u2014~≈±-]*\d[\s\d.,;:/()+\u2212\u2013\u2014~≈±-]*")
 
 
-def _grids(body: Any, scripts: bool) -> tuple[list[str], list[tuple[str, str, str]]]:
+def _titled(body: Any, scripts: bool, titled: dict[int, list[str]]) -> dict[int, list[str]]:
+    """What is below each title read after it and after the titles it is under, as a definition after its term
+    (``## Decode tok/s`` over ``52.3``; over ``### Run a`` over ``52.3``; a note titled ``Decode tok/s`` around one
+    titled ``Run a``): the first ``TITLED_RUNS`` runs of text among the title's next siblings, then its containers'
+    (a heading inside a ``div`` titles what follows the ``div``), up to the next title (a note's title and a summary:
+    within their own block). A title's own numbers are written as ``n`` (the page's text reads them; here they would
+    join a run's first word: ``Step 2`` over ``TPS is...``). A run of numbers alone is also read in a unit a title
+    names. Into ``titled``, by the title's place among the titles read (0: the nearest; -1: the numbers alone).
+    Returns the titles of each table among them, by the table's node id (``_read_table`` reads its cells after
+    them)."""
+    tables: dict[int, list[str]] = {}
+    headings: dict[int, str] = {}  # the headings the page is under at this title, by level
+    for title in body.css(TITLES):  # in the page's order
+        head = _title_text(title, scripts)
+        if title.tag in HEADINGS:
+            level = HEADINGS.index(title.tag)
+            headings = {n: h for n, h in headings.items() if n < level} | {level: head}
+            heads = list(dict.fromkeys(reversed(headings.values())))
+        else:
+            heads = list(dict.fromkeys([head, *_enclosing_titles(title, scripts), *reversed(headings.values())]))
+        units = [u for u in map(figures.named_unit, map(figures.joined, heads)) if u][:1]
+        read = 0
+        for below in itertools.islice(_following(title, TITLE_CLIMB if title.tag in HEADINGS else 0), TITLE_STEPS):
+            if below.tag in HEADINGS or _is_title(below):
+                break
+            if below.tag == "table":
+                tables.setdefault(below.mem_id, heads)
+                read += 1
+                runs: list[str] = []
+            elif below.tag == "-text":
+                runs = [unmarked(below.text_content or "")]
+            else:
+                runs = _runs(below, True, scripts, within=below.tag != "dl", most=_TITLE_READ, untitled=True)
+            for run in runs:
+                shown = figures.joined(run)
+                if read >= TITLED_RUNS or not any(ch.isalnum() for ch in shown):
+                    continue
+                for depth, h in enumerate(heads):
+                    titled[depth].append(f"{h} {_clip(run)}")
+                titled[-1] += [f"{shown} {u}" for u in units if _NUMBERS_ONLY.fullmatch(shown)]
+                read += 1
+            if read >= TITLED_RUNS or (below.tag != "-text" and _holds_title(below)):
+                break
+    return tables
+
+
+def _title_text(title: Any, scripts: bool) -> str:
+    """A title's beginning, its numbers written as ``n`` (``_titled``)."""
+    return _NUMBER.sub("n", " ".join(_runs(title, True, scripts, within=True, titled=True, most=_TITLE_READ)))
+
+
+def _is_title(node: Any) -> bool:
+    return node.tag == "summary" or (node.tag == "p" and "admonition-title" in _classes(node))
+
+
+def _classes(node: Any) -> list[str]:
+    return (node.attributes.get("class") or "").split()
+
+
+def _holds_title(node: Any) -> bool:
+    """Whether a title is inside ``node`` (its reading stopped there)."""
+    return node.css_first(TITLES) is not None
+
+
+def _enclosing_titles(title: Any, scripts: bool) -> list[str]:
+    """The titles of the notes and collapsible blocks around a note's title or a summary, nearest first."""
+    found = []
+    block = title.parent
+    for _ in range(TITLE_CLIMB):
+        block = block.parent if block is not None else None
+        if block is None or block.tag == "body":
+            break
+        first = next((c for c in block.iter() if c.tag != "-text"), None)
+        if first is not None and _is_title(first):
+            found.append(_title_text(first, scripts))
+    return found
+
+
+def _following(node: Any, climb: int) -> Iterator[Any]:
+    """The nodes after ``node``: its next siblings, then its parent's, up to ``climb`` containers up (not the
+    body)."""
+    for _ in range(climb + 1):
+        below = node.next
+        while below is not None:
+            if below.tag != "-comment":
+                yield below
+            below = below.next
+        node = node.parent
+        if node is None or node.tag == "body":
+            return
+
+
+def _grids(body: Any, scripts: bool) -> tuple[list[list[str]], list[tuple[str, str, str]]]:
     """Tables and definition lists as a reader reads them, cell by cell, as an HTML5 parser lays them out (spans
     included): a table's caption and header rows (its leading rows of header cells, else its first row, with a row
     of units alone below them) across their cells; each other cell after its column's header, and between its left
     neighbour (and its row's first cell) and that header (``| Metric | Value |`` over ``| TTFT | 274 |`` reads
     ``Value 274`` and ``TTFT 274 Value``; ``| Phase | Tokens |`` over ``| Prefill | 512 |`` reads
     ``Prefill 512 Tokens``, a count), or, when the header or caption states a unit, its numbers in that unit
-    (``column``); a definition after its first and its last term, and a block after the heading or title over it
-    (``TITLES``). Returns the texts, one joined by paragraph ends,
-    and the column figures."""
-    out: list[str] = []
+    (``column``); a definition after its first and its last term; and the blocks below a title after it
+    (``_titled``). Returns the readings (the cells and definitions; the runs and cells below titles, after the
+    nearest title, after the next nearest, and so on, and the numbers alone in a title's unit: one reading each, so a
+    figure the page's text holds once is counted once), each joined by paragraph ends, and the column figures."""
     columns: list[tuple[str, str, str]] = []
     tables: dict[int, tuple[Any, list[Any]]] = {}  # a table's rows, each in the table nearest it, in one pass
     for tr in body.css("tr"):
@@ -271,15 +377,12 @@ def _grids(body: Any, scripts: bool) -> tuple[list[str], list[tuple[str, str, st
         while table is not None and table.tag != "table":
             table = table.parent
         tables.setdefault(table.mem_id if table is not None else 0, (table, []))[1].append(tr)
+    out: list[str] = []
+    titled: dict[int, list[str]] = collections.defaultdict(list)
+    titles = _titled(body, scripts, titled)
     for table, rows in tables.values():
-        _read_table(table, rows, scripts, out, columns)
-    for title in body.css(TITLES):  # a heading or a title over the block below it, as a term over its definition
-        below = title.next
-        while below is not None and below.tag == "-text" and not (below.text_content or "").strip():
-            below = below.next
-        if below is not None and below.tag not in ("h1", "h2", "h3", "h4", "h5", "h6"):
-            text = _clip(" ".join(_runs(below, True, scripts, within=True)))
-            out.append(f"{_tail(' '.join(_runs(title, True, scripts, within=True, titled=True)))} {text}")
+        heads = titles.get(table.mem_id, []) if table is not None else []
+        _read_table(table, rows, scripts, out, columns, heads, titled)
     for dl in body.css("dl"):
         terms: list[str] = []
         defined = False
@@ -291,13 +394,23 @@ def _grids(body: Any, scripts: bool) -> tuple[list[str], list[tuple[str, str, st
                 defined = True
                 text = _clip(" ".join(_runs(child, True, scripts, within=True)))
                 out += [f"{_tail(term)} {text}" for term in dict.fromkeys([terms[0], terms[-1]])]
-    return (["\n\n".join(dict.fromkeys(out))] if out else []), columns
+    readings = [out, *titled.values()]
+    return [["\n\n".join(dict.fromkeys(reading))] for reading in readings if reading], columns
 
 
 def _read_table(
-    table: Any, rows: list[Any], scripts: bool, out: list[str], columns: list[tuple[str, str, str]]
+    table: Any,
+    rows: list[Any],
+    scripts: bool,
+    out: list[str],
+    columns: list[tuple[str, str, str]],
+    titles: list[str],
+    titled: dict[int, list[str]],
 ) -> None:
-    """``_grids`` of one table's rows (its own: a table in a cell is refused on a hand-written page)."""
+    """``_grids`` of one table's rows (its own: a table in a cell is refused on a hand-written page); ``titles``: the
+    titles above it (``_titled``), each cell also read after each (into ``titled``) and before its column's header
+    (``## Decode tok/s`` over ``| Run | Result |``, ``| a | 52.3 |`` reads ``Decode tok/s 52.3 Result``; over
+    ``| Run | Cards |``, ``| a | 2 |`` reads ``Decode tok/s 2 Cards``, a count)."""
     captions = [c for c in table.iter() if c.tag == "caption"] if table is not None else []
     caption = " ".join(_runs(captions[0], True, scripts, within=True)) if captions else ""
     caption_unit = figures.marked_header_unit(caption)
@@ -317,7 +430,10 @@ def _read_table(
                 and any(map(figures.marked_header_unit, texts))
             )
         ):  # a header row, or a row of units alone below one
-            out.append(" ".join([_tail(caption), *dict.fromkeys(t for t, own, _ in laid if own)]))
+            shown = list(dict.fromkeys(t for t, own, _ in laid if own))
+            out.append(" ".join([_tail(caption), *shown]))
+            for depth, title in enumerate(titles):
+                titled[depth].append(" ".join([_tail(title), *shown]))
             out += [f"{_tail(above)} {_clip(text)}" for above, text in zip(header, texts, strict=False) if above]
             pairs = itertools.zip_longest(header, texts, fillvalue="")
             header = [_clip(" ".join(p for p in pair if p)) for pair in pairs]
@@ -336,6 +452,8 @@ def _read_table(
                     continue
                 cell = _clip(text)
                 out += [f"{_tail(over)} {cell}", f"{_tail(caption)} {cell}"]
+                for depth, title in enumerate(titles):
+                    titled[depth].append(f"{_tail(title)} {cell} {_head(over)}")
                 for before in dict.fromkeys([laid[col - 1][0] if col else "", laid[0][0] if col > 1 else ""]):
                     out.append(f"{_tail(before)} {cell} {_head(over)}")
 
@@ -397,42 +515,65 @@ def _head(text: str, n: int = CONTEXT) -> str:
     return text if len(text) <= n else text[:n].rsplit(" ", 1)[0]
 
 
-SCRIPT_MARK = "\u2020"
-"""What a superscript or subscript left out is read as: a dagger, a footnote's mark (``TTFT<sup>1</sup>,<sup>2</sup>
-274`` reads ``TTFT†,† 274``, and the grammar reads a mark after a word as a space)."""
+_READ = 8 * CONTEXT
+"""How much of a block a title's reading takes (``_runs(most=...)``): its beginning, however much it holds."""
+_BETWEEN_MARKS = re.compile(r"[\s,;\x00]*")
+"""What may stand between two superscripts or subscripts that make one list of marks (``<sup>1</sup>, <sup>2</sup>``).
+"""
 
 
-def _runs(top: Any, apart: bool, scripts: bool = True, within: bool = False, titled: bool = False) -> list[str]:
-    """``shown_text`` of the tree under ``top``; without its superscripts and subscripts unless ``scripts`` (each a
-    ``SCRIPT_MARK``); ``within``:
-    without the tables and definition lists inside it (a cell's or a definition's own text: a hand-written page may
-    hold no table in a cell, ``problems``; a list is read in its own terms; so each node is read for one cell or
-    definition however deep they nest); ``titled``: without a heading's permalink (``TITLES``)."""
+def _runs(
+    top: Any,
+    apart: bool,
+    scripts: bool = True,
+    within: bool = False,
+    titled: bool = False,
+    most: int | None = None,
+    untitled: bool = False,
+) -> list[str]:
+    """``shown_text`` of the tree under ``top``; without its superscripts and subscripts unless ``scripts`` (marks
+    one after another left out together with the commas between them: ``TTFT<sup>1</sup>,<sup>2</sup> 274`` reads
+    ``TTFT 274``); ``within``: without the tables and definition lists inside it (a cell's or a definition's own
+    text: a hand-written page may hold no table in a cell, ``problems``; a list is read in its own terms; so each node
+    is read for one cell or definition however deep they nest); ``titled``: without a heading's permalink
+    (``TITLES``); ``most``: about that many characters, its beginning; ``untitled``: up to the first title in it (a
+    title's reading of what is below it, ``_titled``)."""
     runs: list[str] = []
     current: list[str] = []
+    after_mark: int | None = None  # where in ``current`` the text after a superscript or subscript left out begins
 
     def flush() -> None:
+        nonlocal after_mark
         text = " ".join("".join(current).split())
         if text:
             runs.append(text)
         current.clear()
+        after_mark = None
 
     skip = frozenset({"-comment", *(("table", "dl") if within else ())})
-    in_code = hidden = 0
+    in_code = hidden = size = 0
     for node, leaving in _walk(top, skip):  # a block's end splits the text as its start does
         tag = node.tag
-        if not scripts and tag in ("sub", "sup"):  # left out, a footnote's mark in its place (``figures``)
-            if not leaving and not hidden and (node.text(deep=True) or "").strip():
-                current.append(SCRIPT_MARK)
+        if not scripts and tag in ("sub", "sup"):  # left out: a footnote's mark, an index
+            between = "".join(current[after_mark:]) if after_mark is not None else None
+            if not leaving and not hidden and between is not None and _BETWEEN_MARKS.fullmatch(between):
+                del current[after_mark:]
             hidden += -1 if leaving else 1
+            if leaving and not hidden:
+                after_mark = len(current)
             continue
         if titled and tag == "a" and "headerlink" in (node.attributes.get("class") or "").split():
             hidden += -1 if leaving else 1  # a heading's permalink, which the theme shows on hover
             continue
         if hidden:
             continue
+        size += 1  # a node counts as a character: an empty element nested a thousand deep is read so far, no farther
+        if (most is not None and size > most) or (untitled and (tag in HEADINGS or _is_title(node))):
+            break
         if tag == "-text":
-            current.append("" if in_code else unmarked(node.text_content or ""))
+            text = "" if in_code else unmarked(node.text_content or "")
+            current.append(text)
+            size += len(text)
             continue
         if (tag in BLOCKS and tag != "br") or tag in CODE:
             flush()
