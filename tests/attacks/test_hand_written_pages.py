@@ -226,6 +226,8 @@ CLOSED_PAGES = [
     "Measured TTFT (ms)<sup>a</sup> 274 today.",
     "Measured TTFT:<sup>a</sup> 274 today.",
     "Measured TTFT <sup>a</sup> <sup>b</sup> 274 today.",
+    "Measured TTFT<sup>a</sup> <sup>b</sup>274 today.",  # the space between two marks stays one
+    "Measured TTFT<sup>1</sup><!-- --> <sup>2</sup>274 today.",
     "| Metric | Value |\n|---|---|\n| TTFT (ms)<sup>a</sup> | 274 |",
     "<dl><dt>Decode (tok/s)<sup>a</sup></dt><dd>52.3</dd></dl>",
     # a heading or a title over its value, as a term over its definition
@@ -242,7 +244,7 @@ CLOSED_PAGES = [
     '!!! note "Decode tok/s"\n    !!! note "Run a"\n        52.3',
     "## Decode tok/s\n\n<details><summary>Run a</summary>52.3</details>",
     "<div markdown>\n\n## Decode tok/s\n\n</div>\n\n52.3",
-    "## Decode tok/s\n\n- Run a: 52.3\n- Run b: 53.1",
+    "## Decode tok/s\n\n- 52.3\n- 53.1",
     "## Decode tok/s\n\n> Run a\n>\n> 52.3",
     "## Decode tok/s\n\n<dl><dt>Run a</dt><dd>52.3</dd></dl>",
     "## Decode tok/s\n\n| Run | Result |\n|---|---|\n| a | 52.3 |",
@@ -287,7 +289,36 @@ HONEST_INSIDE_WORDS = [
     "## Release 0.9\n\nGB-scale downloads are needed.",
     "## Decode tok/s\n\n| Run | Cards |\n|---|---|\n| a | 2 |",  # a count under a title that names a unit
     "## Latency\n\n99th percentile is what we report.",
+    # settings under a title that names a metric or a unit: a run with words of its own, an integer in a list or table
+    "## Decode throughput\n\n- Batch size: 32\n- Cards: 4",
+    "## Decode throughput (tok/s)\n\n| Setting | Value |\n|---|---|\n| Batch size | 32 |\n| Context | 8192 |",
+    "## TTFT\n\nPrompts: 100",
+    "## ITL (ms)\n\n| Percentile | Meaning |\n|---|---|\n| 50 | median |\n| 99 | tail |",
+    "## Latency percentiles (ms)\n\n- 50\n- 90\n- 99",
+    "## Decode throughput (tok/s)\n\nBatch sizes:\n\n- 8\n- 16\n- 32",
+    "## Decode throughput (tok/s)\n\n2025-01-15",
 ]
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("## Decode tok/s\n\n52.3", [("52.3", "under the title 'Decode tok/s' (in tok/s)")]),
+        ("# Decode tok/s\n\n## Run a\n\n### Card 1\n\n52.3", [("52.3", "under the title 'Decode tok/s' (in tok/s)")]),
+        ("## Decode tok/s\n\n" + "| Run | Result |\n|---|---|\n" + "| a | 52.3 |\n" * 3, 3 * [("52.3", None)]),
+        ("## Decode tok/s\n\n52.3\n\n" * 3, 3 * [("52.3", None)]),
+        ("## TTFT (ms)\n\n<dl><dt>Decode</dt><dd>52.3</dd></dl>", [("52.3", "on a hand-written page")]),
+        ("## Decode tok/s\n\n274† ms", [("274† ms", "on a hand-written page")]),
+        ("## Decode\n\n52.3", [("52.3", "on a hand-written page")]),
+    ],
+)
+def test_a_value_below_a_title_is_counted_once_where_it_is_typed(
+    text: str, found: list[tuple[str, str | None]]
+) -> None:
+    """As often as it is typed, as typed, and in the unit of the nearest title that names one (None: anywhere)."""
+    shown = htmlscan.page_figures(markdown.to_html(text, ALL_EXTENSIONS))
+    assert len(shown) == len(found)
+    assert [(f, w if e is not None else None) for (f, w), (_, e) in zip(shown, found, strict=True)] == found
 
 
 @pytest.mark.parametrize("text", HONEST_INSIDE_WORDS)

@@ -270,3 +270,10 @@ def test_a_setting_in_punctuation_is_still_a_setting(text: str) -> None:
     from evreg_rules.prose import form_problems
 
     assert list(form_problems(text, "caveat", {})) == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="Ta1 .,;:)[]^*†ᵃ¹\u200b\u00adº", max_size=30))
+def test_a_mark_is_found_where_the_pattern_finds_one(text: str) -> None:
+    """The scan for marks tries the pattern only where a mark may begin: it finds what a search of every place finds."""
+    assert figures._has_mark(text) == (figures._MARK_AFTER_WORD.search(text) is not None)

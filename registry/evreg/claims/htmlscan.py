@@ -58,7 +58,7 @@ def page_figures(content: str) -> list[tuple[str, str]]:
         most |= collections.Counter(reading)
     ordered = dict.fromkeys(f for reading in texts for f in reading)
     found = [(figure, "on a hand-written page") for figure in ordered for _ in range(most[figure])]
-    return found + [(figure, f"under the column {column!r} (in {unit})") for figure, column, unit in read.columns]
+    return found + [(figure, f"under {where} (in {unit})") for figure, where, unit in read.columns]
 
 
 def forged_classes(content: str) -> Iterator[str]:

@@ -217,8 +217,9 @@ def shown_text(html: str, apart: bool = False) -> list[str]:
 @dataclass
 class Readings:
     """What a page shows, read every way a reader may read it (``readings``): ``texts``, each reading a list of
-    marked texts (``shown_text(html, apart=True)``) for ``figures.either_way``; and ``columns``, (figure, column,
-    unit) of each number in a table's column whose header (or caption) states a unit."""
+    marked texts (``shown_text(html, apart=True)``) for ``figures.either_way``; and ``columns``, (figure, where,
+    unit) of each number in a table's column whose header (or caption) states a unit, and of a value alone below a
+    title that names one (``the column 'Decode (tok/s)'``, ``the title 'Decode tok/s'``)."""
 
     texts: list[list[str]]
     columns: list[tuple[str, str, str]]
@@ -267,16 +268,18 @@ _NUMBER = re.compile(r"(?<![\w.])\d[\d.,]*")
 _NUMBERS_ONLY = re.compile(r"[\s\d.,;:/()+\u2212\u2013\u2014~≈±-]*\d[\s\d.,;:/()+\u2212\u2013\u2014~≈±-]*")
 
 
-def _titled(body: Any, scripts: bool, titled: dict[int, list[str]]) -> dict[int, list[str]]:
-    """What is below each title read after it and after the titles it is under, as a definition after its term
-    (``## Decode tok/s`` over ``52.3``; over ``### Run a`` over ``52.3``; a note titled ``Decode tok/s`` around one
-    titled ``Run a``): the first ``TITLED_RUNS`` runs of text among the title's next siblings, then its containers'
-    (a heading inside a ``div`` titles what follows the ``div``), up to the next title (a note's title and a summary:
-    within their own block). A title's own numbers are written as ``n`` (the page's text reads them; here they would
-    join a run's first word: ``Step 2`` over ``TPS is...``). A run of numbers alone is also read in a unit a title
-    names. Into ``titled``, by the title's place among the titles read (0: the nearest; -1: the numbers alone).
-    Returns the titles of each table among them, by the table's node id (``_read_table`` reads its cells after
-    them)."""
+def _titled(
+    body: Any, scripts: bool, titled: dict[int, list[str]], columns: list[tuple[str, str, str]]
+) -> dict[int, list[str]]:
+    """A value right below a title, read as a definition after its term (``## Decode tok/s`` over ``52.3``; over ``###
+    Run a`` over ``52.3``; a note titled ``Decode tok/s`` around one titled ``Run a``): each run of numbers alone
+    among the first ``TITLED_RUNS`` runs of text below a title, among the title's next siblings and then its
+    containers' (a heading inside a ``div`` titles what follows the ``div``), up to the next title (a note's title and
+    a summary: within their own block); in a list or a definition list, a decimal alone (``- 52.3``, not ``- 8``:
+    settings are counted in integers). It is read in the unit the nearest of the titles it is under names (as a
+    column's figure, ``columns``), else after each of them (into ``titled``, by the title's place: 0 the nearest). A
+    run with words of its own (``Batch size: 32``, ``Run a: 52.3``) is the page's text to read. Returns the titles of
+    each table among them, by the table's node id (``_read_table`` reads its cells so)."""
     tables: dict[int, list[str]] = {}
     headings: dict[int, str] = {}  # the headings the page is under at this title, by level
     for title in body.css(TITLES):  # in the page's order
@@ -287,7 +290,6 @@ def _titled(body: Any, scripts: bool, titled: dict[int, list[str]]) -> dict[int,
             heads = list(dict.fromkeys(reversed(headings.values())))
         else:
             heads = list(dict.fromkeys([head, *_enclosing_titles(title, scripts), *reversed(headings.values())]))
-        units = [u for u in map(figures.named_unit, map(figures.joined, heads)) if u][:1]
         read = 0
         for below in itertools.islice(_following(title, TITLE_CLIMB if title.tag in HEADINGS else 0), TITLE_STEPS):
             if below.tag in HEADINGS or _is_title(below):
@@ -301,16 +303,45 @@ def _titled(body: Any, scripts: bool, titled: dict[int, list[str]]) -> dict[int,
             else:
                 runs = _runs(below, True, scripts, within=below.tag != "dl", most=_TITLE_READ, untitled=True)
             for run in runs:
-                shown = figures.joined(run)
-                if read >= TITLED_RUNS or not any(ch.isalnum() for ch in shown):
+                if read >= TITLED_RUNS or not any(ch.isalnum() for ch in figures.joined(run)):
                     continue
-                for depth, h in enumerate(heads):
-                    titled[depth].append(f"{h} {_clip(run)}")
-                titled[-1] += [f"{shown} {u}" for u in units if _NUMBERS_ONLY.fullmatch(shown)]
+                listed = below.tag in ("ul", "ol", "dl")  # an item or a definition: its own words may name it
+                _value_below(run, heads, not listed, not listed, titled, columns)
                 read += 1
             if read >= TITLED_RUNS or (below.tag != "-text" and _holds_title(below)):
                 break
     return tables
+
+
+_DECIMAL = re.compile(r"\d[.,]\d")
+_LEADING_NUMBER = re.compile(r"\s*[+\u2212-]?\d")
+_DATE = re.compile(r"\s*\d{4}-\d\d-\d\d\s*")
+
+
+def _value_below(
+    run: str,
+    heads: list[str],
+    block: bool,
+    in_unit: bool,
+    titled: dict[int, list[str]],
+    columns: list[tuple[str, str, str]],
+) -> None:
+    """A run of numbers alone below the titles ``heads`` (nearest first) read in the unit the nearest title that
+    names one names (``in_unit``), else after each title; ``block``: a block of its own, where an integer alone is
+    read too, and a run that begins with a number is read after each title when one names a unit (``TTFT (ms)`` over
+    ``274 on one card``, unless the run shows a figure of its own; the grammar reads ``Decode tok/s`` over ``3 runs``
+    as a count). See ``_titled``."""
+    shown = figures.joined(run)
+    unit = next((u for u in (figures.named_unit(figures.joined(h)) for h in heads) if u), None)
+    alone = _NUMBERS_ONLY.fullmatch(shown) is not None and _DATE.fullmatch(shown) is None
+    if alone and not (block or _DECIMAL.search(shown)):
+        return
+    if alone and in_unit and unit:
+        where = f"the title {figures.joined(next(h for h in heads if figures.named_unit(figures.joined(h))))!r}"
+        columns += [(figure, where, unit) for figure in _in_unit(run, unit)]
+    elif alone or (block and unit and _LEADING_NUMBER.match(shown) and not figures.find_figures(shown, shown=True)):
+        for depth, head in enumerate(heads):
+            titled[depth].append(f"{head} {_clip(run)}")
 
 
 def _title_text(title: Any, scripts: bool) -> str:
@@ -379,7 +410,7 @@ def _grids(body: Any, scripts: bool) -> tuple[list[list[str]], list[tuple[str, s
         tables.setdefault(table.mem_id if table is not None else 0, (table, []))[1].append(tr)
     out: list[str] = []
     titled: dict[int, list[str]] = collections.defaultdict(list)
-    titles = _titled(body, scripts, titled)
+    titles = _titled(body, scripts, titled, columns)
     for table, rows in tables.values():
         heads = titles.get(table.mem_id, []) if table is not None else []
         _read_table(table, rows, scripts, out, columns, heads, titled)
@@ -394,8 +425,8 @@ def _grids(body: Any, scripts: bool) -> tuple[list[list[str]], list[tuple[str, s
                 defined = True
                 text = _clip(" ".join(_runs(child, True, scripts, within=True)))
                 out += [f"{_tail(term)} {text}" for term in dict.fromkeys([terms[0], terms[-1]])]
-    readings = [out, *titled.values()]
-    return [["\n\n".join(dict.fromkeys(reading))] for reading in readings if reading], columns
+    readings = [list(dict.fromkeys(out)), *titled.values()]  # a value below a title as often as it is typed
+    return [["\n\n".join(reading)] for reading in readings if reading], columns
 
 
 def _read_table(
@@ -432,8 +463,8 @@ def _read_table(
         ):  # a header row, or a row of units alone below one
             shown = list(dict.fromkeys(t for t, own, _ in laid if own))
             out.append(" ".join([_tail(caption), *shown]))
-            for depth, title in enumerate(titles):
-                titled[depth].append(" ".join([_tail(title), *shown]))
+            for cell in shown if titles else ():
+                _value_below(cell, titles, False, True, titled, columns)
             out += [f"{_tail(above)} {_clip(text)}" for above, text in zip(header, texts, strict=False) if above]
             pairs = itertools.zip_longest(header, texts, fillvalue="")
             header = [_clip(" ".join(p for p in pair if p)) for pair in pairs]
@@ -448,12 +479,13 @@ def _read_table(
                     units[over] = figures.marked_header_unit(over)
                 if units[over] or caption_unit:  # its numbers in the header's unit, or the caption's
                     unit, name = (units[over], over) if units[over] else (caption_unit, caption)
-                    columns += [(figure, figures.joined(name), str(unit)) for figure in _in_unit(text, str(unit))]
+                    where = f"the column {figures.joined(name)!r}"
+                    columns += [(figure, where, str(unit)) for figure in _in_unit(text, str(unit))]
                     continue
                 cell = _clip(text)
                 out += [f"{_tail(over)} {cell}", f"{_tail(caption)} {cell}"]
-                for depth, title in enumerate(titles):
-                    titled[depth].append(f"{_tail(title)} {cell} {_head(over)}")
+                if titles:
+                    _value_below(text, titles, False, True, titled, columns)
                 for before in dict.fromkeys([laid[col - 1][0] if col else "", laid[0][0] if col > 1 else ""]):
                     out.append(f"{_tail(before)} {cell} {_head(over)}")
 
@@ -557,7 +589,7 @@ def _runs(
         if not scripts and tag in ("sub", "sup"):  # left out: a footnote's mark, an index
             between = "".join(current[after_mark:]) if after_mark is not None else None
             if not leaving and not hidden and between is not None and _BETWEEN_MARKS.fullmatch(between):
-                del current[after_mark:]
+                current[after_mark:] = [" "] if between.strip(",;\x00") else []  # a space stays one
             hidden += -1 if leaving else 1
             if leaving and not hidden:
                 after_mark = len(current)
