@@ -332,14 +332,13 @@ def _value_below(
     ``274 on one card``, unless the run shows a figure of its own; the grammar reads ``Decode tok/s`` over ``3 runs``
     as a count). See ``_titled``."""
     shown = figures.joined(run)
-    unit = next((u for u in (figures.named_unit(figures.joined(h)) for h in heads) if u), None)
+    named = next(((h, u) for h in map(figures.joined, heads) if (u := figures.named_unit(h))), None)
     alone = _NUMBERS_ONLY.fullmatch(shown) is not None and _DATE.fullmatch(shown) is None
     if alone and not (block or _DECIMAL.search(shown)):
         return
-    if alone and in_unit and unit:
-        where = f"the title {figures.joined(next(h for h in heads if figures.named_unit(figures.joined(h))))!r}"
-        columns += [(figure, where, unit) for figure in _in_unit(run, unit)]
-    elif alone or (block and unit and _LEADING_NUMBER.match(shown) and not figures.find_figures(shown, shown=True)):
+    if alone and in_unit and named:
+        columns += [(figure, f"the title {named[0]!r}", named[1]) for figure in _in_unit(run, named[1])]
+    elif alone or (block and named and _LEADING_NUMBER.match(shown) and not figures.find_figures(shown, shown=True)):
         for depth, head in enumerate(heads):
             titled[depth].append(f"{head} {_clip(run)}")
 
@@ -350,11 +349,9 @@ def _title_text(title: Any, scripts: bool) -> str:
 
 
 def _is_title(node: Any) -> bool:
-    return node.tag == "summary" or (node.tag == "p" and "admonition-title" in _classes(node))
-
-
-def _classes(node: Any) -> list[str]:
-    return (node.attributes.get("class") or "").split()
+    """Whether ``node`` is a summary or a note's title (a heading is one by its tag)."""
+    classes = (node.attributes.get("class") or "").split() if node.tag == "p" else []
+    return node.tag == "summary" or "admonition-title" in classes
 
 
 def _holds_title(node: Any) -> bool:
@@ -547,8 +544,6 @@ def _head(text: str, n: int = CONTEXT) -> str:
     return text if len(text) <= n else text[:n].rsplit(" ", 1)[0]
 
 
-_READ = 8 * CONTEXT
-"""How much of a block a title's reading takes (``_runs(most=...)``): its beginning, however much it holds."""
 _BETWEEN_MARKS = re.compile(r"[\s,;\x00]*")
 """What may stand between two superscripts or subscripts that make one list of marks (``<sup>1</sup>, <sup>2</sup>``).
 """
