@@ -247,7 +247,7 @@ CLOSED_PAGES = [
     "## Decode tok/s\n\n- 52.3\n- 53.1",
     "## Decode tok/s\n\n> Run a\n>\n> 52.3",
     "## Decode tok/s\n\n<dl><dt>Run a</dt><dd>52.3</dd></dl>",
-    "## Decode tok/s\n\n| Run | Result |\n|---|---|\n| a | 52.3 |",
+    "## Decode tok/s\n\n| Run a | Run b |\n|---|---|\n| 52.3 | 53.1 |",
     "## Decode tok/s\n\n<table><tr><td>52.3</td></tr></table>",
     "## Decode tok/s, measured on Qwen3-32B with one RTX 4090 card\n\n52.3",
 ]
@@ -297,6 +297,7 @@ HONEST_INSIDE_WORDS = [
     "## Latency percentiles (ms)\n\n- 50\n- 90\n- 99",
     "## Decode throughput (tok/s)\n\nBatch sizes:\n\n- 8\n- 16\n- 32",
     "## Decode throughput (tok/s)\n\n2025-01-15",
+    "## Decode tok/s\n\n| Setting | Value |\n|---|---|\n| temperature | 0.7 |\n| top_p | 0.95 |",
 ]
 
 
@@ -305,7 +306,11 @@ HONEST_INSIDE_WORDS = [
     [
         ("## Decode tok/s\n\n52.3", [("52.3", "under the title 'Decode tok/s' (in tok/s)")]),
         ("# Decode tok/s\n\n## Run a\n\n### Card 1\n\n52.3", [("52.3", "under the title 'Decode tok/s' (in tok/s)")]),
-        ("## Decode tok/s\n\n" + "| Run | Result |\n|---|---|\n" + "| a | 52.3 |\n" * 3, 3 * [("52.3", None)]),
+        (
+            "## Decode tok/s\n\n" + "| Run a | Run b |\n|---|---|\n" + "| 52.3 | 53.1 |\n" * 3,
+            [*3 * [("52.3", None)], *3 * [("53.1", None)]],
+        ),
+        ("## Decode tok/s\n\n52.3<sup>1</sup>", [("52.3", "under the title 'Decode tok/s' (in tok/s)")]),
         ("## Decode tok/s\n\n52.3\n\n" * 3, 3 * [("52.3", None)]),
         ("## TTFT (ms)\n\n<dl><dt>Decode</dt><dd>52.3</dd></dl>", [("52.3", "on a hand-written page")]),
         ("## Decode tok/s\n\n274† ms", [("274† ms", "on a hand-written page")]),

@@ -330,7 +330,10 @@ def _value_below(
     names one names (``in_unit``), else after each title; ``block``: a block of its own, where an integer alone is
     read too, and a run that begins with a number is read after each title when one names a unit (``TTFT (ms)`` over
     ``274 on one card``, unless the run shows a figure of its own; the grammar reads ``Decode tok/s`` over ``3 runs``
-    as a count). See ``_titled``."""
+    as a count). A table's cells are read so in rows of numbers alone: a row that names its values
+    (``temperature | 0.7``) is read by its own words. See ``_titled``."""
+    if OPEN in run:
+        return  # a superscript's or subscript's text: the reading without them reads the run (``readings``)
     shown = figures.joined(run)
     named = next(((h, u) for h in map(figures.joined, heads) if (u := figures.named_unit(h))), None)
     alone = _NUMBERS_ONLY.fullmatch(shown) is not None and _DATE.fullmatch(shown) is None
@@ -460,13 +463,15 @@ def _read_table(
         ):  # a header row, or a row of units alone below one
             shown = list(dict.fromkeys(t for t, own, _ in laid if own))
             out.append(" ".join([_tail(caption), *shown]))
-            for cell in shown if titles else ():
+            labelled = any(not _NUMBERS_ONLY.fullmatch(figures.joined(t)) for t in shown if t.strip())
+            for cell in shown if titles and not labelled else ():
                 _value_below(cell, titles, False, True, titled, columns)
             out += [f"{_tail(above)} {_clip(text)}" for above, text in zip(header, texts, strict=False) if above]
             pairs = itertools.zip_longest(header, texts, fillvalue="")
             header = [_clip(" ".join(p for p in pair if p)) for pair in pairs]
             continue
         in_header = False
+        labelled = any(not _NUMBERS_ONLY.fullmatch(figures.joined(t)) for t in texts if t.strip())
         for col, (text, own, last) in enumerate(laid):
             if not own:
                 continue
@@ -481,7 +486,7 @@ def _read_table(
                     continue
                 cell = _clip(text)
                 out += [f"{_tail(over)} {cell}", f"{_tail(caption)} {cell}"]
-                if titles:
+                if titles and not labelled:  # a row that names its values (``temperature | 0.7``) is read by them
                     _value_below(text, titles, False, True, titled, columns)
                 for before in dict.fromkeys([laid[col - 1][0] if col else "", laid[0][0] if col > 1 else ""]):
                     out.append(f"{_tail(before)} {cell} {_head(over)}")
