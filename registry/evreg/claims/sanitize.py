@@ -244,6 +244,9 @@ def readings(html: str) -> Readings:
 
 MAX_SPAN = 100
 """The most columns or rows a hand-written page's table cell may span (``problems``; a reading clamps to it)."""
+MAX_COLUMNS = 10 * MAX_SPAN
+"""How many columns of a row a reading lays out (cells spanning rows into the next add up: each row of a table of
+2,000 such cells grew by 100 columns)."""
 CONTEXT = 40
 """How much of a neighbouring cell's or header's text a cell is read with (its end before the cell, its beginning
 after it): a metric's name or a unit stands next to its number, and each cell is read a bounded number of times."""
@@ -463,15 +466,15 @@ def _read_table(
         ):  # a header row, or a row of units alone below one
             shown = list(dict.fromkeys(t for t, own, _ in laid if own))
             out.append(" ".join([_tail(caption), *shown]))
-            labelled = any(not _NUMBERS_ONLY.fullmatch(figures.joined(t)) for t in shown if t.strip())
-            for cell in shown if titles and not labelled else ():
+            labelled = not titles or any(not _NUMBERS_ONLY.fullmatch(figures.joined(t)) for t in shown if t.strip())
+            for cell in shown if not labelled else ():
                 _value_below(cell, titles, False, True, titled, columns)
             out += [f"{_tail(above)} {_clip(text)}" for above, text in zip(header, texts, strict=False) if above]
             pairs = itertools.zip_longest(header, texts, fillvalue="")
             header = [_clip(" ".join(p for p in pair if p)) for pair in pairs]
             continue
         in_header = False
-        labelled = any(not _NUMBERS_ONLY.fullmatch(figures.joined(t)) for t in texts if t.strip())
+        labelled = not titles or any(not _NUMBERS_ONLY.fullmatch(figures.joined(t)) for t in texts if t.strip())
         for col, (text, own, last) in enumerate(laid):
             if not own:
                 continue
@@ -497,7 +500,8 @@ def _laid_out(
 ) -> tuple[list[tuple[str, bool, int]], dict[int, tuple[str, int]]]:
     """A row's cells by column, as a browser lays them out: (text, whether the cell begins here, the last column it
     spans), a cell spanning columns in each of them and one from a row above in its column; and the columns cells
-    of this row and those above span into the next rows. Spans are clamped to ``MAX_SPAN``."""
+    of this row and those above span into the next rows. Spans are clamped to ``MAX_SPAN``, a row to its first
+    ``MAX_COLUMNS`` columns (the page's text reads the rest)."""
     out: list[tuple[str, bool, int]] = []
     below = {c: (text, n - 1) for c, (text, n) in carried.items() if n > 1}
 
@@ -511,11 +515,15 @@ def _laid_out(
         wide, tall = (_span(cell.attributes.get(name)) for name in ("colspan", "rowspan"))
         first = len(out)
         for k in range(wide):
+            if len(out) >= MAX_COLUMNS:
+                break
             if tall > 1:
                 below[len(out)] = (text, tall - 1)
             out.append((text, k == 0, first + wide - 1))
     from_above()
-    return out, below
+    if len(out) > MAX_COLUMNS:
+        out = out[:MAX_COLUMNS]
+    return out, {c: v for c, v in below.items() if c < MAX_COLUMNS}
 
 
 def _span(value: str | None, most: int | None = MAX_SPAN) -> int:
