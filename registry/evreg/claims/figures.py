@@ -722,20 +722,21 @@ _SCRIPT_LETTERS = "".join(
 _COMBINING_LETTERS = "".join(map(chr, [*range(0x0363, 0x0370), *range(0x1DD3, 0x1DF5), *range(0x10780, 0x107BB)]))
 """Letters set above a letter that no compatibility form folds: the combining Latin letters (``TTFTͣ``) and the
 modifier letters of Latin Extended-F."""
-_RAISED = f"{_SCRIPT_DIGITS}{re.escape(_SCRIPT_LETTERS + _COMBINING_LETTERS)}"
 _RAISED_LETTERS = re.escape(_SCRIPT_LETTERS + _COMBINING_LETTERS)
+_RAISED = _SCRIPT_DIGITS + _RAISED_LETTERS
 _SIGNS = "\u2020\u2021*\u00a7\u2016\u203b\u2051\u2217\u204e\u271d\u207a"
 """Daggers, asterisks and the other signs of a note (``§ ‖ ※ ⁑ ∗ ⁎ ✝ ⁺``; not ``¶``, a heading's permalink)."""
 _OPENING, _CLOSING = "[\uff3b\u3014\u3010\u3016", "]\uff3d\u3015\u3011\u3017"
 _INVISIBLE = "".join(f"{re.escape(chr(low))}-{re.escape(chr(high))}" for low, high in _IGNORABLE)
-_ANY_MARK = (
+_NOTE_MARK = (
     rf"(?:[{_SIGNS}]+|\^[^\W_]{{1,3}}|[{re.escape(_OPENING)}]\^?[^{re.escape(_OPENING + _CLOSING)}\n]{{1,24}}"
-    rf"[{re.escape(_CLOSING)}]|[{_RAISED}]+)"
+    rf"[{re.escape(_CLOSING)}])"
 )
+"""A sign of a note, a caret and a short name, or a reference in brackets."""
+_ANY_MARK = rf"(?:{_NOTE_MARK}|[{_RAISED}]+)"
 _MORE_MARKS = rf"(?:[ \t\u00a0]*+[,;]?[ \t\u00a0]*+{_ANY_MARK})*"
 _MARK_AFTER_WORD = re.compile(
-    rf"(?<=[^\W_]|[)\]:.])[{_INVISIBLE}]*+(?:[{_SIGNS}]+|\^[^\W_]{{1,3}}|[{re.escape(_OPENING)}]\^?"
-    rf"[^{re.escape(_OPENING + _CLOSING)}\n]{{1,24}}[{re.escape(_CLOSING)}]){_MORE_MARKS}"
+    rf"(?<=[^\W_]|[)\]:.])[{_INVISIBLE}]*+{_NOTE_MARK}{_MORE_MARKS}"
     rf"|(?:(?<=[^\W\d_{_RAISED}])|(?<=[)\]:.\s]))[{_INVISIBLE}]*+[{_RAISED}]+{_MORE_MARKS}"
     rf"|(?<=\d)(?!\u02e2\u1d57|\u207f\u1d48|\u02b3\u1d48|\u1d57\u02b0)[{_INVISIBLE}]*+[{_RAISED_LETTERS}]+{_MORE_MARKS}"
 )
@@ -746,10 +747,14 @@ mark or a space (after a digit, digits are an exponent's: ``10⁹``); superscrip
 ordinal's (``52.3ᵃ``, not ``99ᵗʰ``); invisible characters before it, and several marks one after another, commas,
 semicolons or spaces between them (``TTFT¹,²``, ``TTFT[1], [2]``, ``TTFTᵃ ᵇ``). Each is read as as many spaces."""
 _MARK_CHARACTERS = frozenset(
-    "\u2020\u2021\u00a7\u2016\u203b\u2051\u2217\u204e\u271d\u207a\uff3b\u3014\u3010\u3016\u00b9\u00b2\u00b3"
-    + "".join(map(chr, [*range(0x2070, 0x207A), *range(0x2080, 0x208A)]))
+    ch
+    for ch in _SIGNS
+    + _OPENING
+    + "\u00b9\u00b2\u00b3"
     + _SCRIPT_LETTERS
     + _COMBINING_LETTERS
+    + "".join(map(chr, [*range(0x2070, 0x207A), *range(0x2080, 0x208A)]))
+    if not ch.isascii()
 )
 """The characters beyond ASCII a mark begins with (``_MARK_AFTER_WORD``): a text without any, and without ``[``, ``*``
 or ``^``, is not read again (a regular expression's scan of a page took 35 ns a character: 60 s over the pages of a
@@ -961,7 +966,7 @@ def _found(text: str, folded: str, span: Callable[[int, int], tuple[int, int]], 
             a, b = span(lead, m.end())
             found[a] = Figure(a, b, text[a:b], folded[lead : m.end("mnum")], "x", None)
             continue
-        unit = next(canon for i, (_, canon) in enumerate(_UNITS) if m.group(f"u{i}"))
+        unit = _canonical(m)
         first = folded[lead : m.end("first")]
         if unit == "s" and m.group("sp") == "" and not m.group("more") and "." not in first:
             continue  # "1990s", "30s" as decades or plurals
@@ -1032,18 +1037,23 @@ def header_unit(header: str) -> str | None:
             or folded[: m.start()].endswith(("(", "["))
             or _ENDS.fullmatch(folded, m.end())
         ):
-            return next(canon for i, (_, canon) in enumerate(_UNITS) if m.group(f"u{i}"))
+            return _canonical(m)
     return None
 
 
 _ENDS = re.compile(r"[\s)\],;:↑↓]*")
 
 
+def _canonical(m: re.Match[str]) -> str:
+    """The canonical unit of a unit ``_HEADER_UNIT`` matched."""
+    return next(canon for i, (_, canon) in enumerate(_UNITS) if m.group(f"u{i}"))
+
+
 def named_unit(text: str) -> str | None:
     """The first unit a title names anywhere (``Decode tok/s, measured on one card``), as canonical unit: what a
     block of numbers alone below it is read in."""
     m = _HEADER_UNIT.search(_folded(text.strip())[0])
-    return None if m is None else next(canon for i, (_, canon) in enumerate(_UNITS) if m.group(f"u{i}"))
+    return None if m is None else _canonical(m)
 
 
 def column_figures(cell: str, unit: str) -> list[Figure]:

@@ -466,7 +466,7 @@ def _read_table(
         ):  # a header row, or a row of units alone below one
             shown = list(dict.fromkeys(t for t, own, _ in laid if own))
             out.append(" ".join([_tail(caption), *shown]))
-            labelled = not titles or any(not _NUMBERS_ONLY.fullmatch(figures.joined(t)) for t in shown if t.strip())
+            labelled = not titles or _names_values(shown)
             for cell in shown if not labelled else ():
                 _value_below(cell, titles, False, True, titled, columns)
             out += [f"{_tail(above)} {_clip(text)}" for above, text in zip(header, texts, strict=False) if above]
@@ -474,7 +474,7 @@ def _read_table(
             header = [_clip(" ".join(p for p in pair if p)) for pair in pairs]
             continue
         in_header = False
-        labelled = not titles or any(not _NUMBERS_ONLY.fullmatch(figures.joined(t)) for t in texts if t.strip())
+        labelled = not titles or _names_values(texts)
         for col, (text, own, last) in enumerate(laid):
             if not own:
                 continue
@@ -493,6 +493,11 @@ def _read_table(
                     _value_below(text, titles, False, True, titled, columns)
                 for before in dict.fromkeys([laid[col - 1][0] if col else "", laid[0][0] if col > 1 else ""]):
                     out.append(f"{_tail(before)} {cell} {_head(over)}")
+
+
+def _names_values(cells: list[str]) -> bool:
+    """Whether a row has a cell of words (``temperature | 0.7``): its values are read by them, not by a title above."""
+    return any(not _NUMBERS_ONLY.fullmatch(figures.joined(t)) for t in cells if t.strip())
 
 
 def _laid_out(
