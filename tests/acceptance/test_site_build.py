@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from evreg.claims.markdown import html_figures as orphans_in_html
+from evreg.core.layout import DOWNLOADS_DIR
 from helpers import EVIDENCE, REPO, F, Reg, evreg, validate_then_build
 
 
@@ -74,25 +75,27 @@ def _counted(result: subprocess.CompletedProcess[str], verb: str) -> int:
 
 
 def test_a_checking_build_checks_every_page_a_build_publishes_and_writes_none(reg: Reg) -> None:
-    """``build --check`` (a pull request's check): the pages a build publishes, each made and checked, none written;
-    the published site is left as it is, and so is what the last build kept for the next one (a pull request keeps
-    nothing); what a build refuses, the check refuses."""
+    """``build --check`` (a pull request's check): the pages a build publishes, each made and checked, none written,
+    and no data downloads exported; the published site is left as it is, and so is what the last build kept for the
+    next one (a pull request keeps nothing); what a build refuses, the check refuses."""
     site_setup(reg)
     checked = evreg("build", "--check", cwd=reg.root)
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    out, kept = reg.root / "build/site", reg.root / "build/cache/pages"
-    assert not out.exists() and not kept.exists()
+    out, downloads = reg.root / "build/site", reg.root / "build/downloads"
+    kept = [reg.root / "build/cache/pages", reg.root / DOWNLOADS_DIR]  # the next build's pages and downloads' pieces
+    assert not any(p.exists() for p in (out, downloads, *kept))
     built = evreg("build", cwd=reg.root)
     assert built.returncode == 0, built.stdout + built.stderr
     assert _counted(checked, "checked") == _counted(built, "built") == len(list(out.rglob("index.html")))
-    site = {p: p.read_bytes() for p in [*out.rglob("*"), *kept.rglob("*")] if p.is_file()}
-    assert any(p.name == "made.json" for p in site)
+    site = {p: p.read_bytes() for folder in (out, downloads, *kept) for p in folder.rglob("*") if p.is_file()}
+    assert {"made.json", "SHA256SUMS"} <= {p.name for p in site}
+    assert any(p.is_relative_to(kept[1]) for p in site)
     page = reg.root / "site/contributing.md"
     page.write_text(page.read_text() + "\nOur best run reached 52.3 tok/s on one card.\n")
     refused = evreg("build", "--check", cwd=reg.root)
     assert refused.returncode == 1
     assert "site/contributing.md" in refused.stdout and "'52.3 tok/s'" in refused.stdout
-    assert {p: p.read_bytes() for p in [*out.rglob("*"), *kept.rglob("*")] if p.is_file()} == site
+    assert {p: p.read_bytes() for folder in (out, downloads, *kept) for p in folder.rglob("*") if p.is_file()} == site
     assert [p.name for p in reg.root.joinpath("build").iterdir() if p.name.startswith(".")] == []
 
 

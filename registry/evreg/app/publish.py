@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import http.server
@@ -49,7 +50,7 @@ def build(root: Path, out: Path | None = None, as_of: str | None = None, publish
     """Validate, build the catalog and the data downloads, and build the site into ``out``. Refused when
     validation has errors, and when a rendered figure did not come through a citation (orphan-number). Unless
     ``publish``, every page is made and checked and the site is not written (``out`` is left as it is): a pull
-    request's check, which publishes nothing.
+    request's check, which publishes nothing and exports no data downloads (their page lists none).
 
     Every page names what it was built from (its receipt, ``evreg.site.receipt``: taken before validation, so a
     change meanwhile shows as a difference when the site is verified), also written as ``receipt.json``."""
@@ -63,12 +64,14 @@ def build(root: Path, out: Path | None = None, as_of: str | None = None, publish
     if as_of:  # the commit the catalog read the records at, as it recorded it
         meta = catalog.read_meta(db) or {}
         taken = dataclasses.replace(taken, as_of=meta.get("commit", ""))
-    downloads = root / "build" / "downloads"
     logging.getLogger("mkdocs").setLevel(logging.WARNING)
     site_started = time.perf_counter()
-    # the data downloads are exported in a process of their own while the build reads the catalog
+    # the data downloads are exported in a process of their own while the build reads the catalog; a check exports
+    # none: they are the catalog's tables as DuckDB writes them, and hold no claim of a page
+    downloads = root / "build" / "downloads" if publish else None
     kept = root / DOWNLOADS_DIR if cache_problem(root, DOWNLOADS_DIR) is None else None
-    with printing.escaped_logs(), workers.beside(_export, db, downloads, kept) as exported:
+    export = workers.beside(_export, db, downloads, kept) if downloads else contextlib.nullcontext(_none)
+    with printing.escaped_logs(), export as exported:
         built = sitebuild.build_site(root, db, downloads, out, code_docs(), exported, taken, publish)
         pieces = exported()
     if built.findings:
@@ -88,6 +91,10 @@ def build(root: Path, out: Path | None = None, as_of: str | None = None, publish
         pieces,
         publish,
     )
+
+
+def _none() -> None:
+    return None
 
 
 def _export(db: Path, downloads: Path, kept: Path | None) -> tuple[int, int] | None:

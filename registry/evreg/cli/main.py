@@ -486,7 +486,8 @@ def _built(root: Path, out: Path | None, as_of: str | None, check: bool = False)
 @click.option(
     "--check",
     is_flag=True,
-    help="Make and check every page, and write no site (a pull request's check: the output folder is left as it is).",
+    help="Make and check every page, and write no site and no data downloads (a pull request's check: the output "
+    "folder is left as it is).",
 )
 @AS_OF_OPTION
 @FORMAT_OPTION

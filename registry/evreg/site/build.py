@@ -49,8 +49,8 @@ if TYPE_CHECKING:
 NOT_IN_NAV = ("measurements/", "coverage/", "packets/", "families/", "compare/")
 
 
-def _downloads(folder: Path) -> list[tuple[str, str, int]]:
-    if not folder.is_dir():
+def _downloads(folder: Path | None) -> list[tuple[str, str, int]]:
+    if folder is None or not folder.is_dir():
         return []
     return [
         (f.name, hashlib.sha256(f.read_bytes()).hexdigest(), f.stat().st_size)
@@ -83,7 +83,7 @@ class SitePlugin(BasePlugin):
         self,
         root: Path,
         db: Path,
-        downloads: Path,
+        downloads: Path | None,
         code_docs: list[Code],
         pending: Path,
         exported: Callable[[], object],
@@ -148,8 +148,8 @@ class SitePlugin(BasePlugin):
             if files.get_file_from_path(path):
                 files.remove(files.get_file_from_path(path))
             files.append(File.generated(config, path, content=page.stub(), inclusion=inclusion))
-        for name, _sha, _size in downloads:
-            files.append(File.generated(config, f"downloads/{name}", abs_src_path=str(self.downloads / name)))
+        for name, _sha, _size in downloads:  # none without a folder of them
+            files.append(File.generated(config, f"downloads/{name}", abs_src_path=f"{self.downloads}/{name}"))
         return files
 
     def _take_pages(self, index: Any) -> list[tuple[str, str, int]]:
@@ -733,7 +733,7 @@ class Built:
 def build_site(
     root: Path,
     db: Path,
-    downloads: Path,
+    downloads: Path | None,
     out: Path,
     code_docs: list[Code] | None = None,
     exported: Callable[[], object] = lambda: None,
@@ -742,10 +742,11 @@ def build_site(
 ) -> Built:
     """Run MkDocs over the generated and hand-written pages into ``out`` (atomically). ``exported`` waits until
     the data downloads are in ``downloads`` (their export may run beside the build: ``evreg build`` exports them in
-    a process of its own while this one reads the catalog). ``receipt``: what the site is built from, shown on every
-    page and written as ``receipt.json``; MkDocs' build date is its date (``receipt.build_date``). Unless
-    ``publish``, every page is made and checked as for publishing and ``out`` is left as it is: the record pages
-    (nearly all of a large site's bytes) and the evidence files are not written, and the rest is removed."""
+    a process of its own while this one reads the catalog; None: there are none to publish). ``receipt``: what the
+    site is built from, shown on every page and written as ``receipt.json``; MkDocs' build date is its date
+    (``receipt.build_date``). Unless ``publish``, every page is made and checked as for publishing and ``out`` is
+    left as it is: the record pages (nearly all of a large site's bytes) and the evidence files are not written, and
+    the rest is removed."""
     from mkdocs.commands.build import build
     from mkdocs.exceptions import Abort, BuildError, PluginError
 
