@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from evreg.app import verification
+from evreg.catalog import file as catalogfile
+from evreg.core.layout import DEFAULT_DB
 from evreg.site import receipt as receipts
 from helpers import F, Reg, evreg, init_site
 
@@ -95,6 +97,30 @@ def test_a_site_of_an_older_commit_verifies_against_that_commit(site_reg: Reg, t
         assert result.returncode == 0, (folder, result.stdout + result.stderr)
         assert f"a rebuild of commit {commit[:12]} makes" in result.stdout, folder
     assert len(worktrees(site_reg)) == 1
+
+
+def test_the_receipt_taken_from_the_catalogs_listing_names_what_its_own_listing_names(site_reg: Reg) -> None:
+    """A build lists the work tree once, for its receipt and the catalog's stamp alike: the changes the receipt names
+    from that listing are those its own listing names, for every kind of entry git lists (changed, staged, renamed,
+    deleted, untracked, ignored where the build reads and elsewhere, caches, the build's own output folder)."""
+    root = site_reg.root
+    site_reg.edit(RUN, lambda d: d.update(notes="Not committed."))
+    (root / "site/draft.md").write_text("# Draft\n", "utf-8")
+    (root / ".gitignore").write_text((root / ".gitignore").read_text("utf-8") + "*.tmp\n", "utf-8")
+    for name in ("site/notes.tmp", "elsewhere.tmp", "packets/__pycache__/x.pyc", "public/index.html", "public/a/b"):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text("x", "utf-8")
+    moved = site_reg.repo.git.ls_files("site").split()[0]
+    site_reg.repo.git.mv(moved, "site/moved.md")
+    site_reg.repo.git.rm("--cached", "-q", "mkdocs.yml")
+    stamp = catalogfile.take(root, root / DEFAULT_DB)
+    assert stamp is not None and stamp.listed
+    own = receipts.take(root, skip=(root / "public",))
+    given = receipts.take(root, skip=(root / "public",), listed=stamp.listed)
+    assert given == own
+    listed = [".gitignore", RUN, "mkdocs.yml", "mkdocs.yml", "site/draft.md", "site/moved.md", "site/notes.tmp"]
+    assert given.changed == sorted(listed)  # mkdocs.yml: deleted from the index, and untracked
+    assert "public/index.html" in receipts.take(root).changed  # the output folder, when it is not skipped
 
 
 def test_a_site_built_from_a_dirty_work_tree_is_refused_with_the_reason(site_reg: Reg, tmp_path: Path) -> None:

@@ -14,10 +14,11 @@ from pathlib import Path
 from evreg.app.catalog import ensure_catalog
 from evreg.app.validation import code_docs
 from evreg.catalog import build as catalog
+from evreg.catalog import file as catalogfile
 from evreg.check.pipeline import cache_problem
 from evreg.core import gz, printing
 from evreg.core.errors import Refused, UsageProblem
-from evreg.core.layout import DOWNLOADS_DIR
+from evreg.core.layout import DEFAULT_DB, DOWNLOADS_DIR
 from evreg.site import build as sitebuild
 from evreg.site import receipt as receipts
 from evreg.store import workers
@@ -56,8 +57,10 @@ def build(root: Path, out: Path | None = None, as_of: str | None = None, publish
     change meanwhile shows as a difference when the site is verified), also written as ``receipt.json``."""
     started = time.perf_counter()
     out = out or default_out(root)
-    taken = receipts.take(root, skip=(out,))
-    state = ensure_catalog(root, None, as_of)
+    # one listing of the work tree (git status, every folder) for the receipt and the catalog's stamp, before validating
+    stamp = None if as_of else catalogfile.take(root, root / DEFAULT_DB)
+    taken = receipts.take(root, skip=(out,), listed=stamp.listed if stamp is not None else None)
+    state = ensure_catalog(root, None, as_of, now=stamp)
     db, report = state.path, state.report
     if report.errors():
         raise Refused("build refused: validation has errors; nothing was published", report.blocking, report.summary())

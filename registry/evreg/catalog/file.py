@@ -42,6 +42,7 @@ class Stamp:
 
     value: str
     record: dict[str, str] = field(default_factory=dict)
+    listed: bytes = b""  # what git listed (``git status``, every file outside build/): kept in memory only
 
     def meta(self) -> dict[str, str]:
         """The ``catalog_meta`` rows that keep it."""
@@ -104,12 +105,12 @@ def take(root: Path, db: Path) -> Stamp | None:
         gitcmd.spawn(root, *_STAT_EXACT, *_STATUS, "--untracked-files=all", "--ignored=matching", *_pathspec(root, db))
     )
     parts = _entries(status) if status is not None else None
-    if head is None or parts is None:
+    if head is None or status is None or parts is None:
         return None
     value = _value(root, head, *parts)
     if value is None:
         return None
-    return Stamp(value, _record(root, parts[1], started))
+    return Stamp(value, _record(root, parts[1], started), status)
 
 
 def stamp(root: Path, db: Path) -> str | None:

@@ -115,19 +115,24 @@ def code() -> dict[str, object]:
     }
 
 
-def _changes(root: Path, skip: list[Path]) -> list[str]:
+def _changes(root: Path, skip: list[Path], listed: bytes | None = None) -> list[str]:
     """Paths of the work tree that differ from its commit: changed tracked files, untracked files, and ignored ones
     where the build reads (``READ_FOLDERS``, ``mkdocs.yml``); ``build/`` and the ``skip`` folders inside the work
-    tree left out."""
+    tree left out. ``listed``: git's listing of the work tree outside ``build/`` (``git status --porcelain=v1 -z
+    --untracked-files=all --ignored=matching``) when the caller has just taken it."""
     spec = ["--", ".", ":(exclude)build"]
+    skipped = []
     for folder in skip:
         with contextlib.suppress(ValueError):
             rel = folder.resolve().relative_to(root.resolve()).as_posix()
             if rel != ".":
                 spec.append(f":(exclude,literal){rel}")
-    status = gitcmd.output(
-        gitcmd.spawn(root, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignored=matching", *spec)
-    )
+                skipped.append(rel)
+    status = listed
+    if status is None:
+        status = gitcmd.output(
+            gitcmd.spawn(root, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignored=matching", *spec)
+        )
     if status is None:
         return ["(git could not list the work tree)"]
     fields = status.split(b"\0")
@@ -142,7 +147,7 @@ def _changes(root: Path, skip: list[Path]) -> list[str]:
         path = entry[3:].decode("utf-8", "surrogateescape")
         if entry[:2] == b"!!" and not (path.startswith(READ_FOLDERS) or path == "mkdocs.yml"):
             continue
-        if "__pycache__" in path.split("/"):
+        if "__pycache__" in path.split("/") or any(path == s or path.startswith(f"{s}/") for s in skipped):
             continue
         out.append(path)
     return sorted(out)
@@ -156,13 +161,14 @@ def _commit_time(root: Path, commit: str) -> int | None:
         return None
 
 
-def take(root: Path, as_of: str = "", skip: tuple[Path, ...] = ()) -> Receipt:
+def take(root: Path, as_of: str = "", skip: tuple[Path, ...] = (), listed: bytes | None = None) -> Receipt:
     """The receipt of a build of ``root`` now (records at ``as_of`` when given), ``skip``: folders inside the work tree
-    the build writes (its output). The build date is ``SOURCE_DATE_EPOCH`` when set, else the commit's time: the same
-    commit gives the same site whatever the day."""
+    the build writes (its output); ``listed``: git's listing of the work tree, if just taken (``_changes``). The build
+    date is ``SOURCE_DATE_EPOCH`` when set, else the commit's time: the same commit gives the same site whatever the
+    day."""
     head = gitcmd.output(gitcmd.spawn(root, "rev-parse", "--verify", "--quiet", "HEAD"))
     commit = head.decode().strip() if head else ""
-    changes = _changes(root, list(skip)) if commit else []
+    changes = _changes(root, list(skip), listed) if commit else []
     given = os.environ.get("SOURCE_DATE_EPOCH", "")
     epoch = int(given) if given.isdigit() else _commit_time(root, commit)
     return Receipt(
