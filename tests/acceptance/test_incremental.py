@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import git
 import pytest
 
 from evreg.check import rules
@@ -147,6 +148,31 @@ def test_git_state_names_dirty_units(reg: Reg) -> None:
     (reg.root / f"{F}/measurements/ignored.json").write_text("{}")  # ignored, yet read by the loader
     state = git_state(reg.root)
     assert state is not None and "fam" in state.dirty and set(state.clean) == {"oth"}
+
+
+def test_untracked_files_are_what_a_units_folders_hold_and_the_index_lacks(reg: Reg) -> None:
+    """What a unit's folders hold and git's index lacks is every file ``git ls-files --others`` lists (ignored ones
+    too: the loader reads them), whatever kind of entry it is; a nested repository makes its unit dirty too."""
+    other_family(reg)
+    (reg.root / ".gitignore").write_text("*.tmp\n")
+    reg.commit("two families")
+    fam = reg.root / F
+    (fam / "measurements/new.json").write_text("{}")
+    (fam / "measurements/scratch.tmp").write_text("ignored, and read")
+    (fam / "deep/er").mkdir(parents=True)
+    (fam / "deep/er/x.json").write_text("{}")
+    (fam / "link.json").symlink_to("pkt/measurements/run-1.json")
+    (fam / "folder-link").symlink_to("pkt")
+    reg.repo.git.rm("--cached", "-q", f"{F}/pkt/measurements/run-1.json")  # on disk, no longer in the index
+    state = git_state(reg.root)
+    assert state is not None and set(state.asked) == {"fam", "oth"}
+    others = reg.repo.git.ls_files("--others", "-z", "--", "packets").split("\0")
+    assert sorted(p for asked in state.asked.values() for p in asked["untracked"]) == sorted(filter(None, others))
+    assert len(others) > 6 and state.asked["oth"]["untracked"] == [] and "oth" in state.clean
+    shutil.rmtree(fam / "deep")
+    git.Repo.init(reg.root / OTH / "nested")
+    state = git_state(reg.root)
+    assert state is not None and state.asked["oth"]["untracked"] == [f"{OTH}/nested/.git"] and "oth" in state.dirty
 
 
 def _age(root: Path, unit: str) -> None:

@@ -329,24 +329,30 @@ class WorktreeState:
     asked: dict[str, dict[str, Any]]  # unit -> folder times (taken first) and untracked files, where git was asked
 
 
-def folder_times(root: Path, unit: str) -> dict[str, int] | None:
-    """The modification time of every folder of a unit (their names change only with
-    them), or None when one is too recent to vouch for anything yet."""
-    now, out = time.time_ns(), {}
+def on_disk(root: Path, unit: str) -> tuple[dict[str, int] | None, list[str]] | None:
+    """The modification time of every folder of a unit (their names change only with them; None when one is too
+    recent to vouch for anything yet), and the path of everything in them that is not a folder (a link, a nested
+    repository's ``.git``); each folder's time taken before its names are read. None when a folder cannot be read."""
+    now, times, files = time.time_ns(), {}, []
+    recent = False
     base = f"{root}{os.sep}"  # paths as strings: a Path per folder was most of the walk's time (148,000 at 100k)
     stack = [f"{PACKETS}/{unit}"]
     while stack:
         folder = stack.pop()
         try:
             mtime = os.stat(base + folder).st_mtime_ns
-            if now - mtime < gitcmd.TRUSTED_AGE_NS:
-                return None
-            out[folder] = mtime
+            recent = recent or now - mtime < gitcmd.TRUSTED_AGE_NS
+            times[folder] = mtime
             with os.scandir(base + folder) as listing:
-                stack.extend(f"{folder}/{e.name}" for e in listing if e.is_dir(follow_symlinks=False))
+                for e in listing:
+                    path = f"{folder}/{e.name}"
+                    if e.name != ".git" and e.is_dir(follow_symlinks=False):
+                        stack.append(path)
+                    else:
+                        files.append(path)
         except OSError:
             return None
-    return out
+    return (None if recent else times), files
 
 
 def _same_folders(root: Path, times: dict[str, int]) -> bool:
@@ -398,22 +404,28 @@ def _changed_units(status: bytes) -> set[str]:
 
 
 def _untracked(root: Path, unknown: list[str]) -> tuple[set[str], dict[str, dict[str, Any]]] | None:
-    """The units among ``unknown`` with untracked files (ignored ones too), and for each unit
-    its folder times (taken first) and untracked files; None when git cannot say."""
-    # Folder times first: a file added while git looks then changes them for the next run.
-    asked: dict[str, dict[str, Any]] = {u: {"folders": folder_times(root, u), "untracked": []} for u in unknown}
+    """The units among ``unknown`` with untracked files (ignored ones too: whatever is on disk and not in git's
+    index), and for each unit its folder times and untracked files; None when git cannot say. The folders are read
+    once, here (the index is read, not the work tree: ``git ls-files --others`` read every folder again)."""
     units: set[str] = set()
-    if unknown:
-        spec = [PACKETS] if len(unknown) > 100 else [f"{PACKETS}/{u}" for u in unknown]
-        others = gitcmd.output(gitcmd.spawn(root, "ls-files", "--others", "-z", "--", *spec))
-        if others is None:
+    asked: dict[str, dict[str, Any]] = {}
+    if not unknown:
+        return units, asked
+    spec = [PACKETS] if len(unknown) > 100 else [f"{PACKETS}/{u}" for u in unknown]
+    index = gitcmd.spawn(root, "ls-files", "-z", "--", *spec)
+    found = {u: on_disk(root, u) for u in unknown}  # while git reads its index
+    listed = gitcmd.output(index)
+    if listed is None:
+        return None
+    tracked = {os.fsdecode(raw) for raw in listed.split(b"\0") if raw}
+    for unit, seen in found.items():
+        if seen is None:
             return None
-        for raw in others.split(b"\0"):
-            if raw:
-                path = os.fsdecode(raw)
-                units.add(unit_of(path))
-                if unit_of(path) in asked:
-                    asked[unit_of(path)]["untracked"].append(path)
+        times, files = seen
+        untracked = [path for path in files if path not in tracked]
+        asked[unit] = {"folders": times, "untracked": untracked}
+        if untracked:
+            units.add(unit)
     return units, asked
 
 
@@ -423,9 +435,9 @@ def git_state(root: Path, cache: ResultCache | None = None) -> WorktreeState | N
 
     Git gives the tree id of each family folder at HEAD and the tracked files that differ
     from it, staged or not (comparing file stat data with its index). Untracked files
-    (ignored ones too: the loader reads them) are asked of git only for units whose
-    cached folder times changed or that had untracked files: a file cannot appear in a
-    folder without changing the folder's time."""
+    (ignored ones too: the loader reads them) are looked for only in units whose cached
+    folder times changed or that had untracked files (a file cannot appear in a folder
+    without changing the folder's time): what their folders hold and git's index lacks."""
     packets = root / PACKETS
     if packets.is_symlink() or not packets.is_dir():
         return None
