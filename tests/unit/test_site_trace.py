@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import copy
 import json
+import os
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -202,3 +205,25 @@ def test_a_memo_gives_the_reads_of_its_value_to_every_page_that_takes_it() -> No
 )
 def test_a_stored_token_is_read_back_as_the_stores_key_it(stored: Any, token: Token | None) -> None:
     assert token_from_json(stored) == token
+
+
+def test_a_trace_is_sorted_the_same_in_every_process() -> None:
+    """Tokens of every kind of key (strings, None, tuples, sets) sort the same under any string hashing: a stored
+    trace's order is its digest's."""
+    program = (
+        "import json\n"
+        "from evreg.site.trace import sorted_tokens\n"
+        "tokens = {('s', 'b'), ('s', None), ('s', ('a', None)), ('t', 'a'), ('s', frozenset({'ab', 'zz'})),"
+        " ('s', frozenset({'ac', 'b'})), ('s', 2), ('s', ('a', 1))}\n"
+        "print(json.dumps([[n, sorted(k) if isinstance(k, frozenset) else k] for n, k in sorted_tokens(tokens)]))"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    orders = {
+        subprocess.run(
+            [sys.executable, "-c", program], env={**env, "PYTHONHASHSEED": str(seed)}, capture_output=True, check=True
+        ).stdout
+        for seed in range(8)
+    }
+    assert len(orders) == 1
+    order = json.loads(orders.pop())
+    assert len(order) == 8 and order.index(["s", "b"]) < order.index(["s", None]) < order.index(["t", "a"])
