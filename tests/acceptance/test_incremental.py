@@ -208,6 +208,28 @@ def test_folder_times_spare_asking_git_and_still_see_a_new_file(reg: Reg) -> Non
     assert "duplicate-id" in {f["code"] for f in checked(reg.root)}
 
 
+def test_a_file_that_leaves_the_index_is_seen_though_no_folder_changed(reg: Reg) -> None:
+    """``git rm --cached`` (or a reset of a staged file) leaves a file untracked without touching its folder: the
+    unit is read again, and what it then holds is never kept as the committed folder's result."""
+    other_family(reg)
+    reg.commit("two families")
+    _age(reg.root, "fam")
+    _age(reg.root, "oth")
+    assert checked(reg.root) == []
+    evil = f"{F}/pkt/measurements/evil.json"
+    reg.put(evil, run())  # named for another id
+    reg.repo.git.add(evil)
+    _age(reg.root, "fam")
+    assert "layout" in codes_at(checked(reg.root), evil)
+    reg.repo.git.rm("--cached", "-q", evil)  # untracked now; every folder's time as it was
+    state = git_state(reg.root, ResultCache.open(reg.root, PACK))
+    assert state is not None and "fam" in state.dirty and state.asked["fam"]["untracked"] == [evil]
+    assert "layout" in codes_at(checked(reg.root), evil)
+    (reg.root / evil).unlink()
+    _age(reg.root, "fam")
+    assert checked(reg.root) == []  # checked() compares the cached run with a fresh one
+
+
 def test_not_a_git_tree_or_no_commit_still_validates(tmp_path: Path, reg: Reg) -> None:
     plain = tmp_path / "plain"
     shutil.copytree(reg.root, plain, ignore=shutil.ignore_patterns(".git"))

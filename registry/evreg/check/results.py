@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import inspect
+import itertools
 import os
 import time
 from collections.abc import Callable
@@ -294,7 +295,7 @@ class ResultCache:
                 "unit": unit,
                 "digest": registry.digest(unit),
                 "special": sorted(p for p in paths if p in registry.special),
-                **{k: (self.entry(unit) or {}).get(k) for k in ("folders", "untracked")},
+                **{k: (self.entry(unit) or {}).get(k) for k in ("folders", "untracked", "listed")},
                 "keys": keys,
                 "shared": shared,
                 "findings": [f.model_dump(mode="json") for f in result.findings],
@@ -326,7 +327,7 @@ class WorktreeState:
 
     clean: dict[str, str]  # unit -> "tree:<id>": exactly as committed at HEAD
     dirty: set[str]  # units to list and read
-    asked: dict[str, dict[str, Any]]  # unit -> folder times (taken first) and untracked files, where git was asked
+    asked: dict[str, dict[str, Any]]  # unit -> folder times (taken first), untracked files, a digest of its files
 
 
 def on_disk(root: Path, unit: str) -> tuple[dict[str, int] | None, list[str]] | None:
@@ -363,16 +364,41 @@ def _same_folders(root: Path, times: dict[str, int]) -> bool:
         return False
 
 
-def _vouched(root: Path, units: set[str], cache: ResultCache | None) -> set[str]:
-    """Units whose folders have the times the cache keeps for them and that had no untracked
-    files then: none can have appeared since, so git need not be asked about them."""
+def _vouched(root: Path, units: set[str], cache: ResultCache | None, index: dict[str, list[bytes]]) -> set[str]:
+    """Units whose folders have the times the cache keeps for them, that had no untracked files then, and whose
+    files in git's index (``index``: by unit) are still the files their folders held: no file can have appeared
+    since, nor left the index (``git rm --cached``), so their folders need not be read."""
     vouched = set()
     for unit in units:
         entry = cache.entry(unit) if cache is not None else None
         folders = entry.get("folders") if entry else None
-        if folders and not entry.get("untracked") and _same_folders(root, folders):  # type: ignore[union-attr]
+        if (
+            folders
+            and not entry.get("untracked")  # type: ignore[union-attr]
+            and entry.get("listed") == _listed(index.get(unit, []))  # type: ignore[union-attr]
+            and _same_folders(root, folders)
+        ):
             vouched.add(unit)
     return vouched
+
+
+def _listed(paths: list[bytes]) -> str:
+    """A digest of a unit's files (as its folders hold them, or as git's index lists them)."""
+    return hashlib.sha256(b"\0".join(sorted(paths))).hexdigest()
+
+
+def _index(listed: bytes) -> dict[str, list[bytes]]:
+    """``git ls-files -z -- packets`` output by unit (sorted: a unit's paths are together), the paths as bytes."""
+    start = len(PACKETS) + 1
+
+    def unit(raw: bytes) -> bytes:
+        end = raw.find(b"/", start)
+        return raw[start:end] if end > 0 else b""  # a file directly in packets/: the unit ""
+
+    out: dict[str, list[bytes]] = {}
+    for name, paths in itertools.groupby((raw for raw in listed.split(b"\0") if raw), key=unit):
+        out.setdefault(os.fsdecode(name), []).extend(paths)
+    return out
 
 
 def _committed_trees(tree: bytes) -> dict[str, str]:
@@ -403,27 +429,22 @@ def _changed_units(status: bytes) -> set[str]:
     return changed
 
 
-def _untracked(root: Path, unknown: list[str]) -> tuple[set[str], dict[str, dict[str, Any]]] | None:
+def _untracked(
+    root: Path, unknown: list[str], index: dict[str, list[bytes]]
+) -> tuple[set[str], dict[str, dict[str, Any]]] | None:
     """The units among ``unknown`` with untracked files (ignored ones too: whatever is on disk and not in git's
-    index), and for each unit its folder times and untracked files; None when git cannot say. The folders are read
-    once, here (the index is read, not the work tree: ``git ls-files --others`` read every folder again)."""
+    ``index``), and for each unit its folder times, untracked files and a digest of its files (``_listed``); None when
+    a folder cannot be read. The folders are read once, here (``git ls-files --others`` read every one again)."""
     units: set[str] = set()
     asked: dict[str, dict[str, Any]] = {}
-    if not unknown:
-        return units, asked
-    spec = [PACKETS] if len(unknown) > 100 else [f"{PACKETS}/{u}" for u in unknown]
-    index = gitcmd.spawn(root, "ls-files", "-z", "--", *spec)
-    found = {u: on_disk(root, u) for u in unknown}  # while git reads its index
-    listed = gitcmd.output(index)
-    if listed is None:
-        return None
-    tracked = {os.fsdecode(raw) for raw in listed.split(b"\0") if raw}
-    for unit, seen in found.items():
+    for unit in unknown:
+        seen = on_disk(root, unit)
         if seen is None:
             return None
         times, files = seen
+        tracked = set(map(os.fsdecode, index.get(unit, [])))
         untracked = [path for path in files if path not in tracked]
-        asked[unit] = {"folders": times, "untracked": untracked}
+        asked[unit] = {"folders": times, "untracked": untracked, "listed": _listed(list(map(os.fsencode, files)))}
         if untracked:
             units.add(unit)
     return units, asked
@@ -442,31 +463,36 @@ def git_state(root: Path, cache: ResultCache | None = None) -> WorktreeState | N
     if packets.is_symlink() or not packets.is_dir():
         return None
     procs = [
+        gitcmd.spawn(root, "ls-files", "-z", "--", PACKETS),  # git's index: no folder is read
         gitcmd.spawn(root, "rev-parse", "--show-toplevel"),
         gitcmd.spawn(root, "ls-tree", "-z", "HEAD", "--", f"{PACKETS}/"),
         gitcmd.spawn(
             root, "--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=no", "--", PACKETS
         ),
     ]
+    listed = gitcmd.output(procs[0])
+    if listed is None:
+        return None
+    index = _index(listed)
     # While git compares file stat data, read the cache and check folder times.
     with os.scandir(packets) as listing:
-        on_disk = {e.name for e in listing if e.is_dir(follow_symlinks=False)}
-    vouched = _vouched(root, on_disk, cache)
-    top, tree, status = (gitcmd.output(p) for p in procs)
+        folders = {e.name for e in listing if e.is_dir(follow_symlinks=False)}
+    vouched = _vouched(root, folders, cache, index)
+    top, tree, status = (gitcmd.output(p) for p in procs[1:])
     if top is None or tree is None or status is None:
         return None
     if Path(os.fsdecode(top.strip())).resolve() != root.resolve():
         return None
     committed = _committed_trees(tree)
-    dirty = {""} | (on_disk - committed.keys())  # the files directly in packets/; new folders
+    dirty = {""} | (folders - committed.keys())  # the files directly in packets/; new folders
     dirty |= _changed_units(status)
-    untracked = _untracked(root, sorted((committed.keys() & on_disk) - vouched))
+    untracked = _untracked(root, sorted((committed.keys() & folders) - vouched), index)
     if untracked is None:
         return None
     with_untracked, asked = untracked
     dirty |= with_untracked
-    clean = {u: d for u, d in committed.items() if u not in dirty and u in on_disk}
-    return WorktreeState(clean, dirty | (committed.keys() - on_disk), asked)
+    clean = {u: d for u, d in committed.items() if u not in dirty and u in folders}
+    return WorktreeState(clean, dirty | (committed.keys() - folders), asked)
 
 
 def _from_units(root: Path, source: Source, units: dict[str, str | None], cache: ResultCache) -> Registry:
