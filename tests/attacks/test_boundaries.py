@@ -404,6 +404,30 @@ def test_deep_nesting_is_a_value_error_not_a_recursion_error(text: str) -> None:
         jsonio.loads(text)
 
 
+def _written(levels: int, inner: str = "[]") -> bytes:
+    """A record in the form ``evreg`` writes (two spaces a level) nesting ``levels`` deep, innermost ``inner``."""
+    head = "".join("  " * i + "[\n" for i in range(levels - 1))
+    tail = "".join("\n" + "  " * i + "]" for i in reversed(range(levels - 1)))
+    return (head + "  " * (levels - 1) + inner + tail + "\n").encode()
+
+
+@pytest.mark.parametrize("levels", [2, 63, 64, 65, 66, 254, 255, 256, 1023, 1024, 1025])
+@pytest.mark.parametrize("inner", ["[]", "{}", "1", '"[[[["'])
+def test_a_record_in_the_written_form_is_refused_past_the_depth_limit_never_with_a_traceback(
+    levels: int, inner: str
+) -> None:
+    """The written form's fast path bounds depth by indentation; past what orjson writes (255 levels) or reads (1024)
+    it falls back to the careful path, which refuses the file with a finding."""
+    raw = _written(levels, inner)
+    value, findings = jsonio.parse(raw, "packets/x.json")
+    deep = levels + (inner in ("[]", "{}")) - 1
+    if deep <= jsonio.MAX_DEPTH:
+        assert findings == [] and jsonio.depth(value) == deep
+    else:
+        assert value is None and [f.code for f in findings] == ["json-syntax"], findings
+        assert "nest" in findings[0].message and "64 levels" in findings[0].message + findings[0].hint
+
+
 def test_a_shallow_reader_skips_the_depth_walk_but_not_the_parsers_limits() -> None:
     """A kept table whose reader checks its shape level by level is read without measuring its depth; nesting past
     what the parsers take is still a ``ValueError``."""

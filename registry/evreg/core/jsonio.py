@@ -44,6 +44,8 @@ MAX_DEPTH = 64
 """Records nested deeper than this are refused (``json-syntax``)."""
 
 _BOM = b"\xef\xbb\xbf"
+_DEEP_LINE = re.compile(rb"\n {%d}" % (2 * (MAX_DEPTH - 1)))
+"""A line of the written form indented MAX_DEPTH - 1 levels (see ``_parse_canonical``)."""
 
 
 class _NonFinite(str):
@@ -164,12 +166,14 @@ def _parse_canonical(raw: bytes) -> Any:
     the careful path below, which explains what is wrong."""
     try:
         value = orjson.loads(raw)
-    except orjson.JSONDecodeError:
+        if orjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n" != raw:
+            return None
+    except (orjson.JSONDecodeError, orjson.JSONEncodeError):  # the writer refuses nesting its reader takes
         return None
-    if orjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n" != raw:
-        return None
-    # Each level needs a bracket: few brackets bound the depth without a walk.
-    if raw.count(b"{") + raw.count(b"[") > MAX_DEPTH and depth(value) > MAX_DEPTH:
+    # The written form indents each level by two spaces, and its strings hold no line break: no line indented as
+    # deep as MAX_DEPTH - 1 levels bounds the depth without a walk (the deepest container is an empty one on the
+    # deepest line). A file that has one is walked.
+    if _DEEP_LINE.search(raw) and depth(value) > MAX_DEPTH:
         return None
     return value
 
