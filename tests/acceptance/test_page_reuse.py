@@ -430,6 +430,9 @@ TAMPERED: dict[str, Callable[[Reg, list[Any]], object]] = {
     "other search entries": _other_entries,
     "a pack whose page is no UTF-8": _not_utf8,
     "no seal": lambda _reg, kept: kept.__setitem__(8, ""),
+    "a read past the table": lambda _reg, kept: kept.__setitem__(7, [*kept[7], 2**40]),
+    "a negative read": lambda _reg, kept: kept.__setitem__(7, [-1, *kept[7][1:]]),
+    "a read that is a number with a point": lambda _reg, kept: kept.__setitem__(7, [float(kept[7][0]), *kept[7][1:]]),
 }
 
 

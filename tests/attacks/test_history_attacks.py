@@ -442,10 +442,29 @@ def test_a_committed_cache_of_commit_findings_is_not_trusted(reg: Reg) -> None:
     reg.edit(RUN, lambda d: d.update(caveat="Edited."))
     findings = validate(reg.root, base="HEAD", use_cache=False)[1].findings
     version = code_version(rules.discover())
-    forged.write_text(json.dumps({"version": version, "findings": [f.model_dump(mode="json") for f in findings]}))
+    same = [[f.code, f.file, f.pointer, f.message] for f in findings]
+    forged.write_text(json.dumps({"version": version, "same": same}))
     reg.repo.git.add("-f", str(forged))
     introduced = [f for f in validate(reg.root, base="HEAD")[1].findings if f.introduced]
     assert any(f.code == "history-rewrite" for f in introduced)
+
+
+@pytest.mark.parametrize(
+    "same",
+    [[["history-rewrite", RUN, "", 3]], [["history-rewrite", RUN, ""]], [None], {"a": 1}, "text", [[[[]]]] * 100],
+    ids=["a number for a message", "three fields", "null", "an object", "text", "nested lists"],
+)
+def test_a_malformed_entry_of_commit_findings_is_worked_out_again(reg: Reg, same: object) -> None:
+    """The base's findings kept per commit are read only whole (each four texts), else worked out again: never a
+    traceback, never an entry taken in part."""
+    base = reg.commit("base")
+    reg.edit(RUN, lambda d: d.update(caveat="Edited."))
+    expected = [(f.code, f.file, f.introduced) for f in validate(reg.root, base="HEAD")[1].findings]
+    kept = reg.root / "build/cache/commits" / f"{base}.json"
+    whole = kept.read_bytes()  # the base's findings, kept
+    kept.write_text(json.dumps({"version": code_version(rules.discover()), "same": same}))
+    assert [(f.code, f.file, f.introduced) for f in validate(reg.root, base="HEAD")[1].findings] == expected
+    assert kept.read_bytes() == whole  # and kept anew
 
 
 # -- links ------------------------------------------------------------------------------------------------------------

@@ -17,7 +17,6 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import orjson
-import pydantic
 
 from evreg.check import rules as engine
 from evreg.check.results import ResultCache, load_commit, load_worktree, units_summary
@@ -94,15 +93,18 @@ def check(registry: Registry, pack: list[Rule], cache: ResultCache | None) -> Re
     return report
 
 
-def _same(f: Finding) -> tuple[str, str, str, str]:
+Same = tuple[str, str, str, str]
+
+
+def _same(f: Finding) -> Same:
     """What makes two findings the same one across a change (lines move; the place and message stay)."""
     return (f.code, f.file, f.pointer, f.message)
 
 
-def mark_introduced(findings: list[Finding], before: list[Finding]) -> list[Finding]:
-    """``findings`` with ``introduced`` set (true unless the base has the same finding as often) and
+def mark_introduced(findings: list[Finding], before: list[Same]) -> list[Finding]:
+    """``findings`` with ``introduced`` set (true unless the base has the same finding, ``_same``, as often) and
     the introduced ones first."""
-    left = Counter(_same(f) for f in before)
+    left = Counter(before)
     out = []
     for f in findings:
         key = _same(f)
@@ -112,18 +114,20 @@ def mark_introduced(findings: list[Finding], before: list[Finding]) -> list[Find
     return out
 
 
-def base_findings(root: Path, sha: str, pack: list[Rule], cache: ResultCache | None) -> list[Finding]:
-    """The findings of commit ``sha``; a commit never changes, so with a ``cache`` they are kept per
-    commit and rule version."""
+def base_findings(root: Path, sha: str, pack: list[Rule], cache: ResultCache | None) -> list[Same]:
+    """The findings of commit ``sha``, each as what makes it the same one across a change (``_same``); a commit
+    never changes, so with a ``cache`` they are kept per commit and rule version."""
     if cache is None:
-        return validate(root, pack, rev=sha, use_cache=False)[1].findings
+        return [_same(f) for f in validate(root, pack, rev=sha, use_cache=False)[1].findings]
     stored = cache.folder.parent / "commits" / f"{sha}.json"
-    with contextlib.suppress(OSError, ValueError, KeyError, TypeError, pydantic.ValidationError):
-        entry = jsonio.loads(stored.read_bytes())
-        if entry["version"] == cache.version:
-            return [Finding.model_validate(f) for f in entry["findings"]]
-    findings = validate(root, pack, rev=sha)[1].findings
-    entry = {"version": cache.version, "findings": [f.model_dump(mode="json") for f in findings]}
+    with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+        entry = jsonio.loads(stored.read_bytes(), shallow_reader=True)  # a list of lists of text: checked so below
+        same = entry["same"]
+        whole = type(same) is list and all(type(f) is list and len(f) == 4 and set(map(type, f)) == {str} for f in same)
+        if entry["version"] == cache.version and whole:
+            return [(f[0], f[1], f[2], f[3]) for f in same]
+    findings = [_same(f) for f in validate(root, pack, rev=sha)[1].findings]
+    entry = {"version": cache.version, "same": findings}
     with contextlib.suppress(OSError):  # a read-only checkout still validates; it just is not cached
         write_atomic(stored, orjson.dumps(entry))
     return findings
