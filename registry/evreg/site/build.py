@@ -20,7 +20,7 @@ import re
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -384,7 +384,7 @@ class Made:
     taken: bool = False  # taken from an earlier build's pack (``Checks.page``), not made
     esize: int = 0  # the size of its search entries (JSON) after its HTML in the pending file
     seal: str = ""  # what the page publishes, bound to its path (``evreg.site.reuse.seal``)
-    numbers: tuple[int, ...] = ()  # a taken page's reads as the kept table numbers them (``evreg.site.reuse.Kept``)
+    numbers: Sequence[int] = ()  # a taken page's reads as the kept table numbers them (``evreg.site.reuse.Kept``)
 
 
 RECORD_PART = 200

@@ -40,11 +40,15 @@ saves it, a pull request's judge restores it).
 
 from __future__ import annotations
 
+import array
+import base64
+import binascii
 import contextlib
 import dataclasses
 import hashlib
 import os
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -72,7 +76,7 @@ PACKS_DIR = "build/cache/pages/packs"
 """The record pages a build made: an entry per page (``MADE_FILE``) and their HTML, one pack per part of the build
 (``part-N.html``, the pages one after another)."""
 
-FORMAT = 4
+FORMAT = 5
 """The files' own format: a file of another format is not read."""
 
 
@@ -228,10 +232,10 @@ class Checks:
             jsonio.write_atomic(root / MADE_FILE, orjson.dumps(made, default=list))
 
     def _numbered(self) -> list[Token | None]:
-        """The table of reads the entries of ``made`` name by number (their reads, the last field, numbered in place):
-        a taken page or piece keeps the numbers it was read with (``Numbered``), the reads of one made in this build
-        are numbered after them (renumbering 4.9 million reads at 100,000 measurements took two seconds of every
-        build). Once the reads in use are fewer than half the table (pages gone, reads changed), every entry is
+        """The table of reads the entries of ``made`` name by number (their reads, the last field, numbered in place and
+        ``packed``): a taken page or piece keeps the numbers it was read with (``Numbered``), the reads of one made in
+        this build are numbered after them (renumbering 4.9 million reads at 100,000 measurements took two seconds of
+        every build). Once the reads in use are fewer than half the table (pages gone, reads changed), every entry is
         numbered anew, in the order they come."""
         entries = list(self.made.values())
         used: set[int] = set()
@@ -248,11 +252,11 @@ class Checks:
         numbers: dict[Token | None, int] = {}
         for entry in entries:
             if isinstance(entry[7], Numbered):
-                entry[7] = list(entry[7].numbers)
+                entry[7] = packed(entry[7].numbers)
                 continue
             if not numbers and table:
                 numbers = {t: n for n, t in enumerate(table) if t is not None}
-            entry[7] = [numbers[t] if t in numbers else _append(numbers, table, t) for t in entry[7]]
+            entry[7] = packed([numbers[t] if t in numbers else _append(numbers, table, t) for t in entry[7]])
         return table
 
     def pending_dir(self, root: Path, beside: Path) -> Path:
@@ -300,7 +304,7 @@ class Checks:
             return None
         return kept, html, entries
 
-    def _inputs(self, numbers: tuple[int, ...], digests: Digests) -> str | None:
+    def _inputs(self, numbers: Sequence[int], digests: Digests) -> str | None:
         """``Digests.of_trace`` of the reads ``numbers`` names in the table, each read's digest worked out once per
         build by its number (a taken page's reads are checked by number: 4.9 million at 100,000 measurements); None
         when one names no read."""
@@ -314,7 +318,7 @@ class Checks:
         parts = [known[n] or work_out(n) for n in numbers]
         return None if b"" in parts else hashlib.sha256(b"".join(parts)).hexdigest()
 
-    def tokens_of(self, numbers: tuple[int, ...]) -> list[Token]:
+    def tokens_of(self, numbers: Sequence[int]) -> list[Token]:
         """The reads ``numbers`` names in the table (a taken piece's: its page reads them)."""
         return [t for t in map(self.table.__getitem__, numbers) if t is not None]
 
@@ -375,7 +379,35 @@ class Numbered:
     """A taken page's or piece's reads as the numbers of the table it was read with (``Checks.table``), which the
     next table keeps (``Checks._numbered``)."""
 
-    numbers: tuple[int, ...]
+    numbers: Sequence[int]
+
+
+_READ = next(code for code in "IL" if array.array(code).itemsize == 4)
+"""The array type of a read's number as kept: four bytes, unsigned."""
+
+
+def packed(numbers: Sequence[int]) -> str:
+    """Reads' numbers as ``MADE_FILE`` keeps them: each four bytes, unsigned, little-endian, all in base64 (4.9 million
+    reads at 100,000 measurements were most of the time of reading the file as JSON numbers, and of its memory)."""
+    kept = array.array(_READ, numbers)
+    if sys.byteorder == "big":
+        kept.byteswap()
+    return base64.b64encode(kept.tobytes()).decode("ascii")
+
+
+def unpacked(text: str) -> array.array[int] | None:
+    """The numbers ``packed`` made ``text`` of; None for text it cannot have made."""
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    if len(raw) % 4:
+        return None
+    numbers = array.array(_READ)
+    numbers.frombytes(raw)
+    if sys.byteorder == "big":
+        numbers.byteswap()
+    return numbers
 
 
 def _append(numbers: dict[Token | None, int], table: list[Token | None], token: Token) -> int:
@@ -428,7 +460,7 @@ class Kept:
     esize: int  # the search entries' size, after the HTML
     trace: Trace
     seal: str
-    numbers: tuple[int, ...] = ()  # its reads as the numbers of the table it was read with (``Checks.table``)
+    numbers: Sequence[int] = ()  # its reads as the numbers of the table it was read with (``Checks.table``)
 
     @property
     def inputs(self) -> str:
@@ -441,18 +473,18 @@ def _kept(raw: Any, table: int, piece: bool = False) -> Kept | None:
     piece's (a piece may read nothing but what its name is made of; a page reads its records)."""
     if not (isinstance(raw, list) and len(raw) == 9):
         return None
-    content, title, part, offset, size, esize, inputs, numbers, sealed = raw
+    content, title, part, offset, size, esize, inputs, reads, sealed = raw
     ints = (part, offset, size, esize)
+    numbers = unpacked(reads) if isinstance(reads, str) else None
     if not (
         all(isinstance(x, str) for x in (content, title, inputs, sealed))
         and all(type(x) is int and x >= 0 for x in ints)  # not a bool, nor another subclass of int
-        and type(numbers) is list
+        and numbers is not None
         and (bool(numbers) or piece)
-        and set(map(type, numbers)) <= {int}  # not a bool, nor another subclass of int
-        and (not numbers or (min(numbers) >= 0 and max(numbers) < table))
+        and (not numbers or max(numbers) < table)
     ):
         return None
-    return Kept(content, title, part, offset, size, esize, Trace((), inputs, []), sealed, tuple(numbers))
+    return Kept(content, title, part, offset, size, esize, Trace((), inputs, []), sealed, numbers)
 
 
 def seal(path: str, content: str, title: str, inputs: str, entries: bytes) -> str:
