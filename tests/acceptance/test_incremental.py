@@ -512,3 +512,23 @@ def test_a_page_whose_name_is_not_utf8_is_checked_as_any(reg: Reg) -> None:
     found = checked(reg.root)
     assert "internal-error" not in {f["code"] for f in found}
     assert {f["fields"].get("text") for f in found if f["code"] == "orphan-number"} >= {"52.3 tok/s", "48.1 tok/s"}
+
+
+def test_a_cache_entry_nested_too_deep_to_write_back_is_refused_not_a_crash(tmp_path: Path) -> None:
+    """A unit's entry holding a value nested deeper than records may (orjson reads it, but cannot write it back when
+    the entry's listing is kept anew) is no entry: the unit is checked again, and validation neither fails nor
+    stops."""
+    import hashlib
+
+    reg = Reg(tmp_path / "reg")
+    reg.commit("init")
+    expected = [(f.code, f.file) for f in validate(reg.root)[1].findings]
+    unit = F.split("/", 1)[1]
+    stored = reg.root / CACHE_DIR / f"{hashlib.sha1(unit.encode(), usedforsecurity=False).hexdigest()[:20]}.json"
+    entry = json.loads(stored.read_text())
+    entry["x"], entry["listed"] = json.loads("[" * 300 + "]" * 300), "stale"
+    stored.write_text(json.dumps(entry))
+    for _ in range(2):
+        report = validate(reg.root)[1]
+        assert [(f.code, f.file) for f in report.findings] == expected
+    assert "x" not in json.loads(stored.read_text())
